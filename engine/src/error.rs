@@ -1,0 +1,116 @@
+//! The engine's one error type.
+//!
+//! Owns: every way loading or running the model can fail, each variant carrying the
+//! context a person needs to fix it (file, tensor, field, offset, expected vs actual).
+//! Must not: hold plain strings as the only information, or be used for cancellation
+//! (a cancelled generation is a finish reason, not an error).
+//! Easy to break: `is_input_error` decides the CLI's exit status (2 for unusable input,
+//! 1 for failures while running); a new variant must be placed on the right side.
+
+use std::path::PathBuf;
+
+use crate::format::CheckpointFault;
+
+/// Result alias used throughout the engine.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Everything that can go wrong in the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An operating-system error on a named file.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// `config.json` is not valid JSON (or not an object) at all.
+    #[error("{path}: not a usable JSON config: {message}")]
+    ConfigSyntax { path: PathBuf, message: String },
+
+    /// One or more required fields are absent; all of them are named at once.
+    #[error("{path}: missing required field(s): {}", fields.join(", "))]
+    ConfigMissing { path: PathBuf, fields: Vec<String> },
+
+    /// A field is present but has the wrong JSON type.
+    #[error("{path}: field `{field}` must be {expected}, found {found}")]
+    ConfigType {
+        path: PathBuf,
+        field: String,
+        expected: &'static str,
+        found: String,
+    },
+
+    /// A field is well-typed but its value is unusable (validation of spec §2.3).
+    #[error("{path}: field `{field}`: {reason}")]
+    ConfigInvalid {
+        path: PathBuf,
+        field: String,
+        reason: String,
+    },
+
+    /// A safetensors shard or the index file is malformed.
+    #[error("{path}: {fault}")]
+    Checkpoint { path: PathBuf, fault: CheckpointFault },
+
+    /// The model folder holds no `*.safetensors` shard.
+    #[error("{path}: no *.safetensors shards in the model folder")]
+    NoShards { path: PathBuf },
+
+    /// A tensor the config requires is absent from every shard.
+    #[error("missing tensor `{name}`")]
+    MissingTensor { name: String },
+
+    /// A tensor has the wrong shape for the config.
+    #[error("tensor `{name}`: expected shape {expected:?}, found {got:?}")]
+    Shape {
+        name: String,
+        expected: Vec<u64>,
+        got: Vec<u64>,
+    },
+
+    /// A tensor has a dtype the engine cannot use in that role.
+    #[error("tensor `{name}`: dtype {got} is not allowed here (expected {expected})")]
+    Dtype {
+        name: String,
+        expected: &'static str,
+        got: String,
+    },
+
+    /// The tensors of one routed expert are inconsistent with each other.
+    #[error("expert tensor `{name}`: {reason}")]
+    Expert { name: String, reason: String },
+
+    /// A token id outside `0..vocab_size` was given.
+    #[error("token id {id} is outside the vocabulary (vocab_size {vocab_size})")]
+    TokenId { id: u32, vocab_size: usize },
+
+    /// Generation options are unusable (NaN temperature, top-p outside (0, 1], ...).
+    #[error("invalid option `{option}`: {reason}")]
+    Option { option: &'static str, reason: String },
+
+    /// The sequence would exceed the engine's context ceiling.
+    #[error("sequence of {requested} positions exceeds the context limit of {limit}")]
+    ContextLimit { requested: usize, limit: usize },
+
+    /// The work was rejected because it would need more tokens than given (e.g. empty prompt).
+    #[error("{what} is empty")]
+    Empty { what: &'static str },
+}
+
+impl Error {
+    /// True when the error is about unusable input (flags, config, checkpoint) rather than
+    /// a failure while running. The CLI maps this to exit status 2.
+    pub fn is_input_error(&self) -> bool {
+        !matches!(self, Error::Io { .. })
+    }
+
+    /// Convenience constructor for an I/O error on a path.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
