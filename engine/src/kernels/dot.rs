@@ -1,0 +1,100 @@
+//! Canonical dot products of one weight row with an f32 activation vector.
+//!
+//! Owns: the lane layout and reduction tree of the FP contract (see `kernels` module
+//! docs) for F32, BF16 and packed MXFP4 rows. MXFP4 is multiplied in packed form: a
+//! nibble is decoded to its E2M1 value inside the loop, never into a widened row.
+//! Must not: allocate, or change the order of additions.
+//! Easy to break: the low nibble of a packed byte is the EVEN element.
+
+/// E2M1 values indexed by the 4-bit code (bit 3 is the sign), OCP MX FP4.
+pub const E2M1: [f32; 16] = [
+    0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
+];
+
+/// Both E2M1 values of a packed byte, `(low nibble = even element, high = odd element)`,
+/// as f64; built once at compile time.
+const PAIR_LUT: [[f64; 2]; 256] = {
+    let mut t = [[0.0f64; 2]; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = [E2M1[b & 15] as f64, E2M1[b >> 4] as f64];
+        b += 1;
+    }
+    t
+};
+
+/// `2^(byte - 127)` as f64, with byte 255 (NaN in E8M0) mapped to 0.
+pub fn e8m0_scale(byte: u8) -> f64 {
+    if byte == 255 {
+        0.0
+    } else {
+        f64::powi(2.0, byte as i32 - 127)
+    }
+}
+
+/// Reduces 16 lanes as the FP contract says.
+#[inline(always)]
+fn reduce16(a: &[f64; 16]) -> f64 {
+    let b0 = (a[0] + a[4]) + (a[8] + a[12]);
+    let b1 = (a[1] + a[5]) + (a[9] + a[13]);
+    let b2 = (a[2] + a[6]) + (a[10] + a[14]);
+    let b3 = (a[3] + a[7]) + (a[11] + a[15]);
+    (b0 + b1) + (b2 + b3)
+}
+
+/// Dense dot product with the 16-lane contract; `widen` turns a weight element into f64.
+#[inline(always)]
+fn dot16<W: Copy>(w: &[W], x: &[f32], widen: impl Fn(W) -> f64) -> f32 {
+    debug_assert_eq!(w.len(), x.len());
+    let mut lanes = [0.0f64; 16];
+    let mut wc = w.chunks_exact(16);
+    let mut xc = x.chunks_exact(16);
+    for (wb, xb) in (&mut wc).zip(&mut xc) {
+        for l in 0..16 {
+            lanes[l] += widen(wb[l]) * xb[l] as f64;
+        }
+    }
+    let mut total = reduce16(&lanes);
+    for (&wi, &xi) in wc.remainder().iter().zip(xc.remainder()) {
+        total += widen(wi) * xi as f64;
+    }
+    total as f32
+}
+
+/// `Σ w[i]·x[i]` for an f32 row.
+pub fn dot_f32(w: &[f32], x: &[f32]) -> f32 {
+    dot16(w, x, |v| v as f64)
+}
+
+/// `Σ w[i]·x[i]` for a BF16 row given as raw bits.
+pub fn dot_bf16(w: &[u16], x: &[f32]) -> f32 {
+    dot16(w, x, |b| f32::from_bits((b as u32) << 16) as f64)
+}
+
+/// `Σ w[i]·x[i]` for one packed MXFP4 row: `packed.len() == x.len() / 2`,
+/// `scales.len() == x.len() / 32`.
+pub fn dot_mxfp4(packed: &[u8], scales: &[u8], x: &[f32]) -> f32 {
+    debug_assert_eq!(packed.len() * 2, x.len());
+    debug_assert_eq!(scales.len() * 32, x.len());
+    let mut total = 0.0f64;
+    for ((group, xg), &scale) in packed.chunks_exact(16).zip(x.chunks_exact(32)).zip(scales) {
+        if scale == 255 {
+            continue;
+        }
+        let mut lanes = [0.0f64; 8];
+        for (q, quad) in group.chunks_exact(4).enumerate() {
+            // Bytes 4q..4q+4 hold elements 8q..8q+8: element 8q + 2b + h goes to lane 2b + h.
+            for (b, &byte) in quad.iter().enumerate() {
+                let [lo, hi] = PAIR_LUT[byte as usize];
+                lanes[2 * b] += lo * xg[8 * q + 2 * b] as f64;
+                lanes[2 * b + 1] += hi * xg[8 * q + 2 * b + 1] as f64;
+            }
+        }
+        let b0 = lanes[0] + lanes[4];
+        let b1 = lanes[1] + lanes[5];
+        let b2 = lanes[2] + lanes[6];
+        let b3 = lanes[3] + lanes[7];
+        total += ((b0 + b1) + (b2 + b3)) * e8m0_scale(scale);
+    }
+    total as f32
+}

@@ -1,0 +1,84 @@
+//! Row-parallel matrix-vector and small batched products over any row format.
+//!
+//! Owns: splitting output rows across the current rayon pool. Each output is one call
+//! of [`RowDot::row_dot`], so the thread count never changes a result.
+//! Must not: split a row's reduction, or make the batched path compute differently from
+//! the single-vector path (prefill must equal token-by-token decoding bit for bit).
+
+use rayon::prelude::*;
+
+/// Below this many weight elements a product runs on the calling thread.
+const PARALLEL_MIN_ELEMS: usize = 1 << 15;
+/// Target weight elements per parallel task.
+const TASK_ELEMS: usize = 1 << 14;
+
+/// A matrix whose rows can be dotted with an activation vector.
+pub trait RowDot: Sync {
+    /// Output rows.
+    fn rows(&self) -> usize;
+    /// Input width.
+    fn cols(&self) -> usize;
+    /// `Σ_i W[r][i]·x[i]` under the FP contract.
+    fn row_dot(&self, r: usize, x: &[f32]) -> f32;
+}
+
+fn rows_per_task(m: &impl RowDot) -> usize {
+    (TASK_ELEMS / m.cols().max(1)).max(1)
+}
+
+/// `y = W·x`; `x.len() == cols`, `y.len() == rows`.
+pub fn matvec_rows(m: &impl RowDot, x: &[f32], y: &mut [f32]) {
+    assert_eq!(x.len(), m.cols(), "matvec input width");
+    assert_eq!(y.len(), m.rows(), "matvec output height");
+    if m.rows() * m.cols() < PARALLEL_MIN_ELEMS {
+        for (r, out) in y.iter_mut().enumerate() {
+            *out = m.row_dot(r, x);
+        }
+        return;
+    }
+    let chunk = rows_per_task(m);
+    y.par_chunks_mut(chunk).enumerate().for_each(|(c, ys)| {
+        for (k, out) in ys.iter_mut().enumerate() {
+            *out = m.row_dot(c * chunk + k, x);
+        }
+    });
+}
+
+/// Batched `Y[t] = W·X[t]` for `t < n_tokens`: `xs` is `[n_tokens][cols]`, `ys` is
+/// `[n_tokens][rows]`. Each row's weights are visited once for all tokens.
+pub fn matmul_rows(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
+    let (rows, cols) = (m.rows(), m.cols());
+    assert!(cols > 0 && xs.len() % cols == 0, "matmul input width");
+    let n_tokens = xs.len() / cols;
+    assert_eq!(ys.len(), n_tokens * rows, "matmul output size");
+    if n_tokens == 1 {
+        return matvec_rows(m, xs, ys);
+    }
+    // Row-major [rows][n_tokens] staging so tasks own disjoint output chunks.
+    let mut staged = vec![0.0f32; rows * n_tokens];
+    let fill = |r: usize, out: &mut [f32]| {
+        for (t, o) in out.iter_mut().enumerate() {
+            *o = m.row_dot(r, &xs[t * cols..(t + 1) * cols]);
+        }
+    };
+    if rows * cols * n_tokens < PARALLEL_MIN_ELEMS {
+        for (r, out) in staged.chunks_mut(n_tokens).enumerate() {
+            fill(r, out);
+        }
+    } else {
+        let chunk = rows_per_task(m);
+        staged
+            .par_chunks_mut(chunk * n_tokens)
+            .enumerate()
+            .for_each(|(c, block)| {
+                for (k, out) in block.chunks_mut(n_tokens).enumerate() {
+                    fill(c * chunk + k, out);
+                }
+            });
+    }
+    for (r, per_token) in staged.chunks(n_tokens).enumerate() {
+        for (t, &v) in per_token.iter().enumerate() {
+            ys[t * rows + r] = v;
+        }
+    }
+}

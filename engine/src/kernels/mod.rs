@@ -1,0 +1,37 @@
+//! Numeric kernels and the engine's floating-point contract.
+//!
+//! Owns: every dot product, matrix-vector and batched product, norm and activation the
+//! model uses, each with a plain `_ref` twin in [`reference`] that tests compare against
+//! bit for bit.
+//!
+//! # The FP contract (one canonical order, whatever the thread count)
+//! * Activations are f32. Every dot product of a weight row with an activation vector
+//!   accumulates in **f64** and rounds to f32 once. A product of an f32 (or widened BF16,
+//!   or E2M1 value) with an f32 is exact in f64, so a fused multiply-add and a separate
+//!   multiply-then-add give the same bits: SIMD bodies may use either.
+//! * Dense rows (F32, BF16): 16 partial sums, element `i` to lane `i % 16`; reduced as
+//!   `b_l = (a_l + a_{l+4}) + (a_{l+8} + a_{l+12})` for `l = 0..4`, then
+//!   `(b0 + b1) + (b2 + b3)`; leftover elements (`len % 16`) added sequentially after.
+//! * MXFP4 rows: per 32-element group, 8 partial sums (element `t` to lane `t % 8`),
+//!   reduced `(s0+s4, s1+s5, s2+s6, s3+s7)` then `(b0+b1)+(b2+b3)`, multiplied by the
+//!   group's `2^(scale-127)` and added to the row total in group order. Scale byte 255
+//!   contributes nothing.
+//! * Norms: sequential f64 sum of squares, reciprocal square root in f64 cast to f32,
+//!   products in f32.
+//! * Threads split only independent outputs (rows). A batched product computes every
+//!   (row, token) pair with exactly the single-vector arithmetic.
+//!
+//! Must not: split one reduction across threads, or use fast-math style reassociation.
+//! Easy to break: the lane assignment and the reduction tree; change them only together
+//! with the `_ref` twins, and the logits of every fixture will move.
+
+pub mod activation;
+pub mod dot;
+pub mod matvec;
+pub mod norm;
+pub mod reference;
+
+pub use activation::{sigmoid, silu, situ_glu};
+pub use dot::{dot_bf16, dot_f32, dot_mxfp4, E2M1};
+pub use matvec::{matmul_rows, matvec_rows, RowDot};
+pub use norm::{l2norm, rms_inverse, rmsnorm};

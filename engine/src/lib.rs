@@ -1,0 +1,29 @@
+//! k3-engine: runs Kimi K3 (and same-graph checkpoints) exactly, on a CPU.
+//!
+//! Entry points: [`Engine::load`] reads a model folder (config.json + safetensors shards),
+//! validates every tensor, and binds the weights; [`Engine::score`] runs teacher forcing;
+//! [`Engine::generate`] prefills and decodes in a [`Session`].
+//!
+//! Invariants:
+//! * One forward pass ([`model::Model::forward`]) serves the CLI, the app and the tests.
+//! * One floating-point contract (see [`kernels`]): logits are byte-identical whatever
+//!   the thread count, and batched prefill equals token-by-token decoding.
+//! * Bad input is a typed [`Error`] naming the file, tensor or field; never a panic and
+//!   never a silently substituted default or skipped expert.
+//! * No architecture constants: every size comes from `config.json`.
+
+pub mod config;
+pub mod error;
+pub mod events;
+pub mod format;
+pub mod generator;
+mod json;
+pub mod kernels;
+pub mod model;
+pub mod sampling;
+
+pub use config::{LayerKind, ModelConfig};
+pub use error::{Error, Result};
+pub use events::{CancelToken, EventSink, NullSink, TokenEvent};
+pub use generator::{DecodeMode, Engine, EngineOptions, FinishReason, GenerateParams, Generation, Session, MAX_CONTEXT};
+pub use sampling::Sampling;

@@ -1,0 +1,195 @@
+//! Kimi Delta Attention: weights, per-sequence state, and the layer (spec §4.3).
+//!
+//! Owns: projections, ShortConv+SiLU with carried histories, per-head L2Norm, the decay
+//! and β gates, the sequential delta-rule recurrence, head-wise output norm and the
+//! output gate.
+//! Must not: use a chunked recurrence, index `A_log` per channel, or gate before the norm.
+//! Easy to break: the recurrence order (decay rows, read `u` from the decayed state, delta
+//! write, read `o` from the UPDATED state) and the query pre-scale `D^-1/2` after L2Norm.
+
+use crate::config::ModelConfig;
+use crate::error::Result;
+use crate::kernels::{l2norm, rmsnorm, sigmoid, silu};
+use crate::model::bind::Binder;
+use crate::model::matrix::Matrix;
+use crate::model::names;
+
+/// One KDA layer's weights. `P = heads · head_dim`, `E = hidden`, `D = head_dim`.
+pub struct KdaWeights {
+    /// `[P, E]` each.
+    q: Matrix,
+    k: Matrix,
+    v: Matrix,
+    /// Output gate `[P, E]`.
+    g: Matrix,
+    /// `[E, P]`.
+    o: Matrix,
+    /// Conv taps `[P][K]` for q, k, v.
+    q_conv: Vec<f32>,
+    k_conv: Vec<f32>,
+    v_conv: Vec<f32>,
+    /// Low-rank decay projection: `[D, E]` then `[P, D]`.
+    f_a: Matrix,
+    f_b: Matrix,
+    /// β projection `[H, E]`.
+    b: Matrix,
+    /// `[H]` (first H of the stored vector).
+    a_log: Vec<f32>,
+    /// `[P]`.
+    dt_bias: Vec<f32>,
+    /// Head-wise output norm gain `[D]`.
+    o_norm: Vec<f32>,
+}
+
+impl KdaWeights {
+    pub fn bind(b: &Binder, cfg: &ModelConfig, layer_idx: usize) -> Result<Self> {
+        let (e, h, d, k) = (cfg.hidden_size, cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
+        let p = h * d;
+        let n = |s: &str| names::layer(layer_idx, s);
+        Ok(KdaWeights {
+            q: b.matrix(&n(names::KDA_Q), p, e)?,
+            k: b.matrix(&n(names::KDA_K), p, e)?,
+            v: b.matrix(&n(names::KDA_V), p, e)?,
+            g: b.matrix(&n(names::KDA_G), p, e)?,
+            o: b.matrix(&n(names::KDA_O), e, p)?,
+            q_conv: b.conv(&n(names::KDA_Q_CONV), p, k)?,
+            k_conv: b.conv(&n(names::KDA_K_CONV), p, k)?,
+            v_conv: b.conv(&n(names::KDA_V_CONV), p, k)?,
+            f_a: b.matrix(&n(names::KDA_F_A), d, e)?,
+            f_b: b.matrix(&n(names::KDA_F_B), p, d)?,
+            b: b.matrix(&n(names::KDA_B), h, e)?,
+            a_log: b.a_log(&n(names::KDA_A_LOG), h)?,
+            dt_bias: b.vector(&n(names::KDA_DT_BIAS), p)?,
+            o_norm: b.vector(&n(names::KDA_O_NORM), d)?,
+        })
+    }
+}
+
+/// Per-sequence KDA memory: the state `S` and three conv histories.
+#[derive(Clone)]
+pub struct KdaState {
+    /// `[H][D_k][D_v]`, row = key channel.
+    s: Vec<f32>,
+    /// `[P][K-1]` raw inputs, oldest first, for q, k and v.
+    q_hist: Vec<f32>,
+    k_hist: Vec<f32>,
+    v_hist: Vec<f32>,
+}
+
+impl KdaState {
+    pub fn new(cfg: &ModelConfig) -> Self {
+        let (h, d, k) = (cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
+        let hist = h * d * (k - 1);
+        KdaState {
+            s: vec![0.0; h * d * d],
+            q_hist: vec![0.0; hist],
+            k_hist: vec![0.0; hist],
+            v_hist: vec![0.0; hist],
+        }
+    }
+}
+
+/// Causal depthwise conv + SiLU of one token's `x` (`[C]`), updating `hist` (`[C][K-1]`).
+pub fn short_conv_step(x: &mut [f32], taps: &[f32], hist: &mut [f32], kernel: usize) {
+    let back = kernel - 1;
+    for (c, xc) in x.iter_mut().enumerate() {
+        let w = &taps[c * kernel..(c + 1) * kernel];
+        let h = &mut hist[c * back..(c + 1) * back];
+        let mut pre = 0.0f64;
+        for j in 0..back {
+            pre += f64::from(w[j]) * f64::from(h[j]);
+        }
+        pre += f64::from(w[back]) * f64::from(*xc);
+        if back > 0 {
+            h.copy_within(1.., 0);
+            h[back - 1] = *xc;
+        }
+        *xc = silu(pre as f32);
+    }
+}
+
+/// One token of the delta rule for one head. `s` is `[D][D]` (row = key channel);
+/// returns the head output in `o`.
+pub fn kda_recurrence_step(s: &mut [f32], q: &[f32], k: &[f32], v: &[f32], alpha: &[f32], beta: f32, u: &mut [f32], o: &mut [f32]) {
+    let d = q.len();
+    for (i, &a) in alpha.iter().enumerate() {
+        for sij in &mut s[i * d..(i + 1) * d] {
+            *sij *= a;
+        }
+    }
+    u.fill(0.0);
+    for (i, &ki) in k.iter().enumerate() {
+        for (uj, &sij) in u.iter_mut().zip(&s[i * d..(i + 1) * d]) {
+            *uj += ki * sij;
+        }
+    }
+    for (i, &ki) in k.iter().enumerate() {
+        let kb = ki * beta;
+        for ((sij, &vj), &uj) in s[i * d..(i + 1) * d].iter_mut().zip(v).zip(u.iter()) {
+            *sij += kb * (vj - uj);
+        }
+    }
+    o.fill(0.0);
+    for (i, &qi) in q.iter().enumerate() {
+        for (oj, &sij) in o.iter_mut().zip(&s[i * d..(i + 1) * d]) {
+            *oj += qi * sij;
+        }
+    }
+}
+
+/// Applies a KDA layer to `n` tokens `xs` (`[n][E]`, already input-normed), in order,
+/// carrying `state`; writes `[n][E]` into `out`.
+pub fn kda_forward(w: &KdaWeights, cfg: &ModelConfig, xs: &[f32], state: &mut KdaState, out: &mut [f32]) {
+    let (e, h, d, kern) = (cfg.hidden_size, cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
+    let p = h * d;
+    let n = xs.len() / e;
+    let mut q = vec![0.0f32; n * p];
+    let mut k = vec![0.0f32; n * p];
+    let mut v = vec![0.0f32; n * p];
+    let mut gate = vec![0.0f32; n * p];
+    let mut beta_raw = vec![0.0f32; n * h];
+    let mut f_low = vec![0.0f32; n * d];
+    let mut z = vec![0.0f32; n * p];
+    w.q.matmul(xs, &mut q);
+    w.k.matmul(xs, &mut k);
+    w.v.matmul(xs, &mut v);
+    w.g.matmul(xs, &mut gate);
+    w.b.matmul(xs, &mut beta_raw);
+    w.f_a.matmul(xs, &mut f_low);
+    w.f_b.matmul(&f_low, &mut z);
+
+    let q_scale = 1.0 / (d as f32).sqrt();
+    let g_min = cfg.kda.gate_lower_bound;
+    let mut gated = vec![0.0f32; n * p];
+    let (mut alpha, mut u, mut o) = (vec![0.0f32; d], vec![0.0f32; d], vec![0.0f32; d]);
+    let mut normed = vec![0.0f32; d];
+    for t in 0..n {
+        let span = t * p..(t + 1) * p;
+        short_conv_step(&mut q[span.clone()], &w.q_conv, &mut state.q_hist, kern);
+        short_conv_step(&mut k[span.clone()], &w.k_conv, &mut state.k_hist, kern);
+        short_conv_step(&mut v[span.clone()], &w.v_conv, &mut state.v_hist, kern);
+        for head in 0..h {
+            let c0 = t * p + head * d;
+            let hs = c0..c0 + d;
+            l2norm(&mut q[hs.clone()]);
+            l2norm(&mut k[hs.clone()]);
+            for qv in &mut q[hs.clone()] {
+                *qv *= q_scale;
+            }
+            let beta = sigmoid(beta_raw[t * h + head]);
+            let a_exp = w.a_log[head].exp();
+            for (di, a) in alpha.iter_mut().enumerate() {
+                let c = head * d + di;
+                let gate_u = a_exp * (z[t * p + c] + w.dt_bias[c]);
+                *a = (g_min * sigmoid(gate_u)).exp();
+            }
+            let s = &mut state.s[head * d * d..(head + 1) * d * d];
+            kda_recurrence_step(s, &q[hs.clone()], &k[hs.clone()], &v[hs.clone()], &alpha, beta, &mut u, &mut o);
+            rmsnorm(&o, &w.o_norm, cfg.rms_norm_eps, &mut normed);
+            for (di, &val) in normed.iter().enumerate() {
+                gated[c0 + di] = val * sigmoid(gate[c0 + di]);
+            }
+        }
+    }
+    w.o.matmul(&gated, out);
+}

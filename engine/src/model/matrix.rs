@@ -1,0 +1,115 @@
+//! `Matrix`: a weight matrix in its checkpoint format, the model's only door to kernels.
+//!
+//! Owns: the three storage formats (F32, BF16 bits, packed MXFP4 with E8M0 scales) and
+//! their row dot products. Matrices are `[out = rows, in = cols]`, row-major.
+//! Must not: widen a BF16 or MXFP4 matrix into f32 storage.
+//! Easy to break: MXFP4 `cols` is the LOGICAL width; `packed` holds `cols / 2` bytes and
+//! `scales` `cols / 32` bytes per row.
+
+use crate::kernels::{self, RowDot};
+
+/// Storage of one weight matrix.
+#[derive(Debug, Clone)]
+pub enum MatrixData {
+    /// Plain f32 values, `[rows][cols]`.
+    F32(Vec<f32>),
+    /// BF16 bit patterns, `[rows][cols]`.
+    Bf16(Vec<u16>),
+    /// MXFP4: `packed` `[rows][cols/2]` (low nibble = even element), `scales` `[rows][cols/32]`.
+    Mxfp4 { packed: Vec<u8>, scales: Vec<u8> },
+}
+
+/// A bound weight matrix.
+#[derive(Debug, Clone)]
+pub struct Matrix {
+    rows: usize,
+    cols: usize,
+    data: MatrixData,
+}
+
+impl Matrix {
+    /// Wraps data whose length the binder has already checked against `rows × cols`.
+    pub(crate) fn new(rows: usize, cols: usize, data: MatrixData) -> Matrix {
+        Matrix { rows, cols, data }
+    }
+
+    /// Output rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Input width (logical, also for MXFP4).
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// A short name of the storage format, for logs and errors.
+    pub fn format_name(&self) -> &'static str {
+        match self.data {
+            MatrixData::F32(_) => "F32",
+            MatrixData::Bf16(_) => "BF16",
+            MatrixData::Mxfp4 { .. } => "MXFP4",
+        }
+    }
+
+    /// `y = W·x`.
+    pub fn matvec(&self, x: &[f32], y: &mut [f32]) {
+        kernels::matvec_rows(self, x, y);
+    }
+
+    /// `Y[t] = W·X[t]` for a batch of tokens laid out `[n][cols]` → `[n][rows]`.
+    pub fn matmul(&self, xs: &[f32], ys: &mut [f32]) {
+        kernels::matmul_rows(self, xs, ys);
+    }
+
+    /// Row `r` widened to f32 (embedding lookup). Not available for MXFP4.
+    pub fn row_f32(&self, r: usize, out: &mut [f32]) {
+        let span = r * self.cols..(r + 1) * self.cols;
+        match &self.data {
+            MatrixData::F32(v) => out.copy_from_slice(&v[span]),
+            MatrixData::Bf16(v) => {
+                for (o, &b) in out.iter_mut().zip(&v[span]) {
+                    *o = f32::from_bits(u32::from(b) << 16);
+                }
+            }
+            MatrixData::Mxfp4 { packed, scales } => {
+                let p = &packed[r * self.cols / 2..(r + 1) * self.cols / 2];
+                let s = &scales[r * self.cols / 32..(r + 1) * self.cols / 32];
+                for (i, o) in out.iter_mut().enumerate() {
+                    *o = (kernels::reference::mxfp4_element_ref(p, s, i)) as f32;
+                }
+            }
+        }
+    }
+
+    /// Bytes of weight storage.
+    pub fn nbytes(&self) -> usize {
+        match &self.data {
+            MatrixData::F32(v) => v.len() * 4,
+            MatrixData::Bf16(v) => v.len() * 2,
+            MatrixData::Mxfp4 { packed, scales } => packed.len() + scales.len(),
+        }
+    }
+}
+
+impl RowDot for Matrix {
+    fn rows(&self) -> usize {
+        self.rows
+    }
+    fn cols(&self) -> usize {
+        self.cols
+    }
+    #[inline]
+    fn row_dot(&self, r: usize, x: &[f32]) -> f32 {
+        let c = self.cols;
+        match &self.data {
+            MatrixData::F32(v) => kernels::dot_f32(&v[r * c..(r + 1) * c], x),
+            MatrixData::Bf16(v) => kernels::dot_bf16(&v[r * c..(r + 1) * c], x),
+            MatrixData::Mxfp4 { packed, scales } => kernels::dot_mxfp4(
+                &packed[r * c / 2..(r + 1) * c / 2],
+                &scales[r * c / 32..(r + 1) * c / 32],
+                x,
+            ),
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! Choosing the next token: greedy arg-max, or temperature + top-p with an explicit seed.
+//!
+//! Owns: the sampling rules and their validation (a NaN temperature or a top-p outside
+//! (0, 1] is refused, never used).
+//! Must not: use a global or time-seeded RNG; the same seed gives the same tokens.
+//! Easy to break: greedy ties go to the LOWEST index (spec §5, invariant 4).
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::error::{Error, Result};
+
+/// How to pick tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sampling {
+    Greedy,
+    /// Softmax of `logits / temperature`, restricted to the smallest top set whose mass
+    /// reaches `top_p`, sampled with a ChaCha8 RNG seeded by `seed`.
+    TopP { temperature: f32, top_p: f32, seed: u64 },
+}
+
+impl Sampling {
+    pub fn validate(&self) -> Result<()> {
+        if let Sampling::TopP { temperature, top_p, .. } = *self {
+            if !(temperature.is_finite() && temperature > 0.0) {
+                return Err(Error::Option { option: "temperature", reason: format!("{temperature} must be a finite number > 0") });
+            }
+            if !(top_p > 0.0 && top_p <= 1.0) {
+                return Err(Error::Option { option: "top-p", reason: format!("{top_p} must be in (0, 1]") });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Stateful token picker for one generation.
+pub struct Sampler {
+    rule: Sampling,
+    rng: ChaCha8Rng,
+}
+
+impl Sampler {
+    pub fn new(rule: Sampling) -> Result<Self> {
+        rule.validate()?;
+        let seed = match rule {
+            Sampling::TopP { seed, .. } => seed,
+            Sampling::Greedy => 0,
+        };
+        Ok(Sampler { rule, rng: ChaCha8Rng::seed_from_u64(seed) })
+    }
+
+    /// Picks a token id from one position's logits.
+    pub fn pick(&mut self, logits: &[f32]) -> u32 {
+        match self.rule {
+            Sampling::Greedy => argmax(logits),
+            Sampling::TopP { temperature, top_p, .. } => {
+                let u: f64 = self.rng.random();
+                sample_top_p(logits, temperature, top_p, u)
+            }
+        }
+    }
+}
+
+/// Index of the largest logit; the lowest index wins ties; NaN never wins.
+pub fn argmax(logits: &[f32]) -> u32 {
+    let mut best = 0usize;
+    for (i, &v) in logits.iter().enumerate() {
+        if v > logits[best] || logits[best].is_nan() && !v.is_nan() {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+/// Top-p sampling with a given uniform draw `u ∈ [0, 1)`.
+fn sample_top_p(logits: &[f32], temperature: f32, top_p: f32, u: f64) -> u32 {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let t = f64::from(temperature);
+    let mut probs: Vec<(u32, f64)> = logits
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| (i as u32, ((f64::from(l) - f64::from(max)) / t).exp()))
+        .collect();
+    // Descending probability, lower id first among equals: a total, deterministic order.
+    probs.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let total: f64 = probs.iter().map(|p| p.1).sum();
+    let mut kept = 0.0;
+    let mut n_keep = 0;
+    for p in &probs {
+        kept += p.1 / total;
+        n_keep += 1;
+        if kept >= f64::from(top_p) {
+            break;
+        }
+    }
+    let nucleus = &probs[..n_keep];
+    let mass: f64 = nucleus.iter().map(|p| p.1).sum();
+    let mut target = u * mass;
+    for p in nucleus {
+        if target < p.1 {
+            return p.0;
+        }
+        target -= p.1;
+    }
+    nucleus[n_keep - 1].0
+}

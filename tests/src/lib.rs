@@ -1,0 +1,1 @@
+//! Shared test support (fixture loading, tolerances, comparisons).
