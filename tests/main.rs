@@ -1,1 +1,10 @@
-//! The one integration-test binary.
+//! The one integration-test binary of k3-desktop: one module per topic.
+//! Shared helpers live in the `k3_tests` library (`src/lib.rs`).
+
+mod checkpoint_binding;
+mod config_errors;
+mod determinism;
+mod gates;
+mod kernels_twins;
+mod layers;
+mod mxfp4_released;

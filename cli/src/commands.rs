@@ -63,7 +63,9 @@ fn prompt_ids(args: &RunArgs) -> Result<Vec<u32>, Failure> {
 
 fn sampling(args: &RunArgs) -> Sampling {
     match args.temperature {
-        Some(temperature) => Sampling::TopP { temperature, top_p: args.top_p.unwrap_or(1.0), seed: args.seed.unwrap_or(0) },
+        Some(temperature) => {
+            Sampling::TopP { temperature, top_p: args.top_p.unwrap_or(1.0), seed: args.seed.unwrap_or(0) }
+        }
         None => Sampling::Greedy,
     }
 }
@@ -138,9 +140,8 @@ fn score(args: ScoreArgs) -> Result<(), Failure> {
     }
     let engine = load(&args.model)?;
     let vocab = engine.config().vocab_size;
-    let logits = engine
-        .score(&ids, &CancelToken::new(), None)?
-        .ok_or_else(|| runtime_error("scoring was cancelled".into()))?;
+    let logits =
+        engine.score(&ids, &CancelToken::new(), None)?.ok_or_else(|| runtime_error("scoring was cancelled".into()))?;
     let argmax: Vec<u32> = logits.chunks(vocab).map(k3_engine::sampling::argmax).collect();
     if let Some(path) = &args.dump_logits {
         write_f32_file(path, &logits)?;

@@ -132,7 +132,7 @@ impl ModelConfig {
 
     /// True when layer `layer_idx` (zero-based) starts an Attention Residual block.
     pub fn is_block_boundary(&self, layer_idx: usize) -> bool {
-        layer_idx % self.attn_res_block_size == 0
+        layer_idx.is_multiple_of(self.attn_res_block_size)
     }
 
     /// True when layer `layer_idx` uses the dense FFN instead of the MoE.
@@ -151,11 +151,7 @@ impl ModelConfig {
 
     fn validate(&self, path: &Path) -> Result<()> {
         let bad = |field: &str, reason: String| {
-            Err(Error::ConfigInvalid {
-                path: path.to_path_buf(),
-                field: field.to_string(),
-                reason,
-            })
+            Err(Error::ConfigInvalid { path: path.to_path_buf(), field: field.to_string(), reason })
         };
         let top_k = self.moe.top_k;
         if top_k == 0 || top_k > MAX_TOP_K || top_k > self.moe.n_experts {
@@ -166,7 +162,10 @@ impl ModelConfig {
             );
         }
         if self.first_k_dense > self.n_layers {
-            return bad("first_k_dense_replace", format!("{} exceeds num_hidden_layers {}", self.first_k_dense, self.n_layers));
+            return bad(
+                "first_k_dense_replace",
+                format!("{} exceeds num_hidden_layers {}", self.first_k_dense, self.n_layers),
+            );
         }
         if self.kda.gate_lower_bound >= 0.0 || !self.kda.gate_lower_bound.is_finite() {
             return bad("gate_lower_bound", format!("{} must be a finite negative number", self.kda.gate_lower_bound));
@@ -174,10 +173,9 @@ impl ModelConfig {
         if !(self.rms_norm_eps > 0.0 && self.rms_norm_eps.is_finite()) {
             return bad("rms_norm_eps", format!("{} must be a finite positive number", self.rms_norm_eps));
         }
-        for (field, v) in [
-            ("activation_situ_beta", self.situ_beta_gate),
-            ("activation_situ_linear_beta", self.situ_beta_up),
-        ] {
+        for (field, v) in
+            [("activation_situ_beta", self.situ_beta_gate), ("activation_situ_linear_beta", self.situ_beta_up)]
+        {
             if !(v > 0.0 && v.is_finite()) {
                 return bad(field, format!("{v} must be a finite positive number"));
             }
@@ -190,10 +188,7 @@ impl ModelConfig {
 }
 
 fn syntax(path: &Path, message: &str) -> Error {
-    Error::ConfigSyntax {
-        path: path.to_path_buf(),
-        message: message.to_string(),
-    }
+    Error::ConfigSyntax { path: path.to_path_buf(), message: message.to_string() }
 }
 
 /// Plausibility ceiling for sizes and counts (CF-03): far above K3, far below overflow.
@@ -249,13 +244,16 @@ impl<'a> FieldReader<'a> {
         None
     }
 
+    fn record_missing(&self, name: &str, alias: Option<&str>) {
+        let label = match alias {
+            Some(a) => format!("{name} (flat form: {a})"),
+            None => name.to_string(),
+        };
+        self.missing.borrow_mut().push(label);
+    }
+
     fn type_error(&self, field: String, expected: &'static str, v: &Value) -> Error {
-        Error::ConfigType {
-            path: self.path.clone(),
-            field,
-            expected,
-            found: describe(v),
-        }
+        Error::ConfigType { path: self.path.clone(), field, expected, found: describe(v) }
     }
 
     /// A required positive integer in `1..=MAX_DIM`; `None` after recording a miss.
@@ -266,7 +264,7 @@ impl<'a> FieldReader<'a> {
     /// A required integer in `min..=MAX_DIM`.
     fn count(&self, scope: Scope, name: &str, alias: Option<&str>, min: u64) -> Result<Option<usize>> {
         let Some((v, key)) = self.find(scope, name, alias) else {
-            self.missing.borrow_mut().push(name.to_string());
+            self.record_missing(name, alias);
             return Ok(None);
         };
         let n = match v {
@@ -285,7 +283,7 @@ impl<'a> FieldReader<'a> {
 
     fn number(&self, scope: Scope, name: &str, alias: Option<&str>) -> Result<Option<f32>> {
         let Some((v, key)) = self.find(scope, name, alias) else {
-            self.missing.borrow_mut().push(name.to_string());
+            self.record_missing(name, alias);
             return Ok(None);
         };
         match v.as_f64() {
@@ -350,10 +348,7 @@ impl<'a> FieldReader<'a> {
         }
         let missing = self.missing.take();
         if !missing.is_empty() {
-            return Err(Error::ConfigMissing {
-                path: self.path.clone(),
-                fields: missing,
-            });
+            return Err(Error::ConfigMissing { path: self.path.clone(), fields: missing });
         }
         // Every `Option` below is `Some`: a `None` was recorded as missing and returned above.
         let need = |x: Option<usize>| x.unwrap_or(0);
@@ -417,20 +412,24 @@ impl<'a> FieldReader<'a> {
             Some((v, key)) => return Err(self.type_error(key, "a boolean", v)),
         }
         if let Some(kda_layers) = self.int_list(Scope::Linear, "kda_layers")? {
-            let expected: Vec<i64> = (0..cfg.n_layers)
-                .filter(|&i| cfg.layer_kinds[i] == LayerKind::Kda)
-                .map(|i| i as i64 + 1)
-                .collect();
+            let expected: Vec<i64> =
+                (0..cfg.n_layers).filter(|&i| cfg.layer_kinds[i] == LayerKind::Kda).map(|i| i as i64 + 1).collect();
             let mut got = kda_layers.clone();
             got.sort_unstable();
             if got != expected {
-                return Err(invalid("kda_layers", "must be exactly the one-based complement of full_attn_layers".into()));
+                return Err(invalid(
+                    "kda_layers",
+                    "must be exactly the one-based complement of full_attn_layers".into(),
+                ));
             }
         }
         if let Some((q, _)) = self.find(Scope::Text, "quantization_config", None) {
             if let Some(g) = q.get("group_size") {
                 if g.as_u64() != Some(32) || !(g.is_u64()) {
-                    return Err(invalid("quantization_config.group_size", format!("{g} is not supported (MXFP4 needs 32)")));
+                    return Err(invalid(
+                        "quantization_config.group_size",
+                        format!("{g} is not supported (MXFP4 needs 32)"),
+                    ));
                 }
             }
         }
@@ -449,7 +448,10 @@ fn layer_kinds(full_attn: &[i64], n_layers: usize, path: &Path) -> Result<Vec<La
         return Err(invalid("must list at least one layer".into()));
     }
     if full_attn.len() >= n_layers {
-        return Err(invalid(format!("has {} entries for {n_layers} layers: no KDA layer would remain", full_attn.len())));
+        return Err(invalid(format!(
+            "has {} entries for {n_layers} layers: no KDA layer would remain",
+            full_attn.len()
+        )));
     }
     let mut kinds = vec![LayerKind::Kda; n_layers];
     for &one_based in full_attn {

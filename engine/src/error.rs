@@ -35,20 +35,11 @@ pub enum Error {
 
     /// A field is present but has the wrong JSON type.
     #[error("{path}: field `{field}` must be {expected}, found {found}")]
-    ConfigType {
-        path: PathBuf,
-        field: String,
-        expected: &'static str,
-        found: String,
-    },
+    ConfigType { path: PathBuf, field: String, expected: &'static str, found: String },
 
     /// A field is well-typed but its value is unusable (validation of spec §2.3).
     #[error("{path}: field `{field}`: {reason}")]
-    ConfigInvalid {
-        path: PathBuf,
-        field: String,
-        reason: String,
-    },
+    ConfigInvalid { path: PathBuf, field: String, reason: String },
 
     /// A safetensors shard or the index file is malformed.
     #[error("{path}: {fault}")]
@@ -64,19 +55,11 @@ pub enum Error {
 
     /// A tensor has the wrong shape for the config.
     #[error("tensor `{name}`: expected shape {expected:?}, found {got:?}")]
-    Shape {
-        name: String,
-        expected: Vec<u64>,
-        got: Vec<u64>,
-    },
+    Shape { name: String, expected: Vec<u64>, got: Vec<u64> },
 
     /// A tensor has a dtype the engine cannot use in that role.
     #[error("tensor `{name}`: dtype {got} is not allowed here (expected {expected})")]
-    Dtype {
-        name: String,
-        expected: &'static str,
-        got: String,
-    },
+    Dtype { name: String, expected: &'static str, got: String },
 
     /// The tensors of one routed expert are inconsistent with each other.
     #[error("expert tensor `{name}`: {reason}")]
@@ -103,14 +86,17 @@ impl Error {
     /// True when the error is about unusable input (flags, config, checkpoint) rather than
     /// a failure while running. The CLI maps this to exit status 2.
     pub fn is_input_error(&self) -> bool {
-        !matches!(self, Error::Io { .. })
+        match self {
+            Error::Io { source, .. } => matches!(
+                source.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidInput
+            ),
+            _ => true,
+        }
     }
 
     /// Convenience constructor for an I/O error on a path.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io {
-            path: path.into(),
-            source,
-        }
+        Error::Io { path: path.into(), source }
     }
 }

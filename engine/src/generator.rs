@@ -113,14 +113,26 @@ impl Engine {
 
     /// Teacher forcing: one pass over `ids` from an empty state; logits `[n][vocab]`.
     /// `None` when cancelled.
-    pub fn score(&self, ids: &[u32], cancel: &CancelToken, tap: Option<&mut (dyn Tap + Send)>) -> Result<Option<Vec<f32>>> {
+    pub fn score(
+        &self,
+        ids: &[u32],
+        cancel: &CancelToken,
+        tap: Option<&mut (dyn Tap + Send)>,
+    ) -> Result<Option<Vec<f32>>> {
         self.check_ids(ids, 0)?;
         let mut state = SequenceState::new(self.config());
         self.pool.install(|| self.model.forward(ids, &mut state, LogitsFor::All, cancel, tap))
     }
 
     /// Appends `prompt` to the session and generates up to `params.max_new_tokens`.
-    pub fn generate(&self, session: &mut Session, prompt: &[u32], params: &GenerateParams, cancel: &CancelToken, sink: &mut dyn EventSink) -> Result<Generation> {
+    pub fn generate(
+        &self,
+        session: &mut Session,
+        prompt: &[u32],
+        params: &GenerateParams,
+        cancel: &CancelToken,
+        sink: &mut dyn EventSink,
+    ) -> Result<Generation> {
         params.sampling.validate()?;
         if prompt.is_empty() && session.tokens.is_empty() {
             return Err(Error::Empty { what: "prompt" });
@@ -161,7 +173,8 @@ impl Engine {
             session.state = SequenceState::new(self.config());
         }
         let pending = &session.tokens[session.state.n_positions()..];
-        let out = self.pool.install(|| self.model.forward(pending, &mut session.state, LogitsFor::Last, cancel, None))?;
+        let out =
+            self.pool.install(|| self.model.forward(pending, &mut session.state, LogitsFor::Last, cancel, None))?;
         if out.is_none() {
             // A pass stopped between layers leaves some layers ahead of others: rebuild later.
             session.state = SequenceState::new(self.config());

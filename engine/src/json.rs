@@ -38,9 +38,7 @@ impl<'de> Visitor<'de> for StrictVisitor {
         Ok(Value::from(v))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        serde_json::Number::from_f64(v)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom(format!("non-finite number {v}")))
+        serde_json::Number::from_f64(v).map(Value::Number).ok_or_else(|| E::custom(format!("non-finite number {v}")))
     }
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
         Ok(Value::String(v.to_owned()))

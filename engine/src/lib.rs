@@ -25,5 +25,7 @@ pub mod sampling;
 pub use config::{LayerKind, ModelConfig};
 pub use error::{Error, Result};
 pub use events::{CancelToken, EventSink, NullSink, TokenEvent};
-pub use generator::{DecodeMode, Engine, EngineOptions, FinishReason, GenerateParams, Generation, Session, MAX_CONTEXT};
+pub use generator::{
+    DecodeMode, Engine, EngineOptions, FinishReason, GenerateParams, Generation, Session, MAX_CONTEXT,
+};
 pub use sampling::Sampling;

@@ -16,14 +16,21 @@ pub enum Sampling {
     Greedy,
     /// Softmax of `logits / temperature`, restricted to the smallest top set whose mass
     /// reaches `top_p`, sampled with a ChaCha8 RNG seeded by `seed`.
-    TopP { temperature: f32, top_p: f32, seed: u64 },
+    TopP {
+        temperature: f32,
+        top_p: f32,
+        seed: u64,
+    },
 }
 
 impl Sampling {
     pub fn validate(&self) -> Result<()> {
         if let Sampling::TopP { temperature, top_p, .. } = *self {
             if !(temperature.is_finite() && temperature > 0.0) {
-                return Err(Error::Option { option: "temperature", reason: format!("{temperature} must be a finite number > 0") });
+                return Err(Error::Option {
+                    option: "temperature",
+                    reason: format!("{temperature} must be a finite number > 0"),
+                });
             }
             if !(top_p > 0.0 && top_p <= 1.0) {
                 return Err(Error::Option { option: "top-p", reason: format!("{top_p} must be in (0, 1]") });
@@ -76,11 +83,8 @@ pub fn argmax(logits: &[f32]) -> u32 {
 fn sample_top_p(logits: &[f32], temperature: f32, top_p: f32, u: f64) -> u32 {
     let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let t = f64::from(temperature);
-    let mut probs: Vec<(u32, f64)> = logits
-        .iter()
-        .enumerate()
-        .map(|(i, &l)| (i as u32, ((f64::from(l) - f64::from(max)) / t).exp()))
-        .collect();
+    let mut probs: Vec<(u32, f64)> =
+        logits.iter().enumerate().map(|(i, &l)| (i as u32, ((f64::from(l) - f64::from(max)) / t).exp())).collect();
     // Descending probability, lower id first among equals: a total, deterministic order.
     probs.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     let total: f64 = probs.iter().map(|p| p.1).sum();

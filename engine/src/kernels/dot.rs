@@ -7,9 +7,7 @@
 //! Easy to break: the low nibble of a packed byte is the EVEN element.
 
 /// E2M1 values indexed by the 4-bit code (bit 3 is the sign), OCP MX FP4.
-pub const E2M1: [f32; 16] = [
-    0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
-];
+pub const E2M1: [f32; 16] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0];
 
 /// Both E2M1 values of a packed byte, `(low nibble = even element, high = odd element)`,
 /// as f64; built once at compile time.
@@ -97,4 +95,16 @@ pub fn dot_mxfp4(packed: &[u8], scales: &[u8], x: &[f32]) -> f32 {
         total += ((b0 + b1) + (b2 + b3)) * e8m0_scale(scale);
     }
     total as f32
+}
+
+/// Dequantises one packed MXFP4 row into `out` (`out.len() == 2 · packed.len()`):
+/// `E2M1[nibble] · 2^(scale − 127)`, exact in f32 for every scale byte but 255 (→ 0).
+/// Used for inspection and tests; the kernels multiply the packed form directly.
+pub fn decode_mxfp4_row(packed: &[u8], scales: &[u8], out: &mut [f32]) {
+    for (i, pair) in out.chunks_exact_mut(2).enumerate() {
+        let scale = e8m0_scale(scales[i / 16]);
+        let [lo, hi] = PAIR_LUT[packed[i] as usize];
+        pair[0] = (lo * scale) as f32;
+        pair[1] = (hi * scale) as f32;
+    }
 }

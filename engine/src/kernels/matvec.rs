@@ -48,7 +48,7 @@ pub fn matvec_rows(m: &impl RowDot, x: &[f32], y: &mut [f32]) {
 /// `[n_tokens][rows]`. Each row's weights are visited once for all tokens.
 pub fn matmul_rows(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
     let (rows, cols) = (m.rows(), m.cols());
-    assert!(cols > 0 && xs.len() % cols == 0, "matmul input width");
+    assert!(cols > 0 && xs.len().is_multiple_of(cols), "matmul input width");
     let n_tokens = xs.len() / cols;
     assert_eq!(ys.len(), n_tokens * rows, "matmul output size");
     if n_tokens == 1 {
@@ -67,14 +67,11 @@ pub fn matmul_rows(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
         }
     } else {
         let chunk = rows_per_task(m);
-        staged
-            .par_chunks_mut(chunk * n_tokens)
-            .enumerate()
-            .for_each(|(c, block)| {
-                for (k, out) in block.chunks_mut(n_tokens).enumerate() {
-                    fill(c * chunk + k, out);
-                }
-            });
+        staged.par_chunks_mut(chunk * n_tokens).enumerate().for_each(|(c, block)| {
+            for (k, out) in block.chunks_mut(n_tokens).enumerate() {
+                fill(c * chunk + k, out);
+            }
+        });
     }
     for (r, per_token) in staged.chunks(n_tokens).enumerate() {
         for (t, &v) in per_token.iter().enumerate() {

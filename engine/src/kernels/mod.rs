@@ -32,6 +32,6 @@ pub mod norm;
 pub mod reference;
 
 pub use activation::{sigmoid, silu, situ_glu};
-pub use dot::{dot_bf16, dot_f32, dot_mxfp4, E2M1};
+pub use dot::{decode_mxfp4_row, dot_bf16, dot_f32, dot_mxfp4, E2M1};
 pub use matvec::{matmul_rows, matvec_rows, RowDot};
 pub use norm::{l2norm, rms_inverse, rmsnorm};

@@ -27,7 +27,7 @@ pub fn e2m1_ref(code: u8) -> f32 {
 /// Element `i` of a packed MXFP4 row, dequantised (`None` for a scale byte of 255).
 pub fn mxfp4_element_ref(packed: &[u8], scales: &[u8], i: usize) -> f64 {
     let byte = packed[i / 2];
-    let code = if i % 2 == 0 { byte & 0x0f } else { byte >> 4 };
+    let code = if i.is_multiple_of(2) { byte & 0x0f } else { byte >> 4 };
     let scale = scales[i / 32];
     if scale == 255 {
         return 0.0;
@@ -74,19 +74,19 @@ pub fn bf16_to_f32_ref(bits: u16) -> f32 {
 /// `dot_mxfp4` twin: per group 8 lanes of unscaled E2M1·x, tree, times the scale.
 pub fn dot_mxfp4_ref(packed: &[u8], scales: &[u8], x: &[f32]) -> f32 {
     let mut total = 0.0f64;
-    for g in 0..scales.len() {
-        if scales[g] == 255 {
+    for (g, &scale) in scales.iter().enumerate() {
+        if scale == 255 {
             continue;
         }
         let mut lanes = [0.0f64; 8];
         for t in 0..32 {
             let i = 32 * g + t;
             let byte = packed[i / 2];
-            let code = if i % 2 == 0 { byte & 0x0f } else { byte >> 4 };
+            let code = if i.is_multiple_of(2) { byte & 0x0f } else { byte >> 4 };
             lanes[t % 8] += e2m1_ref(code) as f64 * x[i] as f64;
         }
         let b = [lanes[0] + lanes[4], lanes[1] + lanes[5], lanes[2] + lanes[6], lanes[3] + lanes[7]];
-        total += ((b[0] + b[1]) + (b[2] + b[3])) * 2f64.powi(scales[g] as i32 - 127);
+        total += ((b[0] + b[1]) + (b[2] + b[3])) * 2f64.powi(scale as i32 - 127);
     }
     total as f32
 }

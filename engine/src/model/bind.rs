@@ -27,9 +27,7 @@ impl<'a> Binder<'a> {
     }
 
     fn info(&self, name: &str) -> Result<&'a TensorInfo> {
-        self.index.get(name).ok_or_else(|| Error::MissingTensor {
-            name: name.to_string(),
-        })
+        self.index.get(name).ok_or_else(|| Error::MissingTensor { name: name.to_string() })
     }
 
     fn bytes(&self, info: &TensorInfo) -> Result<Vec<u8>> {
@@ -51,11 +49,7 @@ impl<'a> Binder<'a> {
     fn require_float(info: &TensorInfo) -> Result<()> {
         match info.dtype {
             Dtype::BF16 | Dtype::F32 => Ok(()),
-            other => Err(Error::Dtype {
-                name: info.name.clone(),
-                expected: "BF16 or F32",
-                got: other.to_string(),
-            }),
+            other => Err(Error::Dtype { name: info.name.clone(), expected: "BF16 or F32", got: other.to_string() }),
         }
     }
 
@@ -86,17 +80,18 @@ impl<'a> Binder<'a> {
     /// A vector whose shape is one of `shapes`, widened to f32; keeps the first `keep`.
     fn vector_shaped(&self, name: &str, shapes: &[&[usize]], keep: usize) -> Result<Vec<f32>> {
         let info = self.info(name)?;
-        let ok = shapes.iter().any(|s| s.len() == info.shape.len() && s.iter().zip(&info.shape).all(|(&a, &b)| a as u64 == b));
+        let ok = shapes
+            .iter()
+            .any(|s| s.len() == info.shape.len() && s.iter().zip(&info.shape).all(|(&a, &b)| a as u64 == b));
         if !ok {
             return Err(Self::shape_error(info, shapes[0]));
         }
         Self::require_float(info)?;
         let raw = self.bytes(info)?;
         let mut values = match info.dtype {
-            Dtype::BF16 => raw
-                .chunks_exact(2)
-                .map(|b| f32::from_bits(u32::from(u16::from_le_bytes([b[0], b[1]])) << 16))
-                .collect(),
+            Dtype::BF16 => {
+                raw.chunks_exact(2).map(|b| f32::from_bits(u32::from(u16::from_le_bytes([b[0], b[1]])) << 16)).collect()
+            }
             _ => f32_values(&raw),
         };
         values.truncate(keep);
@@ -125,7 +120,14 @@ impl<'a> Binder<'a> {
     }
 
     /// One routed-expert matrix, `[rows, cols]` logical: MXFP4 pair or unquantised.
-    pub fn expert_matrix(&self, layer_idx: usize, expert_idx: usize, proj: ExpertProj, rows: usize, cols: usize) -> Result<Matrix> {
+    pub fn expert_matrix(
+        &self,
+        layer_idx: usize,
+        expert_idx: usize,
+        proj: ExpertProj,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Matrix> {
         let plain = names::expert(layer_idx, expert_idx, proj, "weight");
         if self.index.get(&plain).is_some() {
             return self.matrix(&plain, rows, cols);
@@ -137,7 +139,7 @@ impl<'a> Binder<'a> {
         }
         let packed = self.info(&packed_name)?;
         let scales = self.info(&scale_name)?;
-        if cols % 32 != 0 {
+        if !cols.is_multiple_of(32) {
             return Err(Error::Expert {
                 name: packed_name,
                 reason: format!("MXFP4 needs a logical width divisible by 32, the config gives {cols}"),
@@ -145,27 +147,18 @@ impl<'a> Binder<'a> {
         }
         for (info, width) in [(packed, cols / 2), (scales, cols / 32)] {
             if info.dtype != Dtype::U8 {
-                return Err(Error::Dtype {
-                    name: info.name.clone(),
-                    expected: "U8",
-                    got: info.dtype.to_string(),
-                });
+                return Err(Error::Dtype { name: info.name.clone(), expected: "U8", got: info.dtype.to_string() });
             }
             if info.shape != [rows as u64, width as u64] {
                 return Err(Self::shape_error(info, &[rows, width]));
             }
         }
-        let data = MatrixData::Mxfp4 {
-            packed: self.bytes(packed)?,
-            scales: self.bytes(scales)?,
-        };
+        let data = MatrixData::Mxfp4 { packed: self.bytes(packed)?, scales: self.bytes(scales)? };
         Ok(Matrix::new(rows, cols, data))
     }
 }
 
 /// Little-endian f32 values from raw bytes.
 fn f32_values(raw: &[u8]) -> Vec<f32> {
-    raw.chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
+    raw.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()
 }

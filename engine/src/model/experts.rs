@@ -60,9 +60,6 @@ impl ExpertSource for ResidentExperts {
             .get(layer_idx)
             .and_then(|l| l.get(expert_idx))
             .cloned()
-            .ok_or(Error::Expert {
-                name: format!("layer {layer_idx} expert {expert_idx}"),
-                reason: "not bound".into(),
-            })
+            .ok_or(Error::Expert { name: format!("layer {layer_idx} expert {expert_idx}"), reason: "not bound".into() })
     }
 }

@@ -80,12 +80,7 @@ impl KdaState {
     pub fn new(cfg: &ModelConfig) -> Self {
         let (h, d, k) = (cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
         let hist = h * d * (k - 1);
-        KdaState {
-            s: vec![0.0; h * d * d],
-            q_hist: vec![0.0; hist],
-            k_hist: vec![0.0; hist],
-            v_hist: vec![0.0; hist],
-        }
+        KdaState { s: vec![0.0; h * d * d], q_hist: vec![0.0; hist], k_hist: vec![0.0; hist], v_hist: vec![0.0; hist] }
     }
 }
 
@@ -108,9 +103,22 @@ pub fn short_conv_step(x: &mut [f32], taps: &[f32], hist: &mut [f32], kernel: us
     }
 }
 
+/// One token's inputs to the delta rule for one head, each `[D]`.
+pub struct KdaStep<'a> {
+    /// Query, already L2-normed and scaled by `D^-1/2`.
+    pub q: &'a [f32],
+    /// Key, L2-normed.
+    pub k: &'a [f32],
+    pub v: &'a [f32],
+    /// Per-key-channel decay in (0, 1].
+    pub alpha: &'a [f32],
+    pub beta: f32,
+}
+
 /// One token of the delta rule for one head. `s` is `[D][D]` (row = key channel);
-/// returns the head output in `o`.
-pub fn kda_recurrence_step(s: &mut [f32], q: &[f32], k: &[f32], v: &[f32], alpha: &[f32], beta: f32, u: &mut [f32], o: &mut [f32]) {
+/// `u` is scratch; the head output goes to `o`.
+pub fn kda_recurrence_step(s: &mut [f32], step: &KdaStep<'_>, u: &mut [f32], o: &mut [f32]) {
+    let KdaStep { q, k, v, alpha, beta } = *step;
     let d = q.len();
     for (i, &a) in alpha.iter().enumerate() {
         for sij in &mut s[i * d..(i + 1) * d] {
@@ -184,7 +192,8 @@ pub fn kda_forward(w: &KdaWeights, cfg: &ModelConfig, xs: &[f32], state: &mut Kd
                 *a = (g_min * sigmoid(gate_u)).exp();
             }
             let s = &mut state.s[head * d * d..(head + 1) * d * d];
-            kda_recurrence_step(s, &q[hs.clone()], &k[hs.clone()], &v[hs.clone()], &alpha, beta, &mut u, &mut o);
+            let step = KdaStep { q: &q[hs.clone()], k: &k[hs.clone()], v: &v[hs.clone()], alpha: &alpha, beta };
+            kda_recurrence_step(s, &step, &mut u, &mut o);
             rmsnorm(&o, &w.o_norm, cfg.rms_norm_eps, &mut normed);
             for (di, &val) in normed.iter().enumerate() {
                 gated[c0 + di] = val * sigmoid(gate[c0 + di]);

@@ -62,7 +62,7 @@ impl Matrix {
         kernels::matmul_rows(self, xs, ys);
     }
 
-    /// Row `r` widened to f32 (embedding lookup). Not available for MXFP4.
+    /// Row `r` widened (or dequantised) to f32: the embedding lookup.
     pub fn row_f32(&self, r: usize, out: &mut [f32]) {
         let span = r * self.cols..(r + 1) * self.cols;
         match &self.data {
@@ -75,9 +75,7 @@ impl Matrix {
             MatrixData::Mxfp4 { packed, scales } => {
                 let p = &packed[r * self.cols / 2..(r + 1) * self.cols / 2];
                 let s = &scales[r * self.cols / 32..(r + 1) * self.cols / 32];
-                for (i, o) in out.iter_mut().enumerate() {
-                    *o = (kernels::reference::mxfp4_element_ref(p, s, i)) as f32;
-                }
+                kernels::decode_mxfp4_row(p, s, out);
             }
         }
     }
@@ -105,11 +103,9 @@ impl RowDot for Matrix {
         match &self.data {
             MatrixData::F32(v) => kernels::dot_f32(&v[r * c..(r + 1) * c], x),
             MatrixData::Bf16(v) => kernels::dot_bf16(&v[r * c..(r + 1) * c], x),
-            MatrixData::Mxfp4 { packed, scales } => kernels::dot_mxfp4(
-                &packed[r * c / 2..(r + 1) * c / 2],
-                &scales[r * c / 32..(r + 1) * c / 32],
-                x,
-            ),
+            MatrixData::Mxfp4 { packed, scales } => {
+                kernels::dot_mxfp4(&packed[r * c / 2..(r + 1) * c / 2], &scales[r * c / 32..(r + 1) * c / 32], x)
+            }
         }
     }
 }

@@ -38,11 +38,8 @@ impl MlaWeights {
         let m = &cfg.mla;
         let e = cfg.hidden_size;
         let n = |s: &str| names::layer(layer_idx, s);
-        let gate = if m.use_output_gate {
-            Some(b.matrix(&n(names::MLA_G), m.n_heads * m.v_head_dim, e)?)
-        } else {
-            None
-        };
+        let gate =
+            if m.use_output_gate { Some(b.matrix(&n(names::MLA_G), m.n_heads * m.v_head_dim, e)?) } else { None };
         Ok(MlaWeights {
             q_a: b.matrix(&n(names::MLA_Q_A), m.q_lora_rank, e)?,
             q_a_norm: b.vector(&n(names::MLA_Q_A_NORM), m.q_lora_rank)?,

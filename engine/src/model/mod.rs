@@ -39,14 +39,14 @@ use moe::{moe_forward, GluMlp, MoeWeights};
 
 /// A layer's token mixer.
 enum Mixer {
-    Kda(KdaWeights),
-    Mla(MlaWeights),
+    Kda(Box<KdaWeights>),
+    Mla(Box<MlaWeights>),
 }
 
 /// A layer's channel mixer.
 enum Ffn {
-    Dense(GluMlp),
-    Moe(MoeWeights),
+    Dense(Box<GluMlp>),
+    Moe(Box<MoeWeights>),
 }
 
 /// One decoder layer's trunk weights.
@@ -120,7 +120,14 @@ impl Model {
 
     /// Runs `tokens` after the positions `state` already holds, updating `state`.
     /// Returns logits `[k][vocab]` for the positions `want` selects.
-    pub fn forward(&self, tokens: &[u32], state: &mut SequenceState, want: LogitsFor, cancel: &CancelToken, tap: Option<&mut (dyn Tap + Send)>) -> Result<Option<Vec<f32>>> {
+    pub fn forward(
+        &self,
+        tokens: &[u32],
+        state: &mut SequenceState,
+        want: LogitsFor,
+        cancel: &CancelToken,
+        tap: Option<&mut (dyn Tap + Send)>,
+    ) -> Result<Option<Vec<f32>>> {
         if tokens.is_empty() {
             return Err(Error::Empty { what: "token batch" });
         }
@@ -189,7 +196,7 @@ impl Model {
         let last = prefix.unwrap_or_default();
         self.mix_sources(&blocks, Some(&last), &self.out_attn_res, &mut h);
         self.norm_rows(&h, &self.final_norm, &mut x);
-        if let Some(t) = tap.as_deref_mut() {
+        if let Some(t) = tap {
             t.final_hidden(&x);
         }
         let rows = match want {
@@ -219,13 +226,13 @@ fn bind_layer(b: &Binder, cfg: &ModelConfig, layer_idx: usize) -> Result<Layer> 
     let e = cfg.hidden_size;
     let n = |s: &str| names::layer(layer_idx, s);
     let mixer = match cfg.layer_kinds[layer_idx] {
-        LayerKind::Kda => Mixer::Kda(KdaWeights::bind(b, cfg, layer_idx)?),
-        LayerKind::Mla => Mixer::Mla(MlaWeights::bind(b, cfg, layer_idx)?),
+        LayerKind::Kda => Mixer::Kda(Box::new(KdaWeights::bind(b, cfg, layer_idx)?)),
+        LayerKind::Mla => Mixer::Mla(Box::new(MlaWeights::bind(b, cfg, layer_idx)?)),
     };
     let ffn = if cfg.is_dense(layer_idx) {
-        Ffn::Dense(GluMlp::bind_dense(b, cfg, layer_idx)?)
+        Ffn::Dense(Box::new(GluMlp::bind_dense(b, cfg, layer_idx)?))
     } else {
-        Ffn::Moe(MoeWeights::bind(b, cfg, layer_idx)?)
+        Ffn::Moe(Box::new(MoeWeights::bind(b, cfg, layer_idx)?))
     };
     Ok(Layer {
         input_norm: b.vector(&n(names::INPUT_NORM), e)?,

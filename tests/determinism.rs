@@ -1,0 +1,47 @@
+//! Byte-identical logits whatever the thread count, and whatever the decode mode:
+//! incremental, full recompute and one teacher-forced pass agree bit for bit.
+
+use k3_engine::{CancelToken, DecodeMode};
+use k3_tests::TINY_CHECKPOINTS;
+
+use crate::gates::{engine, golden, greedy};
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn logits_are_byte_identical_at_1_2_and_4_threads() {
+    for name in TINY_CHECKPOINTS {
+        let g = golden(name);
+        let runs: Vec<Vec<u32>> = [1, 2, 4]
+            .iter()
+            .map(|&t| bits(&engine(name, Some(t)).score(&g.full, &CancelToken::new(), None).unwrap().unwrap()))
+            .collect();
+        assert_eq!(runs[0], runs[1], "{name}: 1 vs 2 threads");
+        assert_eq!(runs[0], runs[2], "{name}: 1 vs 4 threads");
+        let (inc1, l1) = greedy(&engine(name, Some(1)), &g.prompt, 8, DecodeMode::Incremental);
+        let (inc4, l4) = greedy(&engine(name, Some(4)), &g.prompt, 8, DecodeMode::Incremental);
+        assert_eq!(inc1, inc4, "{name}: tokens at 1 vs 4 threads");
+        assert_eq!(bits(&l1), bits(&l4), "{name}: decode logits at 1 vs 4 threads");
+    }
+}
+
+#[test]
+fn incremental_full_recompute_and_teacher_forcing_agree_bit_for_bit() {
+    for name in TINY_CHECKPOINTS {
+        let g = golden(name);
+        let e = engine(name, Some(2));
+        let vocab = e.config().vocab_size;
+        let n = 10;
+        let (inc_ids, inc) = greedy(&e, &g.prompt, n, DecodeMode::Incremental);
+        let (full_ids, full) = greedy(&e, &g.prompt, n, DecodeMode::FullRecompute);
+        assert_eq!(inc_ids, full_ids, "{name}: tokens");
+        assert_eq!(bits(&inc), bits(&full), "{name}: incremental vs full-recompute logits");
+        let mut seq = g.prompt.clone();
+        seq.extend(&inc_ids[..n - 1]);
+        let tf = e.score(&seq, &CancelToken::new(), None).unwrap().unwrap();
+        let tail = &tf[(g.prompt.len() - 1) * vocab..];
+        assert_eq!(bits(tail), bits(&inc), "{name}: teacher forcing vs incremental logits");
+    }
+}
