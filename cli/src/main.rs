@@ -16,9 +16,10 @@ fn main() -> ExitCode {
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             if code == 2 {
-                // One line: clap's first line is the message.
+                // One line: clap's first paragraph, whitespace collapsed.
                 let text = e.to_string();
-                eprintln!("{}", text.lines().next().unwrap_or("invalid arguments"));
+                let first = text.split("\n\n").next().unwrap_or("invalid arguments");
+                eprintln!("{}", first.split_whitespace().collect::<Vec<_>>().join(" "));
             } else {
                 let _ = e.print();
             }
