@@ -5,6 +5,8 @@ mod checkpoint_binding;
 mod config_errors;
 mod determinism;
 mod gates;
+mod generation;
 mod kernels_twins;
 mod layers;
 mod mxfp4_released;
+mod ops;

@@ -144,6 +144,10 @@ impl Engine {
         let mut generated = Vec::new();
         let mut prefill_time = Duration::ZERO;
         let mut step_start = start;
+        if params.max_new_tokens == 0 {
+            let finish = self.prefill_pending(session, cancel)?;
+            return Ok(Generation { generated, finish, prefill_time: start.elapsed(), total_time: start.elapsed() });
+        }
         let finish = loop {
             if generated.len() == params.max_new_tokens {
                 break FinishReason::Length;
@@ -165,6 +169,22 @@ impl Engine {
             }
         };
         Ok(Generation { generated, finish, prefill_time, total_time: start.elapsed() })
+    }
+
+    /// Folds every session token but the last into the state (the last stays pending so
+    /// the next call has a position to read logits from).
+    fn prefill_pending(&self, session: &mut Session, cancel: &CancelToken) -> Result<FinishReason> {
+        let upto = session.tokens.len().saturating_sub(1);
+        if session.state.n_positions() >= upto {
+            return Ok(FinishReason::Length);
+        }
+        let pending = &session.tokens[session.state.n_positions()..upto];
+        let out = self.pool.install(|| self.model.forward(pending, &mut session.state, LogitsFor::Last, cancel, None))?;
+        if out.is_none() {
+            session.state = SequenceState::new(self.config());
+            return Ok(FinishReason::Cancelled);
+        }
+        Ok(FinishReason::Length)
     }
 
     /// Logits of the last session token, feeding whatever the state has not consumed.
