@@ -2,6 +2,7 @@
 //! Shared helpers live in the `k3_tests` library (`src/lib.rs`).
 
 mod checkpoint_binding;
+mod checkpoint_format;
 mod config_errors;
 mod determinism;
 mod gates;

@@ -28,10 +28,6 @@ fn bytes(v: &Value) -> Vec<u8> {
 }
 
 /// A list of equal-length rows, flattened.
-fn rows_f32(v: &Value) -> Vec<f32> {
-    v.as_array().expect("rows").iter().flat_map(f32s).collect()
-}
-
 fn rows_f64(v: &Value) -> Vec<f64> {
     v.as_array().expect("rows").iter().flat_map(f64s).collect()
 }

@@ -71,7 +71,8 @@ fn full_recompute_and_sampling_flags_work() {
     let inc = stdout_json(&k3(&base));
     assert_eq!(full["generated_ids"], inc["generated_ids"]);
     let sample = |seed: &str| {
-        stdout_json(&k3(&[&base[..], &["--temperature", "1.5", "--top-p", "0.9", "--seed", seed]].concat()))["generated_ids"]
+        stdout_json(&k3(&[&base[..], &["--temperature", "1.5", "--top-p", "0.9", "--seed", seed]].concat()))
+            ["generated_ids"]
             .clone()
     };
     assert_eq!(sample("7"), sample("7"), "the same seed gives the same tokens");
@@ -116,7 +117,10 @@ fn unusable_input_exits_2_with_a_named_one_line_message() {
     assert_input_error(&["run", "--model", m, "--ids", "1,99999", "--gen", "1"], "99999");
     assert_input_error(&["run", "--model", m, "--ids", "1"], "--gen");
     assert_input_error(&["run", "--model", m, "--ids", "1", "--gen", "1", "--temperature", "0"], "temperature");
-    assert_input_error(&["run", "--model", m, "--ids", "1", "--gen", "1", "--temperature", "1", "--top-p", "1.5"], "top-p");
+    assert_input_error(
+        &["run", "--model", m, "--ids", "1", "--gen", "1", "--temperature", "1", "--top-p", "1.5"],
+        "top-p",
+    );
     assert_input_error(&["run", "--model", m, "--ids", "1", "--gen", "1", "--threads", "0"], "threads");
     assert_input_error(&["run", "--model", m, "--prompt", "hello", "--gen", "1"], "tokenizer");
     assert_input_error(&["score", "--model", m, "--ids", ""], "--ids");

@@ -179,7 +179,8 @@ impl Engine {
             return Ok(FinishReason::Length);
         }
         let pending = &session.tokens[session.state.n_positions()..upto];
-        let out = self.pool.install(|| self.model.forward(pending, &mut session.state, LogitsFor::Last, cancel, None))?;
+        let out =
+            self.pool.install(|| self.model.forward(pending, &mut session.state, LogitsFor::Last, cancel, None))?;
         if out.is_none() {
             session.state = SequenceState::new(self.config());
             return Ok(FinishReason::Cancelled);

@@ -56,10 +56,10 @@ impl<'a> Binder<'a> {
     /// A `[rows, cols]` BF16 or F32 matrix.
     pub fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Matrix> {
         let info = self.info(name)?;
+        Self::require_float(info)?;
         if info.shape != [rows as u64, cols as u64] {
             return Err(Self::shape_error(info, &[rows, cols]));
         }
-        Self::require_float(info)?;
         let data = self.float_data(info)?;
         Ok(Matrix::new(rows, cols, data))
     }
@@ -80,13 +80,13 @@ impl<'a> Binder<'a> {
     /// A vector whose shape is one of `shapes`, widened to f32; keeps the first `keep`.
     fn vector_shaped(&self, name: &str, shapes: &[&[usize]], keep: usize) -> Result<Vec<f32>> {
         let info = self.info(name)?;
+        Self::require_float(info)?;
         let ok = shapes
             .iter()
             .any(|s| s.len() == info.shape.len() && s.iter().zip(&info.shape).all(|(&a, &b)| a as u64 == b));
         if !ok {
             return Err(Self::shape_error(info, shapes[0]));
         }
-        Self::require_float(info)?;
         let raw = self.bytes(info)?;
         let mut values = match info.dtype {
             Dtype::BF16 => {

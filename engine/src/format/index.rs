@@ -1,0 +1,235 @@
+//! `TensorIndex`: every tensor of every shard in a model folder, and positioned reads.
+//!
+//! Owns: choosing the shards (`*.safetensors`, sorted by file name, hidden files excluded as
+//! a shell glob would), the order of whole-checkpoint checks (numbering, each header,
+//! duplicates across shards, case collisions, then the optional index file), and reads of
+//! one tensor through a `File` kept open per shard.
+//! Must not: read or map a whole shard, trust the index file over the headers, or read a
+//! `TensorInfo` it did not produce (a forged one could ask for any size at any offset).
+//! Easy to break: `TensorIndex` is shared by reader threads; it holds only `File`s (reads
+//! are `pread`, no shared cursor) and immutable tables, and must stay `Send + Sync`.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, ErrorKind};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use super::dtype::Dtype;
+use super::fault::CheckpointFault;
+use super::names::{check_shard_numbering, FaultSite};
+use super::shard::{checkpoint_error, open_shard};
+use super::table::TensorTable;
+use super::weight_map::check_index_file;
+use crate::error::{Error, Result};
+
+/// Where one tensor lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorInfo {
+    pub name: String,
+    pub dtype: Dtype,
+    /// Dimensions, outermost first; `[]` is a scalar.
+    pub shape: Vec<u64>,
+    /// Position of the shard in `TensorIndex::shard_paths`.
+    pub shard_idx: usize,
+    /// Absolute file offset of the first byte.
+    pub offset: u64,
+    pub nbytes: u64,
+}
+
+impl TensorInfo {
+    /// Number of elements (1 for a scalar); saturates instead of overflowing on a
+    /// hand-made `TensorInfo` (indexed ones were checked not to overflow).
+    pub fn numel(&self) -> u64 {
+        self.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d)).unwrap_or(u64::MAX)
+    }
+}
+
+/// One open shard.
+#[derive(Debug)]
+struct Shard {
+    file: File,
+    /// Length when indexed; a read past it means the file shrank.
+    file_len: u64,
+}
+
+/// Every tensor in a model folder, strictly validated, readable on demand.
+pub struct TensorIndex {
+    dir: PathBuf,
+    shard_paths: Vec<PathBuf>,
+    shards: Vec<Shard>,
+    tensors: TensorTable,
+}
+
+impl fmt::Debug for TensorIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TensorIndex")
+            .field("dir", &self.dir)
+            .field("shards", &self.shard_paths.len())
+            .field("tensors", &self.tensors.len())
+            .finish()
+    }
+}
+
+/// `*.safetensors` file names in `dir` (not hidden), sorted byte-wise.
+fn list_shards(dir: &Path) -> Result<Vec<OsString>> {
+    let mut names = Vec::new();
+    for entry in fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let name = entry.map_err(|e| Error::io(dir, e))?.file_name();
+        let bytes = name.as_encoded_bytes();
+        if bytes.ends_with(b".safetensors") && !bytes.starts_with(b".") {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+impl TensorIndex {
+    /// Indexes every `*.safetensors` file in `model_dir` (sorted by file name), strictly;
+    /// cross-checks `model.safetensors.index.json` if present.
+    pub fn open(model_dir: &Path) -> Result<TensorIndex> {
+        let names = list_shards(model_dir)?;
+        if names.is_empty() {
+            return Err(Error::NoShards { path: model_dir.to_path_buf() });
+        }
+        let utf8_names: Vec<Option<String>> = names.iter().map(|n| n.to_str().map(str::to_owned)).collect();
+        let shard_paths: Vec<PathBuf> = names.iter().map(|n| model_dir.join(n)).collect();
+        let name_refs: Vec<Option<&str>> = utf8_names.iter().map(Option::as_deref).collect();
+        if let Err((site, fault)) = check_shard_numbering(&name_refs) {
+            let path = match site {
+                FaultSite::Shard(i) => shard_paths.get(i).map_or(model_dir, PathBuf::as_path),
+                FaultSite::Folder => model_dir,
+            };
+            return Err(checkpoint_error(path, fault));
+        }
+
+        let mut tensors = TensorTable::default();
+        let mut shards = Vec::with_capacity(shard_paths.len());
+        for (shard_idx, path) in shard_paths.iter().enumerate() {
+            let opened = open_shard(path)?;
+            tensors.reserve(opened.entries.len());
+            for entry in opened.entries {
+                let info = TensorInfo {
+                    name: entry.name,
+                    dtype: entry.dtype,
+                    shape: entry.shape,
+                    shard_idx,
+                    // Checked in the header: data_start + end fits in u64.
+                    offset: opened.data_start.saturating_add(entry.begin),
+                    nbytes: entry.end.saturating_sub(entry.begin),
+                };
+                if let Err((first_idx, name)) = tensors.insert(info) {
+                    // `parse_header` leaves repeats within one header to this insertion.
+                    let fault = if first_idx == shard_idx {
+                        CheckpointFault::DuplicateKey { name }
+                    } else {
+                        CheckpointFault::DuplicateAcrossShards {
+                            name,
+                            first: shard_paths.get(first_idx).cloned().unwrap_or_default(),
+                            second: path.clone(),
+                        }
+                    };
+                    return Err(checkpoint_error(path, fault));
+                }
+            }
+            shards.push(Shard { file: opened.file, file_len: opened.file_len });
+        }
+
+        if let Some((first, second)) = tensors.case_collision() {
+            let path = shard_paths.get(second.shard_idx).map_or(model_dir, PathBuf::as_path);
+            let fault = CheckpointFault::NameCaseCollision { first: first.name.clone(), second: second.name.clone() };
+            return Err(checkpoint_error(path, fault));
+        }
+        check_index_file(model_dir, &tensors, &utf8_names)?;
+        Ok(TensorIndex { dir: model_dir.to_path_buf(), shard_paths, shards, tensors })
+    }
+
+    /// The tensor called `name`, if any shard holds it.
+    pub fn get(&self, name: &str) -> Option<&TensorInfo> {
+        self.tensors.get(name)
+    }
+
+    /// Every tensor, in no particular order.
+    pub fn tensors(&self) -> impl Iterator<Item = &TensorInfo> {
+        self.tensors.iter()
+    }
+
+    /// Number of tensors.
+    pub fn len(&self) -> usize {
+        self.tensors.len()
+    }
+
+    /// True when no shard holds any tensor.
+    pub fn is_empty(&self) -> bool {
+        self.tensors.len() == 0
+    }
+
+    /// The shard files, in the order `TensorInfo::shard_idx` refers to.
+    pub fn shard_paths(&self) -> &[PathBuf] {
+        &self.shard_paths
+    }
+
+    /// Positioned read (`pread` on the shard's open `File`) of exactly `info.nbytes` bytes.
+    pub fn read(&self, info: &TensorInfo) -> Result<Vec<u8>> {
+        let (shard, path) = self.shard_of(info)?;
+        let len = usize::try_from(info.nbytes).map_err(|_| {
+            let fault = CheckpointFault::Overflow { name: info.name.clone(), what: "tensor size on this platform" };
+            checkpoint_error(path, fault)
+        })?;
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(len).map_err(|_| Error::io(path, io::Error::from(ErrorKind::OutOfMemory)))?;
+        buf.resize(len, 0);
+        read_at(shard, path, info, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Like `read`, into `buf`, whose length must equal `info.nbytes`.
+    pub fn read_into(&self, info: &TensorInfo, buf: &mut [u8]) -> Result<()> {
+        let (shard, path) = self.shard_of(info)?;
+        let actual = u64::try_from(buf.len()).unwrap_or(u64::MAX);
+        if actual != info.nbytes {
+            let fault = CheckpointFault::ReadBufferSize { name: info.name.clone(), expected: info.nbytes, actual };
+            return Err(checkpoint_error(path, fault));
+        }
+        read_at(shard, path, info, buf)
+    }
+
+    /// The shard of an `info` this index produced; anything else is refused.
+    fn shard_of(&self, info: &TensorInfo) -> Result<(&Shard, &Path)> {
+        let known = self
+            .tensors
+            .get(&info.name)
+            .filter(|k| k.shard_idx == info.shard_idx && k.offset == info.offset && k.nbytes == info.nbytes);
+        let found = known.and_then(|k| Some((self.shards.get(k.shard_idx)?, self.shard_paths.get(k.shard_idx)?)));
+        match found {
+            Some((shard, path)) => Ok((shard, path.as_path())),
+            None => {
+                let fault = CheckpointFault::TensorNotInIndex { name: info.name.clone() };
+                Err(checkpoint_error(&self.dir, fault))
+            }
+        }
+    }
+}
+
+/// Reads `buf.len()` bytes at `info.offset`; a short read becomes `ShardChangedAfterOpen`.
+/// Zero-size tensors never touch the file (ST-17).
+fn read_at(shard: &Shard, path: &Path, info: &TensorInfo, buf: &mut [u8]) -> Result<()> {
+    if buf.is_empty() {
+        return Ok(());
+    }
+    match shard.file.read_exact_at(buf, info.offset) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::UnexpectedEof => {
+            let now = shard.file.metadata().map_err(|e| Error::io(path, e))?.len();
+            if now < shard.file_len {
+                let fault = CheckpointFault::ShardChangedAfterOpen { expected_len: shard.file_len, file_len: now };
+                Err(checkpoint_error(path, fault))
+            } else {
+                Err(Error::io(path, e))
+            }
+        }
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
