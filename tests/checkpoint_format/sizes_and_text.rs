@@ -1,0 +1,173 @@
+//! ST-01..ST-05, ST-16: sizes before any allocation, and the header text.
+
+use super::*;
+
+// ------------------------------------------------------------------------------------------
+// ST-01..ST-04: sizes, before any allocation.
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn st_01_empty_file_is_too_small() {
+    assert_fault!(try_shard(&[]), SHARD, CheckpointFault::TooSmall { file_len: 0 });
+}
+
+#[test]
+fn st_01_seven_byte_file_is_too_small() {
+    assert_fault!(try_shard(&[1; 7]), SHARD, CheckpointFault::TooSmall { file_len: 7 });
+}
+
+#[test]
+fn st_02_header_length_past_eof_is_refused() {
+    let bytes = file_with_len(100, b"{}", &[]);
+    assert_fault!(try_shard(&bytes), SHARD, CheckpointFault::HeaderPastEof { header_len: 100, file_len: 10 });
+}
+
+#[test]
+fn st_02_header_length_u64_max_and_2_pow_63_are_refused_without_allocating() {
+    for claim in [u64::MAX, 1 << 63, (1 << 63) - 1] {
+        let start = Instant::now();
+        let bytes = file_with_len(claim, b"{}", &[]);
+        assert_fault!(
+            try_shard(&bytes),
+            SHARD,
+            CheckpointFault::HeaderPastEof { header_len, .. } if *header_len == claim
+        );
+        assert!(start.elapsed() < Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn st_03_header_claim_over_16_mib_is_refused_fast_without_allocating() {
+    // A 64 GiB sparse file whose header claims all of it: reading or zero-filling the claim
+    // would take seconds and gigabytes; the cap must refuse it from the 8-byte prefix alone.
+    let dir = TempDir::new();
+    let path = dir.write(SHARD, &file_with_len((64 << 30) - 8, b"{", &[]));
+    let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(64 << 30).unwrap();
+    drop(file);
+    let start = Instant::now();
+    let result = TensorIndex::open(dir.path());
+    let took = start.elapsed();
+    assert_fault!(
+        result,
+        SHARD,
+        CheckpointFault::HeaderTooLarge {
+            header_len,
+            max: 16777216
+        } if *header_len == (64 << 30) - 8
+    );
+    assert!(took < Duration::from_millis(100), "took {took:?}");
+}
+
+#[test]
+fn st_03_header_one_byte_over_the_cap_is_refused() {
+    let dir = TempDir::new();
+    let claim = (16 << 20) + 1;
+    let path = dir.write(SHARD, &file_with_len(claim, b"{}", &[]));
+    let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(8 + claim).unwrap();
+    drop(file);
+    assert_fault!(
+        TensorIndex::open(dir.path()),
+        SHARD,
+        CheckpointFault::HeaderTooLarge { header_len, .. } if *header_len == claim
+    );
+}
+
+#[test]
+fn st_04_huge_header_of_empty_tensors_is_refused_fast() {
+    // ~20 MiB of genuine zero-size entries (the reference parser spends seconds on these).
+    let mut header = String::from("{");
+    let mut i = 0u64;
+    while header.len() < 20 << 20 {
+        if i > 0 {
+            header.push(',');
+        }
+        header.push_str(&e(&format!("e{i}"), "U8", &[0], 0, 0));
+        i += 1;
+    }
+    header.push('}');
+    let dir = TempDir::new();
+    dir.write(SHARD, &file_bytes(header.as_bytes(), &[]));
+    let start = Instant::now();
+    let result = TensorIndex::open(dir.path());
+    let took = start.elapsed();
+    assert_fault!(result, SHARD, CheckpointFault::HeaderTooLarge { .. });
+    assert!(took < Duration::from_millis(100), "took {took:?}");
+}
+
+#[test]
+fn zero_header_length_is_header_empty() {
+    assert_fault!(try_shard(&file_with_len(0, b"", &[])), SHARD, CheckpointFault::HeaderEmpty);
+}
+
+// ------------------------------------------------------------------------------------------
+// ST-05, ST-16: header text.
+// ------------------------------------------------------------------------------------------
+
+#[test]
+fn st_05_header_not_utf8_names_the_offset() {
+    let header = b"{\"a\xff\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}";
+    assert_fault!(try_shard(&file_bytes(header, &[])), SHARD, CheckpointFault::NotUtf8 { offset: 11 });
+}
+
+#[test]
+fn st_05_byte_order_mark_is_refused() {
+    let (header, data) = one_u8_tensor();
+    let mut bytes = vec![0xEF, 0xBB, 0xBF];
+    bytes.extend_from_slice(header.as_bytes());
+    assert_fault!(try_shard(&file_bytes(&bytes, &data)), SHARD, CheckpointFault::ByteOrderMark);
+}
+
+#[test]
+fn st_05_lone_surrogate_escape_is_refused() {
+    let header = r#"{"a\ud800":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}"#;
+    assert_fault!(try_header(header, &[]), SHARD, CheckpointFault::JsonSyntax { .. });
+}
+
+#[test]
+fn st_05_header_that_is_not_an_object_is_refused() {
+    for (text, first) in [("[]", b'['), ("\"x\"", b'"'), ("12", b'1'), ("null", b'n')] {
+        assert_fault!(
+            try_header(text, &[]),
+            SHARD,
+            CheckpointFault::NotAnObject { first_byte } if *first_byte == first
+        );
+    }
+}
+
+#[test]
+fn st_05_malformed_json_is_json_syntax() {
+    for text in [r#"{"a":"#, r#"{"a" {}}"#, r#"{"a":{"dtype":"U8",}}"#, "{"] {
+        assert_fault!(try_header(text, &[]), SHARD, CheckpointFault::JsonSyntax { .. });
+    }
+}
+
+#[test]
+fn st_16_leading_whitespace_is_refused() {
+    let (header, data) = one_u8_tensor();
+    for pad in [" ", "\n", "\t"] {
+        assert_fault!(try_header(&format!("{pad}{header}"), &data), SHARD, CheckpointFault::LeadingWhitespace { .. });
+    }
+}
+
+#[test]
+fn st_16_nul_after_the_object_is_trailing_junk() {
+    let (header, data) = one_u8_tensor();
+    let mut bytes = header.clone().into_bytes();
+    bytes.extend_from_slice(b"  \0 ");
+    let offset = 8 + header.len() as u64 + 2;
+    assert_fault!(
+        try_shard(&file_bytes(&bytes, &data)),
+        SHARD,
+        CheckpointFault::TrailingJunk { offset: o, byte: 0 } if *o == offset
+    );
+}
+
+#[test]
+fn st_16_other_junk_after_the_object_is_refused() {
+    let (header, data) = one_u8_tensor();
+    for junk in ["x", "\n", "  }", "{}", "\t"] {
+        assert_fault!(try_header(&format!("{header}{junk}"), &data), SHARD, CheckpointFault::TrailingJunk { .. });
+    }
+}
