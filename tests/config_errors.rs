@@ -212,3 +212,44 @@ fn oversized_config_file_is_refused_before_parsing() {
         other => panic!("expected a directory to be refused, got {other:?}"),
     }
 }
+
+/// The released K3 values (spec §2.2) in the nested form: 93 layers, MLA at the one-based
+/// multiples of 4 plus 93, so zero-based 3, 7, …, 91 and 92.
+#[test]
+fn released_k3_config_gives_the_published_layer_map() {
+    let mut v = base("tiny-mxfp4");
+    let full: Vec<u32> = (1..=23).map(|i| 4 * i).chain([93]).collect();
+    let kda: Vec<u32> = (1..=93).filter(|i| !full.contains(i)).collect();
+    for (key, value) in [
+        ("hidden_size", json!(7168)),
+        ("num_hidden_layers", json!(93)),
+        ("vocab_size", json!(163_840)),
+        ("num_attention_heads", json!(96)),
+        ("q_lora_rank", json!(1536)),
+        ("kv_lora_rank", json!(512)),
+        ("qk_nope_head_dim", json!(128)),
+        ("qk_rope_head_dim", json!(64)),
+        ("v_head_dim", json!(128)),
+        ("num_experts", json!(896)),
+        ("num_experts_per_token", json!(16)),
+        ("routed_expert_hidden_size", json!(3584)),
+        ("moe_intermediate_size", json!(3072)),
+        ("intermediate_size", json!(33_792)),
+        ("attn_res_block_size", json!(12)),
+    ] {
+        v["text_config"][key] = value;
+    }
+    let lin = &mut v["text_config"]["linear_attn_config"];
+    lin["num_heads"] = json!(96);
+    lin["head_dim"] = json!(128);
+    lin["full_attn_layers"] = json!(full);
+    lin["kda_layers"] = json!(kda);
+    let cfg = parse(&v).unwrap();
+    let map = cfg.layer_map();
+    assert_eq!(map.len(), 93);
+    assert_eq!(map.matches('M').count(), 24);
+    assert!(map.starts_with("KKKMKKKM") && map.ends_with("KKKMM"), "{map}");
+    let boundaries: Vec<usize> = (0..93).filter(|&l| cfg.is_block_boundary(l)).collect();
+    assert_eq!(boundaries, vec![0, 12, 24, 36, 48, 60, 72, 84]);
+    assert_eq!((cfg.moe.shared_intermediate(), cfg.mla.qk_head_dim()), (6144, 192));
+}
