@@ -11,3 +11,4 @@ mod kernels_twins;
 mod layers;
 mod mxfp4_released;
 mod ops;
+mod tokenizer;

@@ -13,16 +13,22 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Generate tokens after a prompt.
+    /// Generate tokens after a prompt (raw continuation, no chat template).
     Run(RunArgs),
     /// One teacher-forced pass: the arg-max (and optionally logits) at every position.
     Score(ScoreArgs),
+    /// Text to token ids with the model folder's tokenizer files.
+    Tokenize(TokenizeArgs),
+    /// Token ids to text with the model folder's tokenizer files.
+    Detokenize(DetokenizeArgs),
+    /// Interactive chat (XTML template, multi-turn, state kept between turns).
+    Chat(ChatArgs),
 }
 
 /// Options shared by every command that loads a model.
 #[derive(Args, Debug)]
 pub struct ModelArgs {
-    /// Model folder: config.json plus *.safetensors shards.
+    /// Model folder: config.json plus *.safetensors shards (and tokenizer files).
     #[arg(long)]
     pub model: PathBuf,
     /// Kernel threads (default: all cores). Results are identical for every value.
@@ -30,22 +36,9 @@ pub struct ModelArgs {
     pub threads: Option<usize>,
 }
 
+/// How tokens are chosen.
 #[derive(Args, Debug)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub model: ModelArgs,
-    /// Prompt token ids, comma-separated.
-    #[arg(long, group = "input", value_name = "CSV")]
-    pub ids: Option<String>,
-    /// Prompt text (needs the model's tokenizer files).
-    #[arg(long, group = "input")]
-    pub prompt: Option<String>,
-    /// File holding the prompt text.
-    #[arg(long, group = "input")]
-    pub prompt_file: Option<PathBuf>,
-    /// Tokens to generate.
-    #[arg(long, value_name = "N")]
-    pub gen: usize,
+pub struct SamplingArgs {
     /// Greedy decoding (the default).
     #[arg(long, conflicts_with_all = ["temperature", "top_p", "seed"])]
     pub greedy: bool,
@@ -58,6 +51,26 @@ pub struct RunArgs {
     /// RNG seed for sampling (default 0).
     #[arg(long, requires = "temperature")]
     pub seed: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Prompt token ids, comma-separated.
+    #[arg(long, group = "input", value_name = "CSV")]
+    pub ids: Option<String>,
+    /// Prompt text (tokenised with the model folder's tokenizer files).
+    #[arg(long, group = "input")]
+    pub prompt: Option<String>,
+    /// File holding the prompt text.
+    #[arg(long, group = "input")]
+    pub prompt_file: Option<PathBuf>,
+    /// Tokens to generate.
+    #[arg(long, value_name = "N")]
+    pub gen: usize,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
     /// Token ids that end generation, comma-separated.
     #[arg(long, value_name = "CSV")]
     pub stop_ids: Option<String>,
@@ -85,4 +98,50 @@ pub struct ScoreArgs {
     /// Write every position's logits, `[n × vocab]` little-endian f32.
     #[arg(long, value_name = "FILE")]
     pub dump_logits: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct TokenizeArgs {
+    /// Folder holding tiktoken.model and tokenizer_config.json (no weights needed).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The text; added-token strings in it become their ids.
+    #[arg(long, group = "source", required = true)]
+    pub text: Option<String>,
+    /// A file holding the text (UTF-8).
+    #[arg(long, group = "source", required = true)]
+    pub text_file: Option<PathBuf>,
+    /// Print `{"ids": [...]}`.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DetokenizeArgs {
+    /// Folder holding tiktoken.model and tokenizer_config.json (no weights needed).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Token ids, comma-separated.
+    #[arg(long, value_name = "CSV")]
+    pub ids: String,
+    /// Print `{"text": ..., "bytes": [...]}` (bytes as given, even when not valid UTF-8).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// System prompt for the conversation (`/system TEXT` changes it).
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Thinking mode: the reply starts in the think channel.
+    #[arg(long)]
+    pub thinking: bool,
+    /// Largest reply, in tokens.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_tokens: usize,
+    #[command(flatten)]
+    pub sampling: SamplingArgs,
 }

@@ -77,6 +77,19 @@ pub enum Error {
     #[error("sequence of {requested} positions exceeds the context limit of {limit}")]
     ContextLimit { requested: usize, limit: usize },
 
+    /// A tokenizer file (`tiktoken.model`, `tokenizer_config.json`) is unusable.
+    #[error("{}{}: {reason}", path.display(), line.map(|l| format!(" line {l}")).unwrap_or_default())]
+    Tokenizer {
+        path: PathBuf,
+        /// One-based line of `tiktoken.model`, when the fault is on a line.
+        line: Option<usize>,
+        reason: String,
+    },
+
+    /// A chat template failed to render.
+    #[error("chat template: {reason}")]
+    Template { reason: String },
+
     /// The work was rejected because it would need more tokens than given (e.g. empty prompt).
     #[error("{what} is empty")]
     Empty { what: &'static str },

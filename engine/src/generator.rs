@@ -64,6 +64,10 @@ pub enum FinishReason {
 #[derive(Debug, Clone)]
 pub struct Generation {
     pub generated: Vec<u32>,
+    /// Positions computed by the first forward pass of this call: the session tokens the
+    /// carried state had not yet consumed (the new prompt, plus the previous call's last
+    /// generated token). A multi-turn chat shows here that only the new turn was prefilled.
+    pub n_prefilled: usize,
     pub finish: FinishReason,
     /// Time until the first token's logits were ready.
     pub prefill_time: Duration,
@@ -81,6 +85,12 @@ impl Session {
     pub fn tokens(&self) -> &[u32] {
         &self.tokens
     }
+    /// Forgets everything: tokens and carried state.
+    pub fn clear(&mut self) {
+        self.tokens.clear();
+        self.state.reset();
+    }
+
     /// Positions already folded into the carried state.
     pub fn n_cached_positions(&self) -> usize {
         self.state.n_positions()
@@ -145,9 +155,17 @@ impl Engine {
         let mut prefill_time = Duration::ZERO;
         let mut step_start = start;
         if params.max_new_tokens == 0 {
+            let n_prefilled = session.tokens.len().saturating_sub(1).saturating_sub(session.state.n_positions());
             let finish = self.prefill_pending(session, cancel)?;
-            return Ok(Generation { generated, finish, prefill_time: start.elapsed(), total_time: start.elapsed() });
+            let elapsed = start.elapsed();
+            return Ok(Generation { generated, finish, n_prefilled, prefill_time: elapsed, total_time: elapsed });
         }
+        let n_prefilled = match params.mode {
+            DecodeMode::Incremental if session.state.n_positions() <= session.tokens.len() => {
+                session.tokens.len() - session.state.n_positions()
+            }
+            _ => session.tokens.len(),
+        };
         let finish = loop {
             if generated.len() == params.max_new_tokens {
                 break FinishReason::Length;
@@ -168,7 +186,7 @@ impl Engine {
                 break FinishReason::Stop;
             }
         };
-        Ok(Generation { generated, finish, prefill_time, total_time: start.elapsed() })
+        Ok(Generation { generated, finish, n_prefilled, prefill_time, total_time: start.elapsed() })
     }
 
     /// Folds every session token but the last into the state (the last stays pending so

@@ -12,6 +12,7 @@
 //!   never a silently substituted default or skipped expert.
 //! * No architecture constants: every size comes from `config.json`.
 
+pub mod chat;
 pub mod config;
 pub mod error;
 pub mod events;
@@ -21,6 +22,7 @@ mod json;
 pub mod kernels;
 pub mod model;
 pub mod sampling;
+pub mod tokenizer;
 
 pub use config::{LayerKind, ModelConfig};
 pub use error::{Error, Result};

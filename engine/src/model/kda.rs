@@ -84,6 +84,15 @@ impl KdaState {
     }
 }
 
+impl KdaState {
+    /// Zeroes the state and the histories (a new sequence).
+    pub fn clear(&mut self) {
+        for v in [&mut self.s, &mut self.q_hist, &mut self.k_hist, &mut self.v_hist] {
+            v.fill(0.0);
+        }
+    }
+}
+
 /// Causal depthwise conv + SiLU of one token's `x` (`[C]`), updating `hist` (`[C][K-1]`).
 pub fn short_conv_step(x: &mut [f32], taps: &[f32], hist: &mut [f32], kernel: usize) {
     let back = kernel - 1;

@@ -33,6 +33,17 @@ impl SequenceState {
         SequenceState { layers, n_positions: 0 }
     }
 
+    /// Back to no positions, keeping the allocations' shapes.
+    pub fn reset(&mut self) {
+        for layer in &mut self.layers {
+            match layer {
+                LayerMemory::Kda(s) => s.clear(),
+                LayerMemory::Mla(c) => *c = MlaCache::default(),
+            }
+        }
+        self.n_positions = 0;
+    }
+
     /// Positions processed so far.
     pub fn n_positions(&self) -> usize {
         self.n_positions

@@ -1,0 +1,84 @@
+//! One function per subcommand: parse inputs, make one library call, print the result.
+
+mod chat;
+mod run;
+mod text;
+
+use std::path::Path;
+
+use k3_engine::tokenizer::Tokenizer;
+use k3_engine::{Engine, EngineOptions, Sampling};
+
+use crate::args::{Cli, Command, ModelArgs, SamplingArgs};
+
+/// A failure with its exit status.
+pub struct Failure {
+    pub exit_code: u8,
+    pub message: String,
+}
+
+impl From<k3_engine::Error> for Failure {
+    fn from(e: k3_engine::Error) -> Self {
+        Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: e.to_string() }
+    }
+}
+
+pub fn input_error(message: String) -> Failure {
+    Failure { exit_code: 2, message }
+}
+
+pub fn runtime_error(message: String) -> Failure {
+    Failure { exit_code: 1, message }
+}
+
+pub fn dispatch(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Score(args) => run::score(args),
+        Command::Tokenize(args) => text::tokenize(args),
+        Command::Detokenize(args) => text::detokenize(args),
+        Command::Chat(args) => chat::chat(args),
+    }
+}
+
+fn require_dir(flag: &str, dir: &Path) -> Result<(), Failure> {
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(input_error(format!("{flag} {}: not a folder", dir.display())))
+    }
+}
+
+fn load_engine(args: &ModelArgs) -> Result<Engine, Failure> {
+    require_dir("--model", &args.model)?;
+    Ok(Engine::load(&EngineOptions { model_dir: args.model.clone(), threads: args.threads })?)
+}
+
+fn load_tokenizer(dir: &Path) -> Result<Tokenizer, Failure> {
+    require_dir("--model", dir)?;
+    Ok(Tokenizer::load(dir)?)
+}
+
+/// Parses `1,2,3` for flag `flag`.
+fn parse_ids(flag: &str, csv: &str) -> Result<Vec<u32>, Failure> {
+    csv.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<u32>().map_err(|_| input_error(format!("{flag}: `{s}` is not a token id"))))
+        .collect()
+}
+
+fn sampling(args: &SamplingArgs) -> Sampling {
+    match args.temperature {
+        Some(temperature) => {
+            Sampling::TopP { temperature, top_p: args.top_p.unwrap_or(1.0), seed: args.seed.unwrap_or(0) }
+        }
+        None => Sampling::Greedy,
+    }
+}
+
+/// Reads a UTF-8 text file for flag `flag`.
+fn read_text(flag: &str, path: &Path) -> Result<String, Failure> {
+    let bytes = std::fs::read(path).map_err(|e| input_error(format!("{flag} {}: {e}", path.display())))?;
+    String::from_utf8(bytes).map_err(|e| input_error(format!("{flag} {}: not UTF-8 ({e})", path.display())))
+}

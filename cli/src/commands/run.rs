@@ -1,0 +1,135 @@
+//! `k3 run` (raw continuation) and `k3 score` (teacher forcing).
+
+use std::io::Write;
+use std::path::Path;
+
+use k3_engine::tokenizer::{StreamDecoder, Tokenizer};
+use k3_engine::{CancelToken, DecodeMode, EventSink, GenerateParams, TokenEvent};
+use serde_json::json;
+
+use super::{input_error, load_engine, load_tokenizer, parse_ids, read_text, runtime_error, sampling, Failure};
+use crate::args::{RunArgs, ScoreArgs};
+
+/// The prompt ids, and the tokenizer when the prompt was text.
+fn prompt(args: &RunArgs) -> Result<(Vec<u32>, Option<Tokenizer>), Failure> {
+    let text = match (&args.ids, &args.prompt, &args.prompt_file) {
+        (Some(csv), _, _) => return Ok((parse_ids("--ids", csv)?, None)),
+        (None, Some(text), _) => text.clone(),
+        (None, None, Some(path)) => read_text("--prompt-file", path)?,
+        (None, None, None) => return Err(input_error("one of --ids, --prompt or --prompt-file is required".into())),
+    };
+    let tokenizer = load_tokenizer(&args.model.model)?;
+    Ok((tokenizer.encode(&text), Some(tokenizer)))
+}
+
+/// Collects logits for `--dump-logits` and echoes tokens (as text when a tokenizer is
+/// loaded) in text mode.
+struct RunSink<'a> {
+    keep_logits: bool,
+    logits: Vec<f32>,
+    echo: bool,
+    text: Option<(&'a Tokenizer, StreamDecoder)>,
+}
+
+impl EventSink for RunSink<'_> {
+    fn token(&mut self, event: &TokenEvent<'_>) {
+        if self.keep_logits {
+            self.logits.extend_from_slice(event.logits);
+        }
+        if !self.echo {
+            return;
+        }
+        match &mut self.text {
+            Some((tok, stream)) => print!("{}", stream.push(tok.token_bytes(event.id).unwrap_or_default())),
+            None => print!("{}{}", if event.index == 0 { "" } else { "," }, event.id),
+        }
+        let _ = std::io::stdout().flush();
+    }
+}
+
+pub fn run(args: RunArgs) -> Result<(), Failure> {
+    let (prompt, tokenizer) = prompt(&args)?;
+    let stop_ids = match &args.stop_ids {
+        Some(csv) => parse_ids("--stop-ids", csv)?,
+        None => Vec::new(),
+    };
+    let engine = load_engine(&args.model)?;
+    let params = GenerateParams {
+        max_new_tokens: args.gen,
+        sampling: sampling(&args.sampling),
+        stop_ids,
+        mode: if args.full_recompute { DecodeMode::FullRecompute } else { DecodeMode::Incremental },
+    };
+    let mut sink = RunSink {
+        keep_logits: args.dump_logits.is_some(),
+        logits: Vec::new(),
+        echo: !args.json,
+        text: tokenizer.as_ref().map(|t| (t, StreamDecoder::new())),
+    };
+    let mut session = engine.new_session();
+    let out = engine.generate(&mut session, &prompt, &params, &CancelToken::new(), &mut sink)?;
+    if let Some((_, stream)) = &mut sink.text {
+        print!("{}", stream.finish());
+    }
+    if let Some(path) = &args.dump_logits {
+        write_f32_file(path, &sink.logits)?;
+    }
+    let n_gen = out.generated.len().max(1) as f64;
+    if args.json {
+        let mut obj = json!({
+            "prompt_ids": prompt,
+            "generated_ids": out.generated,
+            "finish_reason": format!("{:?}", out.finish).to_lowercase(),
+            "mode": if args.full_recompute { "full_recompute" } else { "incremental" },
+            "prefill_seconds": out.prefill_time.as_secs_f64(),
+            "total_seconds": out.total_time.as_secs_f64(),
+            "seconds_per_token": out.total_time.as_secs_f64() / n_gen,
+        });
+        if let Some(tok) = &tokenizer {
+            obj["text"] = json!(tok.decode(&out.generated)?);
+        }
+        println!("{obj}");
+    } else {
+        println!();
+        eprintln!(
+            "{} tokens, {:?}, {:.3} s total, {:.3} s/token",
+            out.generated.len(),
+            out.finish,
+            out.total_time.as_secs_f64(),
+            out.total_time.as_secs_f64() / n_gen
+        );
+    }
+    Ok(())
+}
+
+pub fn score(args: ScoreArgs) -> Result<(), Failure> {
+    let ids = parse_ids("--ids", &args.ids)?;
+    if ids.is_empty() {
+        return Err(input_error("--ids: at least one token id is required".into()));
+    }
+    let engine = load_engine(&args.model)?;
+    let vocab = engine.config().vocab_size;
+    let logits =
+        engine.score(&ids, &CancelToken::new(), None)?.ok_or_else(|| runtime_error("scoring was cancelled".into()))?;
+    let argmax: Vec<u32> = logits.chunks(vocab).map(k3_engine::sampling::argmax).collect();
+    if let Some(path) = &args.dump_logits {
+        write_f32_file(path, &logits)?;
+    }
+    if args.json {
+        println!("{}", json!({ "ids": ids, "argmax": argmax, "vocab_size": vocab }));
+    } else {
+        println!("{}", argmax.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
+    }
+    Ok(())
+}
+
+/// Writes little-endian f32 values to `path` via a temporary file and a rename, so a
+/// failure never leaves a half-written dump under the requested name.
+fn write_f32_file(path: &Path, values: &[f32]) -> Result<(), Failure> {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.partial"));
+    let fail = |e: std::io::Error| runtime_error(format!("writing {}: {e}", path.display()));
+    std::fs::write(&tmp, &bytes).map_err(fail)?;
+    std::fs::rename(&tmp, path).map_err(fail)
+}

@@ -1,0 +1,13 @@
+//! Conversations: the XTML chat template and multi-turn chat sessions.
+//!
+//! Owns: rendering messages the way K3 was trained to read them ([`template`]) and a
+//! [`ChatSession`] that keeps the engine state of earlier turns so a new user message is
+//! prefilled alone ([`session`]).
+//! Must not: re-tokenise history that the engine already holds: the session's tokens are
+//! the truth, rendered text only tells what to append.
+
+pub mod session;
+pub mod template;
+
+pub use session::{ChatReply, ChatSession};
+pub use template::{ChatMessage, ChatMode, ChatTemplate, Role};

@@ -1,0 +1,140 @@
+//! Multi-turn chat over one engine [`Session`]: each turn prefills only what is new.
+//!
+//! Owns: the conversation (system prompt + messages), the text the engine session holds
+//! (`fed_text`, the decoded session tokens), and turning a new user message into the
+//! tokens to append: render the whole conversation, and when it extends `fed_text`,
+//! encode and feed only the extension; otherwise (a template that renders history
+//! differently than it was generated) clear the session and prefill everything.
+//! Must not: re-encode text the engine already consumed (tokens are the truth).
+//! Easy to break: the assistant message is stored as the reply's text minus the closing
+//! markers, so rendering it again reproduces exactly what was generated followed by the
+//! close (a reply cut short by the token limit is closed in the next turn's delta).
+
+use crate::chat::template::{ChatMessage, ChatMode, ChatTemplate, Role, ASSISTANT_CLOSE};
+use crate::error::Result;
+use crate::events::{CancelToken, EventSink};
+use crate::generator::{Engine, GenerateParams, Generation, Session};
+use crate::tokenizer::Tokenizer;
+
+/// The outcome of one turn.
+#[derive(Debug, Clone)]
+pub struct ChatReply {
+    /// The reply text (the response channel, closing markers removed).
+    pub text: String,
+    pub generation: Generation,
+    /// True when the turn reused the engine state of earlier turns.
+    pub reused_history: bool,
+}
+
+/// A conversation with carried engine state.
+pub struct ChatSession {
+    session: Session,
+    system: Option<String>,
+    messages: Vec<ChatMessage>,
+    mode: ChatMode,
+    template: ChatTemplate,
+    /// The text equivalent of every token in `session` (special tokens as their strings).
+    fed_text: String,
+}
+
+impl ChatSession {
+    pub fn new(engine: &Engine, template: ChatTemplate, mode: ChatMode, system: Option<String>) -> Self {
+        ChatSession {
+            session: engine.new_session(),
+            system,
+            messages: Vec::new(),
+            mode,
+            template,
+            fed_text: String::new(),
+        }
+    }
+
+    /// Forgets the conversation (the system prompt stays).
+    pub fn reset(&mut self) {
+        self.session.clear();
+        self.messages.clear();
+        self.fed_text.clear();
+    }
+
+    /// Replaces the system prompt; the conversation starts over.
+    pub fn set_system(&mut self, system: Option<String>) {
+        self.system = system;
+        self.reset();
+    }
+
+    pub fn system(&self) -> Option<&str> {
+        self.system.as_deref()
+    }
+
+    pub fn messages(&self) -> &[ChatMessage] {
+        &self.messages
+    }
+
+    /// Every token the engine session holds (prompts and replies).
+    pub fn tokens(&self) -> &[u32] {
+        self.session.tokens()
+    }
+
+    fn conversation(&self, extra: Option<&ChatMessage>) -> Vec<ChatMessage> {
+        let system = self.system.iter().map(|s| ChatMessage::new(Role::System, s.clone()));
+        system.chain(self.messages.iter().cloned()).chain(extra.cloned()).collect()
+    }
+
+    /// Sends a user message and generates the reply. `params.stop_ids` gets the
+    /// tokenizer's end-of-message id added.
+    pub fn send(
+        &mut self,
+        engine: &Engine,
+        tokenizer: &Tokenizer,
+        user_text: &str,
+        params: &GenerateParams,
+        cancel: &CancelToken,
+        sink: &mut dyn EventSink,
+    ) -> Result<ChatReply> {
+        let user = ChatMessage::new(Role::User, user_text);
+        let full = self.template.render(&self.conversation(Some(&user)), self.mode, true)?;
+        let reused_history = !self.fed_text.is_empty() && full.starts_with(&self.fed_text);
+        let new_text = if reused_history {
+            &full[self.fed_text.len()..]
+        } else {
+            self.session.clear();
+            self.fed_text.clear();
+            &full[..]
+        };
+        let prompt = tokenizer.encode(new_text);
+        let mut params = params.clone();
+        if let Some(eos) = tokenizer.eos_id() {
+            if !params.stop_ids.contains(&eos) {
+                params.stop_ids.push(eos);
+            }
+        }
+        let generation = engine.generate(&mut self.session, &prompt, &params, cancel, sink)?;
+        let reply_raw = tokenizer.decode(&generation.generated)?;
+        self.fed_text.push_str(new_text);
+        self.fed_text.push_str(&reply_raw);
+        let reply = parse_reply(&reply_raw, self.mode);
+        let text = reply.content.clone();
+        self.messages.push(user);
+        self.messages.push(reply);
+        Ok(ChatReply { text, generation, reused_history })
+    }
+}
+
+/// Marker between the think and response channels of a thinking-mode reply.
+const THINK_TO_RESPONSE: &str = "<|close|>think<|sep|><|open|>response<|sep|>";
+
+/// Splits generated text (after the generation prompt) into the assistant message it
+/// renders back to: thinking-mode replies carry the think channel first.
+fn parse_reply(raw: &str, mode: ChatMode) -> ChatMessage {
+    let body = raw.strip_suffix(ASSISTANT_CLOSE).unwrap_or(raw);
+    match mode {
+        ChatMode::Thinking => match body.split_once(THINK_TO_RESPONSE) {
+            Some((think, content)) => {
+                ChatMessage { role: Role::Assistant, content: content.to_string(), think: Some(think.to_string()) }
+            }
+            // Cut short while thinking: everything so far is the think channel.
+            None => ChatMessage { role: Role::Assistant, content: String::new(), think: Some(body.to_string()) },
+        },
+        ChatMode::Instruct => ChatMessage::new(Role::Assistant, body),
+    }
+}

@@ -1,0 +1,186 @@
+//! `Tokenizer`: encode text to ids and decode ids to bytes with the released files.
+//!
+//! Owns: added-token matching (spec §12.3: earliest position, longest string first at a
+//! position), the ordinary rank-BPE between them (delegated to `tiktoken-rs`'s
+//! `CoreBPE`, the Rust port of the reference `tiktoken` core, with the Kimi pattern), and
+//! decoding.
+//! Must not: let `CoreBPE` match special tokens itself: its alternation picks by hash-map
+//! order, not by the longest string.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use tiktoken_rs::CoreBPE;
+
+use crate::error::{Error, Result};
+use crate::tokenizer::files::{self, AddedToken};
+use crate::tokenizer::pattern::kimi_pattern;
+
+/// A loaded tokenizer.
+pub struct Tokenizer {
+    bpe: CoreBPE,
+    /// `rank → bytes`.
+    rank_bytes: Vec<Vec<u8>>,
+    /// Added tokens by id.
+    added_by_id: HashMap<u32, String>,
+    /// Added tokens grouped by first byte, longest first (for matching in text).
+    added_by_first_byte: HashMap<u8, Vec<(String, u32)>>,
+    added_by_content: HashMap<String, u32>,
+    bos_id: Option<u32>,
+    eos_id: Option<u32>,
+    chat_template: Option<String>,
+    vocab_size: usize,
+}
+
+impl Tokenizer {
+    /// Loads `tiktoken.model` and `tokenizer_config.json` from `model_dir`.
+    pub fn load(model_dir: &Path) -> Result<Tokenizer> {
+        let (ranks_path, config_path) = files::paths(model_dir);
+        let ranks = files::read_ranks(&ranks_path)?;
+        let config = files::read_config(&config_path, &ranks)?;
+        let lookup = |name: &Option<String>, key: &str| -> Result<Option<u32>> {
+            match name {
+                None => Ok(None),
+                Some(n) => {
+                    config.added.iter().find(|t| &t.content == n).map(|t| Some(t.id)).ok_or_else(|| Error::Tokenizer {
+                        path: config_path.clone(),
+                        line: None,
+                        reason: format!("`{key}` {n:?} is not one of the added tokens"),
+                    })
+                }
+            }
+        };
+        let bos_id = lookup(&config.bos_token, "bos_token")?;
+        let eos_id = lookup(&config.eos_token, "eos_token")?;
+        let map = ranks.bytes_of.iter().enumerate().map(|(r, b)| (b.clone(), r as u32)).collect();
+        let bpe = CoreBPE::new(map, Default::default(), &kimi_pattern()).map_err(|e| Error::Tokenizer {
+            path: ranks_path.clone(),
+            line: None,
+            reason: format!("building the BPE: {e}"),
+        })?;
+        let max_added = config.added.iter().map(|t| t.id as usize + 1).max().unwrap_or(0);
+        let vocab_size = ranks.bytes_of.len().max(max_added);
+        Ok(Tokenizer {
+            bpe,
+            added_by_first_byte: group_by_first_byte(&config.added),
+            added_by_id: config.added.iter().map(|t| (t.id, t.content.clone())).collect(),
+            added_by_content: config.added.iter().map(|t| (t.content.clone(), t.id)).collect(),
+            rank_bytes: ranks.bytes_of,
+            bos_id,
+            eos_id,
+            chat_template: config.chat_template,
+            vocab_size,
+        })
+    }
+
+    /// Ids `0..vocab_size` cover every rank and added token.
+    pub fn vocab_size(&self) -> usize {
+        self.vocab_size
+    }
+
+    pub fn bos_id(&self) -> Option<u32> {
+        self.bos_id
+    }
+
+    /// The end-of-sequence id named by `eos_token` in the config.
+    pub fn eos_id(&self) -> Option<u32> {
+        self.eos_id
+    }
+
+    /// The id of an added token by its text (e.g. `<|end_of_msg|>`).
+    pub fn added_id(&self, content: &str) -> Option<u32> {
+        self.added_by_content.get(content).copied()
+    }
+
+    /// The checkpoint's own Jinja chat template, if `tokenizer_config.json` has one.
+    pub fn chat_template(&self) -> Option<&str> {
+        self.chat_template.as_deref()
+    }
+
+    /// Encodes `text`; added-token strings in it become their ids.
+    pub fn encode(&self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        let mut plain_start = 0;
+        let mut i = 0;
+        let bytes = text.as_bytes();
+        while i < bytes.len() {
+            if let Some((len, id)) = self.added_at(&text[i..]) {
+                ids.extend(self.bpe.encode_ordinary(&text[plain_start..i]));
+                ids.push(id);
+                i += len;
+                plain_start = i;
+            } else {
+                i += utf8_len(bytes[i]);
+            }
+        }
+        ids.extend(self.bpe.encode_ordinary(&text[plain_start..]));
+        ids
+    }
+
+    /// Encodes `text` with no added-token matching (the strings stay ordinary text).
+    pub fn encode_ordinary(&self, text: &str) -> Vec<u32> {
+        self.bpe.encode_ordinary(text)
+    }
+
+    /// The longest added token that `rest` starts with: `(byte length, id)`.
+    fn added_at(&self, rest: &str) -> Option<(usize, u32)> {
+        let first = *rest.as_bytes().first()?;
+        self.added_by_first_byte
+            .get(&first)?
+            .iter()
+            .find(|(content, _)| rest.starts_with(content.as_str()))
+            .map(|(content, id)| (content.len(), *id))
+    }
+
+    /// True for an added (special) token id such as `<|sep|>`.
+    pub fn is_added(&self, id: u32) -> bool {
+        self.added_by_id.contains_key(&id)
+    }
+
+    /// The raw bytes of one id (an added token's bytes are its text).
+    pub fn token_bytes(&self, id: u32) -> Result<&[u8]> {
+        if let Some(b) = self.rank_bytes.get(id as usize) {
+            return Ok(b);
+        }
+        self.added_by_id.get(&id).map(|s| s.as_bytes()).ok_or(Error::TokenId { id, vocab_size: self.vocab_size })
+    }
+
+    /// Concatenated bytes of `ids` (may be invalid UTF-8 on its own).
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            out.extend_from_slice(self.token_bytes(id)?);
+        }
+        Ok(out)
+    }
+
+    /// Decodes to text, replacing invalid UTF-8 with U+FFFD.
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        Ok(String::from_utf8_lossy(&self.decode_bytes(ids)?).into_owned())
+    }
+}
+
+fn group_by_first_byte(added: &[AddedToken]) -> HashMap<u8, Vec<(String, u32)>> {
+    let mut groups: HashMap<u8, Vec<(String, u32)>> = HashMap::new();
+    for t in added {
+        if let Some(&b) = t.content.as_bytes().first() {
+            groups.entry(b).or_default().push((t.content.clone(), t.id));
+        }
+    }
+    for list in groups.values_mut() {
+        // Longest first; equal lengths by id so the order is total.
+        list.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.1.cmp(&b.1)));
+    }
+    groups
+}
+
+/// Length of the UTF-8 sequence that starts with `lead` (1 for continuation bytes, which a
+/// `&str` never starts with at a char boundary).
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
