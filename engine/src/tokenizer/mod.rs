@@ -8,10 +8,10 @@
 //! Easy to break: keys of `tiktoken.model` are BYTES; a token's bytes need not be valid
 //! UTF-8 on their own, so decoding works on bytes and only the stream decoder makes text.
 
+mod encoder;
 pub mod files;
 pub mod pattern;
 mod stream;
-mod tokenizer;
 
+pub use encoder::Tokenizer;
 pub use stream::StreamDecoder;
-pub use tokenizer::Tokenizer;
