@@ -122,7 +122,9 @@ fn unusable_input_exits_2_with_a_named_one_line_message() {
         "top-p",
     );
     assert_input_error(&["run", "--model", m, "--ids", "1", "--gen", "1", "--threads", "0"], "threads");
-    assert_input_error(&["run", "--model", m, "--prompt", "hello", "--gen", "1"], "tokenizer");
+    assert_input_error(&["run", "--model", m, "--prompt-file", "/nonexistent/prompt.txt", "--gen", "1"], "prompt.txt");
+    assert_input_error(&["tokenize", "--model", "/nonexistent/tok", "--text", "x"], "/nonexistent/tok");
+    assert_input_error(&["detokenize", "--model", m, "--ids", "1,99999"], "99999");
     assert_input_error(&["score", "--model", m, "--ids", ""], "--ids");
     assert_input_error(&["frobnicate"], "frobnicate");
     // A folder that is not a model: the message names the missing config.json.
@@ -130,4 +132,135 @@ fn unusable_input_exits_2_with_a_named_one_line_message() {
     std::fs::create_dir_all(&empty).unwrap();
     assert_input_error(&["score", "--model", empty.to_str().unwrap(), "--ids", "1"], "config.json");
     std::fs::remove_dir_all(empty).ok();
+}
+
+#[test]
+fn tokenize_needs_only_the_tokenizer_files_and_matches_the_golden_ids() {
+    let golden: Value = serde_json::from_slice(&std::fs::read(fixture("tokenizer/golden_tiny.json")).unwrap()).unwrap();
+    let corpus: Value = serde_json::from_slice(&std::fs::read(fixture("tokenizer/corpus.json")).unwrap()).unwrap();
+    // A folder with only the two tokenizer files: no config.json, no weights.
+    let dir = tmp("tok-only");
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["tiktoken.model", "tokenizer_config.json"] {
+        std::fs::copy(fixture("tiny-mxfp4").join(f), dir.join(f)).unwrap();
+    }
+    for case in corpus["cases"].as_array().unwrap().iter().take(12) {
+        let (name, text) = (case["name"].as_str().unwrap(), case["text"].as_str().unwrap());
+        let file = dir.join("text.txt");
+        std::fs::write(&file, text).unwrap();
+        let v = stdout_json(&k3(&[
+            "tokenize",
+            "--model",
+            dir.to_str().unwrap(),
+            "--text-file",
+            file.to_str().unwrap(),
+            "--json",
+        ]));
+        assert_eq!(v["ids"], golden["ids"][name], "{name}");
+        let ids = csv(&v["ids"]);
+        if ids.is_empty() {
+            continue;
+        }
+        let back = stdout_json(&k3(&["detokenize", "--model", dir.to_str().unwrap(), "--ids", &ids, "--json"]));
+        assert_eq!(back["text"], Value::from(text), "{name}: round trip");
+    }
+    let v = stdout_json(&k3(&["tokenize", "--model", dir.to_str().unwrap(), "--text", "a<|sep|>b", "--json"]));
+    assert_eq!(v["ids"][1], Value::from(516), "added-token strings become their ids");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn run_accepts_a_text_prompt() {
+    let model = fixture("tiny-f32");
+    let prompt = "The capital of France is";
+    let tok = stdout_json(&k3(&["tokenize", "--model", model.to_str().unwrap(), "--text", prompt, "--json"]));
+    let out =
+        stdout_json(&k3(&["run", "--model", model.to_str().unwrap(), "--prompt", prompt, "--gen", "3", "--json"]));
+    assert_eq!(out["prompt_ids"], tok["ids"], "the prompt is exactly the tokenised text (no BOS, no template)");
+    assert_eq!(out["generated_ids"].as_array().unwrap().len(), 3);
+    assert!(out["text"].is_string());
+}
+
+#[test]
+fn chat_is_driven_through_stdin() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let model = fixture("tiny-mxfp4");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_k3"))
+        .args(["chat", "--model", model.to_str().unwrap(), "--max-tokens", "5", "--system", "Be brief."])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let script = "Hello!\nAnd again?\n/system Answer in French.\nBonjour\n/reset\n/nonsense\n/quit\nnever read\n";
+    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let stats: Vec<&str> = stdout.lines().filter(|l| l.starts_with('[') && l.contains("tokens ·")).collect();
+    assert_eq!(stats.len(), 3, "one stats line per reply:\n{stdout}");
+    assert!(stats[0].contains("(full history)") || stats[0].contains("prefilled"), "{}", stats[0]);
+    assert!(!stats[1].contains("full history"), "turn 2 reuses turn 1: {}", stats[1]);
+    assert!(stats[2].contains("full history"), "a new system prompt starts over: {}", stats[2]);
+    assert!(stdout.contains("(system prompt set; conversation cleared)"));
+    assert!(stdout.contains("(conversation cleared)"));
+    assert!(stdout.contains("(unknown command /nonsense; try /help)"));
+}
+
+#[test]
+fn ctrl_c_stops_the_reply_in_progress_not_the_program() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let model = fixture("tiny-f32");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_k3"))
+        .args(["chat", "--model", model.to_str().unwrap(), "--max-tokens", "30000"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"Tell me a very long story.\n").unwrap();
+    stdin.flush().unwrap();
+    let text = |seen: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while text(&seen).is_empty() {
+        assert!(Instant::now() < deadline, "the reply never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = Instant::now();
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    while !text(&seen).contains("cancelled") {
+        assert!(Instant::now() < deadline, "Ctrl-C did not stop the reply: {}", text(&seen));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    eprintln!("reply stopped {:?} after SIGINT", sent.elapsed());
+    // The program is still there: it takes the next commands, then quits.
+    stdin.write_all(b"/reset\n/quit\n").unwrap();
+    drop(stdin);
+    let exit = child.wait().unwrap();
+    reader.join().unwrap();
+    let out = text(&seen);
+    assert!(exit.success(), "{out}");
+    assert!(out.contains("(conversation cleared)"), "{out}");
+    assert_eq!(out.lines().filter(|l| l.starts_with('[') && l.contains("tokens ·")).count(), 1, "{out}");
 }

@@ -1,0 +1,110 @@
+//! Chat: the XTML template (checkpoint Jinja and built-in) against golden ids from Python
+//! jinja2 + tiktoken, and multi-turn sessions that prefill only the new turn.
+
+use k3_engine::chat::{ChatMessage, ChatMode, ChatSession, ChatTemplate, Role};
+use k3_engine::tokenizer::Tokenizer;
+use k3_engine::{CancelToken, DecodeMode, GenerateParams, NullSink, Sampling};
+use k3_tests::{fixture, read_json, u64s};
+use serde_json::Value;
+
+use crate::gates::engine;
+
+fn message(v: &Value) -> ChatMessage {
+    let role = match v["role"].as_str().unwrap() {
+        "system" => Role::System,
+        "user" => Role::User,
+        _ => Role::Assistant,
+    };
+    ChatMessage {
+        role,
+        content: v["content"].as_str().unwrap().to_string(),
+        think: v["think"].as_str().map(str::to_string),
+    }
+}
+
+#[test]
+fn multi_turn_rendering_gives_the_expected_token_ids() {
+    let golden = read_json(&fixture("tokenizer/golden_chat.json"));
+    let conversation: Vec<ChatMessage> = golden["conversation"].as_array().unwrap().iter().map(message).collect();
+    let tok = Tokenizer::load(&fixture("tiny-mxfp4")).unwrap();
+    let jinja = ChatTemplate::jinja(tok.chat_template().expect("tiny-mxfp4 ships a chat_template"));
+    let builtin = ChatTemplate::builtin();
+    for case in golden["cases"].as_array().unwrap() {
+        let n = case["n_messages"].as_u64().unwrap() as usize;
+        let mode = if case["thinking"].as_bool().unwrap() { ChatMode::Thinking } else { ChatMode::Instruct };
+        let gen = case["add_generation_prompt"].as_bool().unwrap();
+        let want_ids: Vec<u32> = u64s(&case["ids"]).into_iter().map(|x| x as u32).collect();
+        for (which, template) in [("checkpoint jinja", &jinja), ("built-in", &builtin)] {
+            let text = template.render(&conversation[..n], mode, gen).unwrap();
+            assert_eq!(text, case["text"].as_str().unwrap(), "{which}: {n} messages, {mode:?}");
+            assert_eq!(tok.encode(&text), want_ids, "{which}: ids for {n} messages, {mode:?}");
+        }
+    }
+}
+
+#[test]
+fn a_runaway_template_is_stopped_cleanly() {
+    let t = ChatTemplate::jinja("{% for i in range(100000000) %}{{ i }}{% endfor %}");
+    let err = t.render(&[ChatMessage::new(Role::User, "x")], ChatMode::Instruct, true).unwrap_err();
+    assert!(matches!(err, k3_engine::Error::Template { .. }), "{err}");
+}
+
+fn params(n: usize) -> GenerateParams {
+    GenerateParams { max_new_tokens: n, sampling: Sampling::Greedy, stop_ids: vec![], mode: DecodeMode::Incremental }
+}
+
+#[test]
+fn second_turn_prefills_only_the_new_message_and_matches_a_full_prefill() {
+    for name in ["tiny-mxfp4", "tiny-f32"] {
+        let e = engine(name, None);
+        let tok = Tokenizer::load(&fixture(name)).unwrap();
+        let template = tok.chat_template().map(ChatTemplate::jinja).unwrap_or_else(ChatTemplate::builtin);
+        let mut chat = ChatSession::new(&e, template.clone(), ChatMode::Instruct, Some("Be brief.".into()));
+        let cancel = CancelToken::new();
+        let first = chat.send(&e, &tok, "Hello there", &params(6), &cancel, &mut NullSink).unwrap();
+        assert!(!first.reused_history);
+        assert_eq!(first.generation.n_prefilled, chat.tokens().len() - first.generation.generated.len());
+        let before = chat.tokens().len();
+        let second = chat.send(&e, &tok, "And then?", &params(6), &cancel, &mut NullSink).unwrap();
+        assert!(second.reused_history, "{name}: the second turn must reuse the first turn's state");
+        let n_new = chat.tokens().len() - before - second.generation.generated.len();
+        // The new turn's tokens, plus the first reply's last token (not yet in the state).
+        assert_eq!(second.generation.n_prefilled, n_new + 1, "{name}");
+        assert!(
+            second.generation.n_prefilled < before,
+            "{name}: prefilled {} of {before}",
+            second.generation.n_prefilled
+        );
+        eprintln!("{name}: turn 2 prefilled {} tokens instead of {}", second.generation.n_prefilled, before + n_new);
+
+        // A fresh session prefilling the same whole history at once generates the same reply.
+        let history = &chat.tokens()[..chat.tokens().len() - second.generation.generated.len()];
+        let mut fresh = e.new_session();
+        let full = e.generate(&mut fresh, history, &chat_params(&tok, 6), &cancel, &mut NullSink).unwrap();
+        assert_eq!(full.n_prefilled, history.len());
+        assert_eq!(full.generated, second.generation.generated, "{name}: incremental turn vs full re-prefill");
+    }
+}
+
+fn chat_params(tok: &Tokenizer, n: usize) -> GenerateParams {
+    GenerateParams { stop_ids: tok.eos_id().into_iter().collect(), ..params(n) }
+}
+
+#[test]
+fn reset_and_system_prompt_start_the_conversation_over() {
+    let e = engine("tiny-bf16-nonorm", Some(1));
+    let tok = Tokenizer::load(&fixture("tiny-bf16-nonorm")).unwrap();
+    let mut chat = ChatSession::new(&e, ChatTemplate::builtin(), ChatMode::Thinking, None);
+    let cancel = CancelToken::new();
+    chat.send(&e, &tok, "one", &params(3), &cancel, &mut NullSink).unwrap();
+    assert_eq!(chat.messages().len(), 2);
+    chat.set_system(Some("New rules.".into()));
+    assert!(chat.messages().is_empty() && chat.tokens().is_empty());
+    let reply = chat.send(&e, &tok, "two", &params(3), &cancel, &mut NullSink).unwrap();
+    assert!(!reply.reused_history);
+    let text = tok.decode(chat.tokens()).unwrap();
+    assert!(text.starts_with("<|open|>message role=\"system\"<|sep|>New rules.<|close|>message<|sep|>"), "{text}");
+    assert!(text.contains("<|open|>message role=\"assistant\"<|sep|><|open|>think<|sep|>"), "thinking prefix: {text}");
+    chat.reset();
+    assert!(chat.tokens().is_empty() && chat.system() == Some("New rules."));
+}
