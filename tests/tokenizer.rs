@@ -234,3 +234,12 @@ fn malformed_tokenizer_files_are_refused_with_a_named_error() {
         .unwrap();
     expect_refused(&dir, "tokenizer_config.json", "duplicate key");
 }
+
+#[test]
+fn every_tiny_checkpoint_carries_a_tokenizer_matching_its_vocab_size() {
+    for name in k3_tests::TINY_CHECKPOINTS {
+        let cfg = k3_engine::ModelConfig::load(&fixture(name).join("config.json")).unwrap();
+        let tok = Tokenizer::load(&fixture(name)).unwrap();
+        assert_eq!(tok.vocab_size(), cfg.vocab_size, "{name}");
+    }
+}

@@ -11,7 +11,7 @@ use k3_engine::chat::{ChatMode, ChatSession, ChatTemplate};
 use k3_engine::tokenizer::{StreamDecoder, Tokenizer};
 use k3_engine::{CancelToken, DecodeMode, EventSink, GenerateParams, TokenEvent};
 
-use super::{load_engine, runtime_error, sampling, Failure};
+use super::{check_vocab, load_engine, runtime_error, sampling, Failure};
 use crate::args::ChatArgs;
 
 /// Prints reply text as it streams, hiding the template's special tokens.
@@ -48,6 +48,7 @@ fn install_ctrl_c(current: CurrentReply) -> Result<(), Failure> {
 pub fn chat(args: ChatArgs) -> Result<(), Failure> {
     let engine = load_engine(&args.model)?;
     let tokenizer = Tokenizer::load(&args.model.model)?;
+    check_vocab(&tokenizer, &engine, &args.model.model)?;
     let template = match tokenizer.chat_template() {
         Some(source) => ChatTemplate::jinja(source),
         None => ChatTemplate::builtin(),

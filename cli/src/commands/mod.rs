@@ -59,6 +59,18 @@ fn load_tokenizer(dir: &Path) -> Result<Tokenizer, Failure> {
     Ok(Tokenizer::load(dir)?)
 }
 
+/// Refuses a tokenizer whose ids the model cannot embed.
+fn check_vocab(tokenizer: &Tokenizer, engine: &Engine, dir: &Path) -> Result<(), Failure> {
+    let (tok, model) = (tokenizer.vocab_size(), engine.config().vocab_size);
+    if tok > model {
+        return Err(input_error(format!(
+            "{}: the tokenizer files define {tok} ids but config.json's vocab_size is {model}",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Parses `1,2,3` for flag `flag`.
 fn parse_ids(flag: &str, csv: &str) -> Result<Vec<u32>, Failure> {
     csv.split(',')

@@ -7,7 +7,9 @@ use k3_engine::tokenizer::{StreamDecoder, Tokenizer};
 use k3_engine::{CancelToken, DecodeMode, EventSink, GenerateParams, TokenEvent};
 use serde_json::json;
 
-use super::{input_error, load_engine, load_tokenizer, parse_ids, read_text, runtime_error, sampling, Failure};
+use super::{
+    check_vocab, input_error, load_engine, load_tokenizer, parse_ids, read_text, runtime_error, sampling, Failure,
+};
 use crate::args::{RunArgs, ScoreArgs};
 
 /// The prompt ids, and the tokenizer when the prompt was text.
@@ -54,6 +56,9 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         None => Vec::new(),
     };
     let engine = load_engine(&args.model)?;
+    if let Some(tok) = &tokenizer {
+        check_vocab(tok, &engine, &args.model.model)?;
+    }
     let params = GenerateParams {
         max_new_tokens: args.gen,
         sampling: sampling(&args.sampling),
