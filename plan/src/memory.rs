@@ -1,0 +1,168 @@
+//! The memory plan: how a trunk budget splits into pinned layers and ring slots, how a
+//! cache budget becomes whole-expert slots, and what the process needs besides.
+//!
+//! Owns: [`plan`], a pure function of a [`Footprint`] (sizes measured from the checkpoint)
+//! and a [`PlanRequest`] (budgets). The engine calls it before reading any weight and
+//! refuses to start when the result does not fit the machine.
+//! Must not: round budgets up, or let a plan exceed its budgets: `trunk_bytes ≤
+//! budget.trunk_bytes` and `cache_bytes ≤ budget.cache_bytes` whenever `plan` succeeds
+//! (a resident trunk, chosen when no packed trunk exists, is reported as such).
+//! Easy to break: the ring must hold the LARGEST unpinned layer, so pinning more layers
+//! can shrink the ring; the pin count is the largest prefix whose cost fits.
+
+use crate::presets::Budget;
+
+/// Sizes of one model, measured from its config and tensor index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Footprint {
+    /// Bytes of each decoder layer's trunk (everything but its routed experts).
+    pub layer_trunk_bytes: Vec<u64>,
+    /// Bytes of one routed expert (the largest, if they differ).
+    pub expert_bytes: u64,
+    /// Routed experts in the whole model (all MoE layers).
+    pub n_experts_total: u64,
+    /// Experts one token uses per MoE layer.
+    pub top_k: u64,
+    /// Always-resident model-level tensors: embeddings, head, final norms.
+    pub resident_bytes: u64,
+    /// Recurrent state of one sequence (KDA state + conv histories).
+    pub state_bytes: u64,
+    /// MLA cache bytes per position of one sequence.
+    pub kv_bytes_per_position: u64,
+    /// Work buffers for one forward chunk.
+    pub scratch_bytes: u64,
+}
+
+impl Footprint {
+    pub fn trunk_total_bytes(&self) -> u64 {
+        self.layer_trunk_bytes.iter().sum()
+    }
+}
+
+/// What to plan for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanRequest {
+    pub budget: Budget,
+    /// True when a packed trunk exists, so unpinned layers can stream through a ring.
+    pub streamed_trunk: bool,
+    /// Positions (prompt + generated) the KV cache is sized for.
+    pub max_positions: u64,
+    /// Concurrent expert reads, each with its own aligned buffer.
+    pub io_threads: u64,
+}
+
+/// How memory is used. All sizes in bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryPlan {
+    /// Layers `0..pinned_layers` stay in RAM; the rest stream through the ring.
+    pub pinned_layers: usize,
+    pub pinned_bytes: u64,
+    /// Ring slots for unpinned layers: 0 when all are pinned, else 1 or 2 (2 lets the next
+    /// layer load while the current one computes). A layer is read straight into a slot's
+    /// aligned buffer and computed from there.
+    pub ring_slots: usize,
+    /// The largest unpinned layer rounded up to 4096, plus one page for an unaligned start.
+    pub ring_slot_bytes: u64,
+    /// Pinned + ring: what the trunk budget pays for.
+    pub trunk_bytes: u64,
+    pub cache_slots: u64,
+    pub cache_slot_bytes: u64,
+    /// Cache slots × slot size: what the cache budget pays for.
+    pub cache_bytes: u64,
+    /// Aligned buffers of the expert reads in flight.
+    pub io_buffer_bytes: u64,
+    /// Embeddings, head, recurrent state, KV cache at `max_positions`, scratch.
+    pub fixed_bytes: u64,
+    /// Everything the plan accounts for.
+    pub total_bytes: u64,
+}
+
+/// Why no plan fits the budgets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanError {
+    /// The trunk budget cannot hold even one ring slot and its read buffer.
+    TrunkBudgetTooSmall { budget_bytes: u64, minimum_bytes: u64 },
+    /// The cache budget holds fewer than `top_k + 1` expert slots.
+    CacheBudgetTooSmall { budget_bytes: u64, minimum_bytes: u64, slot_bytes: u64, minimum_slots: u64 },
+}
+
+/// Rounds up to the 4096-byte alignment of O_DIRECT buffers.
+pub fn align_4096(bytes: u64) -> u64 {
+    bytes.div_ceil(4096) * 4096
+}
+
+/// Bytes of one ring slot able to hold every layer from `pinned` on.
+fn ring_slot(layers: &[u64], pinned: usize) -> u64 {
+    match layers[pinned..].iter().copied().max() {
+        Some(largest) => align_4096(largest) + 4096,
+        None => 0,
+    }
+}
+
+/// Trunk cost of pinning `pinned` layers with `slots` ring slots: (pinned, ring).
+fn trunk_cost(layers: &[u64], pinned: usize, slots: u64) -> (u64, u64) {
+    let pinned_bytes: u64 = layers[..pinned].iter().sum();
+    let ring = if pinned == layers.len() { 0 } else { slots * ring_slot(layers, pinned) };
+    (pinned_bytes, ring)
+}
+
+/// Computes the plan, or says by how much the budgets fall short.
+pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> {
+    let layers = &fp.layer_trunk_bytes;
+    let n = layers.len();
+    let budget = req.budget;
+    let (pinned, slots) = if !req.streamed_trunk {
+        (n, 0)
+    } else {
+        let fits = |p: usize, s: u64| {
+            let (a, b) = trunk_cost(layers, p, s);
+            a + b <= budget.trunk_bytes
+        };
+        let Some(p) = (0..=n).rev().find(|&p| fits(p, 1)) else {
+            let (_, ring) = trunk_cost(layers, 0, 1);
+            return Err(PlanError::TrunkBudgetTooSmall { budget_bytes: budget.trunk_bytes, minimum_bytes: ring });
+        };
+        let slots = if p == n {
+            0
+        } else if fits(p, 2) {
+            2
+        } else {
+            1
+        };
+        (p, slots)
+    };
+    let (pinned_bytes, ring_bytes) = trunk_cost(layers, pinned, slots as u64);
+    let ring_slot_bytes = if slots == 0 { 0 } else { ring_slot(layers, pinned) };
+
+    // A slot holds the expert's read window widened outward to 4096 boundaries.
+    let slot = align_4096(fp.expert_bytes.max(1)) + 4096;
+    let min_slots = if fp.n_experts_total == 0 { 0 } else { (fp.top_k + 1).min(fp.n_experts_total) };
+    let cache_slots = (budget.cache_bytes / slot).min(fp.n_experts_total);
+    if cache_slots < min_slots {
+        return Err(PlanError::CacheBudgetTooSmall {
+            budget_bytes: budget.cache_bytes,
+            minimum_bytes: min_slots * slot,
+            slot_bytes: slot,
+            minimum_slots: min_slots,
+        });
+    }
+    // Reads land directly in cache slots; an I/O thread needs only a small fallback buffer.
+    let io_buffer_bytes = if fp.n_experts_total == 0 { 0 } else { req.io_threads * 2 * 4096 };
+    let fixed_bytes =
+        fp.resident_bytes + fp.state_bytes + fp.kv_bytes_per_position * req.max_positions + fp.scratch_bytes;
+    let trunk_bytes = pinned_bytes + ring_bytes;
+    let cache_bytes = cache_slots * slot;
+    Ok(MemoryPlan {
+        pinned_layers: pinned,
+        pinned_bytes,
+        ring_slots: slots,
+        ring_slot_bytes,
+        trunk_bytes,
+        cache_slots,
+        cache_slot_bytes: slot,
+        cache_bytes,
+        io_buffer_bytes,
+        fixed_bytes,
+        total_bytes: trunk_bytes + cache_bytes + io_buffer_bytes + fixed_bytes,
+    })
+}
