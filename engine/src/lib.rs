@@ -18,6 +18,7 @@ pub mod error;
 pub mod events;
 pub mod format;
 pub mod generator;
+pub mod io;
 mod json;
 pub mod kernels;
 pub mod model;

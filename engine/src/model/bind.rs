@@ -9,32 +9,73 @@
 //! Easy to break: the model is bound twice, first with `read_data = false` so that every
 //! tensor of the whole model is validated before a single weight byte is read.
 
+use std::sync::Arc;
+
 use crate::error::{Error, Result};
 use crate::format::{Dtype, TensorIndex, TensorInfo};
+use crate::io::{Blob, ByteView};
 use crate::model::matrix::{Matrix, MatrixData};
 use crate::model::names::{self, ExpertProj};
+
+/// One layer's trunk bytes already in memory: the run `[run_start, …)` of shard
+/// `shard_idx`, held at `payload_start` of `blob`.
+#[derive(Clone)]
+pub struct RunView {
+    pub blob: Arc<Blob>,
+    pub payload_start: usize,
+    pub shard_idx: usize,
+    pub run_start: u64,
+}
+
+/// Where tensor bytes come from.
+#[derive(Clone)]
+enum Source {
+    /// Validation pass: shapes and dtypes are checked, nothing is read.
+    Validate,
+    /// Each tensor read into its own aligned blob (resident weights).
+    ReadEach,
+    /// Views into a run already read (a streamed trunk layer).
+    Run(RunView),
+}
 
 /// Reads typed tensors out of a [`TensorIndex`].
 pub struct Binder<'a> {
     index: &'a TensorIndex,
-    /// False during the validation pass: shapes and dtypes are checked, nothing is read.
-    read_data: bool,
+    source: Source,
 }
 
 impl<'a> Binder<'a> {
+    /// `read_data = false` validates only; `true` reads every tensor into RAM.
     pub fn new(index: &'a TensorIndex, read_data: bool) -> Self {
-        Binder { index, read_data }
+        Binder { index, source: if read_data { Source::ReadEach } else { Source::Validate } }
+    }
+
+    /// Binds tensors of one layer as views into `run` (no copies of matrices).
+    pub fn over_run(index: &'a TensorIndex, run: RunView) -> Self {
+        Binder { index, source: Source::Run(run) }
     }
 
     fn info(&self, name: &str) -> Result<&'a TensorInfo> {
         self.index.get(name).ok_or_else(|| Error::MissingTensor { name: name.to_string() })
     }
 
-    fn bytes(&self, info: &TensorInfo) -> Result<Vec<u8>> {
-        if self.read_data {
-            self.index.read(info)
-        } else {
-            Ok(Vec::new())
+    fn bytes(&self, info: &TensorInfo) -> Result<ByteView> {
+        match &self.source {
+            Source::Validate => Ok(ByteView::whole(Arc::new(Blob::zeroed(0)))),
+            Source::ReadEach => {
+                let mut blob = Blob::zeroed(info.nbytes as usize);
+                self.index.read_into(info, blob.bytes_mut())?;
+                Ok(ByteView::whole(Arc::new(blob)))
+            }
+            Source::Run(run) => {
+                let outside =
+                    || Error::Expert { name: info.name.clone(), reason: "tensor lies outside its layer's run".into() };
+                if info.shard_idx != run.shard_idx || info.offset < run.run_start {
+                    return Err(outside());
+                }
+                let start = run.payload_start + (info.offset - run.run_start) as usize;
+                ByteView::new(run.blob.clone(), start, info.nbytes as usize).ok_or_else(outside)
+            }
         }
     }
 
@@ -67,8 +108,8 @@ impl<'a> Binder<'a> {
     fn float_data(&self, info: &TensorInfo) -> Result<MatrixData> {
         let raw = self.bytes(info)?;
         Ok(match info.dtype {
-            Dtype::BF16 => MatrixData::Bf16(raw.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect()),
-            _ => MatrixData::F32(f32_values(&raw)),
+            Dtype::BF16 => MatrixData::Bf16(raw.aligned_for::<u16>()),
+            _ => MatrixData::F32(raw.aligned_for::<f32>()),
         })
     }
 
@@ -87,12 +128,13 @@ impl<'a> Binder<'a> {
         if !ok {
             return Err(Self::shape_error(info, shapes[0]));
         }
-        let raw = self.bytes(info)?;
+        let view = self.bytes(info)?;
+        let raw = view.bytes();
         let mut values = match info.dtype {
             Dtype::BF16 => {
                 raw.chunks_exact(2).map(|b| f32::from_bits(u32::from(u16::from_le_bytes([b[0], b[1]])) << 16)).collect()
             }
-            _ => f32_values(&raw),
+            _ => f32_values(raw),
         };
         values.truncate(keep);
         Ok(values)

@@ -6,17 +6,25 @@
 //! Easy to break: MXFP4 `cols` is the LOGICAL width; `packed` holds `cols / 2` bytes and
 //! `scales` `cols / 32` bytes per row.
 
+use crate::io::ByteView;
 use crate::kernels::{self, RowDot};
 
-/// Storage of one weight matrix.
+/// Storage of one weight matrix: little-endian checkpoint bytes, in place (a resident
+/// tensor's own blob, a ring slot or an expert-cache slot). F32 and BF16 views are
+/// aligned for their element type by the binder.
 #[derive(Debug, Clone)]
 pub enum MatrixData {
     /// Plain f32 values, `[rows][cols]`.
-    F32(Vec<f32>),
+    F32(ByteView),
     /// BF16 bit patterns, `[rows][cols]`.
-    Bf16(Vec<u16>),
+    Bf16(ByteView),
     /// MXFP4: `packed` `[rows][cols/2]` (low nibble = even element), `scales` `[rows][cols/32]`.
-    Mxfp4 { packed: Vec<u8>, scales: Vec<u8> },
+    Mxfp4 { packed: ByteView, scales: ByteView },
+}
+
+/// The typed elements of an aligned view (the binder guarantees alignment and length).
+fn elems<T: bytemuck::Pod>(v: &ByteView) -> &[T] {
+    v.typed().expect("matrix views are aligned and whole by construction (bind.rs)")
 }
 
 /// A bound weight matrix.
@@ -66,15 +74,15 @@ impl Matrix {
     pub fn row_f32(&self, r: usize, out: &mut [f32]) {
         let span = r * self.cols..(r + 1) * self.cols;
         match &self.data {
-            MatrixData::F32(v) => out.copy_from_slice(&v[span]),
+            MatrixData::F32(v) => out.copy_from_slice(&elems::<f32>(v)[span]),
             MatrixData::Bf16(v) => {
-                for (o, &b) in out.iter_mut().zip(&v[span]) {
+                for (o, &b) in out.iter_mut().zip(&elems::<u16>(v)[span]) {
                     *o = f32::from_bits(u32::from(b) << 16);
                 }
             }
             MatrixData::Mxfp4 { packed, scales } => {
-                let p = &packed[r * self.cols / 2..(r + 1) * self.cols / 2];
-                let s = &scales[r * self.cols / 32..(r + 1) * self.cols / 32];
+                let p = &packed.bytes()[r * self.cols / 2..(r + 1) * self.cols / 2];
+                let s = &scales.bytes()[r * self.cols / 32..(r + 1) * self.cols / 32];
                 kernels::decode_mxfp4_row(p, s, out);
             }
         }
@@ -83,8 +91,7 @@ impl Matrix {
     /// Bytes of weight storage.
     pub fn nbytes(&self) -> usize {
         match &self.data {
-            MatrixData::F32(v) => v.len() * 4,
-            MatrixData::Bf16(v) => v.len() * 2,
+            MatrixData::F32(v) | MatrixData::Bf16(v) => v.len(),
             MatrixData::Mxfp4 { packed, scales } => packed.len() + scales.len(),
         }
     }
@@ -101,11 +108,13 @@ impl RowDot for Matrix {
     fn row_dot(&self, r: usize, x: &[f32]) -> f32 {
         let c = self.cols;
         match &self.data {
-            MatrixData::F32(v) => kernels::dot_f32(&v[r * c..(r + 1) * c], x),
-            MatrixData::Bf16(v) => kernels::dot_bf16(&v[r * c..(r + 1) * c], x),
-            MatrixData::Mxfp4 { packed, scales } => {
-                kernels::dot_mxfp4(&packed[r * c / 2..(r + 1) * c / 2], &scales[r * c / 32..(r + 1) * c / 32], x)
-            }
+            MatrixData::F32(v) => kernels::dot_f32(&elems::<f32>(v)[r * c..(r + 1) * c], x),
+            MatrixData::Bf16(v) => kernels::dot_bf16(&elems::<u16>(v)[r * c..(r + 1) * c], x),
+            MatrixData::Mxfp4 { packed, scales } => kernels::dot_mxfp4(
+                &packed.bytes()[r * c / 2..(r + 1) * c / 2],
+                &scales.bytes()[r * c / 32..(r + 1) * c / 32],
+                x,
+            ),
         }
     }
 }

@@ -1,0 +1,125 @@
+//! Positioned reads that keep the page cache out of the way: O_DIRECT where the file
+//! system allows it, buffered reads followed by `POSIX_FADV_DONTNEED` where it refuses.
+//!
+//! Owns: opening a file for direct reads, widening a read window outward to 4096-byte
+//! boundaries into an aligned [`Blob`], looping over short reads and `EINTR`, and the one
+//! `unsafe` FFI call (`posix_fadvise`).
+//! Must not: return a window whose payload was not fully read (a short read before the
+//! payload end is an error naming the file and offset), or zero-fill missing bytes.
+//! Easy to break: O_DIRECT needs the buffer address, the file offset and the length all
+//! aligned; only the payload `[offset, offset + len)` is guaranteed to exist in the file,
+//! the widened tail may run past EOF.
+
+use std::fs::{File, OpenOptions};
+use std::io::ErrorKind;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::io::blob::{Blob, ByteView};
+
+/// Alignment of O_DIRECT reads.
+pub const ALIGN: u64 = 4096;
+
+/// A file opened for reads that bypass (or at least do not fill) the page cache.
+pub struct DirectFile {
+    file: File,
+    path: PathBuf,
+    /// False when the file system refused O_DIRECT and reads are buffered + dropped.
+    direct: bool,
+}
+
+impl DirectFile {
+    /// Opens `path` with O_DIRECT, falling back to buffered reads when refused (`EINVAL`).
+    pub fn open(path: &Path) -> Result<DirectFile> {
+        match OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path) {
+            Ok(file) => Ok(DirectFile { file, path: path.to_path_buf(), direct: true }),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                let file = File::open(path).map_err(|e| Error::io(path, e))?;
+                Ok(DirectFile { file, path: path.to_path_buf(), direct: false })
+            }
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// True when reads really are O_DIRECT.
+    pub fn is_direct(&self) -> bool {
+        self.direct
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads `[offset, offset + len)` into a fresh blob; returns the view of exactly those bytes.
+    pub fn read_window(&self, offset: u64, len: usize) -> Result<ByteView> {
+        let (start, padded) = widen(offset, len);
+        let mut blob = Blob::zeroed(padded);
+        let payload_start = (offset - start) as usize;
+        self.read_into(&mut blob, start, payload_start + len)?;
+        let blob = Arc::new(blob);
+        Ok(ByteView::new(blob, payload_start, len).expect("the widened window holds the payload"))
+    }
+
+    /// Reads the widened window of `[offset, offset + len)` into `blob` (which must hold it);
+    /// returns where the payload starts in the blob.
+    pub fn read_window_into(&self, blob: &mut Blob, offset: u64, len: usize) -> Result<usize> {
+        let (start, padded) = widen(offset, len);
+        if blob.capacity() < padded {
+            return Err(Error::io(&self.path, std::io::Error::new(ErrorKind::InvalidInput, "read buffer too small")));
+        }
+        let payload_start = (offset - start) as usize;
+        self.read_into(blob, start, payload_start + len)?;
+        Ok(payload_start)
+    }
+
+    /// Fills `blob` from the aligned file offset `start` until at least `need` bytes are in.
+    fn read_into(&self, blob: &mut Blob, start: u64, need: usize) -> Result<()> {
+        let padded = (need as u64).div_ceil(ALIGN) * ALIGN;
+        let buf = &mut blob.pages_mut()[..padded as usize];
+        let mut done = 0usize;
+        while done < need {
+            match self.file.read_at(&mut buf[done..], start + done as u64) {
+                Ok(0) => {
+                    let msg = format!(
+                        "short read at offset {}: file ends {} bytes before the data does",
+                        start + done as u64,
+                        need - done
+                    );
+                    return Err(Error::io(&self.path, std::io::Error::new(ErrorKind::UnexpectedEof, msg)));
+                }
+                Ok(n) => done += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(&self.path, e)),
+            }
+            // O_DIRECT continues only from aligned offsets; a short read mid-file that is not
+            // aligned can only be the end of the file, which the next read reports.
+            if self.direct && done % ALIGN as usize != 0 && done < need {
+                let msg = format!("short read at offset {}", start + done as u64);
+                return Err(Error::io(&self.path, std::io::Error::new(ErrorKind::UnexpectedEof, msg)));
+            }
+        }
+        if !self.direct {
+            drop_from_page_cache(&self.file, start, padded);
+        }
+        Ok(())
+    }
+}
+
+/// The window `[offset, offset + len)` widened outward to `ALIGN`: (start, length).
+pub fn widen(offset: u64, len: usize) -> (u64, usize) {
+    let start = offset / ALIGN * ALIGN;
+    let end = (offset + len as u64).div_ceil(ALIGN) * ALIGN;
+    (start, (end - start) as usize)
+}
+
+/// Advises the kernel to drop a range from the page cache (buffered fallback only).
+fn drop_from_page_cache(file: &File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: posix_fadvise only reads its integer arguments; the descriptor is valid for the
+    // lifetime of `file`, and an out-of-range offset or length is reported, not undefined.
+    unsafe {
+        libc::posix_fadvise(file.as_raw_fd(), offset as libc::off_t, len as libc::off_t, libc::POSIX_FADV_DONTNEED);
+    }
+}
