@@ -45,7 +45,7 @@ fn shard_holding(dir: &Path, tensor: &str) -> PathBuf {
 }
 
 fn load(dir: PathBuf) -> Result<Engine, Error> {
-    let result = Engine::load(&EngineOptions { model_dir: dir.clone(), threads: Some(1) });
+    let result = Engine::load(&EngineOptions::resident(dir.clone(), Some(1)));
     std::fs::remove_dir_all(dir).ok();
     result
 }

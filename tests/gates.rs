@@ -28,7 +28,7 @@ pub fn golden(name: &str) -> Golden {
 }
 
 pub fn engine(name: &str, threads: Option<usize>) -> Engine {
-    Engine::load(&EngineOptions { model_dir: fixture(name), threads }).unwrap_or_else(|e| panic!("loading {name}: {e}"))
+    Engine::load(&EngineOptions::resident(fixture(name), threads)).unwrap_or_else(|e| panic!("loading {name}: {e}"))
 }
 
 /// Keeps every generated step's logits.

@@ -23,6 +23,8 @@ pub enum Command {
     Detokenize(DetokenizeArgs),
     /// Interactive chat (XTML template, multi-turn, state kept between turns).
     Chat(ChatArgs),
+    /// Print the memory plan for a budget (pinned layers, ring, cache slots, overhead).
+    Plan(PlanArgs),
 }
 
 /// Options shared by every command that loads a model.
@@ -34,6 +36,25 @@ pub struct ModelArgs {
     /// Kernel threads (default: all cores). Results are identical for every value.
     #[arg(long)]
     pub threads: Option<usize>,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+}
+
+/// Memory budgets. Without any, every weight is resident in RAM.
+#[derive(Args, Debug)]
+pub struct MemoryArgs {
+    /// A memory preset: laptop, desktop, workstation, server, max or auto.
+    #[arg(long, conflicts_with_all = ["trunk_budget", "cache_budget"])]
+    pub preset: Option<String>,
+    /// RAM for the trunk (pinned layers + ring), e.g. 3GB, 512MB, 1.5GiB.
+    #[arg(long, value_name = "SIZE")]
+    pub trunk_budget: Option<String>,
+    /// RAM for the routed-expert cache, e.g. 1GB.
+    #[arg(long, value_name = "SIZE")]
+    pub cache_budget: Option<String>,
+    /// Concurrent expert reads.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub io_threads: usize,
 }
 
 /// How tokens are chosen.
@@ -83,6 +104,24 @@ pub struct RunArgs {
     /// Write the logits that chose each generated token as little-endian f32 rows.
     #[arg(long, value_name = "FILE")]
     pub dump_logits: Option<PathBuf>,
+    /// Record every routed-expert request as little-endian int32 (layer, expert) pairs.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// Model folder: config.json plus *.safetensors shards (only headers are read).
+    #[arg(long)]
+    pub model: PathBuf,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+    /// Positions to reserve KV cache for.
+    #[arg(long, default_value_t = 4096)]
+    pub max_positions: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

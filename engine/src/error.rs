@@ -90,6 +90,11 @@ pub enum Error {
     #[error("chat template: {reason}")]
     Template { reason: String },
 
+    /// The memory budgets cannot hold the model's minimum working set, or the plan does
+    /// not fit the memory this machine has available. The message carries the numbers.
+    #[error("memory plan: {reason}")]
+    Budget { reason: String },
+
     /// The work was rejected because it would need more tokens than given (e.g. empty prompt).
     #[error("{what} is empty")]
     Empty { what: &'static str },

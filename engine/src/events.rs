@@ -35,6 +35,8 @@ pub struct TokenEvent<'a> {
     pub logits: &'a [f32],
     /// Time spent producing this token (prefill included for index 0).
     pub elapsed: Duration,
+    /// What streaming did for this token.
+    pub metrics: crate::stream::StreamMetrics,
 }
 
 /// Receives generation progress.

@@ -11,12 +11,19 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
+use k3_plan::{Budget, MemoryPlan};
+
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::events::{CancelToken, EventSink, TokenEvent};
 use crate::format::TensorIndex;
+use crate::model::experts::ExpertSource;
 use crate::model::{LogitsFor, Model, SequenceState, Tap};
 use crate::sampling::{Sampler, Sampling};
+use crate::stream::footprint::PREFILL_CHUNK;
+use crate::stream::{Counters, ExpertCache, StreamMetrics};
 
 /// The longest sequence (prompt + generated) the engine accepts.
 pub const MAX_CONTEXT: usize = 32_768 + 4_096;
@@ -28,6 +35,44 @@ pub struct EngineOptions {
     pub model_dir: PathBuf,
     /// Worker threads for the kernels; `None` = all cores.
     pub threads: Option<usize>,
+    pub memory: MemoryOptions,
+}
+
+impl EngineOptions {
+    /// Everything resident in RAM (small models, tests).
+    pub fn resident(model_dir: impl Into<PathBuf>, threads: Option<usize>) -> Self {
+        EngineOptions { model_dir: model_dir.into(), threads, memory: MemoryOptions::resident() }
+    }
+}
+
+/// Budgets given explicitly (or by a fixed preset), or sized from this machine (`auto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetChoice {
+    Fixed(Budget),
+    Auto,
+}
+
+/// How weights are held: resident, or streamed under a budget.
+#[derive(Debug, Clone)]
+pub struct MemoryOptions {
+    /// `None`: every weight resident. `Some`: routed experts stream through a cache sized
+    /// by the budget's `cache_bytes` (and, with a packed trunk, the trunk through
+    /// `trunk_bytes`).
+    pub budget: Option<BudgetChoice>,
+    /// Concurrent expert reads.
+    pub io_threads: usize,
+    /// Positions the plan reserves KV cache for.
+    pub max_positions: usize,
+    /// Refuse to start when the plan exceeds the memory the machine has available.
+    pub check_available: bool,
+    /// Record every routed-expert request (see [`Engine::take_expert_trace`]).
+    pub record_trace: bool,
+}
+
+impl MemoryOptions {
+    pub fn resident() -> Self {
+        MemoryOptions { budget: None, io_threads: 4, max_positions: 4096, check_available: true, record_trace: false }
+    }
 }
 
 /// How each new token is computed.
@@ -72,6 +117,10 @@ pub struct Generation {
     /// Time until the first token's logits were ready.
     pub prefill_time: Duration,
     pub total_time: Duration,
+    /// What streaming did during this call.
+    pub metrics: StreamMetrics,
+    /// Peak resident set of the process at the end of the call (bytes), where known.
+    pub peak_rss_bytes: Option<u64>,
 }
 
 /// One conversation: its tokens so far and the state that has consumed a prefix of them.
@@ -101,16 +150,63 @@ impl Session {
 pub struct Engine {
     model: Model,
     pool: rayon::ThreadPool,
+    plan: Option<MemoryPlan>,
+    counters: Arc<Counters>,
+    cache: Option<Arc<ExpertCache>>,
+}
+
+/// Lets the model own a handle to the cache the engine also keeps (for traces).
+struct SharedCache(Arc<ExpertCache>);
+
+impl ExpertSource for SharedCache {
+    fn prefetch(&self, layer_idx: usize, experts: &[usize]) {
+        self.0.prefetch(layer_idx, experts)
+    }
+    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<crate::model::moe::GluMlp>> {
+        self.0.expert(layer_idx, expert_idx)
+    }
 }
 
 impl Engine {
     /// Reads `config.json`, indexes the shards, validates and binds every tensor.
     pub fn load(opts: &EngineOptions) -> Result<Engine> {
         let cfg = ModelConfig::load(&opts.model_dir.join("config.json"))?;
-        let index = TensorIndex::open(&opts.model_dir)?;
-        let model = Model::bind(cfg, &index)?;
+        let index = Arc::new(TensorIndex::open(&opts.model_dir)?);
         let pool = build_pool(opts.threads)?;
-        Ok(Engine { model, pool })
+        let counters = Arc::new(Counters::default());
+        let mem = &opts.memory;
+        let (plan, cache) = match mem.budget {
+            None => (None, None),
+            Some(budget) => {
+                let plan = crate::stream::plan::make_plan(&cfg, &index, budget, mem)?;
+                let capacity = plan.cache_slots as usize;
+                let cache = ExpertCache::new(index.clone(), &cfg, capacity, mem.io_threads, counters.clone())?;
+                if mem.record_trace {
+                    cache.record_trace();
+                }
+                (Some(plan), Some(Arc::new(cache)))
+            }
+        };
+        let experts: Option<Box<dyn ExpertSource + Send>> =
+            cache.as_ref().map(|c| Box::new(SharedCache(c.clone())) as Box<dyn ExpertSource + Send>);
+        let model = Model::bind(cfg, &index, experts)?;
+        Ok(Engine { model, pool, plan, counters, cache })
+    }
+
+    /// The memory plan in force (`None` when everything is resident).
+    pub fn plan(&self) -> Option<&MemoryPlan> {
+        self.plan.as_ref()
+    }
+
+    /// Streaming counters since the engine was loaded.
+    pub fn metrics(&self) -> StreamMetrics {
+        self.counters.snapshot()
+    }
+
+    /// The routed-expert requests recorded so far (with `MemoryOptions::record_trace`),
+    /// as `(layer, expert)` in request order; the record is emptied.
+    pub fn take_expert_trace(&self) -> Vec<(u32, u32)> {
+        self.cache.as_ref().map(|c| c.take_trace()).unwrap_or_default()
     }
 
     pub fn config(&self) -> &ModelConfig {
@@ -151,6 +247,8 @@ impl Engine {
         let mut sampler = Sampler::new(params.sampling.clone())?;
         session.tokens.extend_from_slice(prompt);
         let start = Instant::now();
+        let metrics_start = self.counters.snapshot();
+        let mut metrics_step = metrics_start;
         let mut generated = Vec::new();
         let mut prefill_time = Duration::ZERO;
         let mut step_start = start;
@@ -158,7 +256,17 @@ impl Engine {
             let n_prefilled = session.tokens.len().saturating_sub(1).saturating_sub(session.state.n_positions());
             let finish = self.prefill_pending(session, cancel)?;
             let elapsed = start.elapsed();
-            return Ok(Generation { generated, finish, n_prefilled, prefill_time: elapsed, total_time: elapsed });
+            let metrics = self.counters.snapshot().since(&metrics_start);
+            let peak_rss_bytes = crate::stream::peak_rss_bytes();
+            return Ok(Generation {
+                generated,
+                finish,
+                n_prefilled,
+                prefill_time: elapsed,
+                total_time: elapsed,
+                metrics,
+                peak_rss_bytes,
+            });
         }
         let n_prefilled = match params.mode {
             DecodeMode::Incremental if session.state.n_positions() <= session.tokens.len() => {
@@ -180,13 +288,32 @@ impl Engine {
             }
             session.tokens.push(id);
             generated.push(id);
-            sink.token(&TokenEvent { index: generated.len() - 1, id, logits: &logits, elapsed: step_start.elapsed() });
+            let now = self.counters.snapshot();
+            let metrics = now.since(&metrics_step);
+            metrics_step = now;
+            sink.token(&TokenEvent {
+                index: generated.len() - 1,
+                id,
+                logits: &logits,
+                elapsed: step_start.elapsed(),
+                metrics,
+            });
             step_start = Instant::now();
             if params.stop_ids.contains(&id) {
                 break FinishReason::Stop;
             }
         };
-        Ok(Generation { generated, finish, n_prefilled, prefill_time, total_time: start.elapsed() })
+        let metrics = self.counters.snapshot().since(&metrics_start);
+        let peak_rss_bytes = crate::stream::peak_rss_bytes();
+        Ok(Generation {
+            generated,
+            finish,
+            n_prefilled,
+            prefill_time,
+            total_time: start.elapsed(),
+            metrics,
+            peak_rss_bytes,
+        })
     }
 
     /// Folds every session token but the last into the state (the last stays pending so
@@ -196,14 +323,14 @@ impl Engine {
         if session.state.n_positions() >= upto {
             return Ok(FinishReason::Length);
         }
-        let pending = &session.tokens[session.state.n_positions()..upto];
-        let out =
-            self.pool.install(|| self.model.forward(pending, &mut session.state, LogitsFor::Last, cancel, None))?;
-        if out.is_none() {
-            session.state = SequenceState::new(self.config());
-            return Ok(FinishReason::Cancelled);
+        let pending = session.tokens[session.state.n_positions()..upto].to_vec();
+        match self.feed(&mut session.state, &pending, cancel)? {
+            Some(_) => Ok(FinishReason::Length),
+            None => {
+                session.state = SequenceState::new(self.config());
+                Ok(FinishReason::Cancelled)
+            }
         }
-        Ok(FinishReason::Length)
     }
 
     /// Logits of the last session token, feeding whatever the state has not consumed.
@@ -211,14 +338,29 @@ impl Engine {
         if mode == DecodeMode::FullRecompute || session.state.n_positions() > session.tokens.len() {
             session.state = SequenceState::new(self.config());
         }
-        let pending = &session.tokens[session.state.n_positions()..];
-        let out =
-            self.pool.install(|| self.model.forward(pending, &mut session.state, LogitsFor::Last, cancel, None))?;
+        let pending = session.tokens[session.state.n_positions()..].to_vec();
+        let out = self.feed(&mut session.state, &pending, cancel)?;
         if out.is_none() {
             // A pass stopped between layers leaves some layers ahead of others: rebuild later.
             session.state = SequenceState::new(self.config());
         }
         Ok(out)
+    }
+
+    /// Runs `tokens` through the model in chunks of at most `PREFILL_CHUNK` (bounded
+    /// scratch; the arithmetic per token is the same in any chunking); returns the last
+    /// token's logits, or `None` when cancelled.
+    fn feed(&self, state: &mut SequenceState, tokens: &[u32], cancel: &CancelToken) -> Result<Option<Vec<f32>>> {
+        let mut last = None;
+        let n_chunks = tokens.len().div_ceil(PREFILL_CHUNK);
+        for (i, chunk) in tokens.chunks(PREFILL_CHUNK).enumerate() {
+            let want = if i + 1 == n_chunks { LogitsFor::Last } else { LogitsFor::None };
+            match self.pool.install(|| self.model.forward(chunk, state, want, cancel, None))? {
+                Some(logits) => last = Some(logits),
+                None => return Ok(None),
+            }
+        }
+        Ok(last)
     }
 
     fn check_ids(&self, ids: &[u32], extra: usize) -> Result<()> {
@@ -245,7 +387,7 @@ fn build_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     builder.build().map_err(|e| Error::Option { option: "threads", reason: e.to_string() })
 }
 
-/// Convenience for callers that only have a path.
+/// Convenience for callers that only have a path: everything resident.
 pub fn load_engine(model_dir: &Path, threads: Option<usize>) -> Result<Engine> {
-    Engine::load(&EngineOptions { model_dir: model_dir.to_path_buf(), threads })
+    Engine::load(&EngineOptions::resident(model_dir, threads))
 }

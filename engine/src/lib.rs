@@ -23,12 +23,14 @@ mod json;
 pub mod kernels;
 pub mod model;
 pub mod sampling;
+pub mod stream;
 pub mod tokenizer;
 
 pub use config::{LayerKind, ModelConfig};
 pub use error::{Error, Result};
 pub use events::{CancelToken, EventSink, NullSink, TokenEvent};
 pub use generator::{
-    DecodeMode, Engine, EngineOptions, FinishReason, GenerateParams, Generation, Session, MAX_CONTEXT,
+    BudgetChoice, DecodeMode, Engine, EngineOptions, FinishReason, GenerateParams, Generation, MemoryOptions, Session,
+    MAX_CONTEXT,
 };
 pub use sampling::Sampling;

@@ -1,15 +1,17 @@
 //! One function per subcommand: parse inputs, make one library call, print the result.
 
 mod chat;
+mod plan;
 mod run;
 mod text;
 
 use std::path::Path;
 
 use k3_engine::tokenizer::Tokenizer;
-use k3_engine::{Engine, EngineOptions, Sampling};
+use k3_engine::{BudgetChoice, Engine, EngineOptions, MemoryOptions, Sampling};
+use k3_plan::{parse_size, Budget, Preset};
 
-use crate::args::{Cli, Command, ModelArgs, SamplingArgs};
+use crate::args::{Cli, Command, MemoryArgs, ModelArgs, SamplingArgs};
 
 /// A failure with its exit status.
 pub struct Failure {
@@ -38,10 +40,11 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Tokenize(args) => text::tokenize(args),
         Command::Detokenize(args) => text::detokenize(args),
         Command::Chat(args) => chat::chat(args),
+        Command::Plan(args) => plan::plan(args),
     }
 }
 
-fn require_dir(flag: &str, dir: &Path) -> Result<(), Failure> {
+pub(super) fn require_dir(flag: &str, dir: &Path) -> Result<(), Failure> {
     if dir.is_dir() {
         Ok(())
     } else {
@@ -49,9 +52,45 @@ fn require_dir(flag: &str, dir: &Path) -> Result<(), Failure> {
     }
 }
 
-fn load_engine(args: &ModelArgs) -> Result<Engine, Failure> {
+pub(super) fn load_engine(args: &ModelArgs) -> Result<Engine, Failure> {
+    load_engine_with(args, false)
+}
+
+pub(super) fn load_engine_with(args: &ModelArgs, record_trace: bool) -> Result<Engine, Failure> {
     require_dir("--model", &args.model)?;
-    Ok(Engine::load(&EngineOptions { model_dir: args.model.clone(), threads: args.threads })?)
+    let mut memory = memory_options(&args.memory)?;
+    memory.record_trace = record_trace;
+    Ok(Engine::load(&EngineOptions { model_dir: args.model.clone(), threads: args.threads, memory })?)
+}
+
+/// Memory flags → engine memory options (resident when no budget flag is given).
+pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure> {
+    let mut opts = MemoryOptions::resident();
+    opts.io_threads = args.io_threads.max(1);
+    let size = |flag: &str, v: &Option<String>| -> Result<Option<u64>, Failure> {
+        v.as_deref().map(|s| parse_size(s).map_err(|e| input_error(format!("{flag}: {e}")))).transpose()
+    };
+    opts.budget = match (
+        &args.preset,
+        size("--trunk-budget", &args.trunk_budget)?,
+        size("--cache-budget", &args.cache_budget)?,
+    ) {
+        (Some(name), _, _) => match Preset::parse(name) {
+            Some(Preset::Auto) => Some(BudgetChoice::Auto),
+            Some(p) => p.fixed_budget().map(BudgetChoice::Fixed),
+            None => {
+                return Err(input_error(format!(
+                    "--preset {name}: unknown (use laptop, desktop, workstation, server, max or auto)"
+                )))
+            }
+        },
+        (None, None, None) => None,
+        (None, trunk, cache) => Some(BudgetChoice::Fixed(Budget {
+            trunk_bytes: trunk.unwrap_or(u64::MAX),
+            cache_bytes: cache.unwrap_or(u64::MAX),
+        })),
+    };
+    Ok(opts)
 }
 
 fn load_tokenizer(dir: &Path) -> Result<Tokenizer, Failure> {

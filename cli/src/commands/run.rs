@@ -8,7 +8,8 @@ use k3_engine::{CancelToken, DecodeMode, EventSink, GenerateParams, TokenEvent};
 use serde_json::json;
 
 use super::{
-    check_vocab, input_error, load_engine, load_tokenizer, parse_ids, read_text, runtime_error, sampling, Failure,
+    check_vocab, input_error, load_engine, load_engine_with, load_tokenizer, parse_ids, read_text, runtime_error,
+    sampling, Failure,
 };
 use crate::args::{RunArgs, ScoreArgs};
 
@@ -55,7 +56,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         Some(csv) => parse_ids("--stop-ids", csv)?,
         None => Vec::new(),
     };
-    let engine = load_engine(&args.model)?;
+    let engine = load_engine_with(&args.model, args.trace.is_some())?;
     if let Some(tok) = &tokenizer {
         check_vocab(tok, &engine, &args.model.model)?;
     }
@@ -79,6 +80,15 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     if let Some(path) = &args.dump_logits {
         write_f32_file(path, &sink.logits)?;
     }
+    if let Some(path) = &args.trace {
+        let pairs: Vec<u8> = engine
+            .take_expert_trace()
+            .into_iter()
+            .flat_map(|(l, e)| [l.to_le_bytes(), e.to_le_bytes()])
+            .flatten()
+            .collect();
+        write_bytes_file(path, &pairs)?;
+    }
     let n_gen = out.generated.len().max(1) as f64;
     if args.json {
         let mut obj = json!({
@@ -89,6 +99,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             "prefill_seconds": out.prefill_time.as_secs_f64(),
             "total_seconds": out.total_time.as_secs_f64(),
             "seconds_per_token": out.total_time.as_secs_f64() / n_gen,
+            "metrics": metrics_json(&out),
         });
         if let Some(tok) = &tokenizer {
             obj["text"] = json!(tok.decode(&out.generated)?);
@@ -128,13 +139,36 @@ pub fn score(args: ScoreArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The run's streaming metrics as JSON.
+fn metrics_json(out: &k3_engine::Generation) -> serde_json::Value {
+    let m = &out.metrics;
+    let wait = m.io_wait.as_secs_f64();
+    json!({
+        "expert_requests": m.expert_requests,
+        "expert_true_resident_hits": m.expert_true_hits,
+        "expert_prefetch_hits": m.expert_prefetch_hits,
+        "expert_misses": m.expert_misses,
+        "true_resident_hit_rate": m.true_hit_rate(),
+        "expert_bytes_read": m.expert_bytes_read,
+        "trunk_bytes_read": m.trunk_bytes_read,
+        "io_wait_seconds": wait,
+        "compute_seconds": (out.total_time.as_secs_f64() - wait).max(0.0),
+        "peak_rss_bytes": out.peak_rss_bytes,
+    })
+}
+
 /// Writes little-endian f32 values to `path` via a temporary file and a rename, so a
 /// failure never leaves a half-written dump under the requested name.
 fn write_f32_file(path: &Path, values: &[f32]) -> Result<(), Failure> {
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    write_bytes_file(path, &bytes)
+}
+
+/// Writes `bytes` to `path` via a temporary file and a rename.
+fn write_bytes_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.partial"));
     let fail = |e: std::io::Error| runtime_error(format!("writing {}: {e}", path.display()));
-    std::fs::write(&tmp, &bytes).map_err(fail)?;
+    std::fs::write(&tmp, bytes).map_err(fail)?;
     std::fs::rename(&tmp, path).map_err(fail)
 }

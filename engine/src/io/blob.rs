@@ -91,6 +91,16 @@ impl ByteView {
         &self.blob.bytes()[self.start..self.start + self.len]
     }
 
+    /// The blob this window belongs to.
+    pub fn blob(&self) -> Arc<Blob> {
+        self.blob.clone()
+    }
+
+    /// Where the window starts in its blob.
+    pub fn start(&self) -> usize {
+        self.start
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

@@ -95,7 +95,7 @@ impl DirectFile {
             }
             // O_DIRECT continues only from aligned offsets; a short read mid-file that is not
             // aligned can only be the end of the file, which the next read reports.
-            if self.direct && done % ALIGN as usize != 0 && done < need {
+            if self.direct && !done.is_multiple_of(ALIGN as usize) && done < need {
                 let msg = format!("short read at offset {}", start + done as u64);
                 return Err(Error::io(&self.path, std::io::Error::new(ErrorKind::UnexpectedEof, msg)));
             }

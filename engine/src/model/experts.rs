@@ -17,6 +17,10 @@ use crate::model::names::ExpertProj;
 
 /// Supplies routed-expert weights on demand.
 pub trait ExpertSource: Sync {
+    /// Hints that `experts` of `layer_idx` are needed next (batch prefetch as soon as
+    /// routing picked them). Must not change any result; sources in RAM ignore it.
+    fn prefetch(&self, _layer_idx: usize, _experts: &[usize]) {}
+
     /// The MLP of expert `expert_idx` of MoE layer `layer_idx`, in latent space:
     /// gate/up `[I, L]`, down `[L, I]`.
     fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<GluMlp>>;

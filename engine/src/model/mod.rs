@@ -81,25 +81,30 @@ pub enum LogitsFor {
     Last,
     /// Every new token (teacher forcing, scoring).
     All,
+    /// None: the pass only extends the state (a prefill chunk before the last).
+    None,
 }
 
 impl Model {
-    /// Validates every tensor against `cfg`, then reads them (experts resident).
-    pub fn bind(cfg: ModelConfig, index: &TensorIndex) -> Result<Model> {
-        Self::bind_with(&cfg, &Binder::new(index, false))?;
-        Self::bind_with(&cfg, &Binder::new(index, true)).map(|mut m| {
-            m.cfg = cfg;
-            m
-        })
+    /// Validates every tensor (routed experts included) against `cfg`, then reads the
+    /// trunk; routed experts come from `experts`, or are read into RAM when it is `None`.
+    pub fn bind(cfg: ModelConfig, index: &TensorIndex, experts: Option<Box<dyn ExpertSource + Send>>) -> Result<Model> {
+        let validate = Binder::new(index, false);
+        Self::bind_with(&cfg, &validate, Box::new(ResidentExperts::bind(&validate, &cfg)?))?;
+        let read = Binder::new(index, true);
+        let experts = match experts {
+            Some(source) => source,
+            None => Box::new(ResidentExperts::bind(&read, &cfg)?),
+        };
+        Self::bind_with(&cfg, &read, experts)
     }
 
-    fn bind_with(cfg: &ModelConfig, b: &Binder) -> Result<Model> {
+    fn bind_with(cfg: &ModelConfig, b: &Binder, experts: Box<dyn ExpertSource + Send>) -> Result<Model> {
         let (e, v) = (cfg.hidden_size, cfg.vocab_size);
         let mut layers = Vec::with_capacity(cfg.n_layers);
         for layer_idx in 0..cfg.n_layers {
             layers.push(bind_layer(b, cfg, layer_idx)?);
         }
-        let experts = ResidentExperts::bind(b, cfg)?;
         Ok(Model {
             cfg: cfg.clone(),
             embed: b.matrix(&names::embed_tokens(), v, e)?,
@@ -110,7 +115,7 @@ impl Model {
                 &b.attn_res_proj(&names::output_attn_res_proj(), e)?,
             ),
             layers,
-            experts: Box::new(experts),
+            experts,
         })
     }
 
@@ -202,6 +207,7 @@ impl Model {
         let rows = match want {
             LogitsFor::All => &x[..],
             LogitsFor::Last => &x[(n - 1) * e..],
+            LogitsFor::None => &x[..0],
         };
         let mut logits = vec![0.0f32; rows.len() / e * self.cfg.vocab_size];
         self.lm_head.matmul(rows, &mut logits);

@@ -139,17 +139,24 @@ pub fn moe_forward(
     w.router.matmul(xs, &mut logits);
     let mut z = vec![0.0f32; n * l];
     w.latent_down.matmul(xs, &mut z);
+    let routings: Vec<Routing> = (0..n)
+        .map(|t| {
+            let logits_t = &logits[t * moe.n_experts..(t + 1) * moe.n_experts];
+            route(logits_t, &w.router_bias, moe.top_k, moe.renormalize, moe.routed_scaling_factor)
+        })
+        .collect();
+    // Batch prefetch as soon as routing is known: every distinct expert of this layer, in
+    // first-use order. Arrival order never changes the accumulation order below.
+    let mut wanted: Vec<usize> = Vec::new();
+    for e in routings.iter().flat_map(|r| r.experts.iter().copied()) {
+        if !wanted.contains(&e) {
+            wanted.push(e);
+        }
+    }
+    experts.prefetch(layer_idx, &wanted);
     let mut acc_all = vec![0.0f32; n * l];
-    let mut routings = Vec::with_capacity(n);
     let (mut expert_out, mut normed) = (vec![0.0f32; l], vec![0.0f32; l]);
-    for t in 0..n {
-        let r = route(
-            &logits[t * moe.n_experts..(t + 1) * moe.n_experts],
-            &w.router_bias,
-            moe.top_k,
-            moe.renormalize,
-            moe.routed_scaling_factor,
-        );
+    for (t, r) in routings.iter().enumerate() {
         let zt = &z[t * l..(t + 1) * l];
         let acc = &mut acc_all[t * l..(t + 1) * l];
         for (&ex, &wt) in r.experts.iter().zip(&r.weights) {
@@ -163,7 +170,6 @@ pub fn moe_forward(
             rmsnorm(acc, &w.latent_norm, cfg.rms_norm_eps, &mut normed);
             acc.copy_from_slice(&normed);
         }
-        routings.push(r);
     }
     w.latent_up.matmul(&acc_all, out);
     let mut shared = vec![0.0f32; n * e];

@@ -1,0 +1,262 @@
+//! The expert cache: whole routed experts in RAM slots, read from the shards on demand or
+//! by a per-layer batch prefetch, replaced by a policy (LRU).
+//!
+//! Owns: slot states (absent = empty, in-flight, ready), the capacity in slots, the
+//! victim choice (least recently used among ready experts no computation holds),
+//! concurrent prefetch reads sorted by (shard, offset) on an I/O thread pool, and the
+//! honest counters.
+//! Must not: publish an expert before its read and bind succeeded, skip an expert whose
+//! read failed (that is an error for the generation), or hold more than `capacity`
+//! experts it owns (an expert still borrowed by a computation keeps its slot until the
+//! borrow ends; victims are only experts nobody holds).
+//! Easy to break: a victim search must skip in-flight slots; a prefetch must not reserve
+//! more slots than are free, or demand reads could wait forever.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+use crate::config::ModelConfig;
+use crate::error::{Error, Result};
+use crate::format::TensorIndex;
+use crate::io::DirectFile;
+use crate::model::bind::{Binder, RunView};
+use crate::model::experts::{bind_expert, ExpertSource};
+use crate::model::moe::GluMlp;
+use crate::stream::expert_dir::{locate, Placement};
+use crate::stream::metrics::Counters;
+
+type Key = (usize, usize);
+
+/// A slot's state.
+enum Slot {
+    /// A read is running; waiters sleep on the condvar.
+    InFlight,
+    /// Ready to use. `prefetched` until its first use after a batch prefetch read it.
+    Ready { mlp: Arc<GluMlp>, last_use: u64, prefetched: bool },
+    /// The read failed; the first waiter reports it and clears the slot.
+    Failed(String),
+}
+
+struct State {
+    slots: HashMap<Key, Slot>,
+    clock: u64,
+    trace: Option<Vec<(u32, u32)>>,
+}
+
+/// A bounded cache of routed experts over the checkpoint's shards.
+pub struct ExpertCache {
+    inner: Arc<Inner>,
+    io_pool: rayon::ThreadPool,
+}
+
+/// The part of the cache that prefetch jobs on the I/O pool share.
+struct Inner {
+    index: Arc<TensorIndex>,
+    cfg: ModelConfig,
+    files: Vec<DirectFile>,
+    capacity: usize,
+    state: Mutex<State>,
+    changed: Condvar,
+    counters: Arc<Counters>,
+}
+
+impl ExpertCache {
+    /// A cache of `capacity` experts (at least top-k + 1) reading with `io_threads` threads.
+    pub fn new(
+        index: Arc<TensorIndex>,
+        cfg: &ModelConfig,
+        capacity: usize,
+        io_threads: usize,
+        counters: Arc<Counters>,
+    ) -> Result<Self> {
+        let files = index.shard_paths().iter().map(|p| DirectFile::open(p)).collect::<Result<Vec<_>>>()?;
+        let io_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(io_threads.max(1))
+            .thread_name(|i| format!("k3-expert-io-{i}"))
+            .build()
+            .map_err(|e| Error::Option { option: "io-threads", reason: e.to_string() })?;
+        let state = Mutex::new(State { slots: HashMap::new(), clock: 0, trace: None });
+        let inner = Inner { index, cfg: cfg.clone(), files, capacity, state, changed: Condvar::new(), counters };
+        Ok(ExpertCache { inner: Arc::new(inner), io_pool })
+    }
+
+    /// Starts recording every request as `(layer, expert)`.
+    pub fn record_trace(&self) {
+        self.inner.lock().trace = Some(Vec::new());
+    }
+
+    /// The requests recorded since `record_trace`, emptying the record.
+    pub fn take_trace(&self) -> Vec<(u32, u32)> {
+        self.inner.lock().trace.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.inner.capacity
+    }
+
+    /// Experts currently owned (ready or in flight).
+    pub fn len(&self) -> usize {
+        self.inner.lock().slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reads and binds one expert (no locks held).
+    fn load(&self, key: Key) -> Result<Arc<GluMlp>> {
+        let (layer_idx, expert_idx) = key;
+        let (placement, nbytes) = locate(&self.index, layer_idx, expert_idx)?;
+        let mlp = match placement {
+            Placement::Contiguous { shard_idx, start, len } => {
+                let view = self.files[shard_idx].read_window(start, len)?;
+                let run = RunView { blob: view.blob(), payload_start: view.start(), shard_idx, run_start: start };
+                bind_expert(&Binder::over_run(&self.index, run), &self.cfg, layer_idx, expert_idx)?
+            }
+            Placement::Scattered => bind_expert(&Binder::new(&self.index, true), &self.cfg, layer_idx, expert_idx)?,
+        };
+        Counters::add(&self.counters.expert_bytes_read, nbytes);
+        Ok(Arc::new(mlp))
+    }
+
+    /// Frees one slot if the cache is full: the least recently used ready expert that no
+    /// computation holds. Returns false when every slot is in flight or borrowed.
+    fn make_room(state: &mut State, capacity: usize) -> bool {
+        if state.slots.len() < capacity {
+            return true;
+        }
+        let victim = state
+            .slots
+            .iter()
+            .filter_map(|(k, s)| match s {
+                Slot::Ready { mlp, last_use, .. } if Arc::strong_count(mlp) == 1 => Some((*last_use, *k)),
+                _ => None,
+            })
+            .min();
+        match victim {
+            Some((_, key)) => {
+                state.slots.remove(&key);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn publish(&self, key: Key, result: &Result<Arc<GluMlp>>, prefetched: bool) {
+        let mut state = self.lock();
+        state.clock += 1;
+        let clock = state.clock;
+        let slot = match result {
+            Ok(mlp) => Slot::Ready { mlp: mlp.clone(), last_use: clock, prefetched },
+            Err(e) => Slot::Failed(e.to_string()),
+        };
+        state.slots.insert(key, slot);
+        drop(state);
+        self.changed.notify_all();
+    }
+}
+
+impl ExpertSource for ExpertCache {
+    fn prefetch(&self, layer_idx: usize, experts: &[usize]) {
+        let inner = &self.inner;
+        let mut to_read = Vec::new();
+        {
+            let mut state = inner.lock();
+            for &e in experts {
+                let key = (layer_idx, e);
+                if state.slots.contains_key(&key) || to_read.contains(&key) {
+                    continue;
+                }
+                if !Inner::make_room(&mut state, inner.capacity) {
+                    break;
+                }
+                state.slots.insert(key, Slot::InFlight);
+                to_read.push(key);
+            }
+        }
+        // A forward sweep over the files: sort by (shard, offset).
+        to_read.sort_by_key(|&(l, e)| match locate(&inner.index, l, e) {
+            Ok((Placement::Contiguous { shard_idx, start, .. }, _)) => (shard_idx, start),
+            _ => (usize::MAX, 0),
+        });
+        for key in to_read {
+            let inner = self.inner.clone();
+            self.io_pool.spawn(move || {
+                let result = inner.load(key);
+                inner.publish(key, &result, true);
+            });
+        }
+    }
+
+    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<GluMlp>> {
+        self.inner.expert(layer_idx, expert_idx)
+    }
+}
+
+impl Inner {
+    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<GluMlp>> {
+        let key = (layer_idx, expert_idx);
+        Counters::add(&self.counters.expert_requests, 1);
+        let mut state = self.lock();
+        if let Some(t) = state.trace.as_mut() {
+            t.push((layer_idx as u32, expert_idx as u32));
+        }
+        let wait_start = Instant::now();
+        let mut waited = false;
+        loop {
+            state.clock += 1;
+            let clock = state.clock;
+            match state.slots.get_mut(&key) {
+                Some(Slot::Ready { mlp, last_use, prefetched }) => {
+                    *last_use = clock;
+                    let counter = if std::mem::take(prefetched) {
+                        &self.counters.expert_prefetch_hits
+                    } else {
+                        &self.counters.expert_true_hits
+                    };
+                    Counters::add(counter, 1);
+                    if waited {
+                        self.counters.add_wait(wait_start.elapsed());
+                    }
+                    return Ok(mlp.clone());
+                }
+                Some(Slot::InFlight) => {
+                    waited = true;
+                    state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+                }
+                Some(Slot::Failed(_)) => {
+                    let Some(Slot::Failed(msg)) = state.slots.remove(&key) else { unreachable!() };
+                    return Err(Error::Expert { name: format!("layer {layer_idx} expert {expert_idx}"), reason: msg });
+                }
+                None => {
+                    if !Self::make_room(&mut state, self.capacity) {
+                        waited = true;
+                        state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+                        continue;
+                    }
+                    state.slots.insert(key, Slot::InFlight);
+                    drop(state);
+                    Counters::add(&self.counters.expert_misses, 1);
+                    let read_start = Instant::now();
+                    let result = self.load(key);
+                    self.counters.add_wait(read_start.elapsed());
+                    match &result {
+                        Ok(_) => self.publish(key, &result, false),
+                        Err(_) => {
+                            self.lock().slots.remove(&key);
+                            self.changed.notify_all();
+                        }
+                    }
+                    return result;
+                }
+            }
+        }
+    }
+}

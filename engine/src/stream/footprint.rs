@@ -1,0 +1,84 @@
+//! Measures a checkpoint's memory footprint for the planner, from the config and the
+//! tensor index alone (no weight is read).
+//!
+//! Owns: per-layer trunk bytes (every `layers.ℓ.` tensor except routed experts), the size
+//! of one routed expert, the always-resident model-level tensors, recurrent state and KV
+//! bytes per position, and a scratch estimate for one forward chunk.
+
+use k3_plan::Footprint;
+
+use crate::config::{LayerKind, ModelConfig};
+use crate::error::Result;
+use crate::format::TensorIndex;
+use crate::model::names;
+use crate::stream::expert_dir::locate;
+
+/// Tokens per forward chunk during prefill (bounds scratch memory).
+pub const PREFILL_CHUNK: usize = 64;
+
+/// The layer a tensor name belongs to, if it is a per-layer tensor.
+fn layer_of(name: &str) -> Option<usize> {
+    let rest = name.strip_prefix(names::MODEL_PREFIX)?.strip_prefix("layers.")?;
+    rest.split('.').next()?.parse().ok()
+}
+
+/// The footprint of the model behind `index`.
+pub fn footprint(cfg: &ModelConfig, index: &TensorIndex) -> Result<Footprint> {
+    let mut layer_trunk_bytes = vec![0u64; cfg.n_layers];
+    for t in index.tensors() {
+        if let Some(l) = layer_of(&t.name).filter(|&l| l < cfg.n_layers) {
+            if !t.name.starts_with(&names::experts_prefix(l)) {
+                layer_trunk_bytes[l] += t.nbytes;
+            }
+        }
+    }
+    let mut expert_bytes = 0;
+    let mut n_experts_total = 0;
+    for l in (0..cfg.n_layers).filter(|&l| !cfg.is_dense(l)) {
+        for e in 0..cfg.moe.n_experts {
+            expert_bytes = expert_bytes.max(locate(index, l, e)?.1);
+            n_experts_total += 1;
+        }
+    }
+    let resident_bytes = [
+        names::embed_tokens(),
+        names::lm_head(),
+        names::final_norm(),
+        names::output_attn_res_norm(),
+        names::output_attn_res_proj(),
+    ]
+    .iter()
+    .filter_map(|n| index.get(n))
+    .map(|t| t.nbytes)
+    .sum();
+    let (h, d, k) = (cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
+    let n_kda = cfg.layer_kinds.iter().filter(|&&k| k == LayerKind::Kda).count();
+    let n_mla = cfg.n_layers - n_kda;
+    let m = &cfg.mla;
+    let state_bytes = (n_kda * (h * d * d + 3 * h * d * (k - 1)) * 4) as u64;
+    let kv_bytes_per_position =
+        (n_mla * (m.n_heads * (m.qk_nope_head_dim + m.v_head_dim) + m.qk_rope_head_dim) * 4) as u64;
+    let widest = [
+        h * d,
+        cfg.hidden_size,
+        m.n_heads * m.qk_head_dim(),
+        cfg.dense_intermediate,
+        cfg.moe.n_experts,
+        cfg.vocab_size,
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    // About a dozen live buffers of the widest activation per chunk token.
+    let scratch_bytes = (PREFILL_CHUNK * widest * 4 * 12) as u64;
+    Ok(Footprint {
+        layer_trunk_bytes,
+        expert_bytes,
+        n_experts_total,
+        top_k: cfg.moe.top_k as u64,
+        resident_bytes,
+        state_bytes,
+        kv_bytes_per_position,
+        scratch_bytes,
+    })
+}

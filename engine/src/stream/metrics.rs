@@ -1,0 +1,98 @@
+//! Honest streaming counters, owned by each engine (never global).
+//!
+//! Owns: atomic counters the expert cache and the trunk streamer update, and the
+//! [`StreamMetrics`] snapshot (and difference) that generation returns per token and per
+//! run.
+//! Must not: count an expert the batch prefetch just read as a resident hit: "true
+//! resident" hits are experts that were in RAM before their layer's routing ran.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Counters shared by the streaming parts of one engine.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub expert_requests: AtomicU64,
+    pub expert_true_hits: AtomicU64,
+    pub expert_prefetch_hits: AtomicU64,
+    pub expert_misses: AtomicU64,
+    pub expert_bytes_read: AtomicU64,
+    pub trunk_bytes_read: AtomicU64,
+    pub trunk_layers_read: AtomicU64,
+    pub io_wait_ns: AtomicU64,
+}
+
+impl Counters {
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn add_wait(&self, waited: Duration) {
+        Self::add(&self.io_wait_ns, waited.as_nanos() as u64);
+    }
+
+    pub fn snapshot(&self) -> StreamMetrics {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        StreamMetrics {
+            expert_requests: get(&self.expert_requests),
+            expert_true_hits: get(&self.expert_true_hits),
+            expert_prefetch_hits: get(&self.expert_prefetch_hits),
+            expert_misses: get(&self.expert_misses),
+            expert_bytes_read: get(&self.expert_bytes_read),
+            trunk_bytes_read: get(&self.trunk_bytes_read),
+            trunk_layers_read: get(&self.trunk_layers_read),
+            io_wait: Duration::from_nanos(get(&self.io_wait_ns)),
+        }
+    }
+}
+
+/// What streaming did over some span (a token, a run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamMetrics {
+    /// Routed-expert requests (one per token, layer and selected expert).
+    pub expert_requests: u64,
+    /// Requests served by an expert that was in RAM before its layer's routing ran.
+    pub expert_true_hits: u64,
+    /// Requests served by an expert the batch prefetch read for this layer.
+    pub expert_prefetch_hits: u64,
+    /// Requests that had to read the expert on demand.
+    pub expert_misses: u64,
+    pub expert_bytes_read: u64,
+    pub trunk_bytes_read: u64,
+    pub trunk_layers_read: u64,
+    /// Time computation waited for reads.
+    pub io_wait: Duration,
+}
+
+impl StreamMetrics {
+    /// `self − earlier`, counter by counter.
+    pub fn since(&self, earlier: &StreamMetrics) -> StreamMetrics {
+        StreamMetrics {
+            expert_requests: self.expert_requests - earlier.expert_requests,
+            expert_true_hits: self.expert_true_hits - earlier.expert_true_hits,
+            expert_prefetch_hits: self.expert_prefetch_hits - earlier.expert_prefetch_hits,
+            expert_misses: self.expert_misses - earlier.expert_misses,
+            expert_bytes_read: self.expert_bytes_read - earlier.expert_bytes_read,
+            trunk_bytes_read: self.trunk_bytes_read - earlier.trunk_bytes_read,
+            trunk_layers_read: self.trunk_layers_read - earlier.trunk_layers_read,
+            io_wait: self.io_wait.saturating_sub(earlier.io_wait),
+        }
+    }
+
+    /// True-resident hit rate (prefetch-served hits excluded), 0 when nothing was requested.
+    pub fn true_hit_rate(&self) -> f64 {
+        if self.expert_requests == 0 {
+            0.0
+        } else {
+            self.expert_true_hits as f64 / self.expert_requests as f64
+        }
+    }
+}
+
+/// Peak resident set size of this process (`VmHWM`), in bytes; `None` where unavailable.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

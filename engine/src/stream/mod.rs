@@ -1,0 +1,14 @@
+//! Streaming weights from disk under a memory plan: the expert cache, the packed trunk and
+//! its ring, and the counters that report what streaming did.
+//!
+//! Owns: everything that decides WHEN weight bytes are in RAM. Must not: change what is
+//! computed or in which order (the budget changes only the speed).
+
+pub mod expert_cache;
+pub mod expert_dir;
+pub mod footprint;
+pub mod metrics;
+pub mod plan;
+
+pub use expert_cache::ExpertCache;
+pub use metrics::{peak_rss_bytes, Counters, StreamMetrics};
