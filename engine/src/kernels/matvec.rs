@@ -51,6 +51,9 @@ pub fn matmul_rows(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
     assert!(cols > 0 && xs.len().is_multiple_of(cols), "matmul input width");
     let n_tokens = xs.len() / cols;
     assert_eq!(ys.len(), n_tokens * rows, "matmul output size");
+    if n_tokens == 0 {
+        return;
+    }
     if n_tokens == 1 {
         return matvec_rows(m, xs, ys);
     }
