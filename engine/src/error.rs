@@ -65,6 +65,11 @@ pub enum Error {
     #[error("expert tensor `{name}`: {reason}")]
     Expert { name: String, reason: String },
 
+    /// A routed expert could not be read while generating: the generation fails (an
+    /// expert is never skipped).
+    #[error("reading layer {layer_idx} expert {expert_idx} failed: {reason} (verify the model files)")]
+    ExpertRead { layer_idx: usize, expert_idx: usize, reason: String },
+
     /// A token id outside `0..vocab_size` was given.
     #[error("token id {id} is outside the vocabulary (vocab_size {vocab_size})")]
     TokenId { id: u32, vocab_size: usize },
@@ -109,6 +114,7 @@ impl Error {
                 source.kind(),
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidInput
             ),
+            Error::ExpertRead { .. } => false,
             _ => true,
         }
     }

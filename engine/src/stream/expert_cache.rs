@@ -233,7 +233,7 @@ impl Inner {
                 }
                 Some(Slot::Failed(_)) => {
                     let Some(Slot::Failed(msg)) = state.slots.remove(&key) else { unreachable!() };
-                    return Err(Error::Expert { name: format!("layer {layer_idx} expert {expert_idx}"), reason: msg });
+                    return Err(Error::ExpertRead { layer_idx, expert_idx, reason: msg });
                 }
                 None => {
                     if !Self::make_room(&mut state, self.capacity) {
@@ -245,7 +245,8 @@ impl Inner {
                     drop(state);
                     Counters::add(&self.counters.expert_misses, 1);
                     let read_start = Instant::now();
-                    let result = self.load(key);
+                    let result =
+                        self.load(key).map_err(|e| Error::ExpertRead { layer_idx, expert_idx, reason: e.to_string() });
                     self.counters.add_wait(read_start.elapsed());
                     match &result {
                         Ok(_) => self.publish(key, &result, false),

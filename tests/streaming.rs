@@ -1,0 +1,124 @@
+//! Streaming under a memory budget changes only the speed: generated ids and logits are
+//! byte-identical to everything-resident at every cache size the plan allows and at 1 and
+//! 2 threads; the counters add up; failures while reading are errors, never wrong tokens.
+
+use k3_engine::stream::footprint::footprint;
+use k3_engine::{
+    BudgetChoice, CancelToken, DecodeMode, Engine, EngineOptions, Error, GenerateParams, MemoryOptions, NullSink,
+    Sampling,
+};
+use k3_plan::Budget;
+use k3_tests::{copy_checkpoint, fixture, TINY_CHECKPOINTS};
+
+use crate::gates::{golden, greedy, Recorder};
+
+/// Bytes of one expert-cache slot of checkpoint `name`.
+fn slot_bytes(name: &str) -> u64 {
+    let cfg = k3_engine::ModelConfig::load(&fixture(name).join("config.json")).unwrap();
+    let index = k3_engine::format::TensorIndex::open(&fixture(name)).unwrap();
+    let fp = footprint(&cfg, &index).unwrap();
+    k3_plan::align_4096(fp.expert_bytes) + 4096
+}
+
+fn streamed(dir: &std::path::Path, cache_slots: u64, slot: u64, threads: usize) -> Engine {
+    let mut memory = MemoryOptions::resident();
+    memory.budget = Some(BudgetChoice::Fixed(Budget { trunk_bytes: u64::MAX, cache_bytes: cache_slots * slot }));
+    memory.io_threads = 2;
+    memory.record_trace = true;
+    Engine::load(&EngineOptions { model_dir: dir.to_path_buf(), threads: Some(threads), memory }).unwrap()
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn every_cache_size_gives_byte_identical_tokens_and_logits() {
+    for name in TINY_CHECKPOINTS {
+        let g = golden(name);
+        let resident = crate::gates::engine(name, Some(1));
+        let (want_ids, want_logits) = greedy(&resident, &g.prompt, 12, DecodeMode::Incremental);
+        let want_tf = resident.score(&g.full, &CancelToken::new(), None).unwrap().unwrap();
+        let slot = slot_bytes(name);
+        let top_k = resident.config().moe.top_k as u64;
+        for (slots, threads) in [(top_k + 1, 1), (top_k + 1, 2), (5, 2), (40, 1), (1000, 2)] {
+            let e = streamed(&fixture(name), slots, slot, threads);
+            let plan = e.plan().unwrap();
+            assert!(plan.cache_slots <= slots && plan.cache_slots >= top_k + 1);
+            let (ids, logits) = greedy(&e, &g.prompt, 12, DecodeMode::Incremental);
+            assert_eq!(ids, want_ids, "{name}: {slots} slots, {threads} threads");
+            assert_eq!(bits(&logits), bits(&want_logits), "{name}: logits at {slots} slots, {threads} threads");
+            let tf = e.score(&g.full, &CancelToken::new(), None).unwrap().unwrap();
+            assert_eq!(bits(&tf), bits(&want_tf), "{name}: teacher forcing at {slots} slots");
+        }
+    }
+}
+
+#[test]
+fn counters_add_up_and_the_trace_records_every_request() {
+    let name = "tiny-mxfp4";
+    let g = golden(name);
+    let e = streamed(&fixture(name), 3, slot_bytes(name), 2);
+    let params = GenerateParams {
+        max_new_tokens: 6,
+        sampling: Sampling::Greedy,
+        stop_ids: vec![],
+        mode: DecodeMode::Incremental,
+    };
+    let mut rec = Recorder::default();
+    let out = e.generate(&mut e.new_session(), &g.prompt, &params, &CancelToken::new(), &mut rec).unwrap();
+    let m = out.metrics;
+    let moe_layers = (0..e.config().n_layers).filter(|&l| !e.config().is_dense(l)).count() as u64;
+    let positions = (g.prompt.len() + 5) as u64; // the last generated token is never fed
+    assert_eq!(m.expert_requests, positions * moe_layers * e.config().moe.top_k as u64);
+    assert_eq!(m.expert_requests, m.expert_true_hits + m.expert_prefetch_hits + m.expert_misses);
+    assert!(m.expert_bytes_read > 0 && m.expert_misses + m.expert_prefetch_hits > 0);
+    assert!(out.peak_rss_bytes.unwrap_or(0) > 0);
+    let trace = e.take_expert_trace();
+    assert_eq!(trace.len() as u64, m.expert_requests);
+    assert!(trace.iter().all(|&(l, x)| (1..13).contains(&l) && x < 8));
+}
+
+#[test]
+fn a_budget_below_the_minimum_is_refused_with_the_numbers() {
+    let mut memory = MemoryOptions::resident();
+    memory.budget = Some(BudgetChoice::Fixed(Budget { trunk_bytes: u64::MAX, cache_bytes: 1000 }));
+    match Engine::load(&EngineOptions { model_dir: fixture("tiny-f32"), threads: Some(1), memory }) {
+        Err(e @ Error::Budget { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains("cache budget") && msg.contains("3 expert slots"), "{msg}");
+        }
+        Err(other) => panic!("expected Error::Budget, got {other}"),
+        Ok(_) => panic!("a 1000-byte cache must be refused"),
+    }
+}
+
+#[test]
+fn a_shard_shortened_after_loading_fails_the_generation_never_the_tokens() {
+    let name = "tiny-mxfp4";
+    let g = golden(name);
+    let dir = copy_checkpoint(name, "shortened");
+    let e = streamed(&dir, 3, slot_bytes(name), 1);
+    // Layer 6's shard loses its tail (the routed experts) after the plan was made.
+    let shard = dir.join("model-00007-of-000014.safetensors");
+    let len = std::fs::metadata(&shard).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&shard).unwrap().set_len(len / 2).unwrap();
+    let params = GenerateParams {
+        max_new_tokens: 4,
+        sampling: Sampling::Greedy,
+        stop_ids: vec![],
+        mode: DecodeMode::Incremental,
+    };
+    let result = e.generate(&mut e.new_session(), &g.prompt, &params, &CancelToken::new(), &mut NullSink);
+    match result {
+        Err(err) => {
+            assert!(matches!(err, Error::ExpertRead { layer_idx: 6, .. }), "{err}");
+            assert!(!err.is_input_error(), "a read failure while running is exit status 1");
+            let msg = err.to_string();
+            assert!(msg.contains("model-00007-of-000014.safetensors") || msg.contains("layer 6"), "{msg}");
+            eprintln!("refused as expected: {msg}");
+        }
+        Ok(out) => panic!("a truncated shard must fail the generation, got tokens {:?}", out.generated),
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
