@@ -25,6 +25,8 @@ pub enum Command {
     Chat(ChatArgs),
     /// Print the memory plan for a budget (pinned layers, ring, cache slots, overhead).
     Plan(PlanArgs),
+    /// Pack every layer's trunk into one aligned trunk.bin + trunk.json for streaming.
+    Pack(PackArgs),
 }
 
 /// Options shared by every command that loads a model.
@@ -55,6 +57,22 @@ pub struct MemoryArgs {
     /// Concurrent expert reads.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub io_threads: usize,
+    /// Folder of a packed trunk (`k3 pack`): with a budget, unpinned layers stream from it.
+    #[arg(long, value_name = "DIR")]
+    pub trunk: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct PackArgs {
+    /// Model folder: config.json plus *.safetensors shards.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Output folder for trunk.bin and trunk.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Print one JSON object when done.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// How tokens are chosen.

@@ -65,6 +65,16 @@ pub enum Error {
     #[error("expert tensor `{name}`: {reason}")]
     Expert { name: String, reason: String },
 
+    /// The trunk cannot be packed (a layer that is not one contiguous run, a write that
+    /// does not read back).
+    #[error("cannot pack layer {layer_idx}: {reason}")]
+    Pack { layer_idx: usize, reason: String },
+
+    /// A packed trunk (`trunk.json` + `trunk.bin`) is missing, damaged or disagrees with
+    /// the checkpoint.
+    #[error("{path}: {reason}")]
+    Trunk { path: PathBuf, reason: String },
+
     /// A routed expert could not be read while generating: the generation fails (an
     /// expert is never skipped).
     #[error("reading layer {layer_idx} expert {expert_idx} failed: {reason} (verify the model files)")]

@@ -20,9 +20,12 @@ use crate::error::{Error, Result};
 use crate::events::{CancelToken, EventSink, TokenEvent};
 use crate::format::TensorIndex;
 use crate::model::experts::ExpertSource;
+use crate::model::trunk::TrunkSource;
 use crate::model::{LogitsFor, Model, SequenceState, Tap};
 use crate::sampling::{Sampler, Sampling};
 use crate::stream::footprint::PREFILL_CHUNK;
+use crate::stream::trunk_manifest::open_packed_trunk;
+use crate::stream::trunk_stream::StreamedTrunk;
 use crate::stream::{Counters, ExpertCache, StreamMetrics};
 
 /// The longest sequence (prompt + generated) the engine accepts.
@@ -59,6 +62,8 @@ pub struct MemoryOptions {
     /// by the budget's `cache_bytes` (and, with a packed trunk, the trunk through
     /// `trunk_bytes`).
     pub budget: Option<BudgetChoice>,
+    /// Folder of a packed trunk (`k3 pack`): with a budget, unpinned layers stream from it.
+    pub trunk_dir: Option<PathBuf>,
     /// Concurrent expert reads.
     pub io_threads: usize,
     /// Positions the plan reserves KV cache for.
@@ -71,7 +76,14 @@ pub struct MemoryOptions {
 
 impl MemoryOptions {
     pub fn resident() -> Self {
-        MemoryOptions { budget: None, io_threads: 4, max_positions: 4096, check_available: true, record_trace: false }
+        MemoryOptions {
+            budget: None,
+            trunk_dir: None,
+            io_threads: 4,
+            max_positions: 4096,
+            check_available: true,
+            record_trace: false,
+        }
     }
 }
 
@@ -175,10 +187,14 @@ impl Engine {
         let pool = build_pool(opts.threads)?;
         let counters = Arc::new(Counters::default());
         let mem = &opts.memory;
+        let packed = match (&mem.budget, &mem.trunk_dir) {
+            (Some(_), Some(dir)) => Some(open_packed_trunk(dir, &cfg, &index)?),
+            _ => None,
+        };
         let (plan, cache) = match mem.budget {
             None => (None, None),
             Some(budget) => {
-                let plan = crate::stream::plan::make_plan(&cfg, &index, budget, mem)?;
+                let plan = crate::stream::plan::make_plan(&cfg, &index, budget, packed.is_some(), mem)?;
                 let capacity = plan.cache_slots as usize;
                 let cache = ExpertCache::new(index.clone(), &cfg, capacity, mem.io_threads, counters.clone())?;
                 if mem.record_trace {
@@ -189,7 +205,15 @@ impl Engine {
         };
         let experts: Option<Box<dyn ExpertSource + Send>> =
             cache.as_ref().map(|c| Box::new(SharedCache(c.clone())) as Box<dyn ExpertSource + Send>);
-        let model = Model::bind(cfg, &index, experts)?;
+        let trunk: Option<Box<dyn TrunkSource>> = match (packed, &plan) {
+            (Some(packed), Some(p)) if p.pinned_layers < cfg.n_layers => {
+                let t =
+                    StreamedTrunk::new(packed, index.clone(), &cfg, p.pinned_layers, p.ring_slots, counters.clone())?;
+                Some(Box::new(t))
+            }
+            _ => None,
+        };
+        let model = Model::bind(cfg, &index, trunk, experts)?;
         Ok(Engine { model, pool, plan, counters, cache })
     }
 

@@ -1,6 +1,7 @@
 //! One function per subcommand: parse inputs, make one library call, print the result.
 
 mod chat;
+mod pack;
 mod plan;
 mod run;
 mod text;
@@ -41,6 +42,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Detokenize(args) => text::detokenize(args),
         Command::Chat(args) => chat::chat(args),
         Command::Plan(args) => plan::plan(args),
+        Command::Pack(args) => pack::pack(args),
     }
 }
 
@@ -67,6 +69,10 @@ pub(super) fn load_engine_with(args: &ModelArgs, record_trace: bool) -> Result<E
 pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure> {
     let mut opts = MemoryOptions::resident();
     opts.io_threads = args.io_threads.max(1);
+    if let Some(dir) = &args.trunk {
+        require_dir("--trunk", dir)?;
+        opts.trunk_dir = Some(dir.clone());
+    }
     let size = |flag: &str, v: &Option<String>| -> Result<Option<u64>, Failure> {
         v.as_deref().map(|s| parse_size(s).map_err(|e| input_error(format!("{flag}: {e}")))).transpose()
     };

@@ -21,7 +21,11 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         return Err(input_error("give --preset P or --trunk-budget/--cache-budget".into()));
     };
     let fp = footprint(&cfg, &index)?;
-    let p = make_plan(&cfg, &index, choice, &opts)?;
+    if let Some(dir) = &opts.trunk_dir {
+        k3_engine::stream::trunk_manifest::open_packed_trunk(dir, &cfg, &index)?;
+    }
+    let streamed = opts.trunk_dir.is_some();
+    let p = make_plan(&cfg, &index, choice, streamed, &opts)?;
     let available = k3_engine::stream::plan::mem_available_bytes();
     if args.json {
         let v = json!({
@@ -31,7 +35,7 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
             "ring_slots": p.ring_slots,
             "ring_slot_bytes": p.ring_slot_bytes,
             "trunk_bytes": p.trunk_bytes,
-            "trunk_resident": true,
+            "trunk_streamed": streamed,
             "cache_slots": p.cache_slots,
             "cache_slot_bytes": p.cache_slot_bytes,
             "cache_bytes": p.cache_bytes,

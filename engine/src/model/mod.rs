@@ -20,6 +20,7 @@ pub mod names;
 pub mod softmax;
 mod state;
 mod tap;
+pub mod trunk;
 
 pub use state::SequenceState;
 pub use tap::{LayerTap, Tap};
@@ -36,6 +37,7 @@ use kda::{kda_forward, KdaWeights};
 use matrix::Matrix;
 use mla::{mla_forward, MlaWeights};
 use moe::{moe_forward, GluMlp, MoeWeights};
+use trunk::{ResidentTrunk, TrunkSource};
 
 /// A layer's token mixer.
 enum Mixer {
@@ -50,7 +52,7 @@ enum Ffn {
 }
 
 /// One decoder layer's trunk weights.
-struct Layer {
+pub struct Layer {
     input_norm: Vec<f32>,
     post_attn_norm: Vec<f32>,
     /// Folded AttnRes query before attention, `[E]`.
@@ -70,7 +72,7 @@ pub struct Model {
     lm_head: Matrix,
     final_norm: Vec<f32>,
     out_attn_res: Vec<f32>,
-    layers: Vec<Layer>,
+    trunk: Box<dyn TrunkSource>,
     experts: Box<dyn ExpertSource + Send>,
 }
 
@@ -86,25 +88,37 @@ pub enum LogitsFor {
 }
 
 impl Model {
-    /// Validates every tensor (routed experts included) against `cfg`, then reads the
-    /// trunk; routed experts come from `experts`, or are read into RAM when it is `None`.
-    pub fn bind(cfg: ModelConfig, index: &TensorIndex, experts: Option<Box<dyn ExpertSource + Send>>) -> Result<Model> {
+    /// Validates every tensor (routed experts included) against `cfg`, then binds the
+    /// model-level tensors. Trunk layers come from `trunk` (all read into RAM when `None`);
+    /// routed experts from `experts` (all read into RAM when `None`).
+    pub fn bind(
+        cfg: ModelConfig,
+        index: &TensorIndex,
+        trunk: Option<Box<dyn TrunkSource>>,
+        experts: Option<Box<dyn ExpertSource + Send>>,
+    ) -> Result<Model> {
         let validate = Binder::new(index, false);
-        Self::bind_with(&cfg, &validate, Box::new(ResidentExperts::bind(&validate, &cfg)?))?;
+        let checked = ResidentTrunk::bind(&validate, &cfg)?;
+        Self::bind_with(&cfg, &validate, Box::new(checked), Box::new(ResidentExperts::bind(&validate, &cfg)?))?;
         let read = Binder::new(index, true);
+        let trunk = match trunk {
+            Some(source) => source,
+            None => Box::new(ResidentTrunk::bind(&read, &cfg)?),
+        };
         let experts = match experts {
             Some(source) => source,
             None => Box::new(ResidentExperts::bind(&read, &cfg)?),
         };
-        Self::bind_with(&cfg, &read, experts)
+        Self::bind_with(&cfg, &read, trunk, experts)
     }
 
-    fn bind_with(cfg: &ModelConfig, b: &Binder, experts: Box<dyn ExpertSource + Send>) -> Result<Model> {
+    fn bind_with(
+        cfg: &ModelConfig,
+        b: &Binder,
+        trunk: Box<dyn TrunkSource>,
+        experts: Box<dyn ExpertSource + Send>,
+    ) -> Result<Model> {
         let (e, v) = (cfg.hidden_size, cfg.vocab_size);
-        let mut layers = Vec::with_capacity(cfg.n_layers);
-        for layer_idx in 0..cfg.n_layers {
-            layers.push(bind_layer(b, cfg, layer_idx)?);
-        }
         Ok(Model {
             cfg: cfg.clone(),
             embed: b.matrix(&names::embed_tokens(), v, e)?,
@@ -114,7 +128,7 @@ impl Model {
                 &b.vector(&names::output_attn_res_norm(), e)?,
                 &b.attn_res_proj(&names::output_attn_res_proj(), e)?,
             ),
-            layers,
+            trunk,
             experts,
         })
     }
@@ -150,10 +164,11 @@ impl Model {
         let mut prefix = Some(prefix);
         let mut h = vec![0.0f32; n * e];
         let mut x = vec![0.0f32; n * e];
-        for (layer_idx, layer) in self.layers.iter().enumerate() {
+        for layer_idx in 0..self.cfg.n_layers {
             if cancel.is_cancelled() {
                 return Ok(None);
             }
+            let layer = self.trunk.layer(layer_idx)?;
             let current = prefix.take().unwrap_or_default();
             if blocks.is_empty() {
                 h.copy_from_slice(&current);
@@ -228,7 +243,8 @@ impl Model {
     }
 }
 
-fn bind_layer(b: &Binder, cfg: &ModelConfig, layer_idx: usize) -> Result<Layer> {
+/// Binds one decoder layer's trunk tensors.
+pub(crate) fn bind_layer(b: &Binder, cfg: &ModelConfig, layer_idx: usize) -> Result<Layer> {
     let e = cfg.hidden_size;
     let n = |s: &str| names::layer(layer_idx, s);
     let mixer = match cfg.layer_kinds[layer_idx] {

@@ -9,6 +9,9 @@ pub mod expert_dir;
 pub mod footprint;
 pub mod metrics;
 pub mod plan;
+pub mod trunk_manifest;
+pub mod trunk_pack;
+pub mod trunk_stream;
 
 pub use expert_cache::ExpertCache;
 pub use metrics::{peak_rss_bytes, Counters, StreamMetrics};

@@ -17,6 +17,7 @@ pub fn make_plan(
     cfg: &ModelConfig,
     index: &TensorIndex,
     choice: BudgetChoice,
+    streamed_trunk: bool,
     opts: &MemoryOptions,
 ) -> Result<MemoryPlan> {
     let fp = footprint(cfg, index)?;
@@ -48,7 +49,7 @@ pub fn make_plan(
     };
     let req = PlanRequest {
         budget,
-        streamed_trunk: false,
+        streamed_trunk,
         max_positions: opts.max_positions as u64,
         io_threads: opts.io_threads as u64,
     };

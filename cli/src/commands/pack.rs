@@ -1,0 +1,44 @@
+//! `k3 pack`: writes trunk.bin + trunk.json, showing progress on stderr.
+
+use std::io::Write;
+use std::time::Instant;
+
+use k3_engine::stream::trunk_pack::{pack_trunk, PackProgress};
+use k3_plan::format_bytes;
+use serde_json::json;
+
+use super::{require_dir, Failure};
+use crate::args::PackArgs;
+
+pub fn pack(args: PackArgs) -> Result<(), Failure> {
+    require_dir("--model", &args.model)?;
+    let start = Instant::now();
+    let mut last_percent = u64::MAX;
+    let mut report = |p: PackProgress| {
+        let percent = if p.bytes_total == 0 { 100 } else { p.bytes_done * 100 / p.bytes_total };
+        if percent != last_percent {
+            last_percent = percent;
+            let rate = p.bytes_done as f64 / start.elapsed().as_secs_f64().max(1e-9) / 1e6;
+            eprint!("\rpacking layer {}/{} · {}% · {rate:.0} MB/s   ", p.layer_idx + 1, p.n_layers, percent);
+            let _ = std::io::stderr().flush();
+        }
+    };
+    let summary = pack_trunk(&args.model, &args.out, &mut report)?;
+    eprintln!();
+    let secs = start.elapsed().as_secs_f64();
+    if args.json {
+        let v = json!({
+            "trunk_bin": summary.trunk_bin, "trunk_json": summary.trunk_json,
+            "payload_bytes": summary.payload_bytes, "file_bytes": summary.file_bytes, "seconds": secs,
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "packed {} of trunk into {} ({} with alignment) in {secs:.1} s",
+            format_bytes(summary.payload_bytes),
+            summary.trunk_bin.display(),
+            format_bytes(summary.file_bytes)
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,51 @@
+//! Where trunk layers come from: the seam between the forward pass and trunk storage.
+//!
+//! Owns: the [`TrunkSource`] trait the forward pass asks for layer `ℓ` (in order 0..n for
+//! every pass), and [`ResidentTrunk`], every layer bound into RAM at load.
+//! Must not: hand out a layer whose bytes are not fully read; the streamed trunk
+//! (`stream::trunk_stream`) implements the same trait.
+//! Easy to break: the forward pass drops a layer before asking for the next, so a
+//! one-slot ring can reuse its memory.
+
+use std::sync::Arc;
+
+use crate::config::ModelConfig;
+use crate::error::Result;
+use crate::model::bind::Binder;
+use crate::model::{bind_layer, Layer};
+
+/// Supplies bound trunk layers on demand.
+pub trait TrunkSource: Send + Sync {
+    fn layer(&self, layer_idx: usize) -> Result<Arc<Layer>>;
+}
+
+/// Every trunk layer resident in RAM.
+pub struct ResidentTrunk {
+    layers: Vec<Arc<Layer>>,
+}
+
+impl ResidentTrunk {
+    pub fn bind(b: &Binder, cfg: &ModelConfig) -> Result<Self> {
+        Self::bind_prefix(b, cfg, cfg.n_layers)
+    }
+
+    /// Binds layers `0..n` only (a pinned prefix).
+    pub fn bind_prefix(b: &Binder, cfg: &ModelConfig, n: usize) -> Result<Self> {
+        let layers = (0..n).map(|l| bind_layer(b, cfg, l).map(Arc::new)).collect::<Result<Vec<_>>>()?;
+        Ok(ResidentTrunk { layers })
+    }
+
+    pub fn len(&self) -> usize {
+        self.layers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.layers.is_empty()
+    }
+}
+
+impl TrunkSource for ResidentTrunk {
+    fn layer(&self, layer_idx: usize) -> Result<Arc<Layer>> {
+        Ok(self.layers[layer_idx].clone())
+    }
+}

@@ -1,0 +1,134 @@
+//! Reading a packed trunk (`trunk.json` + `trunk.bin`) and proving it matches the
+//! checkpoint before any of it is used.
+//!
+//! Owns: the manifest's fields (spec §8: `n_layers`, `align`, per layer `shard`,
+//! `run_start`, `nbytes`, `file_off`, `tensors{off, nbytes, dtype, shape}`, plus our
+//! `run_len` and `crc32`), and the cross-check against the shard index: same shard, every
+//! trunk tensor present with the same dtype, shape, size and position, nothing extra, and
+//! `trunk.bin` long enough.
+//! Must not: accept a manifest that uses a codec it does not implement (`blocks`,
+//! `stored_nbytes`), or one that disagrees with the shards in any field.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::config::ModelConfig;
+use crate::error::{Error, Result};
+use crate::format::TensorIndex;
+use crate::stream::trunk_pack::{layer_run, TRUNK_ALIGN};
+
+/// One layer of a packed trunk, checked against the shards.
+#[derive(Debug, Clone)]
+pub struct PackedLayer {
+    pub shard_idx: usize,
+    pub run_start: u64,
+    pub run_len: u64,
+    pub file_off: u64,
+    /// CRC-32 of the run, checked after every read when present.
+    pub crc32: Option<u32>,
+}
+
+/// A validated packed trunk.
+#[derive(Debug, Clone)]
+pub struct PackedTrunk {
+    pub bin_path: PathBuf,
+    pub layers: Vec<PackedLayer>,
+}
+
+fn bad(path: &Path, reason: impl Into<String>) -> Error {
+    Error::Trunk { path: path.to_path_buf(), reason: reason.into() }
+}
+
+/// Opens and validates `dir/trunk.json` and `dir/trunk.bin` against the checkpoint.
+pub fn open_packed_trunk(dir: &Path, cfg: &ModelConfig, index: &TensorIndex) -> Result<PackedTrunk> {
+    let json_path = dir.join("trunk.json");
+    let bin_path = dir.join("trunk.bin");
+    if !json_path.is_file() {
+        let partial = dir.join("trunk.json.partial").exists() || dir.join("trunk.bin.partial").exists();
+        let hint = if partial {
+            " (an interrupted pack left *.partial files: run `k3 pack` again)"
+        } else {
+            " (run `k3 pack`)"
+        };
+        return Err(bad(&json_path, format!("no packed trunk here{hint}")));
+    }
+    let raw = std::fs::read(&json_path).map_err(|e| Error::io(&json_path, e))?;
+    let root = crate::json::parse_object(&raw).map_err(|m| bad(&json_path, m))?;
+    let int = |v: &Value, what: &str| {
+        v.as_u64().ok_or_else(|| bad(&json_path, format!("`{what}` must be a non-negative integer")))
+    };
+    if int(root.get("align").unwrap_or(&Value::Null), "align")? != TRUNK_ALIGN {
+        return Err(bad(&json_path, "`align` must be 4096"));
+    }
+    if int(root.get("n_layers").unwrap_or(&Value::Null), "n_layers")? != cfg.n_layers as u64 {
+        return Err(bad(&json_path, format!("`n_layers` disagrees with config.json ({})", cfg.n_layers)));
+    }
+    let entries =
+        root.get("layers").and_then(Value::as_array).ok_or_else(|| bad(&json_path, "`layers` must be an array"))?;
+    if entries.len() != cfg.n_layers {
+        return Err(bad(&json_path, format!("{} layer entries for {} layers", entries.len(), cfg.n_layers)));
+    }
+    let bin_len = std::fs::metadata(&bin_path).map_err(|e| Error::io(&bin_path, e))?.len();
+    let mut layers = Vec::with_capacity(entries.len());
+    for (l, entry) in entries.iter().enumerate() {
+        let layer = check_layer(&json_path, l, entry, index)?;
+        let end = layer.file_off + layer.run_len;
+        if end > bin_len {
+            return Err(bad(&bin_path, format!("truncated: layer {l} ends at byte {end} but the file has {bin_len}")));
+        }
+        layers.push(layer);
+    }
+    Ok(PackedTrunk { bin_path, layers })
+}
+
+/// Checks one manifest entry against the layer's run in the shards.
+fn check_layer(path: &Path, l: usize, entry: &Value, index: &TensorIndex) -> Result<PackedLayer> {
+    let field = |k: &str| {
+        entry
+            .get(k)
+            .and_then(Value::as_u64)
+            .ok_or_else(|| bad(path, format!("layer {l}: `{k}` missing or not an integer")))
+    };
+    if entry.get("blocks").is_some() || entry.get("stored_nbytes").is_some() {
+        return Err(bad(path, format!("layer {l} uses a trunk codec (`blocks`) this engine does not implement")));
+    }
+    if field("layer")? != l as u64 {
+        return Err(bad(path, format!("entry {l} is for layer {}", field("layer")?)));
+    }
+    let run = layer_run(index, l)?;
+    let shard_name = index.shard_paths()[run.shard_idx].file_name().map(|n| n.to_string_lossy().into_owned());
+    let (file_off, run_start) = (field("file_off")?, field("run_start")?);
+    let run_len = entry.get("run_len").and_then(Value::as_u64).unwrap_or(run.run_len);
+    let disagree = |what: String| bad(path, format!("layer {l}: {what} disagrees with the shards (re-run `k3 pack`)"));
+    if entry.get("shard").and_then(Value::as_str).map(str::to_string) != shard_name {
+        return Err(disagree("`shard`".into()));
+    }
+    if run_start != run.run_start || run_len != run.run_len || field("nbytes")? < run.run_len {
+        return Err(disagree("the run position or length".into()));
+    }
+    if file_off % TRUNK_ALIGN != 0 {
+        return Err(bad(path, format!("layer {l}: `file_off` {file_off} is not 4096-aligned")));
+    }
+    let tensors = entry
+        .get("tensors")
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad(path, format!("layer {l}: `tensors` missing")))?;
+    if tensors.len() != run.tensors.len() {
+        return Err(disagree(format!("the tensor count ({} vs {})", tensors.len(), run.tensors.len())));
+    }
+    for t in &run.tensors {
+        let m = tensors.get(&t.name).ok_or_else(|| disagree(format!("tensor `{}` (absent)", t.name)))?;
+        let shape: Option<Vec<u64>> =
+            m.get("shape").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_u64).collect());
+        let same = m.get("off").and_then(Value::as_u64) == Some(t.offset - run.run_start)
+            && m.get("nbytes").and_then(Value::as_u64) == Some(t.nbytes)
+            && m.get("dtype").and_then(Value::as_str) == Some(t.dtype.name())
+            && shape.as_deref() == Some(t.shape.as_slice());
+        if !same {
+            return Err(disagree(format!("tensor `{}`", t.name)));
+        }
+    }
+    let crc32 = entry.get("crc32").and_then(Value::as_u64).map(|c| c as u32);
+    Ok(PackedLayer { shard_idx: run.shard_idx, run_start, run_len, file_off, crc32 })
+}

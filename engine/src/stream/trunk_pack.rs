@@ -1,0 +1,212 @@
+//! `k3 pack`: copies every layer's trunk run out of the shards into one aligned
+//! `trunk.bin`, described by `trunk.json` (spec §8).
+//!
+//! Owns: finding each layer's trunk tensors (every `layers.ℓ.` tensor but the routed
+//! experts), refusing a layer that is not one contiguous run in one shard (the reason is
+//! named), copying runs in 64 MiB chunks at 4096-aligned offsets with a CRC-32 per layer,
+//! verifying the written file, and publishing atomically.
+//! Must not: leave a file the engine would accept after an interruption: the pack is
+//! written under `*.partial` names, an older `trunk.json` is removed first, and
+//! `trunk.json` is renamed into place last, after `trunk.bin`, both fsynced.
+//! Easy to break: `nbytes` in the manifest is the run length rounded UP to 4096; the exact
+//! length is `run_len`.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+
+use crate::config::ModelConfig;
+use crate::error::{Error, Result};
+use crate::format::{TensorIndex, TensorInfo};
+use crate::model::names;
+
+/// Copy chunk size.
+const CHUNK: usize = 64 << 20;
+/// Alignment of every layer in `trunk.bin`.
+pub const TRUNK_ALIGN: u64 = 4096;
+
+/// Progress of a pack, reported after every chunk.
+#[derive(Debug, Clone, Copy)]
+pub struct PackProgress {
+    pub layer_idx: usize,
+    pub n_layers: usize,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+/// What a finished pack wrote.
+#[derive(Debug, Clone)]
+pub struct PackSummary {
+    pub trunk_bin: PathBuf,
+    pub trunk_json: PathBuf,
+    pub payload_bytes: u64,
+    pub file_bytes: u64,
+}
+
+/// One layer's run in its shard.
+pub struct LayerRun<'a> {
+    pub shard_idx: usize,
+    pub run_start: u64,
+    pub run_len: u64,
+    pub tensors: Vec<&'a TensorInfo>,
+}
+
+fn pack_error(layer_idx: usize, reason: String) -> Error {
+    Error::Pack { layer_idx, reason }
+}
+
+/// The trunk tensors of `layer_idx` as one contiguous run, or why they are not.
+pub fn layer_run<'a>(index: &'a TensorIndex, layer_idx: usize) -> Result<LayerRun<'a>> {
+    let prefix = names::layer(layer_idx, "");
+    let experts = names::experts_prefix(layer_idx);
+    let mut tensors: Vec<&TensorInfo> =
+        index.tensors().filter(|t| t.name.starts_with(&prefix) && !t.name.starts_with(&experts)).collect();
+    if tensors.is_empty() {
+        return Err(pack_error(layer_idx, "no trunk tensors".into()));
+    }
+    tensors.sort_by_key(|t| (t.shard_idx, t.offset));
+    let (first, last) = (tensors[0], tensors[tensors.len() - 1]);
+    if first.shard_idx != last.shard_idx {
+        let shards = index.shard_paths();
+        return Err(pack_error(
+            layer_idx,
+            format!(
+                "its trunk spans two shards ({} and {})",
+                shards[first.shard_idx].display(),
+                shards[last.shard_idx].display()
+            ),
+        ));
+    }
+    for w in tensors.windows(2) {
+        if w[0].offset + w[0].nbytes != w[1].offset {
+            return Err(pack_error(
+                layer_idx,
+                format!(
+                    "its trunk is not contiguous: `{}` ends at {} but `{}` starts at {}",
+                    w[0].name,
+                    w[0].offset + w[0].nbytes,
+                    w[1].name,
+                    w[1].offset
+                ),
+            ));
+        }
+    }
+    let run_len = last.offset + last.nbytes - first.offset;
+    Ok(LayerRun { shard_idx: first.shard_idx, run_start: first.offset, run_len, tensors })
+}
+
+/// Packs the trunk of the model in `model_dir` into `out_dir/trunk.{bin,json}`.
+pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(PackProgress)) -> Result<PackSummary> {
+    let cfg = ModelConfig::load(&model_dir.join("config.json"))?;
+    let index = TensorIndex::open(model_dir)?;
+    let runs = (0..cfg.n_layers).map(|l| layer_run(&index, l)).collect::<Result<Vec<_>>>()?;
+    std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let (bin, json_path) = (out_dir.join("trunk.bin"), out_dir.join("trunk.json"));
+    for stale in [&json_path, &bin] {
+        match std::fs::remove_file(stale) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(stale, e)),
+            _ => {}
+        }
+    }
+    let (bin_tmp, json_tmp) = (out_dir.join("trunk.bin.partial"), out_dir.join("trunk.json.partial"));
+    let out = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&bin_tmp)
+        .map_err(|e| Error::io(&bin_tmp, e))?;
+    let bytes_total: u64 = runs.iter().map(|r| r.run_len).sum();
+    let mut bytes_done = 0;
+    let mut file_off = 0u64;
+    let mut layers = Vec::with_capacity(runs.len());
+    for (layer_idx, run) in runs.iter().enumerate() {
+        let shard_path = &index.shard_paths()[run.shard_idx];
+        let shard = File::open(shard_path).map_err(|e| Error::io(shard_path, e))?;
+        let crc = copy_run(&shard, shard_path, run, &out, &bin_tmp, file_off, &mut |n| {
+            bytes_done += n;
+            progress(PackProgress { layer_idx, n_layers: runs.len(), bytes_done, bytes_total });
+        })?;
+        let nbytes = run.run_len.div_ceil(TRUNK_ALIGN) * TRUNK_ALIGN;
+        layers.push(manifest_entry(layer_idx, run, shard_path, file_off, nbytes, crc));
+        file_off += nbytes;
+    }
+    out.set_len(file_off).map_err(|e| Error::io(&bin_tmp, e))?;
+    out.sync_all().map_err(|e| Error::io(&bin_tmp, e))?;
+    verify(&out, &bin_tmp, &layers)?;
+    let manifest =
+        json!({ "n_layers": runs.len(), "align": TRUNK_ALIGN, "format": "k3-desktop trunk v1", "layers": layers });
+    write_synced(&json_tmp, manifest.to_string().as_bytes())?;
+    std::fs::rename(&bin_tmp, &bin).map_err(|e| Error::io(&bin, e))?;
+    std::fs::rename(&json_tmp, &json_path).map_err(|e| Error::io(&json_path, e))?;
+    File::open(out_dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(out_dir, e))?;
+    Ok(PackSummary { trunk_bin: bin, trunk_json: json_path, payload_bytes: bytes_total, file_bytes: file_off })
+}
+
+/// Copies one run to `file_off` in 64 MiB chunks; returns its CRC-32.
+fn copy_run(
+    shard: &File,
+    shard_path: &Path,
+    run: &LayerRun,
+    out: &File,
+    out_path: &Path,
+    file_off: u64,
+    done: &mut dyn FnMut(u64),
+) -> Result<u32> {
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; CHUNK.min(run.run_len as usize)];
+    let mut copied = 0u64;
+    while copied < run.run_len {
+        let n = (run.run_len - copied).min(buf.len() as u64) as usize;
+        shard.read_exact_at(&mut buf[..n], run.run_start + copied).map_err(|e| Error::io(shard_path, e))?;
+        out.write_all_at(&buf[..n], file_off + copied).map_err(|e| Error::io(out_path, e))?;
+        hasher.update(&buf[..n]);
+        copied += n as u64;
+        done(n as u64);
+    }
+    Ok(hasher.finalize())
+}
+
+fn manifest_entry(layer_idx: usize, run: &LayerRun, shard_path: &Path, file_off: u64, nbytes: u64, crc: u32) -> Value {
+    let mut tensors = Map::new();
+    for t in &run.tensors {
+        tensors.insert(
+            t.name.clone(),
+            json!({ "off": t.offset - run.run_start, "nbytes": t.nbytes, "dtype": t.dtype.name(), "shape": t.shape }),
+        );
+    }
+    let shard = shard_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    json!({
+        "layer": layer_idx, "shard": shard, "run_start": run.run_start, "nbytes": nbytes,
+        "file_off": file_off, "run_len": run.run_len, "crc32": crc, "tensors": tensors,
+    })
+}
+
+/// Re-reads every packed run and checks its CRC-32.
+fn verify(out: &File, path: &Path, layers: &[Value]) -> Result<()> {
+    let mut buf = vec![0u8; CHUNK];
+    for l in layers {
+        let (off, len) = (l["file_off"].as_u64().unwrap_or(0), l["run_len"].as_u64().unwrap_or(0));
+        let mut hasher = crc32fast::Hasher::new();
+        let mut done = 0;
+        while done < len {
+            let n = (len - done).min(buf.len() as u64) as usize;
+            out.read_exact_at(&mut buf[..n], off + done).map_err(|e| Error::io(path, e))?;
+            hasher.update(&buf[..n]);
+            done += n as u64;
+        }
+        if Some(u64::from(hasher.finalize())) != l["crc32"].as_u64() {
+            let layer_idx = l["layer"].as_u64().unwrap_or(0) as usize;
+            return Err(pack_error(layer_idx, format!("{} does not read back what was written", path.display())));
+        }
+    }
+    Ok(())
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = File::create(path).map_err(|e| Error::io(path, e))?;
+    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| Error::io(path, e))
+}

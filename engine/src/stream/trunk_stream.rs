@@ -1,0 +1,175 @@
+//! The streamed trunk: a pinned prefix of layers in RAM, the rest read from `trunk.bin`
+//! through a ring of one or two slots, the next layer read while the current computes.
+//!
+//! Owns: the ring (at most `ring_slots` unpinned layers alive: the one computing and, with
+//! two slots, the one being read ahead), O_DIRECT reads of whole runs into aligned blobs,
+//! the CRC-32 check of every run read, and binding a layer as views into its blob.
+//! Must not: hand out a layer whose read or check failed (the error goes to the
+//! generation), or read ahead with one slot.
+//! Easy to break: layers are used in order `0..n` on every pass; after the last layer the
+//! read-ahead wraps to the first unpinned layer for the next pass.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+use crate::config::ModelConfig;
+use crate::error::{Error, Result};
+use crate::format::TensorIndex;
+use crate::io::DirectFile;
+use crate::model::bind::{Binder, RunView};
+use crate::model::trunk::{ResidentTrunk, TrunkSource};
+use crate::model::{bind_layer, Layer};
+use crate::stream::metrics::Counters;
+use crate::stream::trunk_manifest::PackedTrunk;
+
+/// The layer being read ahead: `None` while in flight.
+type Ahead = Option<(usize, Option<Result<Arc<Layer>>>)>;
+
+struct Inner {
+    pinned: ResidentTrunk,
+    packed: PackedTrunk,
+    file: DirectFile,
+    index: Arc<TensorIndex>,
+    cfg: ModelConfig,
+    ahead: Mutex<Ahead>,
+    changed: Condvar,
+    counters: Arc<Counters>,
+}
+
+/// A trunk streamed from a packed file under a memory plan.
+pub struct StreamedTrunk {
+    inner: Arc<Inner>,
+    read_ahead: bool,
+    reader: rayon::ThreadPool,
+}
+
+impl StreamedTrunk {
+    /// Pins layers `0..n_pinned` (read from the shards now) and streams the rest; with
+    /// `ring_slots == 2` the next layer is read while the current one computes.
+    pub fn new(
+        packed: PackedTrunk,
+        index: Arc<TensorIndex>,
+        cfg: &ModelConfig,
+        n_pinned: usize,
+        ring_slots: usize,
+        counters: Arc<Counters>,
+    ) -> Result<Self> {
+        let pinned = ResidentTrunk::bind_prefix(&Binder::new(&index, true), cfg, n_pinned)?;
+        let file = DirectFile::open(&packed.bin_path)?;
+        let reader = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "k3-trunk-io".into())
+            .build()
+            .map_err(|e| Error::Option { option: "trunk reader", reason: e.to_string() })?;
+        let inner = Inner {
+            pinned,
+            packed,
+            file,
+            index,
+            cfg: cfg.clone(),
+            ahead: Mutex::new(None),
+            changed: Condvar::new(),
+            counters,
+        };
+        Ok(StreamedTrunk { inner: Arc::new(inner), read_ahead: ring_slots >= 2, reader })
+    }
+
+    /// True when reads bypass the page cache with O_DIRECT (false: buffered fallback).
+    pub fn is_direct(&self) -> bool {
+        self.inner.file.is_direct()
+    }
+
+    fn start_read_ahead(&self, after: usize) {
+        let n = self.inner.cfg.n_layers;
+        let first = self.inner.pinned.len();
+        if !self.read_ahead || first >= n {
+            return;
+        }
+        let next = if after + 1 < n { after + 1 } else { first };
+        *self.inner.lock() = Some((next, None));
+        let inner = self.inner.clone();
+        self.reader.spawn(move || {
+            let result = inner.read_layer(next);
+            let mut ahead = inner.lock();
+            if let Some((l, slot)) = ahead.as_mut() {
+                if *l == next {
+                    *slot = Some(result);
+                }
+            }
+            drop(ahead);
+            inner.changed.notify_all();
+        });
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, Ahead> {
+        self.ahead.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reads, checks and binds unpinned layer `l`.
+    fn read_layer(&self, l: usize) -> Result<Arc<Layer>> {
+        let p = &self.packed.layers[l];
+        let view = self.file.read_window(p.file_off, p.run_len as usize)?;
+        if let Some(want) = p.crc32 {
+            let got = crc32fast::hash(view.bytes());
+            if got != want {
+                return Err(Error::Trunk {
+                    path: self.packed.bin_path.clone(),
+                    reason: format!(
+                        "layer {l} fails its CRC-32 check (stored {want:08x}, read {got:08x}): re-run `k3 pack`"
+                    ),
+                });
+            }
+        }
+        Counters::add(&self.counters.trunk_bytes_read, p.run_len);
+        Counters::add(&self.counters.trunk_layers_read, 1);
+        let run =
+            RunView { blob: view.blob(), payload_start: view.start(), shard_idx: p.shard_idx, run_start: p.run_start };
+        bind_layer(&Binder::over_run(&self.index, run), &self.cfg, l).map(Arc::new)
+    }
+
+    /// Takes layer `l` from the read-ahead, waiting if it is in flight; a read-ahead of
+    /// another layer is waited for and dropped (so the ring never holds more than planned).
+    fn take_ahead(&self, l: usize) -> Option<Result<Arc<Layer>>> {
+        let mut ahead = self.lock();
+        let start = Instant::now();
+        let mut waited = false;
+        loop {
+            match ahead.as_mut() {
+                None => return None,
+                Some((_, None)) => {
+                    waited = true;
+                    ahead = self.changed.wait(ahead).unwrap_or_else(|p| p.into_inner());
+                }
+                Some((layer, Some(_))) => {
+                    let matches = *layer == l;
+                    let taken = ahead.take().and_then(|(_, r)| r);
+                    if waited {
+                        self.counters.add_wait(start.elapsed());
+                    }
+                    return if matches { taken } else { None };
+                }
+            }
+        }
+    }
+}
+
+impl TrunkSource for StreamedTrunk {
+    fn layer(&self, layer_idx: usize) -> Result<Arc<Layer>> {
+        if layer_idx < self.inner.pinned.len() {
+            return self.inner.pinned.layer(layer_idx);
+        }
+        let layer = match self.inner.take_ahead(layer_idx) {
+            Some(result) => result?,
+            None => {
+                let start = Instant::now();
+                let layer = self.inner.read_layer(layer_idx)?;
+                self.inner.counters.add_wait(start.elapsed());
+                layer
+            }
+        };
+        self.start_read_ahead(layer_idx);
+        Ok(layer)
+    }
+}
