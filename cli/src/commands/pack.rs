@@ -15,7 +15,7 @@ pub fn pack(args: PackArgs) -> Result<(), Failure> {
     let start = Instant::now();
     let mut last_percent = u64::MAX;
     let mut report = |p: PackProgress| {
-        let percent = if p.bytes_total == 0 { 100 } else { p.bytes_done * 100 / p.bytes_total };
+        let percent = (p.bytes_done * 100).checked_div(p.bytes_total).unwrap_or(100);
         if percent != last_percent {
             last_percent = percent;
             let rate = p.bytes_done as f64 / start.elapsed().as_secs_f64().max(1e-9) / 1e6;
