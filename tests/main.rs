@@ -14,3 +14,14 @@ mod mxfp4_released;
 mod ops;
 mod streaming;
 mod tokenizer;
+mod trunk;
+
+/// Greedy generation parameters shared by the streaming topics.
+pub fn streaming_params(n: usize) -> k3_engine::GenerateParams {
+    k3_engine::GenerateParams {
+        max_new_tokens: n,
+        sampling: k3_engine::Sampling::Greedy,
+        stop_ids: vec![],
+        mode: k3_engine::DecodeMode::Incremental,
+    }
+}

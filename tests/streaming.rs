@@ -13,7 +13,7 @@ use k3_tests::{copy_checkpoint, fixture, TINY_CHECKPOINTS};
 use crate::gates::{golden, greedy, Recorder};
 
 /// Bytes of one expert-cache slot of checkpoint `name`.
-fn slot_bytes(name: &str) -> u64 {
+pub fn slot_bytes(name: &str) -> u64 {
     let cfg = k3_engine::ModelConfig::load(&fixture(name).join("config.json")).unwrap();
     let index = k3_engine::format::TensorIndex::open(&fixture(name)).unwrap();
     let fp = footprint(&cfg, &index).unwrap();

@@ -8,7 +8,9 @@
 //! budget.trunk_bytes` and `cache_bytes ≤ budget.cache_bytes` whenever `plan` succeeds
 //! (a resident trunk, chosen when no packed trunk exists, is reported as such).
 //! Easy to break: the ring must hold the LARGEST unpinned layer, so pinning more layers
-//! can shrink the ring; the pin count is the largest prefix whose cost fits.
+//! can shrink the ring; the pin count is the largest prefix whose cost fits. When layers
+//! stream, two ring slots are preferred over one more pinned layer (overlap of reads and
+//! compute on every streamed layer beats not reading one layer).
 
 use crate::presets::Budget;
 
@@ -118,18 +120,19 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
             let (a, b) = trunk_cost(layers, p, s);
             a + b <= budget.trunk_bytes
         };
-        let Some(p) = (0..=n).rev().find(|&p| fits(p, 1)) else {
+        let Some(p1) = (0..=n).rev().find(|&p| fits(p, 1)) else {
             let (_, ring) = trunk_cost(layers, 0, 1);
             return Err(PlanError::TrunkBudgetTooSmall { budget_bytes: budget.trunk_bytes, minimum_bytes: ring });
         };
-        let slots = if p == n {
-            0
-        } else if fits(p, 2) {
-            2
-        } else {
-            1
-        };
-        (p, slots)
+        // When layers must stream, a second slot (reading the next layer while this one
+        // computes) is worth more than one more pinned layer, as long as more than one
+        // layer streams.
+        let p2 = (0..n).rev().find(|&p| fits(p, 2));
+        match p2 {
+            _ if p1 == n => (n, 0),
+            Some(p2) if n - p2 > 1 => (p2, 2),
+            _ => (p1, 1),
+        }
     };
     let (pinned_bytes, ring_bytes) = trunk_cost(layers, pinned, slots as u64);
     let ring_slot_bytes = if slots == 0 { 0 } else { ring_slot(layers, pinned) };

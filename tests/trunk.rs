@@ -1,0 +1,201 @@
+//! The packed trunk: packing is checked and atomic; streaming the trunk through a pinned
+//! prefix and a ring gives byte-identical ids and logits; a damaged or disagreeing trunk
+//! is refused (or fails the generation) with a named error, never wrong tokens.
+
+use std::path::{Path, PathBuf};
+
+use k3_engine::stream::trunk_pack::{layer_run, pack_trunk};
+use k3_engine::{BudgetChoice, CancelToken, DecodeMode, Engine, EngineOptions, Error, MemoryOptions};
+use k3_plan::Budget;
+use k3_tests::{fixture, scratch_dir, TINY_CHECKPOINTS};
+
+use crate::gates::{golden, greedy};
+
+fn pack(name: &str) -> PathBuf {
+    let out = scratch_dir(&format!("trunk-{name}"));
+    let mut calls = 0;
+    pack_trunk(&fixture(name), &out, &mut |_| calls += 1).unwrap();
+    assert!(calls > 0, "progress is reported");
+    out
+}
+
+fn engine(name: &str, trunk: &Path, trunk_bytes: u64, cache_bytes: u64, threads: usize) -> Result<Engine, Error> {
+    let mut memory = MemoryOptions::resident();
+    memory.budget = Some(BudgetChoice::Fixed(Budget { trunk_bytes, cache_bytes }));
+    memory.trunk_dir = Some(trunk.to_path_buf());
+    memory.io_threads = 2;
+    Engine::load(&EngineOptions { model_dir: fixture(name), threads: Some(threads), memory })
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// A sweep of trunk budgets from the smallest ring to everything pinned.
+fn trunk_budgets(name: &str) -> Vec<(u64, &'static str)> {
+    let cfg = k3_engine::ModelConfig::load(&fixture(name).join("config.json")).unwrap();
+    let index = k3_engine::format::TensorIndex::open(&fixture(name)).unwrap();
+    let runs: Vec<u64> = (0..cfg.n_layers).map(|l| layer_run(&index, l).unwrap().run_len).collect();
+    let slot = |from: usize| k3_plan::align_4096(*runs[from..].iter().max().unwrap()) + 4096;
+    let all: u64 = runs.iter().sum();
+    let prefix = |p: usize| runs[..p].iter().sum::<u64>();
+    vec![
+        (slot(0), "smallest ring"),
+        (2 * slot(0), "two slots"),
+        (prefix(3) + slot(3), "prefix + one slot"),
+        (prefix(6) + 2 * slot(6), "prefix + two slots"),
+        (all, "all pinned"),
+    ]
+}
+
+#[test]
+fn every_trunk_budget_gives_byte_identical_tokens_and_logits() {
+    for name in TINY_CHECKPOINTS {
+        let g = golden(name);
+        let trunk = pack(name);
+        let resident = crate::gates::engine(name, Some(1));
+        let (want_ids, want_logits) = greedy(&resident, &g.prompt, 10, DecodeMode::Incremental);
+        let top_k = resident.config().moe.top_k as u64;
+        let expert_slot = crate::streaming::slot_bytes(name);
+        let n = resident.config().n_layers;
+        let mut shapes = std::collections::BTreeSet::new();
+        for (budget, what) in trunk_budgets(name) {
+            for threads in [1, 2] {
+                let e = engine(name, &trunk, budget, (top_k + 1) * expert_slot, threads).unwrap();
+                let plan = e.plan().unwrap().clone();
+                shapes.insert(match (plan.pinned_layers, plan.ring_slots) {
+                    (p, 0) if p == n => "all pinned",
+                    (0, 1) => "ring only, one slot",
+                    (0, 2) => "ring only, two slots",
+                    (_, 1) => "pinned prefix + one slot",
+                    _ => "pinned prefix + two slots",
+                });
+                let (ids, logits) = greedy(&e, &g.prompt, 10, DecodeMode::Incremental);
+                assert_eq!(ids, want_ids, "{name}: {what}, {threads} threads");
+                assert_eq!(bits(&logits), bits(&want_logits), "{name}: logits, {what}, {threads} threads");
+                let (full_ids, _) = greedy(&e, &g.prompt, 4, DecodeMode::FullRecompute);
+                assert_eq!(full_ids, want_ids[..4], "{name}: full recompute, {what}");
+                assert!(plan.trunk_bytes <= budget, "{name}: {what}");
+                let m = e.metrics();
+                if plan.pinned_layers < e.config().n_layers {
+                    assert!(m.trunk_bytes_read > 0, "{name}: {what} streams the trunk");
+                } else {
+                    assert_eq!(m.trunk_bytes_read, 0, "{name}: {what} reads nothing");
+                }
+                eprintln!(
+                    "{name}: {what}: pinned {}/{}, ring {}, trunk read {} B",
+                    plan.pinned_layers,
+                    e.config().n_layers,
+                    plan.ring_slots,
+                    m.trunk_bytes_read
+                );
+            }
+        }
+        assert!(shapes.len() >= 4, "{name}: the sweep covers the plan shapes, got {shapes:?}");
+        std::fs::remove_dir_all(trunk).ok();
+    }
+}
+
+fn expect_trunk_error(result: Result<Engine, Error>, file: &str, says: &str) {
+    match result {
+        Err(e @ Error::Trunk { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains(file) && msg.contains(says), "`{msg}` should name {file} and say `{says}`");
+        }
+        Err(other) => panic!("expected Error::Trunk ({says}), got {other}"),
+        Ok(_) => panic!("expected the packed trunk to be refused ({says})"),
+    }
+}
+
+#[test]
+fn an_interrupted_or_damaged_pack_is_refused() {
+    let name = "tiny-f32";
+    let trunk = pack(name);
+    // Interrupted: only the partial files exist.
+    let interrupted = scratch_dir("interrupted");
+    std::fs::copy(trunk.join("trunk.bin"), interrupted.join("trunk.bin.partial")).unwrap();
+    expect_trunk_error(engine(name, &interrupted, 1 << 20, 1 << 20, 1), "trunk.json", "interrupted pack");
+    // Truncated trunk.bin.
+    let truncated = scratch_dir("truncated");
+    std::fs::copy(trunk.join("trunk.json"), truncated.join("trunk.json")).unwrap();
+    let bin = std::fs::read(trunk.join("trunk.bin")).unwrap();
+    std::fs::write(truncated.join("trunk.bin"), &bin[..bin.len() - 5000]).unwrap();
+    expect_trunk_error(engine(name, &truncated, 1 << 20, 1 << 20, 1), "trunk.bin", "truncated");
+    // A manifest that disagrees with the shards.
+    let disagree = scratch_dir("disagree");
+    std::fs::copy(trunk.join("trunk.bin"), disagree.join("trunk.bin")).unwrap();
+    let json = std::fs::read_to_string(trunk.join("trunk.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let tensors = v["layers"][4]["tensors"].as_object_mut().unwrap();
+    let first = tensors.keys().next().unwrap().clone();
+    tensors.get_mut(&first).unwrap()["dtype"] = "BF16".into();
+    std::fs::write(disagree.join("trunk.json"), v.to_string()).unwrap();
+    expect_trunk_error(engine(name, &disagree, 1 << 20, 1 << 20, 1), "trunk.json", "layer 4");
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v["layers"][2]["blocks"] = serde_json::json!([]);
+    std::fs::write(disagree.join("trunk.json"), v.to_string()).unwrap();
+    expect_trunk_error(engine(name, &disagree, 1 << 20, 1 << 20, 1), "trunk.json", "codec");
+    for d in [trunk, interrupted, truncated, disagree] {
+        std::fs::remove_dir_all(d).ok();
+    }
+}
+
+#[test]
+fn a_corrupted_trunk_byte_fails_the_generation() {
+    let name = "tiny-mxfp4";
+    let g = golden(name);
+    let trunk = pack(name);
+    let e = engine(name, &trunk, 300_000, 1 << 20, 1).unwrap();
+    assert!(e.plan().unwrap().pinned_layers < 12);
+    // Flip one byte in the last layer's run after the engine validated the manifest.
+    let bin = trunk.join("trunk.bin");
+    let mut bytes = std::fs::read(&bin).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(trunk.join("trunk.json")).unwrap()).unwrap();
+    let off = v["layers"][12]["file_off"].as_u64().unwrap() as usize + 100;
+    bytes[off] ^= 0x40;
+    std::fs::write(&bin, bytes).unwrap();
+    let result = e.generate(
+        &mut e.new_session(),
+        &g.prompt,
+        &crate::streaming_params(3),
+        &CancelToken::new(),
+        &mut k3_engine::NullSink,
+    );
+    match result {
+        Err(err @ Error::Trunk { .. }) => assert!(err.to_string().contains("CRC-32"), "{err}"),
+        Err(other) => panic!("expected a CRC error, got {other}"),
+        Ok(out) => panic!("a corrupted trunk must fail, got {:?}", out.generated),
+    }
+    std::fs::remove_dir_all(trunk).ok();
+}
+
+#[test]
+fn packing_refuses_a_layer_that_is_not_one_contiguous_run() {
+    // A one-layer shard whose trunk tensors have a routed expert between them.
+    let dir = scratch_dir("noncontig");
+    let names = [
+        "language_model.model.layers.0.input_layernorm.weight",
+        "language_model.model.layers.0.block_sparse_moe.experts.0.w1.weight",
+        "language_model.model.layers.0.post_attention_layernorm.weight",
+    ];
+    let mut header = serde_json::Map::new();
+    for (i, n) in names.iter().enumerate() {
+        header.insert(
+            n.to_string(),
+            serde_json::json!({ "dtype": "F32", "shape": [2], "data_offsets": [i * 8, i * 8 + 8] }),
+        );
+    }
+    let text = serde_json::Value::Object(header).to_string();
+    let mut file = (text.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(text.as_bytes());
+    file.extend_from_slice(&[0u8; 24]);
+    std::fs::write(dir.join("model.safetensors"), file).unwrap();
+    let index = k3_engine::format::TensorIndex::open(&dir).unwrap();
+    match layer_run(&index, 0) {
+        Err(e @ Error::Pack { layer_idx: 0, .. }) => assert!(e.to_string().contains("not contiguous"), "{e}"),
+        Err(other) => panic!("expected Error::Pack, got {other}"),
+        Ok(_) => panic!("a split trunk must be refused"),
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
