@@ -4,3 +4,5 @@
 //! Owns: memory presets and size parsing (`presets`), the memory plan (`memory`), and the
 //! offline expert-cache policy simulator (`cachesim`).
 #![forbid(unsafe_code)]
+
+pub mod cachesim;
