@@ -27,6 +27,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// Pack every layer's trunk into one aligned trunk.bin + trunk.json for streaming.
     Pack(PackArgs),
+    /// Replay a recorded expert trace against cache policies (offline; no model needed).
+    SimCache(SimCacheArgs),
 }
 
 /// Options shared by every command that loads a model.
@@ -201,4 +203,16 @@ pub struct ChatArgs {
     pub max_tokens: usize,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct SimCacheArgs {
+    /// The trace: headerless little-endian int32 (layer, expert) pairs (`expert_trace.bin`).
+    pub trace: PathBuf,
+    /// Cache sizes in whole-expert slots, comma-separated (default: the presets' slot counts).
+    #[arg(long, value_name = "CSV", default_value = "56,570,740,1700")]
+    pub capacity: String,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -2,9 +2,11 @@
 //! (later) the UI compiled to wasm all call the same code, so what the UI shows is what
 //! the engine does.
 //!
-//! Owns: memory presets and size parsing ([`presets`]) and the memory plan ([`memory`]).
+//! Owns: memory presets and size parsing ([`presets`]), the memory plan ([`memory`]) and
+//! the offline expert-cache policy simulator ([`cachesim`]).
 #![forbid(unsafe_code)]
 
+pub mod cachesim;
 pub mod memory;
 pub mod presets;
 

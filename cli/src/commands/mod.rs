@@ -4,6 +4,7 @@ mod chat;
 mod pack;
 mod plan;
 mod run;
+mod sim_cache;
 mod text;
 
 use std::path::Path;
@@ -43,6 +44,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Chat(args) => chat::chat(args),
         Command::Plan(args) => plan::plan(args),
         Command::Pack(args) => pack::pack(args),
+        Command::SimCache(args) => sim_cache::sim_cache(args),
     }
 }
 

@@ -1,0 +1,111 @@
+//! `k3 sim-cache TRACE`: reads a recorded expert trace and prints every cache policy's hit
+//! rate at every requested capacity (`k3_plan::cachesim` does the simulating).
+//!
+//! Owns: decoding the trace file (headerless little-endian int32 `(layer, expert)` pairs)
+//! and the table / JSON output. Must not: simulate anything itself, or accept a trace it
+//! cannot decode exactly — a size that is not a multiple of 8 or a negative value is unusable
+//! input (exit 2), never silently truncated or wrapped to a huge `u32`.
+//! Easy to break: the JSON keys (`results[].<policy label>.hits` …) are read by tests.
+
+use std::path::Path;
+
+use k3_plan::cachesim::{self, PolicyKind, SimResult, SweepRow};
+use serde_json::{json, Map, Value};
+
+use super::{input_error, runtime_error, Failure};
+use crate::args::SimCacheArgs;
+
+/// Bytes per request: two little-endian `int32`.
+const PAIR_BYTES: usize = 8;
+
+pub fn sim_cache(args: SimCacheArgs) -> Result<(), Failure> {
+    let capacities = parse_capacities(&args.capacity)?;
+    let pairs = read_trace(&args.trace)?;
+    let trace = cachesim::requests(&pairs);
+    let rows = cachesim::sweep(&trace, &capacities, &PolicyKind::ALL).map_err(|e| runtime_error(e.to_string()))?;
+    let distinct = cachesim::distinct_count(&trace);
+    if args.json {
+        println!("{}", report_json(&args.trace, trace.len(), distinct, &rows));
+    } else {
+        print_table(&args.trace, trace.len(), distinct, &rows);
+    }
+    Ok(())
+}
+
+/// Parses `56,570,…` into slot counts.
+fn parse_capacities(csv: &str) -> Result<Vec<usize>, Failure> {
+    let capacities = csv
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<usize>().map_err(|_| input_error(format!("--capacity: `{s}` is not a slot count"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    if capacities.is_empty() {
+        return Err(input_error("--capacity: no slot counts given".into()));
+    }
+    Ok(capacities)
+}
+
+/// Reads and decodes the trace file, naming the file in every refusal.
+fn read_trace(path: &Path) -> Result<Vec<(u32, u32)>, Failure> {
+    let bytes = std::fs::read(path).map_err(|e| input_error(format!("trace {}: {e}", path.display())))?;
+    decode_pairs(&bytes).map_err(|why| input_error(format!("trace {}: {why}", path.display())))
+}
+
+/// Decodes little-endian int32 pairs; refuses a partial pair, a negative value, or no pairs.
+fn decode_pairs(bytes: &[u8]) -> Result<Vec<(u32, u32)>, String> {
+    let pairs = bytes.chunks_exact(PAIR_BYTES);
+    if !pairs.remainder().is_empty() {
+        return Err(format!(
+            "{} bytes is not a whole number of {PAIR_BYTES}-byte (layer, expert) int32 pairs",
+            bytes.len()
+        ));
+    }
+    if bytes.is_empty() {
+        return Err("holds no requests".into());
+    }
+    pairs.enumerate().map(|(i, pair)| decode_pair(i, pair)).collect()
+}
+
+fn decode_pair(index: usize, pair: &[u8]) -> Result<(u32, u32), String> {
+    let field = |at: usize, name: &str| {
+        let value = i32::from_le_bytes([pair[at], pair[at + 1], pair[at + 2], pair[at + 3]]);
+        u32::try_from(value).map_err(|_| format!("request {index} has a negative {name} ({value})"))
+    };
+    Ok((field(0, "layer")?, field(4, "expert")?))
+}
+
+fn percent(r: &SimResult) -> String {
+    format!("{:.2}", 100.0 * r.hit_rate())
+}
+
+fn print_table(path: &Path, requests: usize, distinct: usize, rows: &[SweepRow]) {
+    println!("{}: {requests} requests, {distinct} distinct experts (hit % per policy)", path.display());
+    let titles: Vec<String> = PolicyKind::ALL.iter().map(|k| format!("{} %", k.build().name())).collect();
+    println!("{:>10}{}", "capacity", titles.iter().map(|t| format!("{t:>14}")).collect::<String>());
+    for row in rows {
+        let cells: String = row.results.iter().map(|(_, r)| format!("{:>14}", percent(r))).collect();
+        println!("{:>10}{cells}", row.capacity);
+    }
+}
+
+fn report_json(path: &Path, requests: usize, distinct: usize, rows: &[SweepRow]) -> Value {
+    let results: Vec<Value> = rows.iter().map(row_json).collect();
+    json!({
+        "trace": path.display().to_string(),
+        "requests": requests,
+        "distinct": distinct,
+        "policies": PolicyKind::ALL.iter().map(|k| k.label()).collect::<Vec<_>>(),
+        "results": results,
+    })
+}
+
+fn row_json(row: &SweepRow) -> Value {
+    let mut object = Map::new();
+    object.insert("capacity".into(), json!(row.capacity));
+    for (kind, r) in &row.results {
+        let result = json!({ "hits": r.hits, "misses": r.misses, "hit_rate": r.hit_rate() });
+        object.insert(kind.label().into(), result);
+    }
+    Value::Object(object)
+}
