@@ -3,6 +3,7 @@
 //! 2 threads; the counters add up; failures while reading are errors, never wrong tokens.
 
 use k3_engine::stream::footprint::footprint;
+use k3_engine::stream::CachePolicy;
 use k3_engine::{
     BudgetChoice, CancelToken, DecodeMode, Engine, EngineOptions, Error, GenerateParams, MemoryOptions, NullSink,
     Sampling,
@@ -21,7 +22,12 @@ pub fn slot_bytes(name: &str) -> u64 {
 }
 
 fn streamed(dir: &std::path::Path, cache_slots: u64, slot: u64, threads: usize) -> Engine {
+    streamed_with(dir, cache_slots, slot, threads, CachePolicy::Lru)
+}
+
+fn streamed_with(dir: &std::path::Path, cache_slots: u64, slot: u64, threads: usize, policy: CachePolicy) -> Engine {
     let mut memory = MemoryOptions::resident();
+    memory.cache_policy = policy;
     memory.budget = Some(BudgetChoice::Fixed(Budget { trunk_bytes: u64::MAX, cache_bytes: cache_slots * slot }));
     memory.io_threads = 2;
     memory.record_trace = true;
@@ -41,8 +47,15 @@ fn every_cache_size_gives_byte_identical_tokens_and_logits() {
         let want_tf = resident.score(&g.full, &CancelToken::new(), None).unwrap().unwrap();
         let slot = slot_bytes(name);
         let top_k = resident.config().moe.top_k as u64;
-        for (slots, threads) in [(top_k + 1, 1), (top_k + 1, 2), (5, 2), (40, 1), (1000, 2)] {
-            let e = streamed(&fixture(name), slots, slot, threads);
+        let cases = [
+            (top_k + 1, 1, CachePolicy::Lru),
+            (top_k + 1, 2, CachePolicy::LayerAhead),
+            (5, 2, CachePolicy::Lru),
+            (40, 1, CachePolicy::LayerAhead),
+            (1000, 2, CachePolicy::Lru),
+        ];
+        for (slots, threads, policy) in cases {
+            let e = streamed_with(&fixture(name), slots, slot, threads, policy);
             let plan = e.plan().unwrap();
             assert!(plan.cache_slots <= slots && plan.cache_slots > top_k);
             let (ids, logits) = greedy(&e, &g.prompt, 12, DecodeMode::Incremental);
@@ -121,4 +134,25 @@ fn a_shard_shortened_after_loading_fails_the_generation_never_the_tokens() {
         Ok(out) => panic!("a truncated shard must fail the generation, got tokens {:?}", out.generated),
     }
     std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn layer_ahead_replacement_keeps_more_experts_across_passes_than_lru() {
+    let name = "tiny-mxfp4";
+    let g = golden(name);
+    let slot = slot_bytes(name);
+    let rate = |policy| {
+        let e = streamed_with(&fixture(name), 48, slot, 1, policy);
+        let (ids, _) = greedy(&e, &g.prompt, 12, DecodeMode::Incremental);
+        (ids, e.metrics().true_hit_rate())
+    };
+    let (lru_ids, lru) = rate(CachePolicy::Lru);
+    let (ahead_ids, ahead) = rate(CachePolicy::LayerAhead);
+    assert_eq!(lru_ids, ahead_ids);
+    eprintln!(
+        "48 of 96 experts cached: true-resident hit rate LRU {:.1} %, layer-ahead {:.1} %",
+        lru * 100.0,
+        ahead * 100.0
+    );
+    assert!(ahead > lru, "layer-ahead {ahead} should beat LRU {lru} when half the experts fit");
 }

@@ -62,6 +62,9 @@ pub struct MemoryArgs {
     /// Folder of a packed trunk (`k3 pack`): with a budget, unpinned layers stream from it.
     #[arg(long, value_name = "DIR")]
     pub trunk: Option<PathBuf>,
+    /// Expert-cache replacement: lru or layer-ahead.
+    #[arg(long, value_name = "POLICY", default_value = "lru")]
+    pub cache_policy: String,
 }
 
 #[derive(Args, Debug)]

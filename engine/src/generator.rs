@@ -26,7 +26,7 @@ use crate::sampling::{Sampler, Sampling};
 use crate::stream::footprint::PREFILL_CHUNK;
 use crate::stream::trunk_manifest::open_packed_trunk;
 use crate::stream::trunk_stream::StreamedTrunk;
-use crate::stream::{Counters, ExpertCache, StreamMetrics};
+use crate::stream::{CachePolicy, Counters, ExpertCache, StreamMetrics};
 
 /// The longest sequence (prompt + generated) the engine accepts.
 pub const MAX_CONTEXT: usize = 32_768 + 4_096;
@@ -66,6 +66,8 @@ pub struct MemoryOptions {
     pub trunk_dir: Option<PathBuf>,
     /// Concurrent expert reads.
     pub io_threads: usize,
+    /// Which expert the cache evicts.
+    pub cache_policy: CachePolicy,
     /// Positions the plan reserves KV cache for.
     pub max_positions: usize,
     /// Refuse to start when the plan exceeds the memory the machine has available.
@@ -80,6 +82,7 @@ impl MemoryOptions {
             budget: None,
             trunk_dir: None,
             io_threads: 4,
+            cache_policy: CachePolicy::Lru,
             max_positions: 4096,
             check_available: true,
             record_trace: false,
@@ -196,7 +199,14 @@ impl Engine {
             Some(budget) => {
                 let plan = crate::stream::plan::make_plan(&cfg, &index, budget, packed.is_some(), mem)?;
                 let capacity = plan.cache_slots as usize;
-                let cache = ExpertCache::new(index.clone(), &cfg, capacity, mem.io_threads, counters.clone())?;
+                let cache = ExpertCache::new(
+                    index.clone(),
+                    &cfg,
+                    capacity,
+                    mem.cache_policy,
+                    mem.io_threads,
+                    counters.clone(),
+                )?;
                 if mem.record_trace {
                     cache.record_trace();
                 }

@@ -75,6 +75,8 @@ pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure
         require_dir("--trunk", dir)?;
         opts.trunk_dir = Some(dir.clone());
     }
+    opts.cache_policy = k3_engine::stream::CachePolicy::parse(&args.cache_policy)
+        .ok_or_else(|| input_error(format!("--cache-policy {}: use lru or layer-ahead", args.cache_policy)))?;
     let size = |flag: &str, v: &Option<String>| -> Result<Option<u64>, Failure> {
         v.as_deref().map(|s| parse_size(s).map_err(|e| input_error(format!("{flag}: {e}")))).transpose()
     };

@@ -26,7 +26,7 @@ use crate::model::moe::GluMlp;
 use crate::stream::expert_dir::{locate, Placement};
 use crate::stream::metrics::Counters;
 
-type Key = (usize, usize);
+use crate::stream::replacement::{CachePolicy, Key};
 
 /// A slot's state.
 enum Slot {
@@ -41,6 +41,8 @@ enum Slot {
 struct State {
     slots: HashMap<Key, Slot>,
     clock: u64,
+    /// The layer most recently routed (for layer-aware replacement).
+    layer_now: usize,
     trace: Option<Vec<(u32, u32)>>,
 }
 
@@ -56,6 +58,7 @@ struct Inner {
     cfg: ModelConfig,
     files: Vec<DirectFile>,
     capacity: usize,
+    policy: CachePolicy,
     state: Mutex<State>,
     changed: Condvar,
     counters: Arc<Counters>,
@@ -67,6 +70,7 @@ impl ExpertCache {
         index: Arc<TensorIndex>,
         cfg: &ModelConfig,
         capacity: usize,
+        policy: CachePolicy,
         io_threads: usize,
         counters: Arc<Counters>,
     ) -> Result<Self> {
@@ -76,8 +80,9 @@ impl ExpertCache {
             .thread_name(|i| format!("k3-expert-io-{i}"))
             .build()
             .map_err(|e| Error::Option { option: "io-threads", reason: e.to_string() })?;
-        let state = Mutex::new(State { slots: HashMap::new(), clock: 0, trace: None });
-        let inner = Inner { index, cfg: cfg.clone(), files, capacity, state, changed: Condvar::new(), counters };
+        let state = Mutex::new(State { slots: HashMap::new(), clock: 0, layer_now: 0, trace: None });
+        let inner =
+            Inner { index, cfg: cfg.clone(), files, capacity, policy, state, changed: Condvar::new(), counters };
         Ok(ExpertCache { inner: Arc::new(inner), io_pool })
     }
 
@@ -126,22 +131,18 @@ impl Inner {
         Ok(Arc::new(mlp))
     }
 
-    /// Frees one slot if the cache is full: the least recently used ready expert that no
-    /// computation holds. Returns false when every slot is in flight or borrowed.
-    fn make_room(state: &mut State, capacity: usize) -> bool {
-        if state.slots.len() < capacity {
+    /// Frees one slot if the cache is full: the policy's victim among ready experts that
+    /// no computation holds. Returns false when every slot is in flight or borrowed.
+    fn make_room(&self, state: &mut State) -> bool {
+        if state.slots.len() < self.capacity {
             return true;
         }
-        let victim = state
-            .slots
-            .iter()
-            .filter_map(|(k, s)| match s {
-                Slot::Ready { mlp, last_use, .. } if Arc::strong_count(mlp) == 1 => Some((*last_use, *k)),
-                _ => None,
-            })
-            .min();
-        match victim {
-            Some((_, key)) => {
+        let candidates = state.slots.iter().filter_map(|(k, s)| match s {
+            Slot::Ready { mlp, last_use, .. } if Arc::strong_count(mlp) == 1 => Some((*k, *last_use)),
+            _ => None,
+        });
+        match self.policy.victim(candidates, state.layer_now, self.cfg.n_layers) {
+            Some(key) => {
                 state.slots.remove(&key);
                 true
             }
@@ -169,12 +170,13 @@ impl ExpertSource for ExpertCache {
         let mut to_read = Vec::new();
         {
             let mut state = inner.lock();
+            state.layer_now = layer_idx;
             for &e in experts {
                 let key = (layer_idx, e);
                 if state.slots.contains_key(&key) || to_read.contains(&key) {
                     continue;
                 }
-                if !Inner::make_room(&mut state, inner.capacity) {
+                if !inner.make_room(&mut state) {
                     break;
                 }
                 state.slots.insert(key, Slot::InFlight);
@@ -236,7 +238,8 @@ impl Inner {
                     return Err(Error::ExpertRead { layer_idx, expert_idx, reason: msg });
                 }
                 None => {
-                    if !Self::make_room(&mut state, self.capacity) {
+                    state.layer_now = layer_idx;
+                    if !self.make_room(&mut state) {
                         waited = true;
                         state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
                         continue;

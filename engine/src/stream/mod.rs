@@ -9,9 +9,11 @@ pub mod expert_dir;
 pub mod footprint;
 pub mod metrics;
 pub mod plan;
+pub mod replacement;
 pub mod trunk_manifest;
 pub mod trunk_pack;
 pub mod trunk_stream;
 
 pub use expert_cache::ExpertCache;
 pub use metrics::{peak_rss_bytes, Counters, StreamMetrics};
+pub use replacement::CachePolicy;
