@@ -240,8 +240,11 @@ impl Inner {
                 None => {
                     state.layer_now = layer_idx;
                     if !self.make_room(&mut state) {
+                        // Every slot is in flight or borrowed. A finished read notifies; a
+                        // borrow that ends does not, so poll briefly as well.
                         waited = true;
-                        state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+                        let tick = std::time::Duration::from_millis(2);
+                        state = self.changed.wait_timeout(state, tick).unwrap_or_else(|p| p.into_inner()).0;
                         continue;
                     }
                     state.slots.insert(key, Slot::InFlight);
