@@ -27,6 +27,9 @@ pub enum Command {
     Plan(PlanArgs),
     /// Pack every layer's trunk into one aligned trunk.bin + trunk.json for streaming.
     Pack(PackArgs),
+    /// Benchmarks that print ratios against this machine's limits, measured in the same run.
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Replay a recorded expert trace against cache policies (offline; no model needed).
     SimCache(SimCacheArgs),
 }
@@ -216,6 +219,25 @@ pub struct SimCacheArgs {
     #[arg(long, value_name = "CSV", default_value = "56,570,740,1700")]
     pub capacity: String,
     /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Kernels at the real K3 dimensions vs the memory read bandwidth.
+    Kernels(BenchKernelsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchKernelsArgs {
+    /// Threads for the "all threads" runs (default: all cores); 1 thread is always measured.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Timed repetitions per case (after one warm-up); the median is reported.
+    #[arg(long, default_value_t = 5)]
+    pub reps: usize,
+    /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
 }

@@ -12,6 +12,7 @@
 //!   never a silently substituted default or skipped expert.
 //! * No architecture constants: every size comes from `config.json`.
 
+pub mod bench;
 pub mod chat;
 pub mod config;
 pub mod error;

@@ -1,5 +1,6 @@
 //! One function per subcommand: parse inputs, make one library call, print the result.
 
+mod bench;
 mod chat;
 mod pack;
 mod plan;
@@ -44,6 +45,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Chat(args) => chat::chat(args),
         Command::Plan(args) => plan::plan(args),
         Command::Pack(args) => pack::pack(args),
+        Command::Bench(crate::args::BenchCommand::Kernels(args)) => bench::kernels(args),
         Command::SimCache(args) => sim_cache::sim_cache(args),
     }
 }

@@ -1,0 +1,53 @@
+//! `k3 bench kernels`: production kernels at K3 dimensions against the memory floor.
+
+use k3_engine::bench::{kernel_suite, KernelResult};
+use serde_json::json;
+
+use super::Failure;
+use crate::args::BenchKernelsArgs;
+
+pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
+    let all = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let mut runs = vec![kernel_suite(1, args.reps.max(1))];
+    if all > 1 {
+        runs.push(kernel_suite(all, args.reps.max(1)));
+    }
+    if args.json {
+        let cases: Vec<_> = runs
+            .iter()
+            .flat_map(|(mem, rs)| rs.iter().map(move |r| case_json(r, *mem)))
+            .collect();
+        println!("{}", json!({ "cpu": cpu_name(), "cases": cases }));
+        return Ok(());
+    }
+    println!("{}", cpu_name());
+    for (mem, results) in &runs {
+        println!("memory read bandwidth at {} thread(s): {mem:.1} GB/s", results[0].threads);
+        for r in results {
+            println!(
+                "  {:<28} {:>9.3} ms  {:>7.1} GFLOP/s  {:>6.1} GB/s weights  {:>5.2}× memory floor",
+                r.name,
+                r.median.as_secs_f64() * 1e3,
+                r.gflops,
+                r.weight_gbps,
+                r.memory_ratio
+            );
+        }
+    }
+    Ok(())
+}
+
+fn case_json(r: &KernelResult, mem_gbps: f64) -> serde_json::Value {
+    json!({
+        "name": r.name, "threads": r.threads, "median_ms": r.median.as_secs_f64() * 1e3,
+        "gflops": r.gflops, "weight_gbps": r.weight_gbps, "memory_read_gbps": mem_gbps,
+        "ratio_to_memory_floor": r.memory_ratio,
+    })
+}
+
+fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .unwrap_or_else(|| "unknown CPU".into())
+}

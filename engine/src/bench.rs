@@ -1,0 +1,141 @@
+//! Kernel benchmarks at the real K3 dimensions, with the machine's memory read bandwidth
+//! measured in the same run as the baseline (`k3 bench kernels`).
+//!
+//! Owns: building K3-sized weights in their checkpoint formats, timing the production
+//! kernels (warm-up, repetitions, median) at a given thread count, and a STREAM-style read
+//! kernel for the memory floor.
+//! Must not: time anything but the production code paths (`Matrix`, `GluMlp`).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+
+use crate::config::ModelConfig;
+use crate::io::{Blob, ByteView};
+use crate::model::matrix::{Matrix, MatrixData};
+use crate::model::moe::GluMlp;
+
+/// One measured case.
+#[derive(Debug, Clone)]
+pub struct KernelResult {
+    pub name: String,
+    pub threads: usize,
+    pub median: Duration,
+    /// Multiply-adds × 2 per second.
+    pub gflops: f64,
+    /// Weight bytes streamed per second.
+    pub weight_gbps: f64,
+    /// `weight_gbps / memory read bandwidth` (1.0 = at the memory floor).
+    pub memory_ratio: f64,
+}
+
+/// Median of `reps` timings after one warm-up run.
+fn time_median(reps: usize, mut f: impl FnMut()) -> Duration {
+    f();
+    let mut times: Vec<Duration> = (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn blob_of(bytes: Vec<u8>) -> ByteView {
+    ByteView::whole(Arc::new(Blob::copy_of(&bytes)))
+}
+
+/// A `[rows, cols]` BF16 matrix of values ≈ N(0, 0.02).
+pub fn random_bf16(rows: usize, cols: usize, seed: u64) -> Matrix {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let bytes: Vec<u8> = (0..rows * cols)
+        .flat_map(|_| {
+            let v: f32 = (rng.random::<f32>() - 0.5) * 0.07;
+            ((v.to_bits() >> 16) as u16).to_le_bytes()
+        })
+        .collect();
+    Matrix::new(rows, cols, MatrixData::Bf16(blob_of(bytes)))
+}
+
+/// A `[rows, cols]` MXFP4 matrix with random nibbles and realistic scale bytes (118..=122).
+pub fn random_mxfp4(rows: usize, cols: usize, seed: u64) -> Matrix {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let packed: Vec<u8> = (0..rows * cols / 2).map(|_| rng.random()).collect();
+    let scales: Vec<u8> = (0..rows * cols / 32).map(|_| 118 + rng.random_range(0..5u8)).collect();
+    Matrix::new(rows, cols, MatrixData::Mxfp4 { packed: blob_of(packed), scales: blob_of(scales) })
+}
+
+/// Memory read bandwidth in GB/s with `threads` threads: sums a 1 GiB f32 array.
+pub fn memory_read_gbps(pool: &rayon::ThreadPool) -> f64 {
+    let data: Vec<f32> = vec![1.0; 256 << 20];
+    let bytes = data.len() * 4;
+    let mut sink = 0.0f32;
+    let t = time_median(5, || {
+        let s: f32 = pool.install(|| {
+            data.par_chunks(1 << 16)
+                .map(|c| {
+                    let mut acc = [0.0f32; 16];
+                    for block in c.chunks_exact(16) {
+                        for (a, &v) in acc.iter_mut().zip(block) {
+                            *a += v;
+                        }
+                    }
+                    acc.iter().sum::<f32>()
+                })
+                .sum()
+        });
+        sink += s;
+    });
+    std::hint::black_box(sink);
+    bytes as f64 / t.as_secs_f64() / 1e9
+}
+
+fn result(name: &str, threads: usize, median: Duration, madds: f64, weight_bytes: f64, mem_gbps: f64) -> KernelResult {
+    let secs = median.as_secs_f64();
+    let weight_gbps = weight_bytes / secs / 1e9;
+    KernelResult { name: name.into(), threads, median, gflops: 2.0 * madds / secs / 1e9, weight_gbps, memory_ratio: weight_gbps / mem_gbps }
+}
+
+/// The kernel cases at the real K3 dimensions for one thread count.
+pub fn kernel_suite(threads: usize, reps: usize) -> (f64, Vec<KernelResult>) {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
+    let mem = memory_read_gbps(&pool);
+    let mut out = Vec::new();
+    let (rows, cols) = (12288, 7168);
+    let m = random_bf16(rows, cols, 1);
+    let x: Vec<f32> = (0..cols).map(|i| ((i % 97) as f32 - 48.0) / 48.0).collect();
+    let mut y = vec![0.0f32; rows];
+    let t = time_median(reps, || pool.install(|| m.matvec(&x, &mut y)));
+    out.push(result("bf16 matvec 12288x7168", threads, t, (rows * cols) as f64, (rows * cols * 2) as f64, mem));
+
+    let (latent, inter) = (3584, 3072);
+    let expert = GluMlp { gate: random_mxfp4(inter, latent, 2), up: random_mxfp4(inter, latent, 3), down: random_mxfp4(latent, inter, 4) };
+    let cfg = bench_config();
+    let expert_bytes = 3.0 * (inter * latent) as f64 * 0.53125;
+    let madds = 3.0 * (inter * latent) as f64;
+    for n_tokens in [1usize, 16, 64] {
+        let xs: Vec<f32> = (0..n_tokens * latent).map(|i| ((i % 89) as f32 - 44.0) / 44.0).collect();
+        let mut ys = vec![0.0f32; n_tokens * latent];
+        let t = time_median(reps, || pool.install(|| expert.forward(&cfg, &xs, &mut ys)));
+        let name = if n_tokens == 1 { "mxfp4 expert".to_string() } else { format!("mxfp4 expert x{n_tokens} tokens") };
+        out.push(result(&name, threads, t, madds * n_tokens as f64, expert_bytes, mem));
+    }
+    (mem, out)
+}
+
+/// Only the SiTU betas of the config matter to `GluMlp::forward`.
+fn bench_config() -> ModelConfig {
+    let json = br#"{"hidden_size": 7168, "num_hidden_layers": 2, "vocab_size": 16, "rms_norm_eps": 1e-5,
+        "kda_num_heads": 1, "kda_head_dim": 1, "short_conv_kernel_size": 4, "gate_lower_bound": -5.0,
+        "num_attention_heads": 1, "q_lora_rank": 1, "kv_lora_rank": 1, "qk_nope_head_dim": 1,
+        "qk_rope_head_dim": 1, "v_head_dim": 1, "num_experts": 16, "num_experts_per_token": 2,
+        "num_shared_experts": 1, "routed_expert_hidden_size": 3584, "moe_intermediate_size": 3072,
+        "routed_scaling_factor": 1.0, "first_k_dense_replace": 1, "intermediate_size": 1,
+        "attn_res_block_size": 1, "situ_beta": 4.0, "situ_linear_beta": 25.0, "full_attn_layers": [2]}"#;
+    ModelConfig::from_json(json, std::path::Path::new("bench")).expect("the bench config is valid")
+}
