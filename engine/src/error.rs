@@ -90,6 +90,10 @@ pub enum Error {
     #[error("chat template: {reason}")]
     Template { reason: String },
 
+    /// A folder to write into is unusable (exists and is not empty, or is not a folder).
+    #[error("{}: {reason}", path.display())]
+    OutputFolder { path: PathBuf, reason: &'static str },
+
     /// The work was rejected because it would need more tokens than given (e.g. empty prompt).
     #[error("{what} is empty")]
     Empty { what: &'static str },

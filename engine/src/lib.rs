@@ -22,6 +22,7 @@ mod json;
 pub mod kernels;
 pub mod model;
 pub mod sampling;
+pub mod synth;
 pub mod tokenizer;
 
 pub use config::{LayerKind, ModelConfig};
