@@ -33,12 +33,15 @@ const POOL: usize = 3;
 pub(crate) fn prepare_out_dir(dir: &Path) -> Result<()> {
     match fs::metadata(dir) {
         Ok(meta) if !meta.is_dir() => {
-            Err(Error::OutputFolder { path: dir.to_path_buf(), reason: "exists and is not a folder" })
+            Err(Error::OutputFolder { path: dir.to_path_buf(), reason: "output path exists and is not a folder" })
         }
         Ok(_) => {
             let mut entries = fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
             if entries.next().is_some() {
-                return Err(Error::OutputFolder { path: dir.to_path_buf(), reason: "exists and is not empty" });
+                return Err(Error::OutputFolder {
+                    path: dir.to_path_buf(),
+                    reason: "output folder exists and is not empty",
+                });
             }
             Ok(())
         }
