@@ -2,6 +2,7 @@
 
 mod chat;
 mod run;
+mod synth;
 mod text;
 
 use std::path::Path;
@@ -38,6 +39,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Tokenize(args) => text::tokenize(args),
         Command::Detokenize(args) => text::detokenize(args),
         Command::Chat(args) => chat::chat(args),
+        Command::Synth(args) => synth::synth(args),
     }
 }
 
