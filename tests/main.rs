@@ -12,4 +12,5 @@ mod kernels_twins;
 mod layers;
 mod mxfp4_released;
 mod ops;
+mod synth;
 mod tokenizer;
