@@ -1,4 +1,12 @@
 //! `k3 synth`: build a [`SynthSpec`] from a preset and overrides, write it, print a summary.
+//!
+//! Owns: the order in which settings apply (preset, `--config`, `--layers`,
+//! `--full-attn-layers`, single values, `--bf16-experts`, `--seed`) and the output
+//! (progress on stderr, one summary on stdout, or one JSON object with `--json`).
+//! Must not: write anything itself: the library validates, refuses a non-empty folder
+//! (exit 2) and writes.
+//! Easy to break: `--layers` resets the MLA layers to K3's pattern, so it is applied
+//! before `--full-attn-layers`.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};

@@ -113,7 +113,10 @@ pub fn write_checkpoint(
         }
     }
     let shard_bytes: u64 = shards.iter().map(plan::ShardPlan::file_bytes).sum();
-    writer::write_shards(out_dir, &shards, spec.seed, shard_bytes, progress)?;
+    if let Err(e) = writer::write_shards(out_dir, &shards, spec.seed, shard_bytes, progress) {
+        writer::remove_partials(out_dir);
+        return Err(e);
+    }
     let data_bytes: u64 = shards.iter().map(plan::ShardPlan::data_bytes).sum();
     writer::write_small_file(out_dir, "model.safetensors.index.json", index_json(&shards, data_bytes).as_bytes())?;
     let expert_bytes = if cfg.layer_kinds.len() > cfg.first_k_dense {

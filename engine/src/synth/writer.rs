@@ -57,6 +57,18 @@ pub(crate) fn write_small_file(dir: &Path, name: &str, bytes: &[u8]) -> Result<(
     fs::rename(&tmp, &dest).map_err(|e| Error::io(&dest, e))
 }
 
+/// Best effort after a failure: deletes the `.NAME.partial` files left in `dir`.
+pub(crate) fn remove_partials(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && name.ends_with(".partial") {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// What the generator hands to the writer thread.
 enum Piece {
     Open { tmp: PathBuf },
