@@ -13,6 +13,7 @@ mod layers;
 mod mxfp4_released;
 mod ops;
 mod streaming;
+mod synth;
 mod tokenizer;
 mod trunk;
 

@@ -98,7 +98,14 @@ pub fn memory_read_gbps(pool: &rayon::ThreadPool) -> f64 {
 fn result(name: &str, threads: usize, median: Duration, madds: f64, weight_bytes: f64, mem_gbps: f64) -> KernelResult {
     let secs = median.as_secs_f64();
     let weight_gbps = weight_bytes / secs / 1e9;
-    KernelResult { name: name.into(), threads, median, gflops: 2.0 * madds / secs / 1e9, weight_gbps, memory_ratio: weight_gbps / mem_gbps }
+    KernelResult {
+        name: name.into(),
+        threads,
+        median,
+        gflops: 2.0 * madds / secs / 1e9,
+        weight_gbps,
+        memory_ratio: weight_gbps / mem_gbps,
+    }
 }
 
 /// The kernel cases at the real K3 dimensions for one thread count.
@@ -114,7 +121,11 @@ pub fn kernel_suite(threads: usize, reps: usize) -> (f64, Vec<KernelResult>) {
     out.push(result("bf16 matvec 12288x7168", threads, t, (rows * cols) as f64, (rows * cols * 2) as f64, mem));
 
     let (latent, inter) = (3584, 3072);
-    let expert = GluMlp { gate: random_mxfp4(inter, latent, 2), up: random_mxfp4(inter, latent, 3), down: random_mxfp4(latent, inter, 4) };
+    let expert = GluMlp {
+        gate: random_mxfp4(inter, latent, 2),
+        up: random_mxfp4(inter, latent, 3),
+        down: random_mxfp4(latent, inter, 4),
+    };
     let cfg = bench_config();
     let expert_bytes = 3.0 * (inter * latent) as f64 * 0.53125;
     let madds = 3.0 * (inter * latent) as f64;

@@ -109,6 +109,9 @@ pub enum Error {
     /// not fit the memory this machine has available. The message carries the numbers.
     #[error("memory plan: {reason}")]
     Budget { reason: String },
+    /// A folder to write into is unusable (exists and is not empty, or is not a folder).
+    #[error("{}: {reason}", path.display())]
+    OutputFolder { path: PathBuf, reason: &'static str },
 
     /// The work was rejected because it would need more tokens than given (e.g. empty prompt).
     #[error("{what} is empty")]

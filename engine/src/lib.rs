@@ -25,6 +25,7 @@ pub mod kernels;
 pub mod model;
 pub mod sampling;
 pub mod stream;
+pub mod synth;
 pub mod tokenizer;
 
 pub use config::{LayerKind, ModelConfig};

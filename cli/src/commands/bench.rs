@@ -13,10 +13,7 @@ pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
         runs.push(kernel_suite(all, args.reps.max(1)));
     }
     if args.json {
-        let cases: Vec<_> = runs
-            .iter()
-            .flat_map(|(mem, rs)| rs.iter().map(move |r| case_json(r, *mem)))
-            .collect();
+        let cases: Vec<_> = runs.iter().flat_map(|(mem, rs)| rs.iter().map(move |r| case_json(r, *mem))).collect();
         println!("{}", json!({ "cpu": cpu_name(), "cases": cases }));
         return Ok(());
     }
@@ -48,6 +45,10 @@ fn case_json(r: &KernelResult, mem_gbps: f64) -> serde_json::Value {
 fn cpu_name() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| "unknown CPU".into())
 }

@@ -6,6 +6,7 @@ mod pack;
 mod plan;
 mod run;
 mod sim_cache;
+mod synth;
 mod text;
 
 use std::path::Path;
@@ -47,6 +48,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Pack(args) => pack::pack(args),
         Command::Bench(crate::args::BenchCommand::Kernels(args)) => bench::kernels(args),
         Command::SimCache(args) => sim_cache::sim_cache(args),
+        Command::Synth(args) => synth::synth(args),
     }
 }
 

@@ -1,0 +1,87 @@
+//! `k3 synth` as a process: JSON summary, a loadable result, the k3-mid size without
+//! writing it, and exit status 2 with one line for unusable input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn k3(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_k3")).args(args).output().expect("spawn k3")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("k3-cli-synth-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn stdout_json(out: &Output) -> Value {
+    assert!(out.status.success(), "k3 failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
+}
+
+/// Exit status 2 and exactly one line on stderr containing `needle`.
+fn assert_input_error(out: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.contains(needle), "{err:?} should name {needle}");
+}
+
+#[test]
+fn synth_writes_a_checkpoint_that_k3_run_loads() {
+    let dir = tmp("small");
+    let d = dir.to_str().unwrap();
+    let args = ["synth", "--out", d, "--layers", "5", "--hidden", "64", "--experts", "4", "--seed", "3", "--json"];
+    let v = stdout_json(&k3(&args));
+    assert_eq!(v["layer_map"], "KKKMM");
+    assert_eq!(v["n_shards"], 6);
+    assert_eq!(v["tokenizer_copied"], true);
+    let size: u64 = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_str().unwrap().ends_with(".safetensors"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
+    assert_eq!(v["shard_bytes"].as_u64(), Some(size));
+    let run = stdout_json(&k3(&["run", "--model", d, "--prompt", "hello", "--gen", "2", "--json"]));
+    assert_eq!(run["generated_ids"].as_array().unwrap().len(), 2);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn k3_mid_size_is_known_without_writing_it() {
+    let dir = tmp("never-written");
+    let v = stdout_json(&k3(&["synth", "--preset", "k3-mid", "--out", dir.to_str().unwrap(), "--dry-run", "--json"]));
+    assert_eq!(v["n_shards"], 5);
+    assert_eq!(v["shard_bytes"].as_u64(), Some(9_238_154_680));
+    assert!(!dir.exists());
+}
+
+#[test]
+fn config_file_overrides_the_preset() {
+    let dir = tmp("cfg");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("over.json");
+    std::fs::write(&cfg, r#"{"num_hidden_layers": 3, "num_experts": 2, "expert_storage": "bf16"}"#).unwrap();
+    let out = dir.join("out");
+    let args = ["synth", "--out", out.to_str().unwrap(), "--config", cfg.to_str().unwrap(), "--dry-run", "--json"];
+    assert_eq!(stdout_json(&k3(&args))["n_shards"], 4);
+    std::fs::write(&cfg, r#"{"num_experts": "2"}"#).unwrap();
+    assert_input_error(&k3(&args), "num_experts");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn unusable_input_exits_2_with_one_line() {
+    let dir = tmp("busy");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("keep.txt"), b"x").unwrap();
+    let d = dir.to_str().unwrap();
+    assert_input_error(&k3(&["synth", "--out", d]), d);
+    assert_input_error(&k3(&["synth", "--out", d, "--top-k", "99"]), "num_experts_per_token");
+    assert_input_error(&k3(&["synth", "--out", d, "--preset", "huge"]), "huge");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "the folder is left as it was");
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -1,0 +1,231 @@
+//! What a synthetic checkpoint looks like: every config value, the expert storage and the
+//! seed, with the named presets `tiny` and `k3-mid`.
+//!
+//! Owns: [`SynthSpec`], [`ExpertStorage`], the presets, the default layer pattern used when
+//! only the depth is changed, and validation (the spec is rendered to `config.json` and
+//! read back with the engine's own [`ModelConfig`] reader, so a spec the engine would
+//! refuse is refused before a byte is written).
+//! Must not: hold derived values (layer kinds, `kda_layers`, shared width): they are
+//! computed from the fields, so an override can never leave them inconsistent.
+//! Easy to break: `full_attn_layers` is ONE-based, like the released config.
+
+use std::path::Path;
+
+use crate::config::ModelConfig;
+use crate::error::{Error, Result};
+
+/// How the routed experts are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpertStorage {
+    /// `weight_packed` / `weight_scale` U8 pairs, as released.
+    Mxfp4,
+    /// One BF16 `weight` per matrix in its logical shape (test checkpoints).
+    Bf16,
+}
+
+impl ExpertStorage {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExpertStorage::Mxfp4 => "mxfp4",
+            ExpertStorage::Bf16 => "bf16",
+        }
+    }
+}
+
+/// Every value of a synthetic checkpoint. Field names follow `config.json` (spec §2.2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SynthSpec {
+    pub hidden_size: usize,
+    pub num_hidden_layers: usize,
+    /// One-based indices of the MLA layers; every other layer is KDA.
+    pub full_attn_layers: Vec<usize>,
+    pub vocab_size: usize,
+    pub rms_norm_eps: f64,
+    pub kda_num_heads: usize,
+    pub kda_head_dim: usize,
+    pub short_conv_kernel_size: usize,
+    pub gate_lower_bound: f64,
+    pub num_attention_heads: usize,
+    pub q_lora_rank: usize,
+    pub kv_lora_rank: usize,
+    pub qk_nope_head_dim: usize,
+    pub qk_rope_head_dim: usize,
+    pub v_head_dim: usize,
+    pub mla_use_output_gate: bool,
+    pub num_experts: usize,
+    pub num_experts_per_token: usize,
+    pub num_shared_experts: usize,
+    pub routed_expert_hidden_size: usize,
+    pub moe_intermediate_size: usize,
+    pub routed_scaling_factor: f64,
+    pub moe_renormalize: bool,
+    pub latent_moe_use_norm: bool,
+    pub first_k_dense_replace: usize,
+    pub intermediate_size: usize,
+    pub attn_res_block_size: usize,
+    pub activation_situ_beta: f64,
+    pub activation_situ_linear_beta: f64,
+    pub expert_storage: ExpertStorage,
+    pub seed: u64,
+}
+
+/// Names accepted by [`SynthSpec::preset`].
+pub const PRESETS: [&str; 2] = ["tiny", "k3-mid"];
+
+impl SynthSpec {
+    /// The shape of `fixtures/tiny-mxfp4` (spec §13 with vocab 768 and expert width 64).
+    pub fn tiny() -> SynthSpec {
+        SynthSpec {
+            hidden_size: 128,
+            num_hidden_layers: 13,
+            full_attn_layers: vec![4, 8, 12, 13],
+            vocab_size: 768,
+            rms_norm_eps: 1e-5,
+            kda_num_heads: 4,
+            kda_head_dim: 16,
+            short_conv_kernel_size: 4,
+            gate_lower_bound: -5.0,
+            num_attention_heads: 4,
+            q_lora_rank: 64,
+            kv_lora_rank: 32,
+            qk_nope_head_dim: 24,
+            qk_rope_head_dim: 8,
+            v_head_dim: 16,
+            mla_use_output_gate: true,
+            num_experts: 8,
+            num_experts_per_token: 2,
+            num_shared_experts: 2,
+            routed_expert_hidden_size: 64,
+            moe_intermediate_size: 64,
+            routed_scaling_factor: 1.0,
+            moe_renormalize: true,
+            latent_moe_use_norm: true,
+            first_k_dense_replace: 1,
+            intermediate_size: 96,
+            attn_res_block_size: 3,
+            activation_situ_beta: 4.0,
+            activation_situ_linear_beta: 25.0,
+            expert_storage: ExpertStorage::Mxfp4,
+            seed: 0,
+        }
+    }
+
+    /// Real K3 per-layer dimensions with 4 layers (KDA+dense, KDA+MoE, MLA+MoE, MLA+MoE),
+    /// 96 routed experts per MoE layer, dense width 8192 and vocab 768 (~9.2 GB).
+    pub fn k3_mid() -> SynthSpec {
+        SynthSpec {
+            hidden_size: 7168,
+            num_hidden_layers: 4,
+            full_attn_layers: vec![3, 4],
+            vocab_size: 768,
+            kda_num_heads: 96,
+            kda_head_dim: 128,
+            num_attention_heads: 96,
+            q_lora_rank: 1536,
+            kv_lora_rank: 512,
+            qk_nope_head_dim: 128,
+            qk_rope_head_dim: 64,
+            v_head_dim: 128,
+            num_experts: 96,
+            num_experts_per_token: 16,
+            routed_expert_hidden_size: 3584,
+            moe_intermediate_size: 3072,
+            intermediate_size: 8192,
+            attn_res_block_size: 12,
+            ..SynthSpec::tiny()
+        }
+    }
+
+    /// A preset by name (see [`PRESETS`]).
+    pub fn preset(name: &str) -> Result<SynthSpec> {
+        match name {
+            "tiny" => Ok(SynthSpec::tiny()),
+            "k3-mid" => Ok(SynthSpec::k3_mid()),
+            _ => Err(Error::Option { option: "preset", reason: format!("`{name}` is not one of {PRESETS:?}") }),
+        }
+    }
+
+    /// Changes the depth; the MLA layers become K3's pattern for that depth
+    /// ([`default_full_attn_layers`]).
+    pub fn set_layers(&mut self, n_layers: usize) {
+        self.num_hidden_layers = n_layers;
+        self.full_attn_layers = default_full_attn_layers(n_layers);
+    }
+
+    /// One-based KDA layers: the complement of `full_attn_layers`.
+    pub fn kda_layers(&self) -> Vec<usize> {
+        (1..=self.num_hidden_layers).filter(|l| !self.full_attn_layers.contains(l)).collect()
+    }
+
+    /// Checks the spec with the engine's own config reader, plus the MXFP4 width rule;
+    /// returns the config the checkpoint will have.
+    pub fn validate(&self) -> Result<ModelConfig> {
+        let path = Path::new("<synth spec>");
+        let json = super::config_json::render(self);
+        let cfg = ModelConfig::from_json(json.as_bytes(), path)?;
+        if self.expert_storage == ExpertStorage::Mxfp4 {
+            for (field, v) in [
+                ("routed_expert_hidden_size", self.routed_expert_hidden_size),
+                ("moe_intermediate_size", self.moe_intermediate_size),
+            ] {
+                if !v.is_multiple_of(32) {
+                    return Err(Error::ConfigInvalid {
+                        path: path.to_path_buf(),
+                        field: field.to_string(),
+                        reason: format!("{v} must be a multiple of 32 for MXFP4 experts"),
+                    });
+                }
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// K3's layer pattern at any depth: every fourth layer is MLA, and so is the last
+/// (one-based; 13 layers give `[4, 8, 12, 13]`, 93 give K3's 24 entries).
+pub fn default_full_attn_layers(n_layers: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (4..=n_layers).step_by(4).collect();
+    if n_layers > 0 && v.last() != Some(&n_layers) {
+        v.push(n_layers);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::LayerKind;
+
+    #[test]
+    fn presets_validate_and_have_the_intended_layer_maps() {
+        assert_eq!(SynthSpec::tiny().validate().unwrap().layer_map(), "KKKMKKKMKKKMM");
+        let mid = SynthSpec::k3_mid().validate().unwrap();
+        assert_eq!(mid.layer_map(), "KKMM");
+        assert_eq!(mid.layer_kinds[0], LayerKind::Kda);
+        assert!(mid.is_dense(0) && !mid.is_dense(1));
+    }
+
+    #[test]
+    fn default_pattern_matches_k3_and_the_tiny_fixture() {
+        assert_eq!(default_full_attn_layers(13), vec![4, 8, 12, 13]);
+        let k3 = default_full_attn_layers(93);
+        assert_eq!(k3.len(), 24);
+        assert_eq!(&k3[22..], &[92, 93]);
+        assert_eq!(default_full_attn_layers(5), vec![4, 5]);
+    }
+
+    #[test]
+    fn invalid_specs_are_refused_with_the_field_name() {
+        let mut s = SynthSpec::tiny();
+        s.num_experts_per_token = 9;
+        assert!(s.validate().unwrap_err().to_string().contains("num_experts_per_token"));
+        let mut s = SynthSpec::tiny();
+        s.moe_intermediate_size = 48;
+        assert!(s.validate().unwrap_err().to_string().contains("moe_intermediate_size"));
+        s.expert_storage = ExpertStorage::Bf16;
+        assert!(s.validate().is_ok());
+        let mut s = SynthSpec::tiny();
+        s.set_layers(1);
+        assert!(s.validate().is_err(), "one layer leaves no KDA layer");
+    }
+}
