@@ -46,8 +46,7 @@ fn write(spec: &SynthSpec, tag: &str) -> (PathBuf, SynthSummary) {
 }
 
 fn load(dir: &Path) -> Engine {
-    Engine::load(&EngineOptions::resident(dir, Some(2)))
-        .unwrap_or_else(|e| panic!("loading {}: {e}", dir.display()))
+    Engine::load(&EngineOptions::resident(dir, Some(2))).unwrap_or_else(|e| panic!("loading {}: {e}", dir.display()))
 }
 
 /// Scores `ids` and checks every logit is finite, not huge, and not constant.

@@ -199,3 +199,54 @@ fn packing_refuses_a_layer_that_is_not_one_contiguous_run() {
     }
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A synthetic checkpoint large enough that small budgets really stream: 8 layers of
+/// hidden 256 with 32 experts each, so the trunk and the experts are several MB and a
+/// budget of one ring slot and top-k + 1 expert slots reads most of them on every token.
+#[test]
+fn a_synthetic_checkpoint_streams_byte_identically_at_every_budget() {
+    use k3_engine::synth::{write_checkpoint, SynthSpec};
+    let dir = scratch_dir("synth-stream");
+    std::fs::remove_dir_all(&dir).ok();
+    let mut spec =
+        SynthSpec { hidden_size: 256, num_experts: 32, num_experts_per_token: 4, seed: 7, ..SynthSpec::tiny() };
+    spec.set_layers(8);
+    let summary = write_checkpoint(&spec, &dir, &mut |_| {}).unwrap();
+    let trunk = scratch_dir("synth-trunk");
+    pack_trunk(&dir, &trunk, &mut |_| {}).unwrap();
+    let load = |trunk_bytes: u64, cache_bytes: u64, threads: usize| {
+        let mut memory = MemoryOptions::resident();
+        memory.budget = Some(BudgetChoice::Fixed(Budget { trunk_bytes, cache_bytes }));
+        memory.trunk_dir = Some(trunk.clone());
+        Engine::load(&EngineOptions { model_dir: dir.clone(), threads: Some(threads), memory }).unwrap()
+    };
+    let resident = Engine::load(&EngineOptions::resident(&dir, Some(2))).unwrap();
+    let prompt = [5, 17, 300, 42, 7, 7, 600, 1];
+    let (want_ids, want_logits) = greedy(&resident, &prompt, 8, DecodeMode::Incremental);
+    let cfg = resident.config().clone();
+    let index = k3_engine::format::TensorIndex::open(&dir).unwrap();
+    let runs: Vec<u64> = (0..cfg.n_layers).map(|l| layer_run(&index, l).unwrap().run_len).collect();
+    let slot = |from: usize| k3_plan::align_4096(*runs[from..].iter().max().unwrap()) + 4096;
+    let expert_slot = k3_plan::align_4096(summary.expert_bytes) + 4096;
+    let min_cache = (cfg.moe.top_k as u64 + 1) * expert_slot;
+    let all: u64 = runs.iter().sum();
+    for (trunk_bytes, cache_bytes, what) in [
+        (all, u64::MAX, "all pinned, every expert cached"),
+        (runs[..3].iter().sum::<u64>() + 2 * slot(3), 8 * expert_slot, "pinned prefix + ring"),
+        (slot(0), min_cache, "one ring slot, smallest cache"),
+    ] {
+        for threads in [1, 2] {
+            let e = load(trunk_bytes, cache_bytes, threads);
+            let (ids, logits) = greedy(&e, &prompt, 8, DecodeMode::Incremental);
+            assert_eq!(ids, want_ids, "{what}, {threads} threads");
+            assert_eq!(bits(&logits), bits(&want_logits), "{what}, {threads} threads: logits");
+            let (p, m) = (e.plan().unwrap().clone(), e.metrics());
+            eprintln!(
+                "{what} ({threads} t): pinned {}/{}, ring {}, {} cache slots; read trunk {} B, experts {} B, true hits {:.0} %",
+                p.pinned_layers, cfg.n_layers, p.ring_slots, p.cache_slots, m.trunk_bytes_read, m.expert_bytes_read, 100.0 * m.true_hit_rate()
+            );
+        }
+    }
+    std::fs::remove_dir_all(dir).ok();
+    std::fs::remove_dir_all(trunk).ok();
+}
