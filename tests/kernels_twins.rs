@@ -1,7 +1,8 @@
 //! Every kernel equals its plain `_ref` twin bit for bit, at odd lengths, and the batched
 //! product equals the single-vector one.
 
-use k3_engine::kernels::{self, reference, RowDot};
+use k3_engine::kernels::dispatch::{available, dot_bf16_on, dot_f32_on, dot_mxfp4_on};
+use k3_engine::kernels::{self, reference, widen, RowDot};
 use rand_like::Lcg;
 
 /// A tiny deterministic generator so inputs are reproducible without extra crates.
@@ -25,40 +26,53 @@ mod rand_like {
 const ODD_LENGTHS: [usize; 9] = [1, 7, 15, 16, 17, 33, 100, 128, 1031];
 
 #[test]
-fn dot_f32_equals_reference_twin() {
+fn dot_f32_equals_reference_twin_on_every_isa() {
     let mut rng = Lcg(1);
-    for n in ODD_LENGTHS {
-        let (w, x) = (rng.vec(n, 2.0), rng.vec(n, 3.0));
-        assert_eq!(kernels::dot_f32(&w, &x).to_bits(), reference::dot_f32_ref(&w, &x).to_bits(), "n={n}");
-    }
-}
-
-#[test]
-fn dot_bf16_equals_reference_twin() {
-    let mut rng = Lcg(2);
-    for n in ODD_LENGTHS {
-        let w: Vec<u16> = (0..n).map(|_| (rng.next_u32() >> 16) as u16 & 0xBFFF).collect();
-        let x = rng.vec(n, 3.0);
-        let got = kernels::dot_bf16(&w, &x);
-        let want = reference::dot_bf16_ref(&w, &x);
-        assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "n={n}");
-    }
-}
-
-#[test]
-fn dot_mxfp4_equals_reference_twin_including_scale_extremes() {
-    let mut rng = Lcg(3);
-    for groups in [1usize, 2, 3, 7, 33] {
-        let n = groups * 32;
-        let packed: Vec<u8> = (0..n / 2).map(|_| rng.next_u32() as u8).collect();
-        let mut scales: Vec<u8> = (0..groups).map(|_| 110 + (rng.next_u32() % 30) as u8).collect();
-        scales[0] = 255;
-        if groups > 1 {
-            scales[1] = 0;
+    for isa in available() {
+        for n in ODD_LENGTHS {
+            let (w, x) = (rng.vec(n, 2.0), rng.vec(n, 3.0));
+            let got = dot_f32_on(isa, &w, &widen(&x));
+            assert_eq!(got.to_bits(), reference::dot_f32_ref(&w, &x).to_bits(), "{isa:?} n={n}");
         }
-        let x = rng.vec(n, 3.0);
-        let got = kernels::dot_mxfp4(&packed, &scales, &x);
-        assert_eq!(got.to_bits(), reference::dot_mxfp4_ref(&packed, &scales, &x).to_bits(), "groups={groups}");
+        eprintln!("dot_f32: {isa:?} equals the reference twin");
+    }
+    assert_eq!(kernels::dot_f32(&[1.5, 2.0], &[2.0, 0.25]), 3.5);
+}
+
+#[test]
+fn dot_bf16_equals_reference_twin_on_every_isa() {
+    let mut rng = Lcg(2);
+    for isa in available() {
+        for n in ODD_LENGTHS {
+            let w: Vec<u16> = (0..n).map(|_| (rng.next_u32() >> 16) as u16 & 0xBFFF).collect();
+            let x = rng.vec(n, 3.0);
+            let got = dot_bf16_on(isa, &w, &widen(&x));
+            let want = reference::dot_bf16_ref(&w, &x);
+            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{isa:?} n={n}");
+        }
+    }
+}
+
+#[test]
+fn dot_mxfp4_equals_reference_twin_on_every_isa_including_scale_extremes() {
+    let mut rng = Lcg(3);
+    for isa in available() {
+        for groups in [1usize, 2, 3, 7, 33, 112] {
+            let n = groups * 32;
+            let packed: Vec<u8> = (0..n / 2).map(|_| rng.next_u32() as u8).collect();
+            let mut scales: Vec<u8> = (0..groups).map(|_| 110 + (rng.next_u32() % 30) as u8).collect();
+            scales[0] = 255;
+            if groups > 1 {
+                scales[1] = 0;
+            }
+            let x = rng.vec(n, 3.0);
+            let got = dot_mxfp4_on(isa, &packed, &scales, &widen(&x));
+            assert_eq!(
+                got.to_bits(),
+                reference::dot_mxfp4_ref(&packed, &scales, &x).to_bits(),
+                "{isa:?} groups={groups}"
+            );
+        }
     }
 }
 
@@ -94,8 +108,8 @@ impl RowDot for Dense {
     fn cols(&self) -> usize {
         self.cols
     }
-    fn row_dot(&self, r: usize, x: &[f32]) -> f32 {
-        kernels::dot_f32(&self.w[r * self.cols..(r + 1) * self.cols], x)
+    fn row_dot(&self, r: usize, x: &[f64]) -> f32 {
+        kernels::dot_f32_wide(&self.w[r * self.cols..(r + 1) * self.cols], x)
     }
 }
 

@@ -21,18 +21,27 @@ const PAIR_LUT: [[f64; 2]; 256] = {
     t
 };
 
-/// `2^(byte - 127)` as f64, with byte 255 (NaN in E8M0) mapped to 0.
-pub fn e8m0_scale(byte: u8) -> f64 {
-    if byte == 255 {
-        0.0
-    } else {
-        f64::powi(2.0, byte as i32 - 127)
+/// `2^(byte - 127)` for every E8M0 byte, with 255 (NaN in E8M0) mapped to 0; built once.
+const E8M0: [f64; 256] = {
+    let mut t = [0.0f64; 256];
+    let mut b = 0;
+    while b < 255 {
+        // 2^(b - 127) built from its IEEE-754 bits: exponent field b - 127 + 1023.
+        t[b] = f64::from_bits(((b as u64) + 1023 - 127) << 52);
+        b += 1;
     }
+    t
+};
+
+/// `2^(byte - 127)` as f64, with byte 255 (NaN in E8M0) mapped to 0.
+#[inline(always)]
+pub fn e8m0_scale(byte: u8) -> f64 {
+    E8M0[byte as usize]
 }
 
 /// Reduces 16 lanes as the FP contract says.
 #[inline(always)]
-fn reduce16(a: &[f64; 16]) -> f64 {
+pub(crate) fn reduce16(a: &[f64; 16]) -> f64 {
     let b0 = (a[0] + a[4]) + (a[8] + a[12]);
     let b1 = (a[1] + a[5]) + (a[9] + a[13]);
     let b2 = (a[2] + a[6]) + (a[10] + a[14]);
@@ -42,36 +51,56 @@ fn reduce16(a: &[f64; 16]) -> f64 {
 
 /// Dense dot product with the 16-lane contract; `widen` turns a weight element into f64.
 #[inline(always)]
-fn dot16<W: Copy>(w: &[W], x: &[f32], widen: impl Fn(W) -> f64) -> f32 {
+fn dot16<W: Copy>(w: &[W], x: &[f64], widen: impl Fn(W) -> f64) -> f32 {
     debug_assert_eq!(w.len(), x.len());
     let mut lanes = [0.0f64; 16];
     let mut wc = w.chunks_exact(16);
     let mut xc = x.chunks_exact(16);
     for (wb, xb) in (&mut wc).zip(&mut xc) {
         for l in 0..16 {
-            lanes[l] += widen(wb[l]) * xb[l] as f64;
+            lanes[l] += widen(wb[l]) * xb[l];
         }
     }
     let mut total = reduce16(&lanes);
     for (&wi, &xi) in wc.remainder().iter().zip(xc.remainder()) {
-        total += widen(wi) * xi as f64;
+        total += widen(wi) * xi;
     }
     total as f32
 }
 
+/// Widens an activation vector once (exact), for the `_wide` kernels.
+pub fn widen(x: &[f32]) -> Vec<f64> {
+    x.iter().map(|&v| f64::from(v)).collect()
+}
+
 /// `Σ w[i]·x[i]` for an f32 row.
 pub fn dot_f32(w: &[f32], x: &[f32]) -> f32 {
-    dot16(w, x, |v| v as f64)
+    crate::kernels::dispatch::dot_f32_wide(w, &widen(x))
 }
 
 /// `Σ w[i]·x[i]` for a BF16 row given as raw bits.
 pub fn dot_bf16(w: &[u16], x: &[f32]) -> f32 {
-    dot16(w, x, |b| f32::from_bits((b as u32) << 16) as f64)
+    crate::kernels::dispatch::dot_bf16_wide(w, &widen(x))
 }
 
 /// `Σ w[i]·x[i]` for one packed MXFP4 row: `packed.len() == x.len() / 2`,
 /// `scales.len() == x.len() / 32`.
 pub fn dot_mxfp4(packed: &[u8], scales: &[u8], x: &[f32]) -> f32 {
+    crate::kernels::dispatch::dot_mxfp4_wide(packed, scales, &widen(x))
+}
+
+/// Portable body of the f32 row kernel (activations already widened to f64).
+pub fn dot_f32_portable(w: &[f32], x: &[f64]) -> f32 {
+    dot16(w, x, |v| v as f64)
+}
+
+/// Portable body of the BF16 row kernel.
+pub fn dot_bf16_portable(w: &[u16], x: &[f64]) -> f32 {
+    dot16(w, x, |b| f32::from_bits((b as u32) << 16) as f64)
+}
+
+/// Portable body of the MXFP4 row kernel.
+pub fn dot_mxfp4_portable(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     debug_assert_eq!(packed.len() * 2, x.len());
     debug_assert_eq!(scales.len() * 32, x.len());
     let mut total = 0.0f64;
@@ -84,8 +113,8 @@ pub fn dot_mxfp4(packed: &[u8], scales: &[u8], x: &[f32]) -> f32 {
             // Bytes 4q..4q+4 hold elements 8q..8q+8: element 8q + 2b + h goes to lane 2b + h.
             for (b, &byte) in quad.iter().enumerate() {
                 let [lo, hi] = PAIR_LUT[byte as usize];
-                lanes[2 * b] += lo * xg[8 * q + 2 * b] as f64;
-                lanes[2 * b + 1] += hi * xg[8 * q + 2 * b + 1] as f64;
+                lanes[2 * b] += lo * xg[8 * q + 2 * b];
+                lanes[2 * b + 1] += hi * xg[8 * q + 2 * b + 1];
             }
         }
         let b0 = lanes[0] + lanes[4];

@@ -18,8 +18,8 @@ pub trait RowDot: Sync {
     fn rows(&self) -> usize;
     /// Input width.
     fn cols(&self) -> usize;
-    /// `Σ_i W[r][i]·x[i]` under the FP contract.
-    fn row_dot(&self, r: usize, x: &[f32]) -> f32;
+    /// `Σ_i W[r][i]·x[i]` under the FP contract; `x` is the activation widened to f64.
+    fn row_dot(&self, r: usize, x: &[f64]) -> f32;
 }
 
 fn rows_per_task(m: &impl RowDot) -> usize {
@@ -30,6 +30,7 @@ fn rows_per_task(m: &impl RowDot) -> usize {
 pub fn matvec_rows(m: &impl RowDot, x: &[f32], y: &mut [f32]) {
     assert_eq!(x.len(), m.cols(), "matvec input width");
     assert_eq!(y.len(), m.rows(), "matvec output height");
+    let x = &crate::kernels::widen(x)[..];
     if m.rows() * m.cols() < PARALLEL_MIN_ELEMS {
         for (r, out) in y.iter_mut().enumerate() {
             *out = m.row_dot(r, x);
@@ -57,6 +58,7 @@ pub fn matmul_rows(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
     if n_tokens == 1 {
         return matvec_rows(m, xs, ys);
     }
+    let xs = &crate::kernels::widen(xs)[..];
     // Row-major [rows][n_tokens] staging so tasks own disjoint output chunks.
     let mut staged = vec![0.0f32; rows * n_tokens];
     let fill = |r: usize, out: &mut [f32]| {

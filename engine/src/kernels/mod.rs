@@ -26,12 +26,16 @@
 //! with the `_ref` twins, and the logits of every fixture will move.
 
 pub mod activation;
+pub mod dispatch;
 pub mod dot;
 pub mod matvec;
 pub mod norm;
 pub mod reference;
+#[cfg(target_arch = "x86_64")]
+mod simd_x86;
 
 pub use activation::{sigmoid, silu, situ_glu};
-pub use dot::{decode_mxfp4_row, dot_bf16, dot_f32, dot_mxfp4, E2M1};
+pub use dispatch::{dot_bf16_wide, dot_f32_wide, dot_mxfp4_wide, Isa};
+pub use dot::{decode_mxfp4_row, dot_bf16, dot_f32, dot_mxfp4, widen, E2M1};
 pub use matvec::{matmul_rows, matvec_rows, RowDot};
 pub use norm::{l2norm, rms_inverse, rmsnorm};

@@ -105,12 +105,12 @@ impl RowDot for Matrix {
         self.cols
     }
     #[inline]
-    fn row_dot(&self, r: usize, x: &[f32]) -> f32 {
+    fn row_dot(&self, r: usize, x: &[f64]) -> f32 {
         let c = self.cols;
         match &self.data {
-            MatrixData::F32(v) => kernels::dot_f32(&elems::<f32>(v)[r * c..(r + 1) * c], x),
-            MatrixData::Bf16(v) => kernels::dot_bf16(&elems::<u16>(v)[r * c..(r + 1) * c], x),
-            MatrixData::Mxfp4 { packed, scales } => kernels::dot_mxfp4(
+            MatrixData::F32(v) => kernels::dot_f32_wide(&elems::<f32>(v)[r * c..(r + 1) * c], x),
+            MatrixData::Bf16(v) => kernels::dot_bf16_wide(&elems::<u16>(v)[r * c..(r + 1) * c], x),
+            MatrixData::Mxfp4 { packed, scales } => kernels::dot_mxfp4_wide(
                 &packed.bytes()[r * c / 2..(r + 1) * c / 2],
                 &scales.bytes()[r * c / 32..(r + 1) * c / 32],
                 x,

@@ -1,0 +1,126 @@
+//! AVX-512 bodies of the row kernels, bit-identical to the portable ones in `dot.rs`.
+//!
+//! Owns: the only SIMD `unsafe` of the crate. Each function keeps the FP contract's lane
+//! assignment exactly: dense rows accumulate element `i` into f64 lane `i % 16` (two
+//! 8-lane registers, lanes 0..8 and 8..16) and reduce with the same scalar tree; MXFP4
+//! groups accumulate element `t` into lane `t % 8` over the group's four 8-element chunks
+//! in order, then reduce `(s0+s4, …)` and `(b0+b1)+(b2+b3)` exactly as the portable body.
+//! Products of an f32/BF16/E2M1 weight by an f32 activation are exact in f64, so fused
+//! multiply-adds round like the portable multiply-then-add.
+//! Must not: be called without the CPU features (the dispatcher checks them once), or
+//! reorder any addition.
+//! Easy to break: element order of the nibbles (low nibble = even element) when they are
+//! widened to 32-bit lookup indices.
+
+#[cfg(target_arch = "x86_64")]
+use std::arch::x86_64::*;
+
+use crate::kernels::dot::{e8m0_scale, reduce16};
+use crate::kernels::E2M1;
+
+/// Dense 16-lane dot product; `load16(i)` returns weights `i..i+16` as 16 f32.
+///
+/// # Safety
+/// The CPU must support AVX-512F; `x.len() == n` and `load16` must read in bounds.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn dot16_avx512(n: usize, x: &[f64], load16: impl Fn(usize) -> __m512, tail: impl Fn(usize) -> f64) -> f32 {
+    let full = n / 16 * 16;
+    let mut lo = _mm512_setzero_pd();
+    let mut hi = _mm512_setzero_pd();
+    let mut i = 0;
+    while i < full {
+        let w = load16(i);
+        let w_lo = _mm512_cvtps_pd(_mm512_castps512_ps256(w));
+        let w_hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(w))));
+        // SAFETY: i + 16 <= full <= x.len().
+        let x_lo = unsafe { _mm512_loadu_pd(x.as_ptr().add(i)) };
+        let x_hi = unsafe { _mm512_loadu_pd(x.as_ptr().add(i + 8)) };
+        lo = _mm512_fmadd_pd(w_lo, x_lo, lo);
+        hi = _mm512_fmadd_pd(w_hi, x_hi, hi);
+        i += 16;
+    }
+    let mut lanes = [0.0f64; 16];
+    // SAFETY: `lanes` holds 16 f64; unaligned stores.
+    unsafe {
+        _mm512_storeu_pd(lanes.as_mut_ptr(), lo);
+        _mm512_storeu_pd(lanes.as_mut_ptr().add(8), hi);
+    }
+    let mut total = reduce16(&lanes);
+    for (j, &xj) in x.iter().enumerate().take(n).skip(full) {
+        total += tail(j) * xj;
+    }
+    total as f32
+}
+
+/// AVX-512 twin of `dot_f32_portable`.
+///
+/// # Safety
+/// The CPU must support AVX-512F, and `w.len() == x.len()`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub unsafe fn dot_f32_avx512(w: &[f32], x: &[f64]) -> f32 {
+    // SAFETY: the loader reads w[i..i+16] with i + 16 <= w.len(); features per caller.
+    unsafe { dot16_avx512(w.len(), x, |i| _mm512_loadu_ps(w.as_ptr().add(i)), |j| f64::from(w[j])) }
+}
+
+/// AVX-512 twin of `dot_bf16_portable`.
+///
+/// # Safety
+/// The CPU must support AVX-512F, and `w.len() == x.len()`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub unsafe fn dot_bf16_avx512(w: &[u16], x: &[f64]) -> f32 {
+    let load = |i: usize| {
+        // SAFETY: reads 16 u16 (32 bytes) at w[i..i+16], in bounds by the caller's loop.
+        let raw = unsafe { _mm256_loadu_si256(w.as_ptr().add(i) as *const __m256i) };
+        _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(raw)))
+    };
+    let tail = |j: usize| f64::from(f32::from_bits(u32::from(w[j]) << 16));
+    // SAFETY: features per caller; loader in bounds.
+    unsafe { dot16_avx512(w.len(), x, load, tail) }
+}
+
+/// AVX-512 twin of `dot_mxfp4_portable`.
+///
+/// # Safety
+/// The CPU must support AVX-512F and AVX-512BW; `packed.len() * 2 == x.len()` and
+/// `scales.len() * 32 == x.len()`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+pub unsafe fn dot_mxfp4_avx512(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
+    let lut = _mm512_loadu_ps(E2M1.as_ptr());
+    let low_mask = _mm_set1_epi8(0x0f);
+    let mut total = 0.0f64;
+    for (g, &scale) in scales.iter().enumerate() {
+        if scale == 255 {
+            continue;
+        }
+        // SAFETY: group g owns packed[16g..16g+16] and x[32g..32g+32], in bounds by the
+        // length relations the caller guarantees.
+        let bytes = unsafe { _mm_loadu_si128(packed.as_ptr().add(16 * g) as *const __m128i) };
+        let lo = _mm_and_si128(bytes, low_mask);
+        let hi = _mm_and_si128(_mm_srli_epi16::<4>(bytes), low_mask);
+        // Interleave low (even element) and high (odd element) nibbles: elements 0..16, 16..32.
+        let first = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)), lut);
+        let second = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(lo, hi)), lut);
+        let xg = unsafe { x.as_ptr().add(32 * g) };
+        let mut acc = _mm512_setzero_pd();
+        // Chunks of 8 elements in order, element t into lane t % 8.
+        // SAFETY: xg points at 32 readable f64.
+        unsafe {
+            acc = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(first)), _mm512_loadu_pd(xg), acc);
+            let first_hi = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(first)));
+            acc = _mm512_fmadd_pd(_mm512_cvtps_pd(first_hi), _mm512_loadu_pd(xg.add(8)), acc);
+            acc = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(second)), _mm512_loadu_pd(xg.add(16)), acc);
+            let second_hi = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(second)));
+            acc = _mm512_fmadd_pd(_mm512_cvtps_pd(second_hi), _mm512_loadu_pd(xg.add(24)), acc);
+        }
+        // (s0+s4, s1+s5, s2+s6, s3+s7), then (b0+b1)+(b2+b3).
+        let b = _mm256_add_pd(_mm512_castpd512_pd256(acc), _mm512_extractf64x4_pd::<1>(acc));
+        let pairs = _mm256_hadd_pd(b, b);
+        let group = _mm256_cvtsd_f64(pairs) + _mm256_cvtsd_f64(_mm256_permute4x64_pd::<0b10>(pairs));
+        total += group * e8m0_scale(scale);
+    }
+    total as f32
+}
