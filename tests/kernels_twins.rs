@@ -1,7 +1,7 @@
 //! Every kernel equals its plain `_ref` twin bit for bit, at odd lengths, and the batched
 //! product equals the single-vector one.
 
-use k3_engine::kernels::dispatch::{available, dot_bf16_on, dot_f32_on, dot_mxfp4_on};
+use k3_engine::kernels::dispatch::{available, dot_bf16_on, dot_f32_on, dot_mxfp4_batch_on, dot_mxfp4_on};
 use k3_engine::kernels::{self, reference, widen, RowDot};
 use rand_like::Lcg;
 
@@ -126,5 +126,25 @@ fn batched_product_equals_token_by_token_bit_for_bit() {
         let mut single = vec![0.0f32; m.rows];
         kernels::matvec_rows(&m, &xs[t * m.cols..(t + 1) * m.cols], &mut single);
         assert_eq!(&batched[t * m.rows..(t + 1) * m.rows], &single[..], "token {t}");
+    }
+}
+
+#[test]
+fn batched_mxfp4_equals_one_token_at_a_time_on_every_isa() {
+    let mut rng = Lcg(6);
+    for isa in available() {
+        for (groups, n_tokens) in [(1usize, 1usize), (3, 5), (112, 64), (7, 70)] {
+            let cols = groups * 32;
+            let packed: Vec<u8> = (0..cols / 2).map(|_| rng.next_u32() as u8).collect();
+            let mut scales: Vec<u8> = (0..groups).map(|_| 115 + (rng.next_u32() % 12) as u8).collect();
+            scales[0] = 255;
+            let xs = widen(&rng.vec(cols * n_tokens, 2.0));
+            let mut out = vec![0.0f32; n_tokens];
+            dot_mxfp4_batch_on(isa, &packed, &scales, &xs, &mut out);
+            for (t, &got) in out.iter().enumerate() {
+                let want = dot_mxfp4_on(isa, &packed, &scales, &xs[t * cols..(t + 1) * cols]);
+                assert_eq!(got.to_bits(), want.to_bits(), "{isa:?} {groups} groups, token {t} of {n_tokens}");
+            }
+        }
     }
 }

@@ -76,3 +76,24 @@ pub fn dot_bf16_wide(w: &[u16], x: &[f64]) -> f32 {
 pub fn dot_mxfp4_wide(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     dot_mxfp4_on(best(), packed, scales, x)
 }
+
+/// One MXFP4 row against several tokens (`xs` is `[out.len()][cols]`), each token's
+/// result bit-identical to `dot_mxfp4_on`; the nibbles are decoded once per group.
+pub fn dot_mxfp4_batch_on(isa: Isa, packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
+    let cols = packed.len() * 2;
+    assert!(scales.len() * 32 == cols && xs.len() == out.len() * cols, "dot_mxfp4_batch lengths");
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Avx512` is only available when the CPU has AVX-512F/BW; lengths checked.
+        Isa::Avx512 => unsafe { crate::kernels::simd_x86::dot_mxfp4_batch_avx512(packed, scales, xs, out) },
+        _ => {
+            for (o, x) in out.iter_mut().zip(xs.chunks_exact(cols)) {
+                *o = dot::dot_mxfp4_portable(packed, scales, x);
+            }
+        }
+    }
+}
+
+pub fn dot_mxfp4_batch_wide(packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
+    dot_mxfp4_batch_on(best(), packed, scales, xs, out)
+}

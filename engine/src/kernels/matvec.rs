@@ -20,6 +20,15 @@ pub trait RowDot: Sync {
     fn cols(&self) -> usize;
     /// `Σ_i W[r][i]·x[i]` under the FP contract; `x` is the activation widened to f64.
     fn row_dot(&self, r: usize, x: &[f64]) -> f32;
+
+    /// Row `r` against every token of `xs` (`[out.len()][cols]`); each result must equal
+    /// `row_dot` bit for bit. Formats override it to reuse decoded weights across tokens.
+    fn row_dot_batch(&self, r: usize, xs: &[f64], out: &mut [f32]) {
+        let cols = self.cols();
+        for (o, x) in out.iter_mut().zip(xs.chunks_exact(cols)) {
+            *o = self.row_dot(r, x);
+        }
+    }
 }
 
 fn rows_per_task(m: &impl RowDot) -> usize {
@@ -61,11 +70,7 @@ pub fn matmul_rows(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
     let xs = &crate::kernels::widen(xs)[..];
     // Row-major [rows][n_tokens] staging so tasks own disjoint output chunks.
     let mut staged = vec![0.0f32; rows * n_tokens];
-    let fill = |r: usize, out: &mut [f32]| {
-        for (t, o) in out.iter_mut().enumerate() {
-            *o = m.row_dot(r, &xs[t * cols..(t + 1) * cols]);
-        }
-    };
+    let fill = |r: usize, out: &mut [f32]| m.row_dot_batch(r, xs, out);
     if rows * cols * n_tokens < PARALLEL_MIN_ELEMS {
         for (r, out) in staged.chunks_mut(n_tokens).enumerate() {
             fill(r, out);

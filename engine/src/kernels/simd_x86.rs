@@ -124,3 +124,56 @@ pub unsafe fn dot_mxfp4_avx512(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     }
     total as f32
 }
+
+/// MXFP4 row against `n` tokens at once: each group's nibbles are decoded once and used
+/// for every token; each token's arithmetic is exactly `dot_mxfp4_avx512`'s.
+///
+/// # Safety
+/// The CPU must support AVX-512F and AVX-512BW; `xs.len() == out.len() * cols` with
+/// `cols == packed.len() * 2 == scales.len() * 32`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+pub unsafe fn dot_mxfp4_batch_avx512(packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
+    let cols = packed.len() * 2;
+    let lut = _mm512_loadu_ps(E2M1.as_ptr());
+    let low_mask = _mm_set1_epi8(0x0f);
+    let mut totals = [0.0f64; 64];
+    for chunk_start in (0..out.len()).step_by(64) {
+        let n = (out.len() - chunk_start).min(64);
+        totals[..n].fill(0.0);
+        for (g, &scale) in scales.iter().enumerate() {
+            if scale == 255 {
+                continue;
+            }
+            // SAFETY: group g owns packed[16g..16g+16]; in bounds by the length relations.
+            let bytes = unsafe { _mm_loadu_si128(packed.as_ptr().add(16 * g) as *const __m128i) };
+            let lo = _mm_and_si128(bytes, low_mask);
+            let hi = _mm_and_si128(_mm_srli_epi16::<4>(bytes), low_mask);
+            let first = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)), lut);
+            let second = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(lo, hi)), lut);
+            let v0 = _mm512_cvtps_pd(_mm512_castps512_ps256(first));
+            let v1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(first))));
+            let v2 = _mm512_cvtps_pd(_mm512_castps512_ps256(second));
+            let v3 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(second))));
+            let s = e8m0_scale(scale);
+            for (t, total) in totals[..n].iter_mut().enumerate() {
+                // SAFETY: token chunk_start + t owns xs[(chunk_start + t) * cols ..][32g..32g+32].
+                let xg = unsafe { xs.as_ptr().add((chunk_start + t) * cols + 32 * g) };
+                let mut acc = _mm512_setzero_pd();
+                unsafe {
+                    acc = _mm512_fmadd_pd(v0, _mm512_loadu_pd(xg), acc);
+                    acc = _mm512_fmadd_pd(v1, _mm512_loadu_pd(xg.add(8)), acc);
+                    acc = _mm512_fmadd_pd(v2, _mm512_loadu_pd(xg.add(16)), acc);
+                    acc = _mm512_fmadd_pd(v3, _mm512_loadu_pd(xg.add(24)), acc);
+                }
+                let b = _mm256_add_pd(_mm512_castpd512_pd256(acc), _mm512_extractf64x4_pd::<1>(acc));
+                let pairs = _mm256_hadd_pd(b, b);
+                let group = _mm256_cvtsd_f64(pairs) + _mm256_cvtsd_f64(_mm256_permute4x64_pd::<0b10>(pairs));
+                *total += group * s;
+            }
+        }
+        for (o, &t) in out[chunk_start..chunk_start + n].iter_mut().zip(&totals[..n]) {
+            *o = t as f32;
+        }
+    }
+}

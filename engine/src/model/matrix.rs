@@ -98,6 +98,23 @@ impl Matrix {
 }
 
 impl RowDot for Matrix {
+    fn row_dot_batch(&self, r: usize, xs: &[f64], out: &mut [f32]) {
+        let c = self.cols;
+        match &self.data {
+            MatrixData::Mxfp4 { packed, scales } => kernels::dot_mxfp4_batch_wide(
+                &packed.bytes()[r * c / 2..(r + 1) * c / 2],
+                &scales.bytes()[r * c / 32..(r + 1) * c / 32],
+                xs,
+                out,
+            ),
+            _ => {
+                for (o, x) in out.iter_mut().zip(xs.chunks_exact(c)) {
+                    *o = self.row_dot(r, x);
+                }
+            }
+        }
+    }
+
     fn rows(&self) -> usize {
         self.rows
     }
