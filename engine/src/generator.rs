@@ -180,6 +180,9 @@ impl ExpertSource for SharedCache {
     fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<crate::model::moe::GluMlp>> {
         self.0.expert(layer_idx, expert_idx)
     }
+    fn expert_uses(&self, layer_idx: usize, expert_idx: usize, n: usize) -> Result<Arc<crate::model::moe::GluMlp>> {
+        self.0.expert_uses(layer_idx, expert_idx, n)
+    }
 }
 
 impl Engine {

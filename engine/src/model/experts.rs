@@ -24,6 +24,12 @@ pub trait ExpertSource: Sync {
     /// The MLP of expert `expert_idx` of MoE layer `layer_idx`, in latent space:
     /// gate/up `[I, L]`, down `[L, I]`.
     fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<GluMlp>>;
+
+    /// Like [`ExpertSource::expert`], for `n_uses` token uses served by one fetch (the
+    /// counters and traces count every use).
+    fn expert_uses(&self, layer_idx: usize, expert_idx: usize, _n_uses: usize) -> Result<Arc<GluMlp>> {
+        self.expert(layer_idx, expert_idx)
+    }
 }
 
 /// Binds one routed expert (MXFP4 pair or unquantised tensors).

@@ -154,15 +154,31 @@ pub fn moe_forward(
         }
     }
     experts.prefetch(layer_idx, &wanted);
+    let k = moe.top_k;
+    // Each expert runs once for all the tokens that chose it (one read per chunk, batched
+    // kernels); its outputs wait in `expert_out[t][j]` for the per-token sum below.
+    let mut expert_out = vec![0.0f32; n * k * l];
+    for &ex in &wanted {
+        let users: Vec<(usize, usize)> = routings
+            .iter()
+            .enumerate()
+            .flat_map(|(t, r)| r.experts.iter().enumerate().filter(move |(_, &e)| e == ex).map(move |(j, _)| (t, j)))
+            .collect();
+        let mlp = experts.expert_uses(layer_idx, ex, users.len())?;
+        let zs: Vec<f32> = users.iter().flat_map(|&(t, _)| z[t * l..(t + 1) * l].iter().copied()).collect();
+        let mut ys = vec![0.0f32; users.len() * l];
+        mlp.forward(cfg, &zs, &mut ys);
+        for (&(t, j), y) in users.iter().zip(ys.chunks_exact(l)) {
+            expert_out[(t * k + j) * l..(t * k + j + 1) * l].copy_from_slice(y);
+        }
+    }
     let mut acc_all = vec![0.0f32; n * l];
-    let (mut expert_out, mut normed) = (vec![0.0f32; l], vec![0.0f32; l]);
+    let mut normed = vec![0.0f32; l];
     for (t, r) in routings.iter().enumerate() {
-        let zt = &z[t * l..(t + 1) * l];
         let acc = &mut acc_all[t * l..(t + 1) * l];
-        for (&ex, &wt) in r.experts.iter().zip(&r.weights) {
-            let mlp = experts.expert(layer_idx, ex)?;
-            mlp.forward(cfg, zt, &mut expert_out);
-            for (a, &v) in acc.iter_mut().zip(&expert_out) {
+        // Selection order, whatever order the experts ran in.
+        for (j, &wt) in r.weights.iter().enumerate() {
+            for (a, &v) in acc.iter_mut().zip(&expert_out[(t * k + j) * l..(t * k + j + 1) * l]) {
                 *a += wt * v;
             }
         }

@@ -198,17 +198,23 @@ impl ExpertSource for ExpertCache {
     }
 
     fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<GluMlp>> {
-        self.inner.expert(layer_idx, expert_idx)
+        self.inner.expert(layer_idx, expert_idx, 1)
+    }
+
+    fn expert_uses(&self, layer_idx: usize, expert_idx: usize, n_uses: usize) -> Result<Arc<GluMlp>> {
+        self.inner.expert(layer_idx, expert_idx, n_uses.max(1) as u64)
     }
 }
 
 impl Inner {
-    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<GluMlp>> {
+    /// Serves `uses` token uses of one expert; every use is counted (and traced) with the
+    /// classification of the fetch that served it.
+    fn expert(&self, layer_idx: usize, expert_idx: usize, uses: u64) -> Result<Arc<GluMlp>> {
         let key = (layer_idx, expert_idx);
-        Counters::add(&self.counters.expert_requests, 1);
+        Counters::add(&self.counters.expert_requests, uses);
         let mut state = self.lock();
         if let Some(t) = state.trace.as_mut() {
-            t.push((layer_idx as u32, expert_idx as u32));
+            t.extend(std::iter::repeat_n((layer_idx as u32, expert_idx as u32), uses as usize));
         }
         let wait_start = Instant::now();
         let mut waited = false;
@@ -223,7 +229,7 @@ impl Inner {
                     } else {
                         &self.counters.expert_true_hits
                     };
-                    Counters::add(counter, 1);
+                    Counters::add(counter, uses);
                     if waited {
                         self.counters.add_wait(wait_start.elapsed());
                     }
@@ -249,7 +255,7 @@ impl Inner {
                     }
                     state.slots.insert(key, Slot::InFlight);
                     drop(state);
-                    Counters::add(&self.counters.expert_misses, 1);
+                    Counters::add(&self.counters.expert_misses, uses);
                     let read_start = Instant::now();
                     let result =
                         self.load(key).map_err(|e| Error::ExpertRead { layer_idx, expert_idx, reason: e.to_string() });
