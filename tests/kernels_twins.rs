@@ -1,7 +1,9 @@
 //! Every kernel equals its plain `_ref` twin bit for bit, at odd lengths, and the batched
 //! product equals the single-vector one.
 
-use k3_engine::kernels::dispatch::{available, dot_bf16_on, dot_f32_on, dot_mxfp4_batch_on, dot_mxfp4_on};
+use k3_engine::kernels::dispatch::{
+    available, dot_bf16_on, dot_bf16_rows4_on, dot_f32_on, dot_mxfp4_batch_on, dot_mxfp4_on,
+};
 use k3_engine::kernels::{self, reference, widen, RowDot};
 use rand_like::Lcg;
 
@@ -144,6 +146,26 @@ fn batched_mxfp4_equals_one_token_at_a_time_on_every_isa() {
             for (t, &got) in out.iter().enumerate() {
                 let want = dot_mxfp4_on(isa, &packed, &scales, &xs[t * cols..(t + 1) * cols]);
                 assert_eq!(got.to_bits(), want.to_bits(), "{isa:?} {groups} groups, token {t} of {n_tokens}");
+            }
+        }
+    }
+}
+
+#[test]
+fn four_bf16_rows_at_once_equal_one_row_at_a_time_on_every_isa() {
+    let mut rng = Lcg(7);
+    for isa in available() {
+        for n in ODD_LENGTHS {
+            let rows: Vec<Vec<u16>> =
+                (0..4).map(|_| (0..n).map(|_| (rng.next_u32() >> 16) as u16 & 0xBFFF).collect()).collect();
+            let x = widen(&rng.vec(n, 3.0));
+            let got = dot_bf16_rows4_on(isa, [&rows[0], &rows[1], &rows[2], &rows[3]], &x);
+            for (r, row) in rows.iter().enumerate() {
+                let want = dot_bf16_on(isa, row, &x);
+                assert!(
+                    got[r].to_bits() == want.to_bits() || (got[r].is_nan() && want.is_nan()),
+                    "{isa:?} n={n} row {r}"
+                );
             }
         }
     }

@@ -76,19 +76,7 @@ pub fn memory_read_gbps(pool: &rayon::ThreadPool) -> f64 {
     let bytes = data.len() * 4;
     let mut sink = 0.0f32;
     let t = time_median(5, || {
-        let s: f32 = pool.install(|| {
-            data.par_chunks(1 << 16)
-                .map(|c| {
-                    let mut acc = [0.0f32; 16];
-                    for block in c.chunks_exact(16) {
-                        for (a, &v) in acc.iter_mut().zip(block) {
-                            *a += v;
-                        }
-                    }
-                    acc.iter().sum::<f32>()
-                })
-                .sum()
-        });
+        let s: f32 = pool.install(|| data.par_chunks(1 << 16).map(crate::kernels::dispatch::read_sum).sum());
         sink += s;
     });
     std::hint::black_box(sink);

@@ -97,3 +97,28 @@ pub fn dot_mxfp4_batch_on(isa: Isa, packed: &[u8], scales: &[u8], xs: &[f64], ou
 pub fn dot_mxfp4_batch_wide(packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
     dot_mxfp4_batch_on(best(), packed, scales, xs, out)
 }
+
+/// Four BF16 rows against one activation, each bit-identical to `dot_bf16_on`.
+pub fn dot_bf16_rows4_on(isa: Isa, w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
+    assert!(w.iter().all(|r| r.len() == x.len()), "dot_bf16_rows4 lengths");
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Avx512` is only available when the CPU has AVX-512F/BW; lengths checked.
+        Isa::Avx512 => unsafe { crate::kernels::simd_x86::dot_bf16_rows4_avx512(w, x) },
+        _ => w.map(|row| dot::dot_bf16_portable(row, x)),
+    }
+}
+
+pub fn dot_bf16_rows4_wide(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
+    dot_bf16_rows4_on(best(), w, x)
+}
+
+/// Sum of `data` at full memory speed (benchmark probe; order not part of the contract).
+pub fn read_sum(data: &[f32]) -> f32 {
+    match best() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Avx512` is only chosen when the CPU has AVX-512F.
+        Isa::Avx512 => unsafe { crate::kernels::simd_x86::read_sum_avx512(data) },
+        _ => data.chunks(64).map(|c| c.iter().sum::<f32>()).sum(),
+    }
+}

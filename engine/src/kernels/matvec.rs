@@ -21,6 +21,12 @@ pub trait RowDot: Sync {
     /// `Σ_i W[r][i]·x[i]` under the FP contract; `x` is the activation widened to f64.
     fn row_dot(&self, r: usize, x: &[f64]) -> f32;
 
+    /// Rows `r..r+4` against `x`; each result must equal `row_dot` bit for bit. Formats
+    /// override it to run four independent accumulation chains at once.
+    fn row_dot4(&self, r: usize, x: &[f64]) -> [f32; 4] {
+        [self.row_dot(r, x), self.row_dot(r + 1, x), self.row_dot(r + 2, x), self.row_dot(r + 3, x)]
+    }
+
     /// Row `r` against every token of `xs` (`[out.len()][cols]`); each result must equal
     /// `row_dot` bit for bit. Formats override it to reuse decoded weights across tokens.
     fn row_dot_batch(&self, r: usize, xs: &[f64], out: &mut [f32]) {
@@ -41,17 +47,23 @@ pub fn matvec_rows(m: &impl RowDot, x: &[f32], y: &mut [f32]) {
     assert_eq!(y.len(), m.rows(), "matvec output height");
     let x = &crate::kernels::widen(x)[..];
     if m.rows() * m.cols() < PARALLEL_MIN_ELEMS {
-        for (r, out) in y.iter_mut().enumerate() {
-            *out = m.row_dot(r, x);
-        }
+        fill_rows(m, 0, x, y);
         return;
     }
-    let chunk = rows_per_task(m);
-    y.par_chunks_mut(chunk).enumerate().for_each(|(c, ys)| {
-        for (k, out) in ys.iter_mut().enumerate() {
-            *out = m.row_dot(c * chunk + k, x);
-        }
-    });
+    let chunk = rows_per_task(m).next_multiple_of(4);
+    y.par_chunks_mut(chunk).enumerate().for_each(|(c, ys)| fill_rows(m, c * chunk, x, ys));
+}
+
+/// `ys[k] = row (first + k) · x`, four rows at a time.
+fn fill_rows(m: &impl RowDot, first: usize, x: &[f64], ys: &mut [f32]) {
+    let done = ys.len() / 4 * 4;
+    let mut quads = ys.chunks_exact_mut(4);
+    for (q, out) in (&mut quads).enumerate() {
+        out.copy_from_slice(&m.row_dot4(first + 4 * q, x));
+    }
+    for (k, out) in quads.into_remainder().iter_mut().enumerate() {
+        *out = m.row_dot(first + done + k, x);
+    }
 }
 
 /// Batched `Y[t] = W·X[t]` for `t < n_tokens`: `xs` is `[n_tokens][cols]`, `ys` is

@@ -177,3 +177,70 @@ pub unsafe fn dot_mxfp4_batch_avx512(packed: &[u8], scales: &[u8], xs: &[f64], o
         }
     }
 }
+
+/// Four BF16 rows against one activation: each row's lanes, order and reduction are
+/// exactly `dot_bf16_avx512`'s; the rows only share the activation loads, which gives the
+/// CPU four independent accumulation chains.
+///
+/// # Safety
+/// The CPU must support AVX-512F; every row has `x.len()` elements.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub unsafe fn dot_bf16_rows4_avx512(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
+    let n = x.len();
+    let full = n / 16 * 16;
+    let mut lo = [_mm512_setzero_pd(); 4];
+    let mut hi = [_mm512_setzero_pd(); 4];
+    let mut i = 0;
+    while i < full {
+        // SAFETY: i + 16 <= full <= n = every row's length and x's length.
+        let (x_lo, x_hi) = unsafe { (_mm512_loadu_pd(x.as_ptr().add(i)), _mm512_loadu_pd(x.as_ptr().add(i + 8))) };
+        for r in 0..4 {
+            let raw = unsafe { _mm256_loadu_si256(w[r].as_ptr().add(i) as *const __m256i) };
+            let wf = _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(raw)));
+            let w_lo = _mm512_cvtps_pd(_mm512_castps512_ps256(wf));
+            let w_hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(wf))));
+            lo[r] = _mm512_fmadd_pd(w_lo, x_lo, lo[r]);
+            hi[r] = _mm512_fmadd_pd(w_hi, x_hi, hi[r]);
+        }
+        i += 16;
+    }
+    let mut out = [0.0f32; 4];
+    for r in 0..4 {
+        let mut lanes = [0.0f64; 16];
+        // SAFETY: `lanes` holds 16 f64.
+        unsafe {
+            _mm512_storeu_pd(lanes.as_mut_ptr(), lo[r]);
+            _mm512_storeu_pd(lanes.as_mut_ptr().add(8), hi[r]);
+        }
+        let mut total = reduce16(&lanes);
+        for (j, &xj) in x.iter().enumerate().skip(full) {
+            total += f64::from(f32::from_bits(u32::from(w[r][j]) << 16)) * xj;
+        }
+        out[r] = total as f32;
+    }
+    out
+}
+
+/// Sum of `data` with eight independent 16-lane accumulators: a memory-read probe for
+/// benchmarks (its rounding order is not part of the model's FP contract).
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub unsafe fn read_sum_avx512(data: &[f32]) -> f32 {
+    let mut acc = [_mm512_setzero_ps(); 8];
+    let full = data.len() / 128 * 128;
+    let mut i = 0;
+    while i < full {
+        for (k, a) in acc.iter_mut().enumerate() {
+            // SAFETY: i + 16k + 16 <= full <= data.len().
+            *a = _mm512_add_ps(*a, unsafe { _mm512_loadu_ps(data.as_ptr().add(i + 16 * k)) });
+        }
+        i += 128;
+    }
+    let mut total: f32 = acc.iter().map(|&a| _mm512_reduce_add_ps(a)).sum();
+    total += data[full..].iter().sum::<f32>();
+    total
+}

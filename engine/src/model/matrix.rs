@@ -98,6 +98,17 @@ impl Matrix {
 }
 
 impl RowDot for Matrix {
+    fn row_dot4(&self, r: usize, x: &[f64]) -> [f32; 4] {
+        let c = self.cols;
+        match &self.data {
+            MatrixData::Bf16(v) => {
+                let w = elems::<u16>(v);
+                kernels::dot_bf16_rows4_wide([0, 1, 2, 3].map(|k| &w[(r + k) * c..(r + k + 1) * c]), x)
+            }
+            _ => [self.row_dot(r, x), self.row_dot(r + 1, x), self.row_dot(r + 2, x), self.row_dot(r + 3, x)],
+        }
+    }
+
     fn row_dot_batch(&self, r: usize, xs: &[f64], out: &mut [f32]) {
         let c = self.cols;
         match &self.data {
