@@ -229,6 +229,20 @@ pub struct SimCacheArgs {
 pub enum BenchCommand {
     /// Kernels at the real K3 dimensions vs the memory read bandwidth.
     Kernels(BenchKernelsArgs),
+    /// Streamed decode vs the I/O floor (this drive's O_DIRECT bandwidth) and compute time.
+    Stream(BenchStreamArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchStreamArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Decode steps measured after the prompt.
+    #[arg(long, default_value_t = 3)]
+    pub tokens: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -264,3 +264,31 @@ fn ctrl_c_stops_the_reply_in_progress_not_the_program() {
     assert!(out.contains("(conversation cleared)"), "{out}");
     assert_eq!(out.lines().filter(|l| l.starts_with('[') && l.contains("tokens ·")).count(), 1, "{out}");
 }
+
+#[test]
+fn bench_stream_reports_floors_and_ratio() {
+    let model = fixture("tiny-mxfp4");
+    let out = stdout_json(&k3(&[
+        "bench",
+        "stream",
+        "--model",
+        model.to_str().unwrap(),
+        "--cache-budget",
+        "60KB",
+        "--tokens",
+        "2",
+        "--json",
+    ]));
+    assert_eq!(out["tokens"], 2);
+    for key in [
+        "seconds_per_token",
+        "io_floor_seconds",
+        "compute_floor_seconds",
+        "ratio_to_larger_floor",
+        "direct_read_gbps_experts",
+    ] {
+        assert!(out[key].as_f64().is_some_and(|v| v >= 0.0), "{key}: {out}");
+    }
+    assert!(out["expert_bytes_per_token"].as_f64().unwrap() > 0.0, "a 60 KB cache streams experts: {out}");
+    assert_input_error(&["bench", "stream", "--model", model.to_str().unwrap()], "budget");
+}

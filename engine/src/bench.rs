@@ -138,3 +138,46 @@ fn bench_config() -> ModelConfig {
         "attn_res_block_size": 1, "situ_beta": 4.0, "situ_linear_beta": 25.0, "full_attn_layers": [2]}"#;
     ModelConfig::from_json(json, std::path::Path::new("bench")).expect("the bench config is valid")
 }
+
+/// O_DIRECT read bandwidth of `files` in GB/s: `n_threads` readers each read whole windows
+/// of `window` bytes at spread-out offsets until `total` bytes are read (the engine's block
+/// size and queue depth for expert reads).
+pub fn direct_read_gbps(
+    files: &[std::path::PathBuf],
+    window: usize,
+    n_threads: usize,
+    total: u64,
+) -> crate::Result<f64> {
+    use crate::io::DirectFile;
+    let opened: Vec<(DirectFile, u64)> = files
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok().map(|m| (p, m.len())))
+        .filter(|(_, len)| *len > window as u64 * 2)
+        .map(|(p, len)| DirectFile::open(p).map(|f| (f, len)))
+        .collect::<crate::Result<_>>()?;
+    if opened.is_empty() {
+        return Ok(0.0);
+    }
+    let per_thread = (total / window as u64 / n_threads.max(1) as u64).max(1);
+    let start = Instant::now();
+    let results: Vec<crate::Result<u64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n_threads.max(1))
+            .map(|t| {
+                let opened = &opened;
+                s.spawn(move || {
+                    let mut rng = ChaCha8Rng::seed_from_u64(t as u64);
+                    let mut read = 0u64;
+                    for _ in 0..per_thread {
+                        let (file, len) = &opened[rng.random_range(0..opened.len())];
+                        let offset = rng.random_range(0..len - window as u64);
+                        read += file.read_window(offset, window)?.len() as u64;
+                    }
+                    Ok(read)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(Ok(0))).collect()
+    });
+    let bytes: u64 = results.into_iter().collect::<crate::Result<Vec<_>>>()?.iter().sum();
+    Ok(bytes as f64 / start.elapsed().as_secs_f64() / 1e9)
+}

@@ -47,6 +47,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Plan(args) => plan::plan(args),
         Command::Pack(args) => pack::pack(args),
         Command::Bench(crate::args::BenchCommand::Kernels(args)) => bench::kernels(args),
+        Command::Bench(crate::args::BenchCommand::Stream(args)) => bench::stream(args),
         Command::SimCache(args) => sim_cache::sim_cache(args),
         Command::Synth(args) => synth::synth(args),
     }
