@@ -158,7 +158,8 @@ pub fn direct_read_gbps(
     if opened.is_empty() {
         return Ok(0.0);
     }
-    let per_thread = (total / window as u64 / n_threads.max(1) as u64).max(1);
+    // Enough reads to fill `total`, at most 256 per reader (small windows stay quick).
+    let per_thread = (total / window as u64 / n_threads.max(1) as u64).clamp(1, 256);
     let start = Instant::now();
     let results: Vec<crate::Result<u64>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n_threads.max(1))
