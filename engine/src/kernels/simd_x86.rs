@@ -81,6 +81,50 @@ pub unsafe fn dot_bf16_avx512(w: &[u16], x: &[f64]) -> f32 {
     unsafe { dot16_avx512(w.len(), x, load, tail) }
 }
 
+/// The 32 E2M1 values of one MXFP4 group as four 8-lane f64 vectors, in element order
+/// (low nibble of byte j = element 2j, high nibble = element 2j + 1).
+///
+/// # Safety
+/// The CPU must support AVX-512F and AVX-512BW; `group` must point at 16 readable bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+unsafe fn decode_group(group: *const u8, lut: __m512) -> [__m512d; 4] {
+    let low_mask = _mm_set1_epi8(0x0f);
+    // SAFETY: the caller guarantees 16 readable bytes at `group`.
+    let bytes = unsafe { _mm_loadu_si128(group as *const __m128i) };
+    let lo = _mm_and_si128(bytes, low_mask);
+    let hi = _mm_and_si128(_mm_srli_epi16::<4>(bytes), low_mask);
+    let first = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)), lut);
+    let second = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(lo, hi)), lut);
+    let upper = |v: __m512| _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v)));
+    [
+        _mm512_cvtps_pd(_mm512_castps512_ps256(first)),
+        _mm512_cvtps_pd(upper(first)),
+        _mm512_cvtps_pd(_mm512_castps512_ps256(second)),
+        _mm512_cvtps_pd(upper(second)),
+    ]
+}
+
+/// One group's dot product with the 8-lane contract: lanes over the four chunks in order,
+/// then `(s0+s4, s1+s5, s2+s6, s3+s7)` and `(b0+b1)+(b2+b3)`.
+///
+/// # Safety
+/// The CPU must support AVX-512F; `xg` must point at 32 readable f64.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn group_dot(v: &[__m512d; 4], xg: *const f64) -> f64 {
+    let mut acc = _mm512_setzero_pd();
+    for (k, vk) in v.iter().enumerate() {
+        // SAFETY: xg + 8k .. xg + 8k + 8 lies within the caller's 32 f64.
+        acc = _mm512_fmadd_pd(*vk, unsafe { _mm512_loadu_pd(xg.add(8 * k)) }, acc);
+    }
+    let b = _mm256_add_pd(_mm512_castpd512_pd256(acc), _mm512_extractf64x4_pd::<1>(acc));
+    let pairs = _mm256_hadd_pd(b, b);
+    _mm256_cvtsd_f64(pairs) + _mm256_cvtsd_f64(_mm256_permute4x64_pd::<0b10>(pairs))
+}
+
 /// AVX-512 twin of `dot_mxfp4_portable`.
 ///
 /// # Safety
@@ -90,7 +134,6 @@ pub unsafe fn dot_bf16_avx512(w: &[u16], x: &[f64]) -> f32 {
 #[target_feature(enable = "avx512f,avx512bw")]
 pub unsafe fn dot_mxfp4_avx512(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     let lut = _mm512_loadu_ps(E2M1.as_ptr());
-    let low_mask = _mm_set1_epi8(0x0f);
     let mut total = 0.0f64;
     for (g, &scale) in scales.iter().enumerate() {
         if scale == 255 {
@@ -98,28 +141,7 @@ pub unsafe fn dot_mxfp4_avx512(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
         }
         // SAFETY: group g owns packed[16g..16g+16] and x[32g..32g+32], in bounds by the
         // length relations the caller guarantees.
-        let bytes = unsafe { _mm_loadu_si128(packed.as_ptr().add(16 * g) as *const __m128i) };
-        let lo = _mm_and_si128(bytes, low_mask);
-        let hi = _mm_and_si128(_mm_srli_epi16::<4>(bytes), low_mask);
-        // Interleave low (even element) and high (odd element) nibbles: elements 0..16, 16..32.
-        let first = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)), lut);
-        let second = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(lo, hi)), lut);
-        let xg = unsafe { x.as_ptr().add(32 * g) };
-        let mut acc = _mm512_setzero_pd();
-        // Chunks of 8 elements in order, element t into lane t % 8.
-        // SAFETY: xg points at 32 readable f64.
-        unsafe {
-            acc = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(first)), _mm512_loadu_pd(xg), acc);
-            let first_hi = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(first)));
-            acc = _mm512_fmadd_pd(_mm512_cvtps_pd(first_hi), _mm512_loadu_pd(xg.add(8)), acc);
-            acc = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(second)), _mm512_loadu_pd(xg.add(16)), acc);
-            let second_hi = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(second)));
-            acc = _mm512_fmadd_pd(_mm512_cvtps_pd(second_hi), _mm512_loadu_pd(xg.add(24)), acc);
-        }
-        // (s0+s4, s1+s5, s2+s6, s3+s7), then (b0+b1)+(b2+b3).
-        let b = _mm256_add_pd(_mm512_castpd512_pd256(acc), _mm512_extractf64x4_pd::<1>(acc));
-        let pairs = _mm256_hadd_pd(b, b);
-        let group = _mm256_cvtsd_f64(pairs) + _mm256_cvtsd_f64(_mm256_permute4x64_pd::<0b10>(pairs));
+        let group = unsafe { group_dot(&decode_group(packed.as_ptr().add(16 * g), lut), x.as_ptr().add(32 * g)) };
         total += group * e8m0_scale(scale);
     }
     total as f32
@@ -136,7 +158,6 @@ pub unsafe fn dot_mxfp4_avx512(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
 pub unsafe fn dot_mxfp4_batch_avx512(packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
     let cols = packed.len() * 2;
     let lut = _mm512_loadu_ps(E2M1.as_ptr());
-    let low_mask = _mm_set1_epi8(0x0f);
     let mut totals = [0.0f64; 64];
     for chunk_start in (0..out.len()).step_by(64) {
         let n = (out.len() - chunk_start).min(64);
@@ -146,30 +167,11 @@ pub unsafe fn dot_mxfp4_batch_avx512(packed: &[u8], scales: &[u8], xs: &[f64], o
                 continue;
             }
             // SAFETY: group g owns packed[16g..16g+16]; in bounds by the length relations.
-            let bytes = unsafe { _mm_loadu_si128(packed.as_ptr().add(16 * g) as *const __m128i) };
-            let lo = _mm_and_si128(bytes, low_mask);
-            let hi = _mm_and_si128(_mm_srli_epi16::<4>(bytes), low_mask);
-            let first = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)), lut);
-            let second = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(lo, hi)), lut);
-            let v0 = _mm512_cvtps_pd(_mm512_castps512_ps256(first));
-            let v1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(first))));
-            let v2 = _mm512_cvtps_pd(_mm512_castps512_ps256(second));
-            let v3 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(second))));
+            let v = unsafe { decode_group(packed.as_ptr().add(16 * g), lut) };
             let s = e8m0_scale(scale);
             for (t, total) in totals[..n].iter_mut().enumerate() {
                 // SAFETY: token chunk_start + t owns xs[(chunk_start + t) * cols ..][32g..32g+32].
-                let xg = unsafe { xs.as_ptr().add((chunk_start + t) * cols + 32 * g) };
-                let mut acc = _mm512_setzero_pd();
-                unsafe {
-                    acc = _mm512_fmadd_pd(v0, _mm512_loadu_pd(xg), acc);
-                    acc = _mm512_fmadd_pd(v1, _mm512_loadu_pd(xg.add(8)), acc);
-                    acc = _mm512_fmadd_pd(v2, _mm512_loadu_pd(xg.add(16)), acc);
-                    acc = _mm512_fmadd_pd(v3, _mm512_loadu_pd(xg.add(24)), acc);
-                }
-                let b = _mm256_add_pd(_mm512_castpd512_pd256(acc), _mm512_extractf64x4_pd::<1>(acc));
-                let pairs = _mm256_hadd_pd(b, b);
-                let group = _mm256_cvtsd_f64(pairs) + _mm256_cvtsd_f64(_mm256_permute4x64_pd::<0b10>(pairs));
-                *total += group * s;
+                *total += unsafe { group_dot(&v, xs.as_ptr().add((chunk_start + t) * cols + 32 * g)) } * s;
             }
         }
         for (o, &t) in out[chunk_start..chunk_start + n].iter_mut().zip(&totals[..n]) {
