@@ -137,8 +137,6 @@ pub fn moe_forward(
     let (l, n) = (moe.latent_dim, xs.len() / e);
     let mut logits = vec![0.0f32; n * moe.n_experts];
     w.router.matmul(xs, &mut logits);
-    let mut z = vec![0.0f32; n * l];
-    w.latent_down.matmul(xs, &mut z);
     let routings: Vec<Routing> = (0..n)
         .map(|t| {
             let logits_t = &logits[t * moe.n_experts..(t + 1) * moe.n_experts];
@@ -148,12 +146,18 @@ pub fn moe_forward(
     // Batch prefetch as soon as routing is known: every distinct expert of this layer, in
     // first-use order. Arrival order never changes the accumulation order below.
     let mut wanted: Vec<usize> = Vec::new();
-    for e in routings.iter().flat_map(|r| r.experts.iter().copied()) {
-        if !wanted.contains(&e) {
-            wanted.push(e);
+    for ex in routings.iter().flat_map(|r| r.experts.iter().copied()) {
+        if !wanted.contains(&ex) {
+            wanted.push(ex);
         }
     }
     experts.prefetch(layer_idx, &wanted);
+    // While the prefetch reads, compute what needs no routed expert: the latent
+    // down-projection and the shared experts (added after the up-projection, as always).
+    let mut z = vec![0.0f32; n * l];
+    w.latent_down.matmul(xs, &mut z);
+    let mut shared = vec![0.0f32; n * e];
+    w.shared.forward(cfg, xs, &mut shared);
     let k = moe.top_k;
     // Each expert runs once for all the tokens that chose it (one read per chunk, batched
     // kernels); its outputs wait in `expert_out[t][j]` for the per-token sum below.
@@ -188,8 +192,6 @@ pub fn moe_forward(
         }
     }
     w.latent_up.matmul(&acc_all, out);
-    let mut shared = vec![0.0f32; n * e];
-    w.shared.forward(cfg, xs, &mut shared);
     for (o, &s) in out.iter_mut().zip(&shared) {
         *o += s;
     }
