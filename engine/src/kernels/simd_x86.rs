@@ -120,9 +120,12 @@ unsafe fn group_dot(v: &[__m512d; 4], xg: *const f64) -> f64 {
         // SAFETY: xg + 8k .. xg + 8k + 8 lies within the caller's 32 f64.
         acc = _mm512_fmadd_pd(*vk, unsafe { _mm512_loadu_pd(xg.add(8 * k)) }, acc);
     }
-    let b = _mm256_add_pd(_mm512_castpd512_pd256(acc), _mm512_extractf64x4_pd::<1>(acc));
-    let pairs = _mm256_hadd_pd(b, b);
-    _mm256_cvtsd_f64(pairs) + _mm256_cvtsd_f64(_mm256_permute4x64_pd::<0b10>(pairs))
+    // The reduction tree in scalar code: no shuffle-port work (the decode already keeps
+    // that port busy).
+    let mut s = [0.0f64; 8];
+    // SAFETY: `s` holds 8 f64.
+    unsafe { _mm512_storeu_pd(s.as_mut_ptr(), acc) };
+    ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
 }
 
 /// AVX-512 twin of `dot_mxfp4_portable`.
