@@ -84,26 +84,45 @@ pub unsafe fn dot_bf16_avx512(w: &[u16], x: &[f64]) -> f32 {
 /// The 32 E2M1 values of one MXFP4 group as four 8-lane f64 vectors, in element order
 /// (low nibble of byte j = element 2j, high nibble = element 2j + 1).
 ///
+/// Each 8-element chunk is 4 packed bytes: they are broadcast to every 64-bit lane (a load,
+/// no shuffle), lane `l` shifts right by `4l` and keeps 4 bits — its element's nibble — and
+/// a two-register permute looks the nibble up in the 16-entry f64 E2M1 table.
+///
 /// # Safety
-/// The CPU must support AVX-512F and AVX-512BW; `group` must point at 16 readable bytes.
+/// The CPU must support AVX-512F; `group` must point at 16 readable bytes.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
+#[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn decode_group(group: *const u8, lut: __m512) -> [__m512d; 4] {
-    let low_mask = _mm_set1_epi8(0x0f);
-    // SAFETY: the caller guarantees 16 readable bytes at `group`.
-    let bytes = unsafe { _mm_loadu_si128(group as *const __m128i) };
-    let lo = _mm_and_si128(bytes, low_mask);
-    let hi = _mm_and_si128(_mm_srli_epi16::<4>(bytes), low_mask);
-    let first = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi)), lut);
-    let second = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(lo, hi)), lut);
-    let upper = |v: __m512| _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v)));
-    [
-        _mm512_cvtps_pd(_mm512_castps512_ps256(first)),
-        _mm512_cvtps_pd(upper(first)),
-        _mm512_cvtps_pd(_mm512_castps512_ps256(second)),
-        _mm512_cvtps_pd(upper(second)),
-    ]
+unsafe fn decode_group(group: *const u8, table: &Tables) -> [__m512d; 4] {
+    let mut out = [_mm512_setzero_pd(); 4];
+    for (q, v) in out.iter_mut().enumerate() {
+        // SAFETY: bytes 4q..4q+4 (q < 4) lie within the group's 16 readable bytes.
+        let word = unsafe { std::ptr::read_unaligned(group.add(4 * q) as *const u32) };
+        let lanes = _mm512_set1_epi64(i64::from(word));
+        let nibbles = _mm512_and_si512(_mm512_srlv_epi64(lanes, table.shifts), table.low4);
+        *v = _mm512_permutex2var_pd(table.lo, nibbles, table.hi);
+    }
+    out
+}
+
+/// Constants of the MXFP4 decode, built once per kernel call.
+#[cfg(target_arch = "x86_64")]
+struct Tables {
+    /// E2M1 values 0..8 and 8..16 as f64.
+    lo: __m512d,
+    hi: __m512d,
+    /// Lane `l` shifts by `4l`.
+    shifts: __m512i,
+    low4: __m512i,
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn tables() -> Tables {
+    let v: [f64; 16] = E2M1.map(f64::from);
+    // SAFETY: `v` holds 16 f64; unaligned loads.
+    let (lo, hi) = unsafe { (_mm512_loadu_pd(v.as_ptr()), _mm512_loadu_pd(v.as_ptr().add(8))) };
+    Tables { lo, hi, shifts: _mm512_setr_epi64(0, 4, 8, 12, 16, 20, 24, 28), low4: _mm512_set1_epi64(0xF) }
 }
 
 /// One group's dot product with the 8-lane contract: lanes over the four chunks in order,
@@ -136,7 +155,7 @@ unsafe fn group_dot(v: &[__m512d; 4], xg: *const f64) -> f64 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
 pub unsafe fn dot_mxfp4_avx512(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
-    let lut = _mm512_loadu_ps(E2M1.as_ptr());
+    let lut = tables();
     let mut total = 0.0f64;
     for (g, &scale) in scales.iter().enumerate() {
         if scale == 255 {
@@ -144,7 +163,7 @@ pub unsafe fn dot_mxfp4_avx512(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
         }
         // SAFETY: group g owns packed[16g..16g+16] and x[32g..32g+32], in bounds by the
         // length relations the caller guarantees.
-        let group = unsafe { group_dot(&decode_group(packed.as_ptr().add(16 * g), lut), x.as_ptr().add(32 * g)) };
+        let group = unsafe { group_dot(&decode_group(packed.as_ptr().add(16 * g), &lut), x.as_ptr().add(32 * g)) };
         total += group * e8m0_scale(scale);
     }
     total as f32
@@ -160,7 +179,7 @@ pub unsafe fn dot_mxfp4_avx512(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
 #[target_feature(enable = "avx512f,avx512bw")]
 pub unsafe fn dot_mxfp4_batch_avx512(packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
     let cols = packed.len() * 2;
-    let lut = _mm512_loadu_ps(E2M1.as_ptr());
+    let lut = tables();
     let mut totals = [0.0f64; 64];
     for chunk_start in (0..out.len()).step_by(64) {
         let n = (out.len() - chunk_start).min(64);
@@ -170,7 +189,7 @@ pub unsafe fn dot_mxfp4_batch_avx512(packed: &[u8], scales: &[u8], xs: &[f64], o
                 continue;
             }
             // SAFETY: group g owns packed[16g..16g+16]; in bounds by the length relations.
-            let v = unsafe { decode_group(packed.as_ptr().add(16 * g), lut) };
+            let v = unsafe { decode_group(packed.as_ptr().add(16 * g), &lut) };
             let s = e8m0_scale(scale);
             for (t, total) in totals[..n].iter_mut().enumerate() {
                 // SAFETY: token chunk_start + t owns xs[(chunk_start + t) * cols ..][32g..32g+32].
