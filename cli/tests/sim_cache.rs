@@ -2,7 +2,7 @@
 //! never beaten, LayerCycle beats LRU at every preset slot count), and unusable trace files
 //! are refused with exit status 2 and one line naming the file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -17,15 +17,7 @@ fn k3(args: &[&str]) -> Output {
 
 /// The released trace beside the checkout; `None` (skip) when absent, a failure under CI.
 fn released_trace() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/released/expert_trace.bin");
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("released fixture {} is missing; CI must have ../shared beside the checkout", path.display());
-    }
-    eprintln!("skipping: released fixture {} not found", path.display());
-    None
+    k3_tests::released("expert_trace.bin")
 }
 
 fn stdout_json(out: &Output) -> Value {

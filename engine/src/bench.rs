@@ -97,8 +97,11 @@ fn result(name: &str, threads: usize, median: Duration, madds: f64, weight_bytes
 }
 
 /// The kernel cases at the real K3 dimensions for one thread count.
-pub fn kernel_suite(threads: usize, reps: usize) -> (f64, Vec<KernelResult>) {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("thread pool");
+pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(f64, Vec<KernelResult>)> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| crate::Error::Option { option: "threads", reason: e.to_string() })?;
     let mem = memory_read_gbps(&pool);
     let mut out = Vec::new();
     let (rows, cols) = (12288, 7168);
@@ -124,7 +127,7 @@ pub fn kernel_suite(threads: usize, reps: usize) -> (f64, Vec<KernelResult>) {
         let name = if n_tokens == 1 { "mxfp4 expert".to_string() } else { format!("mxfp4 expert x{n_tokens} tokens") };
         out.push(result(&name, threads, t, madds * n_tokens as f64, expert_bytes, mem));
     }
-    (mem, out)
+    Ok((mem, out))
 }
 
 /// Only the SiTU betas of the config matter to `GluMlp::forward`.

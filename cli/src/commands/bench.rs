@@ -9,9 +9,9 @@ use crate::args::{BenchKernelsArgs, BenchStreamArgs};
 
 pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
     let all = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let mut runs = vec![kernel_suite(1, args.reps.max(1))];
+    let mut runs = vec![kernel_suite(1, args.reps.max(1))?];
     if all > 1 {
-        runs.push(kernel_suite(all, args.reps.max(1)));
+        runs.push(kernel_suite(all, args.reps.max(1))?);
     }
     if args.json {
         let cases: Vec<_> = runs.iter().flat_map(|(mem, rs)| rs.iter().map(move |r| case_json(r, *mem))).collect();

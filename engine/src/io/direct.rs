@@ -59,7 +59,9 @@ impl DirectFile {
         let payload_start = (offset - start) as usize;
         self.read_into(&mut blob, start, payload_start + len)?;
         let blob = Arc::new(blob);
-        Ok(ByteView::new(blob, payload_start, len).expect("the widened window holds the payload"))
+        ByteView::new(blob, payload_start, len).ok_or_else(|| {
+            Error::io(&self.path, std::io::Error::new(ErrorKind::InvalidData, "read window does not hold the payload"))
+        })
     }
 
     /// Reads the widened window of `[offset, offset + len)` into `blob` (which must hold it);
