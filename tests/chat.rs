@@ -108,3 +108,58 @@ fn reset_and_system_prompt_start_the_conversation_over() {
     chat.reset();
     assert!(chat.tokens().is_empty() && chat.system() == Some("New rules."));
 }
+
+#[test]
+fn a_replaced_history_is_prefilled_whole_and_regenerates_the_same_reply() {
+    let e = engine("tiny-mxfp4", None);
+    let tok = Tokenizer::load(&fixture("tiny-mxfp4")).unwrap();
+    let template = ChatTemplate::jinja(tok.chat_template().unwrap());
+    let cancel = CancelToken::new();
+    let system = Some("Be brief.".to_string());
+    let mut live = ChatSession::new(&e, template.clone(), ChatMode::Instruct, system.clone());
+    let first = live.send(&e, &tok, "Hello there", &params(5), &cancel, &mut NullSink).unwrap();
+    live.send(&e, &tok, "And then?", &params(5), &cancel, &mut NullSink).unwrap();
+
+    // Regenerate the first reply: history cut back to before it, same message, same rule.
+    let mut again = ChatSession::new(&e, template.clone(), ChatMode::Instruct, system.clone());
+    again.replace_history(live.messages()[..0].to_vec());
+    let regenerated = again.send(&e, &tok, "Hello there", &params(5), &cancel, &mut NullSink).unwrap();
+    assert_eq!(regenerated.generation.generated, first.generation.generated);
+
+    // Resume from stored messages (as after a restart): nothing is reused, and the session
+    // prefills exactly the encoding of the whole rendered conversation.
+    let mut resumed = ChatSession::new(&e, template.clone(), ChatMode::Instruct, system.clone());
+    resumed.replace_history(live.messages().to_vec());
+    assert_eq!(resumed.messages(), live.messages());
+    assert!(resumed.tokens().is_empty(), "a replaced history holds no engine state yet");
+    let reply = resumed.send(&e, &tok, "Go on.", &params(5), &cancel, &mut NullSink).unwrap();
+    assert!(!reply.reused_history, "the resumed session prefills the whole history");
+    let mut conversation = vec![ChatMessage::new(Role::System, "Be brief.")];
+    conversation.extend(live.messages().iter().cloned());
+    conversation.push(ChatMessage::new(Role::User, "Go on."));
+    let want_prompt = tok.encode(&template.render(&conversation, ChatMode::Instruct, true).unwrap());
+    assert_eq!(reply.generation.n_prefilled, want_prompt.len());
+    assert_eq!(&resumed.tokens()[..want_prompt.len()], &want_prompt[..]);
+}
+
+/// Records the prefill progress calls of one generation.
+#[derive(Default)]
+struct ProgressLog(Vec<(usize, usize)>);
+
+impl k3_engine::EventSink for ProgressLog {
+    fn prefill_progress(&mut self, done: usize, total: usize) {
+        self.0.push((done, total));
+    }
+    fn token(&mut self, _event: &k3_engine::TokenEvent<'_>) {}
+}
+
+#[test]
+fn a_long_prompt_reports_prefill_progress_per_chunk() {
+    let e = engine("tiny-mxfp4", None);
+    let prompt: Vec<u32> = (0..150).map(|i| (i * 7 % 700) as u32).collect();
+    let mut log = ProgressLog::default();
+    let mut session = e.new_session();
+    e.generate(&mut session, &prompt, &params(2), &CancelToken::new(), &mut log).unwrap();
+    // Chunks of 64: progress after each, then nothing for the one-token decode step.
+    assert_eq!(log.0, vec![(64, 150), (128, 150), (150, 150)]);
+}

@@ -41,6 +41,8 @@ pub struct TokenEvent<'a> {
 
 /// Receives generation progress.
 pub trait EventSink {
+    /// Called after each prompt chunk: `done` of `total` pending positions are folded in.
+    fn prefill_progress(&mut self, _done: usize, _total: usize) {}
     /// Called once the prompt has been processed.
     fn prefill_done(&mut self, _n_prompt_tokens: usize, _elapsed: Duration) {}
     /// Called for every generated token, in order.

@@ -315,7 +315,7 @@ impl Engine {
             if generated.len() == params.max_new_tokens {
                 break FinishReason::Length;
             }
-            let Some(logits) = self.next_logits(session, params.mode, cancel)? else {
+            let Some(logits) = self.next_logits(session, params.mode, cancel, sink)? else {
                 break FinishReason::Cancelled;
             };
             let id = sampler.pick(&logits);
@@ -361,7 +361,7 @@ impl Engine {
             return Ok(FinishReason::Length);
         }
         let pending = session.tokens[session.state.n_positions()..upto].to_vec();
-        match self.feed(&mut session.state, &pending, cancel)? {
+        match self.feed(&mut session.state, &pending, cancel, &mut crate::events::NullSink)? {
             Some(_) => Ok(FinishReason::Length),
             None => {
                 session.state = SequenceState::new(self.config());
@@ -371,12 +371,18 @@ impl Engine {
     }
 
     /// Logits of the last session token, feeding whatever the state has not consumed.
-    fn next_logits(&self, session: &mut Session, mode: DecodeMode, cancel: &CancelToken) -> Result<Option<Vec<f32>>> {
+    fn next_logits(
+        &self,
+        session: &mut Session,
+        mode: DecodeMode,
+        cancel: &CancelToken,
+        sink: &mut dyn EventSink,
+    ) -> Result<Option<Vec<f32>>> {
         if mode == DecodeMode::FullRecompute || session.state.n_positions() > session.tokens.len() {
             session.state = SequenceState::new(self.config());
         }
         let pending = session.tokens[session.state.n_positions()..].to_vec();
-        let out = self.feed(&mut session.state, &pending, cancel)?;
+        let out = self.feed(&mut session.state, &pending, cancel, sink)?;
         if out.is_none() {
             // A pass stopped between layers leaves some layers ahead of others: rebuild later.
             session.state = SequenceState::new(self.config());
@@ -386,8 +392,14 @@ impl Engine {
 
     /// Runs `tokens` through the model in chunks of at most `PREFILL_CHUNK` (bounded
     /// scratch; the arithmetic per token is the same in any chunking); returns the last
-    /// token's logits, or `None` when cancelled.
-    fn feed(&self, state: &mut SequenceState, tokens: &[u32], cancel: &CancelToken) -> Result<Option<Vec<f32>>> {
+    /// token's logits, or `None` when cancelled. Multi-chunk feeds report progress to `sink`.
+    fn feed(
+        &self,
+        state: &mut SequenceState,
+        tokens: &[u32],
+        cancel: &CancelToken,
+        sink: &mut dyn EventSink,
+    ) -> Result<Option<Vec<f32>>> {
         let mut last = None;
         let n_chunks = tokens.len().div_ceil(PREFILL_CHUNK);
         for (i, chunk) in tokens.chunks(PREFILL_CHUNK).enumerate() {
@@ -395,6 +407,9 @@ impl Engine {
             match self.pool.install(|| self.model.forward(chunk, state, want, cancel, None))? {
                 Some(logits) => last = Some(logits),
                 None => return Ok(None),
+            }
+            if n_chunks > 1 {
+                sink.prefill_progress((i * PREFILL_CHUNK + chunk.len()).min(tokens.len()), tokens.len());
             }
         }
         Ok(last)

@@ -62,6 +62,18 @@ impl ChatSession {
         self.reset();
     }
 
+    /// Replaces the conversation with `messages` (user and assistant turns, no system
+    /// message): the next `send` renders and prefills the whole history. Used when the
+    /// history was edited, a reply is regenerated, or another conversation is resumed.
+    pub fn replace_history(&mut self, messages: Vec<ChatMessage>) {
+        self.reset();
+        self.messages = messages;
+    }
+
+    pub fn mode(&self) -> ChatMode {
+        self.mode
+    }
+
     pub fn system(&self) -> Option<&str> {
         self.system.as_deref()
     }
