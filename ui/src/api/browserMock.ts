@@ -1,0 +1,147 @@
+// In-memory stand-in for src-tauri, used only when the page runs outside Tauri (UI work in a plain
+// browser, browser tests). Owns: a fake demo model, conversations kept in memory, and a generation
+// that emits the same GenerationEvent sequence as the engine (queued, started, prefill, tokens,
+// stats, finished/failed) at a few hundred tokens per second, honouring cancel.
+// Must not: import @tauri-apps/api, or be imported by anything but engine.ts (it is a lazy chunk).
+import type {
+  Conversation,
+  ConversationSummary,
+  GenerationEvent,
+  IpcError,
+  Message,
+  MessageStats,
+  ModelInfo,
+  SamplingSettings,
+} from "../generated/ipc";
+import type { GenerationCommand, Transport } from "./engine";
+
+const DEMO: ModelInfo = {
+  path: "(bundled demo)", name: "k3-tiny-demo", isDemo: true, layers: 4, hiddenSize: 64, vocabSize: 163840,
+  routedExperts: 16, expertsPerToken: 4, checkpointBytes: 41_943_040, memory: "all resident (0.04 GB)", loadMs: 120,
+};
+const DEFAULTS: SamplingSettings = { temperature: 0.6, topP: 0.95, seed: 42, maxTokens: 256, thinking: false };
+const WORDS = "the expert router picks sixteen of many experts per token while **trunk** layers stay pinned in memory and `reads` stream from disk".split(" ");
+
+function fail(code: IpcError["code"], message: string): IpcError {
+  return { code, message, details: null };
+}
+
+export function createMockTransport(): Transport {
+  const convs = new Map<number, Conversation>();
+  let nextId = 1;
+  let nextJob = 1;
+  const cancelled = new Set<number>();
+  const now = () => Date.now();
+
+  const get = (id: unknown): Conversation => {
+    const c = convs.get(Number(id));
+    if (!c) throw fail("NOT_FOUND", `Conversation ${String(id)} does not exist.`);
+    return c;
+  };
+  const summary = (c: Conversation): ConversationSummary => ({
+    id: c.id, title: c.title, updatedAt: c.updatedAt, messageCount: c.messages.length,
+  });
+  const newMessage = (role: Message["role"], content: string): Message => ({
+    id: nextId++, role, content, think: null, status: "complete", stats: null, createdAt: now(),
+  });
+
+  const commands: Record<string, (a: Record<string, unknown>) => unknown> = {
+    current_model: () => ({ model: DEMO, error: null }),
+    open_model: (a) => {
+      if (a.path === null) return DEMO;
+      throw fail("MODEL_FOLDER", `No config.json in ${String(a.path)} (browser mock: only the demo model exists).`);
+    },
+    pick_model_folder: () => null,
+    list_conversations: () => [...convs.values()].sort((x, y) => y.updatedAt - x.updatedAt).map(summary),
+    create_conversation: () => {
+      const c: Conversation = {
+        id: nextId++, title: "New chat", systemPrompt: "", settings: { ...DEFAULTS }, createdAt: now(),
+        updatedAt: now(), messages: [],
+      };
+      convs.set(c.id, c);
+      return c;
+    },
+    get_conversation: (a) => get(a.id),
+    update_conversation: (a) => {
+      const c = get(a.id);
+      Object.assign(c, { title: a.title, systemPrompt: a.systemPrompt, settings: a.settings, updatedAt: now() });
+      return c;
+    },
+    delete_conversation: (a) => (get(a.id), convs.delete(Number(a.id)), null),
+    export_conversation: (a) => ({ fileName: `chat-${String(a.id)}.${a.format === "json" ? "json" : "md"}`, content: "" }),
+    save_export: (a) => `/tmp/chat-${String(a.id)}.${a.format === "json" ? "json" : "md"}`,
+    cancel_generation: (a) => {
+      cancelled.add(Number(a.jobId));
+      return true;
+    },
+  };
+
+  function run(jobId: number, conv: Conversation, userMessage: Message | null, emit: (e: GenerationEvent) => void) {
+    const max = conv.settings.maxTokens;
+    const promptTokens = 12 + conv.messages.length * 8;
+    const t0 = now();
+    let text = "";
+    let i = 0;
+    const stats = (reason: MessageStats["finishReason"]): MessageStats => ({
+      promptTokens, prefilledTokens: promptTokens, outputTokens: i, timeToFirstTokenMs: 40, totalMs: now() - t0,
+      secondsPerToken: i > 1 ? (now() - t0) / 1000 / i : null, ioShare: null, trueHitRate: null, bytesRead: 0,
+      finishReason: reason, seed: conv.settings.seed, model: DEMO.name,
+    });
+    emit({ type: "queued", jobId, position: 0 });
+    emit({ type: "started", jobId, conversationId: conv.id, userMessage, promptTokens });
+    emit({ type: "prefillProgress", jobId, done: promptTokens, total: promptTokens });
+    const tick = () => {
+      const stop = cancelled.has(jobId);
+      if (stop || i >= max) {
+        const reason = stop ? "cancelled" : "length";
+        const msg = newMessage("assistant", text);
+        msg.status = stop ? "stopped" : "complete";
+        msg.stats = stats(reason);
+        conv.messages.push(msg);
+        conv.updatedAt = now();
+        emit({ type: "finished", jobId, reason, message: msg });
+        return;
+      }
+      for (let k = 0; k < 4 && i < max; k++, i++) {
+        const piece = (i % 24 === 23 ? "\n\n" : " ") + WORDS[i % WORDS.length];
+        text += piece;
+        emit({ type: "token", jobId, index: i, text: piece });
+      }
+      const elapsedMs = now() - t0;
+      emit({ type: "stats", jobId, tokens: i, elapsedMs, secondsPerToken: elapsedMs / 1000 / i, ioShare: null, trueHitRate: null });
+      setTimeout(tick, 10);
+    };
+    setTimeout(tick, 30);
+  }
+
+  return {
+    async call<T>(cmd: string, args: Record<string, unknown>): Promise<T> {
+      const f = commands[cmd];
+      if (!f) throw `command ${cmd} not found`;
+      return structuredClone(f(args)) as T;
+    },
+    async generate(cmd: GenerationCommand, a: Record<string, unknown>, onEvent: (e: GenerationEvent) => void) {
+      const conv = get(a.conversationId);
+      const jobId = nextJob++;
+      const emit = (e: GenerationEvent) => onEvent(structuredClone(e));
+      let userMessage: Message | null = null;
+      if (cmd === "send_message") {
+        userMessage = newMessage("user", String(a.text));
+        conv.messages.push(userMessage);
+        if (conv.title === "New chat") conv.title = String(a.text).slice(0, 40);
+      } else if (cmd === "edit_message") {
+        const idx = conv.messages.findIndex((m) => m.id === a.messageId && m.role === "user");
+        if (idx < 0) throw fail("NOT_FOUND", "That message is not in this conversation.");
+        conv.messages.splice(idx + 1);
+        userMessage = { ...conv.messages[idx]!, content: String(a.text) };
+        conv.messages[idx] = userMessage;
+      } else {
+        const last = conv.messages[conv.messages.length - 1];
+        if (!last || last.role !== "assistant") throw fail("INVALID_ARGUMENT", "There is no reply to regenerate.");
+        conv.messages.pop();
+      }
+      setTimeout(() => run(jobId, conv, userMessage, emit), 0);
+      return jobId;
+    },
+  };
+}

@@ -1,0 +1,147 @@
+// Typed client for the k3-desktop IPC commands.
+// Owns: the ONLY import of @tauri-apps/api in the UI; command names (snake_case) and argument shapes
+// (camelCase) as declared in src-tauri; turning every rejection into an IpcError; the generation Channel.
+// Must not: hold UI state or format anything for display.
+// Easy to break: argument keys must match the Rust command parameters exactly (Tauri converts
+// snake_case parameters to camelCase keys); engine.test.ts pins each name and key.
+// Outside Tauri (plain browser, for UI work and browser tests) the same calls go to an in-memory
+// mock backend, loaded lazily so it stays out of the main chunk.
+import { Channel, invoke, isTauri } from "@tauri-apps/api/core";
+import type {
+  Conversation,
+  ConversationSummary,
+  ExportFile,
+  ExportFormat,
+  GenerationEvent,
+  IpcError,
+  ModelInfo,
+  ModelStatus,
+  SamplingSettings,
+} from "../generated/ipc";
+
+/** Where commands go: the Tauri core, or the browser mock. */
+export interface Transport {
+  call<T>(cmd: string, args: Record<string, unknown>): Promise<T>;
+  /** Invoke a generation command with a fresh event channel bound to `onEvent`. */
+  generate(cmd: GenerationCommand, args: Record<string, unknown>, onEvent: (e: GenerationEvent) => void): Promise<number>;
+}
+
+export type GenerationCommand = "send_message" | "regenerate" | "edit_message";
+
+const tauriTransport: Transport = {
+  call: (cmd, args) => invoke(cmd, args),
+  generate(cmd, args, onEvent) {
+    const channel = new Channel<GenerationEvent>();
+    channel.onmessage = onEvent;
+    return invoke<number>(cmd, { ...args, onEvent: channel });
+  },
+};
+
+let transport: Transport | null = null;
+let pending: Promise<Transport> | null = null;
+
+async function getTransport(): Promise<Transport> {
+  if (transport) return transport;
+  if (isTauri()) return (transport = tauriTransport);
+  pending ??= import("./browserMock").then((m) => (transport = m.createMockTransport()));
+  return pending;
+}
+
+/** Replace the transport (tests, or a custom backend). */
+export function setTransport(t: Transport | null): void {
+  transport = t;
+  pending = null;
+}
+
+/** True when running inside the Tauri window (false in a plain browser, where the mock answers). */
+export function inTauri(): boolean {
+  return isTauri();
+}
+
+const ERROR_CODES = new Set([
+  "MODEL_NOT_LOADED", "MODEL_FOLDER", "MODEL_CONFIG", "CHECKPOINT", "TOKENIZER", "TEMPLATE", "INVALID_ARGUMENT",
+  "CONTEXT_LIMIT", "EXPERT_READ", "ENGINE", "NOT_FOUND", "HISTORY", "IO", "INTERNAL",
+]);
+
+/** Any rejection value as an IpcError: the contract says commands reject with one, but a
+ *  missing command or a panic in Tauri rejects with a plain string. */
+export function toIpcError(err: unknown): IpcError {
+  if (err && typeof err === "object") {
+    const o = err as Record<string, unknown>;
+    if (typeof o.message === "string") {
+      const code = typeof o.code === "string" && ERROR_CODES.has(o.code) ? (o.code as IpcError["code"]) : "INTERNAL";
+      const details = typeof o.details === "string" ? o.details : null;
+      return { code, message: o.message, details };
+    }
+  }
+  return { code: "INTERNAL", message: typeof err === "string" ? err : String(err), details: null };
+}
+
+async function call<T>(cmd: string, args: Record<string, unknown> = {}): Promise<T> {
+  const t = await getTransport();
+  try {
+    return await t.call<T>(cmd, args);
+  } catch (e) {
+    throw toIpcError(e);
+  }
+}
+
+async function generate(
+  cmd: GenerationCommand,
+  args: Record<string, unknown>,
+  onEvent: (e: GenerationEvent) => void,
+): Promise<number> {
+  const t = await getTransport();
+  try {
+    return await t.generate(cmd, args, onEvent);
+  } catch (e) {
+    throw toIpcError(e);
+  }
+}
+
+// ---- model ----
+export const currentModel = () => call<ModelStatus>("current_model");
+export const openModel = (path: string | null) => call<ModelInfo>("open_model", { path });
+export const pickModelFolder = () => call<string | null>("pick_model_folder");
+
+// ---- history ----
+export const listConversations = () => call<ConversationSummary[]>("list_conversations");
+export const createConversation = () => call<Conversation>("create_conversation");
+export const getConversation = (id: number) => call<Conversation>("get_conversation", { id });
+export const deleteConversation = (id: number) => call<null>("delete_conversation", { id });
+export interface ConversationUpdate {
+  id: number;
+  title: string;
+  systemPrompt: string;
+  settings: SamplingSettings;
+}
+export const updateConversation = (u: ConversationUpdate) =>
+  call<Conversation>("update_conversation", { id: u.id, title: u.title, systemPrompt: u.systemPrompt, settings: u.settings });
+export const exportConversation = (id: number, format: ExportFormat) =>
+  call<ExportFile>("export_conversation", { id, format });
+export const saveExport = (id: number, format: ExportFormat) => call<string | null>("save_export", { id, format });
+
+// ---- generation ----
+/** What to generate; each variant maps to one command. */
+export type GenerationRequest =
+  | { kind: "send"; conversationId: number; text: string }
+  | { kind: "regenerate"; conversationId: number }
+  | { kind: "edit"; conversationId: number; messageId: number; text: string };
+
+/** Start a generation; events arrive on `onEvent` in order. Resolves to the job id. */
+export function startGeneration(req: GenerationRequest, onEvent: (e: GenerationEvent) => void): Promise<number> {
+  switch (req.kind) {
+    case "send":
+      return generate("send_message", { conversationId: req.conversationId, text: req.text }, onEvent);
+    case "regenerate":
+      return generate("regenerate", { conversationId: req.conversationId }, onEvent);
+    case "edit":
+      return generate(
+        "edit_message",
+        { conversationId: req.conversationId, messageId: req.messageId, text: req.text },
+        onEvent,
+      );
+  }
+}
+
+export const cancelGeneration = (jobId: number) => call<boolean>("cancel_generation", { jobId });
