@@ -31,6 +31,8 @@ export interface ChatActions {
   openModelFolder(): Promise<void>;
   startEdit(messageId: number): void;
   cancelEdit(): void;
+  /** Show a form problem in the error region. */
+  reportInvalid(message: string): void;
   dismissError(): void;
   dismissNotice(): void;
 }
@@ -192,6 +194,7 @@ export function createActions(dispatch: (a: ChatAction) => void, get: () => Chat
     },
     startEdit: (messageId) => dispatch({ type: "editStart", messageId }),
     cancelEdit: () => dispatch({ type: "editCancel" }),
+    reportInvalid: (message) => dispatch({ type: "error", error: { code: "INVALID_ARGUMENT", message, details: null } }),
     dismissError: () => dispatch({ type: "error", error: null }),
     dismissNotice: () => dispatch({ type: "notice", notice: null }),
   };

@@ -1,0 +1,108 @@
+// The chat window's layout and its global shortcuts (Ctrl/⌘+N or Ctrl/⌘+Shift+O new chat, Esc stop or
+// cancel an edit). Everything it shows comes from ChatState; everything it does goes through ChatActions.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { type ChatActions, useChat } from "../state/controller";
+import type { ChatState } from "../state/chat";
+import { isRunning } from "../state/stream";
+import { type ThemeChoice, applyTheme, loadTheme, nextTheme } from "../theme";
+import { ChatView } from "./ChatView";
+import { Composer } from "./Composer";
+import { ModelBar } from "./ModelBar";
+import { ErrorRegion, PhaseStrip, StatusLine } from "./Notices";
+import { SettingsPanel } from "./SettingsPanel";
+import { Sidebar } from "./Sidebar";
+
+function useShortcuts(state: ChatState, actions: ChatActions) {
+  const ref = useRef(state);
+  ref.current = state;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const mod = e.ctrlKey || e.metaKey;
+      const key = e.key.toLowerCase();
+      if ((mod && !e.shiftKey && key === "n") || (mod && e.shiftKey && key === "o")) {
+        e.preventDefault();
+        void actions.newChat();
+      } else if (e.key === "Escape" && !e.defaultPrevented) {
+        if (ref.current.editingId !== null) actions.cancelEdit();
+        else if (isRunning(ref.current.stream)) void actions.stop();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [actions]);
+}
+
+function ThemeToggle() {
+  const [theme, setTheme] = useState<ThemeChoice>(loadTheme);
+  useEffect(() => applyTheme(theme), [theme]);
+  const label = { system: "System", light: "Light", dark: "Dark" }[theme];
+  return (
+    <button type="button" class="theme-toggle" aria-label={`Theme: ${label}. Switch theme`} onClick={() => setTheme(nextTheme)}>
+      Theme: {label}
+    </button>
+  );
+}
+
+export function App() {
+  const [state, actions] = useChat();
+  const [settingsOpen, setSettingsOpen] = useState(false);
+  useShortcuts(state, actions);
+  const busy = isRunning(state.stream);
+  const current = state.current;
+
+  const toggleSettings = async () => {
+    if (!current) await actions.newChat();
+    setSettingsOpen((o) => !o);
+  };
+
+  return (
+    <div class="app">
+      <Sidebar
+        conversations={state.conversations}
+        currentId={current?.id ?? null}
+        busyId={busy ? (state.stream?.conversationId ?? null) : null}
+        onNew={() => void actions.newChat()}
+        onSelect={(id) => void actions.select(id)}
+        onDelete={(id) => void actions.remove(id)}
+        onExport={(id, format) => void actions.exportTo(id, format)}
+      />
+      <main class="main">
+        <header class="topbar">
+          <ModelBar model={state.model} loading={state.modelLoading} busy={busy} onOpenFolder={() => void actions.openModelFolder()} />
+          <ThemeToggle />
+        </header>
+        <ErrorRegion error={state.error} onDismiss={actions.dismissError} />
+        <div class="chat-head">
+          <h1 class="chat-title">{current?.title ?? "New chat"}</h1>
+          <button
+            type="button"
+            aria-label="Conversation settings"
+            aria-expanded={settingsOpen && !!current}
+            onClick={() => void toggleSettings()}
+          >
+            Settings
+          </button>
+        </div>
+        {settingsOpen && current && (
+          <SettingsPanel
+            conversation={current}
+            disabled={false}
+            onSave={actions.saveSettings}
+            onInvalid={(message) => actions.reportInvalid(message)}
+            onClose={() => setSettingsOpen(false)}
+          />
+        )}
+        <ChatView state={state} actions={actions} />
+        <PhaseStrip stream={state.stream} currentId={current?.id ?? null} />
+        <Composer
+          conversationId={current?.id ?? null}
+          busy={busy}
+          canSend={!!state.model && !state.modelLoading}
+          onSend={actions.send}
+          onStop={() => void actions.stop()}
+        />
+        <StatusLine notice={state.notice} onDismiss={actions.dismissNotice} />
+      </main>
+    </div>
+  );
+}

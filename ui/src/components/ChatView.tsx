@@ -1,0 +1,61 @@
+// The open conversation: its messages, the live reply, and scrolling that follows the reply while
+// the reader stays at the bottom.
+// Must not: decide which messages exist (state/chat.ts `shownMessages`, `liveStream` do).
+import { useEffect, useRef } from "preact/hooks";
+import { type ChatState, liveStream, shownMessages } from "../state/chat";
+import type { ChatActions } from "../state/controller";
+import { isRunning } from "../state/stream";
+import { type MessageActions, MessageView } from "./MessageView";
+import { StreamingMessage } from "./StreamingMessage";
+
+interface Props {
+  state: ChatState;
+  actions: ChatActions;
+}
+
+export function ChatView({ state, actions }: Props) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const shown = shownMessages(state);
+  const live = liveStream(state);
+  const busy = isRunning(state.stream);
+  const last = shown[shown.length - 1];
+  const lastAssistantId = last && last.saved && last.message.role === "assistant" ? last.message.id : null;
+
+  const messageActions: MessageActions = {
+    onRegenerate: () => void actions.regenerate(),
+    onEdit: (id) => actions.startEdit(id),
+    onSaveEdit: (id, text) => void actions.resend(id, text),
+    onCancelEdit: () => actions.cancelEdit(),
+  };
+
+  useEffect(() => {
+    const el = scroller.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [live?.text, shown.length, state.current?.id]);
+
+  const onScroll = () => {
+    const el = scroller.current;
+    if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+  };
+
+  return (
+    <div class="messages" ref={scroller} onScroll={onScroll}>
+      {shown.length === 0 && !live && (
+        <p class="empty">{state.current ? "No messages yet. Say something below." : "Start a new chat below."}</p>
+      )}
+      {shown.map(({ message, saved }) => (
+        <MessageView
+          key={saved ? message.id : `pending-${message.id}`}
+          message={message}
+          saved={saved}
+          canRegenerate={!busy && message.id === lastAssistantId}
+          canEdit={!busy && saved && message.role === "user"}
+          editing={state.editingId === message.id}
+          actions={messageActions}
+        />
+      ))}
+      {live && <StreamingMessage stream={live} />}
+    </div>
+  );
+}

@@ -1,0 +1,96 @@
+// One saved (or previewed) message: user text or assistant Markdown, the collapsed thinking channel,
+// the stats line, and the per-message actions (Copy, Edit on user messages, Regenerate on the last reply).
+// Owns: the stable selectors `.message[data-role][data-status][data-id]`, `.content`, `.stats`.
+// Must not: call the engine; actions come in as callbacks.
+import type { Message } from "../generated/ipc";
+import { formatCount } from "../state/format";
+import { EditBox } from "./EditBox";
+import { Markdown } from "./Markdown";
+import { StatsLine } from "./StatsLine";
+
+export interface MessageActions {
+  onRegenerate(): void;
+  onEdit(messageId: number): void;
+  onSaveEdit(messageId: number, text: string): void;
+  onCancelEdit(): void;
+}
+
+interface Props {
+  message: Message;
+  /** False for a preview not yet stored: no data-id, no actions. */
+  saved: boolean;
+  /** Regenerate is offered on this message (the last assistant reply, nothing running). */
+  canRegenerate: boolean;
+  /** Edit is offered (user message, nothing running). */
+  canEdit: boolean;
+  editing: boolean;
+  actions: MessageActions;
+}
+
+const STATUS_LABEL: Record<Message["status"], string | null> = {
+  complete: null,
+  stopped: "Stopped",
+  failed: "Failed: the reply is incomplete",
+};
+
+export function Think({ text }: { text: string }) {
+  return (
+    <details class="think">
+      <summary>Thinking · {formatCount(text.length)} characters</summary>
+      <div class="think-text">{text}</div>
+    </details>
+  );
+}
+
+function copyText(text: string) {
+  void navigator.clipboard?.writeText(text).catch(() => undefined);
+}
+
+export function MessageView({ message: m, saved, canRegenerate, canEdit, editing, actions }: Props) {
+  const label = STATUS_LABEL[m.status];
+  const who = m.role === "user" ? "You" : "K3";
+  return (
+    <article
+      class={`message ${m.role}`}
+      data-role={m.role}
+      data-status={m.status}
+      data-id={saved ? String(m.id) : undefined}
+      aria-label={`${who} said`}
+    >
+      <header class="message-head">
+        <span class="who">{who}</span>
+        {label && <span class={`badge ${m.status}`}>{label}</span>}
+      </header>
+      {m.think && <Think text={m.think} />}
+      {editing ? (
+        <EditBox
+          initial={m.content}
+          onSave={(text) => actions.onSaveEdit(m.id, text)}
+          onCancel={actions.onCancelEdit}
+        />
+      ) : m.role === "assistant" ? (
+        <Markdown source={m.content} />
+      ) : (
+        <div class="content plain">{m.content}</div>
+      )}
+      {m.role === "assistant" && m.stats && <StatsLine stats={m.stats} />}
+      {saved && !editing && (
+        <div class="message-actions">
+          <button type="button" aria-label="Copy message" onClick={() => copyText(m.content)}>
+            Copy
+          </button>
+          {m.role === "user" && canEdit && (
+            <button type="button" aria-label="Edit message" onClick={() => actions.onEdit(m.id)}>
+              Edit
+            </button>
+          )}
+          {canRegenerate && (
+            <button type="button" aria-label="Regenerate" onClick={actions.onRegenerate}>
+              Regenerate
+            </button>
+          )}
+        </div>
+      )}
+    </article>
+  );
+}

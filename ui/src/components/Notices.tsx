@@ -1,0 +1,51 @@
+// The error region (`[role=alert]`, present only while there is an error: IpcError message, code and
+// details, dismissable) and a polite status line for quiet confirmations ("Exported to …").
+// Also the phase strip `[data-testid=phase]`.
+import type { IpcError } from "../generated/ipc";
+import { phaseText } from "../state/phase";
+import type { Stream } from "../state/stream";
+
+export function ErrorRegion({ error, onDismiss }: { error: IpcError | null; onDismiss(): void }) {
+  if (!error) return null;
+  return (
+    <div class="alert" role="alert">
+      <p>
+        <strong>{error.message}</strong> <code class="error-code">{error.code}</code>
+      </p>
+      {error.details && (
+        <details>
+          <summary>Details</summary>
+          <pre>{error.details}</pre>
+        </details>
+      )}
+      <button type="button" aria-label="Dismiss error" onClick={onDismiss}>
+        Dismiss
+      </button>
+    </div>
+  );
+}
+
+export function StatusLine({ notice, onDismiss }: { notice: string | null; onDismiss(): void }) {
+  return (
+    <div class="status-line" role="status" aria-live="polite">
+      {notice && (
+        <>
+          <span>{notice}</span>
+          <button type="button" aria-label="Dismiss notice" onClick={onDismiss}>
+            ×
+          </button>
+        </>
+      )}
+    </div>
+  );
+}
+
+export function PhaseStrip({ stream, currentId }: { stream: Stream | null; currentId: number | null }) {
+  const kind = stream ? stream.phase.kind : "idle";
+  const elsewhere = stream && stream.conversationId !== currentId ? "In another chat: " : "";
+  return (
+    <div class="phase" data-testid="phase" data-phase={kind} aria-live="polite">
+      {stream ? elsewhere + phaseText(stream.phase) : "Ready"}
+    </div>
+  );
+}

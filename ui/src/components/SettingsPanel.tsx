@@ -1,0 +1,100 @@
+// Per-conversation settings: title, system prompt and sampling (temperature, 0 = greedy; top-p; seed;
+// max tokens; thinking), saved through update_conversation.
+// Owns: parsing the form into SamplingSettings; a value out of range is reported, never clamped silently.
+import { useEffect, useState } from "preact/hooks";
+import type { Conversation, SamplingSettings } from "../generated/ipc";
+import type { SettingsUpdate } from "../state/controller";
+
+interface Props {
+  conversation: Conversation;
+  disabled: boolean;
+  onSave(u: SettingsUpdate): Promise<boolean>;
+  onInvalid(message: string): void;
+  onClose(): void;
+}
+
+interface Form {
+  title: string;
+  systemPrompt: string;
+  temperature: string;
+  topP: string;
+  seed: string;
+  maxTokens: string;
+  thinking: boolean;
+}
+
+function toForm(c: Conversation): Form {
+  const s = c.settings;
+  return {
+    title: c.title,
+    systemPrompt: c.systemPrompt,
+    temperature: String(s.temperature),
+    topP: String(s.topP),
+    seed: String(s.seed),
+    maxTokens: String(s.maxTokens),
+    thinking: s.thinking,
+  };
+}
+
+/** The settings, or the first problem in words. */
+export function parseSettings(f: Form): SamplingSettings | string {
+  const num = (v: string) => (v.trim() === "" ? NaN : Number(v));
+  const temperature = num(f.temperature);
+  const topP = num(f.topP);
+  const seed = num(f.seed);
+  const maxTokens = num(f.maxTokens);
+  if (!(temperature >= 0 && temperature <= 2)) return "Temperature must be between 0 and 2 (0 = greedy).";
+  if (!(topP > 0 && topP <= 1)) return "Top-p must be above 0 and at most 1.";
+  if (!Number.isSafeInteger(seed) || seed < 0) return "Seed must be a whole number, 0 or more.";
+  if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) return "Max tokens must be a whole number, 1 or more.";
+  return { temperature, topP, seed, maxTokens, thinking: f.thinking };
+}
+
+export function SettingsPanel({ conversation, disabled, onSave, onInvalid, onClose }: Props) {
+  const [form, setForm] = useState(() => toForm(conversation));
+  useEffect(() => setForm(toForm(conversation)), [conversation.id, conversation.updatedAt]);
+  const set = (patch: Partial<Form>) => setForm((f) => ({ ...f, ...patch }));
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const parsed = parseSettings(form);
+    if (typeof parsed === "string") return onInvalid(parsed);
+    const title = form.title.trim() || conversation.title;
+    if (await onSave({ title, systemPrompt: form.systemPrompt, settings: parsed })) onClose();
+  };
+
+  return (
+    <form class="settings" aria-label="Conversation settings" onSubmit={submit}>
+      <label for="conversation-title">Title</label>
+      <input id="conversation-title" aria-label="Title" value={form.title} onInput={(e) => set({ title: e.currentTarget.value })} />
+      <label for="system-prompt">System prompt</label>
+      <textarea
+        id="system-prompt"
+        aria-label="System prompt"
+        rows={3}
+        value={form.systemPrompt}
+        onInput={(e) => set({ systemPrompt: e.currentTarget.value })}
+      />
+      <div class="settings-grid">
+        <label for="temperature">Temperature <small>(0 = greedy)</small></label>
+        <input id="temperature" aria-label="Temperature" type="number" min="0" max="2" step="0.05" value={form.temperature} onInput={(e) => set({ temperature: e.currentTarget.value })} />
+        <label for="top-p">Top-p</label>
+        <input id="top-p" aria-label="Top-p" type="number" min="0" max="1" step="0.01" value={form.topP} onInput={(e) => set({ topP: e.currentTarget.value })} />
+        <label for="seed">Seed</label>
+        <input id="seed" aria-label="Seed" type="number" min="0" step="1" value={form.seed} onInput={(e) => set({ seed: e.currentTarget.value })} />
+        <label for="max-tokens">Max tokens</label>
+        <input id="max-tokens" aria-label="Max tokens" type="number" min="1" step="1" value={form.maxTokens} onInput={(e) => set({ maxTokens: e.currentTarget.value })} />
+        <label for="thinking">Thinking</label>
+        <input id="thinking" aria-label="Thinking" type="checkbox" checked={form.thinking} onChange={(e) => set({ thinking: e.currentTarget.checked })} />
+      </div>
+      <div class="settings-actions">
+        <button type="submit" class="primary" aria-label="Save settings" disabled={disabled}>
+          Save
+        </button>
+        <button type="button" aria-label="Close settings" onClick={onClose}>
+          Close
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,58 @@
+// The figures stored with an assistant message, on one line under it.
+// Owns: which MessageStats fields are shown and their wording (tokens, time to first token, s/token,
+// total, I/O share of wall clock, true resident hit rate, bytes read). Exact values go in tooltips.
+// Must not: show tokens per second, GiB, or a raw hit rate (null true hit rate means all resident).
+import type { MessageStats } from "../generated/ipc";
+import {
+  formatBytesExact,
+  formatCount,
+  formatDuration,
+  formatGB,
+  formatPercent,
+  formatSecondsPerToken,
+} from "../state/format";
+
+export function StatsLine({ stats }: { stats: MessageStats }) {
+  const io = stats.ioShare === null ? "I/O share n/a" : `I/O ${formatPercent(stats.ioShare)} of wall clock`;
+  const hit = stats.trueHitRate === null ? "all resident" : `true hit rate ${formatPercent(stats.trueHitRate)}`;
+  return (
+    <p class="stats" aria-label="Generation statistics">
+      <span class="stat" data-stat="tokens" title={`${formatCount(stats.prefilledTokens)} of the prompt tokens were prefilled`}>
+        {formatCount(stats.promptTokens)} prompt + {formatCount(stats.outputTokens)} output tokens
+      </span>
+      <span class="stat" data-stat="ttft" title="Time to first token">
+        first token {formatDuration(stats.timeToFirstTokenMs)}
+      </span>
+      <span class="stat" data-stat="spt" title="Wall-clock seconds per generated token">
+        {formatSecondsPerToken(stats.secondsPerToken)}
+      </span>
+      <span class="stat" data-stat="total" title="Total wall-clock time">
+        total {formatDuration(stats.totalMs)}
+      </span>
+      <span
+        class="stat"
+        data-stat="io"
+        title="Time spent reading trunk and experts ÷ wall-clock time. Reads overlap compute and each other, so this can exceed 100%."
+      >
+        {io} <span class="stat-note">(can exceed 100%)</span>
+      </span>
+      <span
+        class="stat"
+        data-stat="hit"
+        title="Expert requests served by an expert already resident before routing ran ÷ all expert requests (prefetch hits excluded)"
+      >
+        {hit}
+      </span>
+      <span class="stat" data-stat="read" title={formatBytesExact(stats.bytesRead)}>
+        read {formatGB(stats.bytesRead)}
+      </span>
+      {stats.finishReason === "length" && <span class="stat" data-stat="reason">hit max tokens</span>}
+      {stats.finishReason === "cancelled" && <span class="stat" data-stat="reason">stopped</span>}
+      {stats.seed !== null && (
+        <span class="stat" data-stat="seed" title={`Model: ${stats.model}`}>
+          seed {stats.seed}
+        </span>
+      )}
+    </p>
+  );
+}
