@@ -7,7 +7,7 @@ import { isRunning } from "../state/stream";
 import { type ThemeChoice, applyTheme, loadTheme, nextTheme } from "../theme";
 import { ChatView } from "./ChatView";
 import { Composer } from "./Composer";
-import { ModelBar } from "./ModelBar";
+import { DemoBanner, ModelBar } from "./ModelBar";
 import { ErrorRegion, PhaseStrip, StatusLine } from "./Notices";
 import { SettingsPanel } from "./SettingsPanel";
 import { Sidebar } from "./Sidebar";
@@ -71,6 +71,7 @@ export function App() {
           <ModelBar model={state.model} loading={state.modelLoading} busy={busy} onOpenFolder={() => void actions.openModelFolder()} />
           <ThemeToggle />
         </header>
+        <DemoBanner model={state.model} />
         <ErrorRegion error={state.error} onDismiss={actions.dismissError} />
         <div class="chat-head">
           <h1 class="chat-title">{current?.title ?? "New chat"}</h1>
@@ -83,17 +84,21 @@ export function App() {
             Settings
           </button>
         </div>
-        {settingsOpen && current && (
-          <SettingsPanel
-            conversation={current}
-            disabled={false}
-            onSave={actions.saveSettings}
-            onInvalid={(message) => actions.reportInvalid(message)}
-            onClose={() => setSettingsOpen(false)}
-          />
-        )}
-        <ChatView state={state} actions={actions} />
-        <PhaseStrip stream={state.stream} currentId={current?.id ?? null} />
+        <div class="chat-body">
+          <ChatView state={state} actions={actions} />
+          {settingsOpen && current && (
+            <SettingsPanel
+              conversation={current}
+              onSave={actions.saveSettings}
+              onInvalid={(message) => actions.reportInvalid(message)}
+              onClose={() => setSettingsOpen(false)}
+            />
+          )}
+        </div>
+        <div class="strip">
+          <PhaseStrip stream={state.stream} currentId={current?.id ?? null} />
+          <StatusLine notice={state.notice} onDismiss={actions.dismissNotice} />
+        </div>
         <Composer
           conversationId={current?.id ?? null}
           busy={busy}
@@ -101,7 +106,6 @@ export function App() {
           onSend={actions.send}
           onStop={() => void actions.stop()}
         />
-        <StatusLine notice={state.notice} onDismiss={actions.dismissNotice} />
       </main>
     </div>
   );

@@ -13,37 +13,39 @@ interface Props {
 export const DEMO_TEXT =
   "Demo model: a tiny same-graph checkpoint with random weights — replies are noise; it shows the engine working. Open a real Kimi K3 folder to chat.";
 
+export function DemoBanner({ model }: { model: ModelInfo | null }) {
+  if (!model?.isDemo) return null;
+  return (
+    <p class="demo-banner" data-testid="demo-banner" role="note">
+      {DEMO_TEXT}
+    </p>
+  );
+}
+
 export function ModelBar({ model, loading, busy, onOpenFolder }: Props) {
   return (
-    <>
-      <div class="model-bar" aria-label="Model">
-        {loading ? (
-          <span class="model-name">Loading model…</span>
-        ) : model ? (
-          <>
-            <span class="model-name" title={model.path}>
-              {model.name}
-            </span>
-            <span class="model-meta" title={formatBytesExact(model.checkpointBytes)}>
-              {formatGB(model.checkpointBytes)} checkpoint
-            </span>
-            <span class="model-meta">{model.memory}</span>
-            <span class="model-meta">
-              {model.layers} layers · {model.routedExperts} experts, {model.expertsPerToken} per token
-            </span>
-          </>
-        ) : (
-          <span class="model-name">No model loaded</span>
-        )}
-        <button type="button" aria-label="Open model folder" disabled={loading || busy} onClick={onOpenFolder}>
-          Open model folder…
-        </button>
-      </div>
-      {model?.isDemo && (
-        <p class="demo-banner" data-testid="demo-banner" role="note">
-          {DEMO_TEXT}
-        </p>
+    <div class="model-bar" aria-label="Model">
+      {loading ? (
+        <span class="model-name">Loading model…</span>
+      ) : model ? (
+        <>
+          <span
+            class="model-name"
+            title={`${model.path}\n${model.layers} layers · ${model.routedExperts} experts, ${model.expertsPerToken} per token`}
+          >
+            {model.name}
+          </span>
+          <span class="model-meta" title={formatBytesExact(model.checkpointBytes)}>
+            {formatGB(model.checkpointBytes)} checkpoint
+          </span>
+          <span class="model-meta">{model.memory}</span>
+        </>
+      ) : (
+        <span class="model-name">No model loaded</span>
       )}
-    </>
+      <button type="button" aria-label="Open model folder" disabled={loading || busy} onClick={onOpenFolder}>
+        Open model folder…
+      </button>
+    </div>
   );
 }

@@ -7,7 +7,6 @@ import type { SettingsUpdate } from "../state/controller";
 
 interface Props {
   conversation: Conversation;
-  disabled: boolean;
   onSave(u: SettingsUpdate): Promise<boolean>;
   onInvalid(message: string): void;
   onClose(): void;
@@ -50,7 +49,7 @@ export function parseSettings(f: Form): SamplingSettings | string {
   return { temperature, topP, seed, maxTokens, thinking: f.thinking };
 }
 
-export function SettingsPanel({ conversation, disabled, onSave, onInvalid, onClose }: Props) {
+export function SettingsPanel({ conversation, onSave, onInvalid, onClose }: Props) {
   const [form, setForm] = useState(() => toForm(conversation));
   useEffect(() => setForm(toForm(conversation)), [conversation.id, conversation.updatedAt]);
   const set = (patch: Partial<Form>) => setForm((f) => ({ ...f, ...patch }));
@@ -64,7 +63,7 @@ export function SettingsPanel({ conversation, disabled, onSave, onInvalid, onClo
   };
 
   return (
-    <form class="settings" aria-label="Conversation settings" onSubmit={submit}>
+    <form class="settings" aria-label="Conversation settings" noValidate onSubmit={submit}>
       <label for="conversation-title">Title</label>
       <input id="conversation-title" aria-label="Title" value={form.title} onInput={(e) => set({ title: e.currentTarget.value })} />
       <label for="system-prompt">System prompt</label>
@@ -88,7 +87,7 @@ export function SettingsPanel({ conversation, disabled, onSave, onInvalid, onClo
         <input id="thinking" aria-label="Thinking" type="checkbox" checked={form.thinking} onChange={(e) => set({ thinking: e.currentTarget.checked })} />
       </div>
       <div class="settings-actions">
-        <button type="submit" class="primary" aria-label="Save settings" disabled={disabled}>
+        <button type="submit" class="primary" aria-label="Save settings">
           Save
         </button>
         <button type="button" aria-label="Close settings" onClick={onClose}>

@@ -34,7 +34,8 @@ export function StatsLine({ stats }: { stats: MessageStats }) {
         data-stat="io"
         title="Time spent reading trunk and experts ÷ wall-clock time. Reads overlap compute and each other, so this can exceed 100%."
       >
-        {io} <span class="stat-note">(can exceed 100%)</span>
+        {io}
+        {stats.ioShare !== null && <span class="stat-note"> (can exceed 100%)</span>}
       </span>
       <span
         class="stat"

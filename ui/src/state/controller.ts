@@ -146,6 +146,7 @@ export function createActions(dispatch: (a: ChatAction) => void, get: () => Chat
       try {
         const conversation = await engine.updateConversation({ id: cur.id, ...u });
         dispatch({ type: "conversationUpdated", conversation });
+        dispatch({ type: "error", error: null });
         dispatch({ type: "notice", notice: "Settings saved" });
         return true;
       } catch (e) {
