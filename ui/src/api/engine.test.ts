@@ -1,0 +1,92 @@
+// The IPC client's contract with src-tauri: command names, argument keys, the event Channel, and
+// errors always arriving as IpcError.
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import type { GenerationEvent } from "../generated/ipc";
+
+const { invoke, FakeChannel } = vi.hoisted(() => {
+  class FakeChannel<T> {
+    onmessage: (m: T) => void = () => undefined;
+  }
+  return { invoke: vi.fn(), FakeChannel };
+});
+vi.mock("@tauri-apps/api/core", () => ({ invoke, Channel: FakeChannel, isTauri: () => true }));
+
+const engine = await import("./engine");
+
+beforeEach(() => {
+  invoke.mockReset();
+  invoke.mockResolvedValue(null);
+});
+
+describe("commands", () => {
+  it("use the snake_case names and camelCase keys of the contract", async () => {
+    const settings = { temperature: 0, topP: 0.9, seed: 3, maxTokens: 8, thinking: true };
+    await engine.currentModel();
+    await engine.openModel(null);
+    await engine.openModel("/models/k3");
+    await engine.pickModelFolder();
+    await engine.listConversations();
+    await engine.createConversation();
+    await engine.getConversation(4);
+    await engine.updateConversation({ id: 4, title: "T", systemPrompt: "S", settings });
+    await engine.deleteConversation(4);
+    await engine.exportConversation(4, "json");
+    await engine.saveExport(4, "markdown");
+    await engine.cancelGeneration(12);
+    expect(invoke.mock.calls).toEqual([
+      ["current_model", {}],
+      ["open_model", { path: null }],
+      ["open_model", { path: "/models/k3" }],
+      ["pick_model_folder", {}],
+      ["list_conversations", {}],
+      ["create_conversation", {}],
+      ["get_conversation", { id: 4 }],
+      ["update_conversation", { id: 4, title: "T", systemPrompt: "S", settings }],
+      ["delete_conversation", { id: 4 }],
+      ["export_conversation", { id: 4, format: "json" }],
+      ["save_export", { id: 4, format: "markdown" }],
+      ["cancel_generation", { jobId: 12 }],
+    ]);
+  });
+
+  it("start generations with a Channel whose messages reach the callback", async () => {
+    invoke.mockResolvedValue(77);
+    const got: GenerationEvent[] = [];
+    const job = await engine.startGeneration({ kind: "send", conversationId: 1, text: "hi" }, (e) => got.push(e));
+    await engine.startGeneration({ kind: "regenerate", conversationId: 1 }, () => undefined);
+    await engine.startGeneration({ kind: "edit", conversationId: 1, messageId: 5, text: "new" }, () => undefined);
+    expect(job).toBe(77);
+    const [send, regen, edit] = invoke.mock.calls;
+    expect(send![0]).toBe("send_message");
+    expect(Object.keys(send![1]).sort()).toEqual(["conversationId", "onEvent", "text"]);
+    expect(send![1].onEvent).toBeInstanceOf(FakeChannel);
+    expect(regen![0]).toBe("regenerate");
+    expect(Object.keys(regen![1]).sort()).toEqual(["conversationId", "onEvent"]);
+    expect(edit![0]).toBe("edit_message");
+    expect(edit![1]).toMatchObject({ conversationId: 1, messageId: 5, text: "new" });
+    const ev: GenerationEvent = { type: "queued", jobId: 77, position: 0 };
+    send![1].onEvent.onmessage(ev);
+    expect(got).toEqual([ev]);
+  });
+});
+
+describe("errors", () => {
+  it("pass an IpcError through unchanged", async () => {
+    const err = { code: "MODEL_FOLDER", message: "No config.json in /x", details: "ENOENT" };
+    invoke.mockRejectedValue(err);
+    await expect(engine.openModel("/x")).rejects.toEqual(err);
+  });
+
+  it("turn a plain string rejection (unknown command, panic) into INTERNAL", async () => {
+    invoke.mockRejectedValue("command open_model not found");
+    await expect(engine.openModel("/x")).rejects.toEqual({
+      code: "INTERNAL",
+      message: "command open_model not found",
+      details: null,
+    });
+  });
+
+  it("map an unknown code to INTERNAL but keep the message", () => {
+    expect(engine.toIpcError({ code: "WHAT", message: "m" })).toEqual({ code: "INTERNAL", message: "m", details: null });
+  });
+});

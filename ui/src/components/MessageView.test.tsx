@@ -1,0 +1,152 @@
+// Rendering of messages: selectors the end-to-end test relies on, the stats line figures, status,
+// the thinking channel, and which actions are offered.
+import { type ComponentChild, render } from "preact";
+import { act } from "preact/test-utils";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Message } from "../generated/ipc";
+import { newStream } from "../state/stream";
+import { message, stats } from "../test/fixtures";
+import { type MessageActions, MessageView } from "./MessageView";
+import { StreamingMessage } from "./StreamingMessage";
+
+let root: HTMLElement | null = null;
+
+function mount(vnode: ComponentChild): HTMLElement {
+  root = document.createElement("div");
+  document.body.appendChild(root);
+  act(() => render(vnode, root!));
+  return root;
+}
+
+afterEach(() => {
+  if (root) {
+    render(null, root);
+    root.remove();
+    root = null;
+  }
+});
+
+const noActions = (): MessageActions => ({ onRegenerate: vi.fn(), onEdit: vi.fn(), onSaveEdit: vi.fn(), onCancelEdit: vi.fn() });
+
+function view(m: Message, over: { saved?: boolean; canRegenerate?: boolean; canEdit?: boolean; editing?: boolean; actions?: MessageActions } = {}) {
+  return mount(
+    <MessageView
+      message={m}
+      saved={over.saved ?? true}
+      canRegenerate={over.canRegenerate ?? false}
+      canEdit={over.canEdit ?? false}
+      editing={over.editing ?? false}
+      actions={over.actions ?? noActions()}
+    />,
+  );
+}
+
+describe("MessageView", () => {
+  it("renders an assistant message with its stats line in GB, s/token and shares", () => {
+    const el = view(message({ id: 12, role: "assistant", content: "**Hi**", stats: stats() }));
+    const msg = el.querySelector(".message")!;
+    expect(msg.getAttribute("data-role")).toBe("assistant");
+    expect(msg.getAttribute("data-status")).toBe("complete");
+    expect(msg.getAttribute("data-id")).toBe("12");
+    expect(msg.querySelector(".content strong")?.textContent).toBe("Hi");
+    const stat = (k: string) => msg.querySelector(`.stats [data-stat=${k}]`)?.textContent;
+    expect(stat("tokens")).toBe("1,234 prompt + 512 output tokens");
+    expect(stat("ttft")).toBe("first token 1 m 23 s");
+    expect(stat("spt")).toBe("5.6 s/token");
+    expect(stat("total")).toBe("total 49 m 10 s");
+    expect(stat("io")).toBe("I/O 134% of wall clock (can exceed 100%)");
+    expect(stat("hit")).toBe("true hit rate 31%");
+    expect(stat("read")).toBe("read 26.51 GB");
+    expect(msg.querySelector(".stats [data-stat=read]")?.getAttribute("title")).toBe("26,512,345,678 B");
+    expect(msg.querySelector(".stats")!.textContent).not.toMatch(/tok\/s|tokens\/s|GiB/);
+  });
+
+  it("says 'all resident' when there is no true hit rate, and marks a stopped reply", () => {
+    const el = view(
+      message({ id: 3, role: "assistant", content: "part", status: "stopped", stats: stats({ trueHitRate: null, finishReason: "cancelled", ioShare: null }) }),
+    );
+    const msg = el.querySelector(".message")!;
+    expect(msg.getAttribute("data-status")).toBe("stopped");
+    expect(msg.querySelector("[data-stat=hit]")?.textContent).toBe("all resident");
+    expect(msg.querySelector("[data-stat=io]")?.textContent).toBe("I/O share n/a");
+    expect(msg.querySelector("[data-stat=reason]")?.textContent).toBe("stopped");
+    expect(msg.querySelector(".badge")?.textContent).toBe("Stopped");
+  });
+
+  it("shows a failed message as failed", () => {
+    const el = view(message({ id: 3, role: "assistant", content: "half", status: "failed" }));
+    expect(el.querySelector(".message")!.getAttribute("data-status")).toBe("failed");
+    expect(el.querySelector(".badge.failed")?.textContent).toContain("Failed");
+  });
+
+  it("shows thinking collapsed with its length", () => {
+    const el = view(message({ id: 3, role: "assistant", content: "answer", think: "let me think" }));
+    const details = el.querySelector("details.think") as HTMLDetailsElement;
+    expect(details.open).toBe(false);
+    expect(details.querySelector("summary")?.textContent).toBe("Thinking · 12 characters");
+  });
+
+  it("renders user text as plain text, never HTML", () => {
+    const el = view(message({ id: 1, role: "user", content: "<b>x</b> **y**" }));
+    expect(el.querySelector(".content b")).toBeNull();
+    expect(el.querySelector(".content")?.textContent).toBe("<b>x</b> **y**");
+  });
+
+  it("offers Edit on user messages and Regenerate only where allowed, calling back with the id", () => {
+    const actions = noActions();
+    const el = view(message({ id: 9, role: "user", content: "q" }), { canEdit: true, actions });
+    expect(el.querySelector('[aria-label="Regenerate"]')).toBeNull();
+    act(() => (el.querySelector('[aria-label="Edit message"]') as HTMLButtonElement).click());
+    expect(actions.onEdit).toHaveBeenCalledWith(9);
+
+    const a = noActions();
+    const el2 = view(message({ id: 10, role: "assistant", content: "a" }), { canRegenerate: true, actions: a });
+    act(() => (el2.querySelector('[aria-label="Regenerate"]') as HTMLButtonElement).click());
+    expect(a.onRegenerate).toHaveBeenCalledOnce();
+  });
+
+  it("inline editor: Save and resend sends the new text, Escape cancels", () => {
+    const actions = noActions();
+    const el = view(message({ id: 9, role: "user", content: "old" }), { editing: true, actions });
+    const box = el.querySelector("textarea") as HTMLTextAreaElement;
+    expect(box.value).toBe("old");
+    act(() => {
+      box.value = "new text";
+      box.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+    act(() => (el.querySelector('[aria-label="Save and resend"]') as HTMLButtonElement).click());
+    expect(actions.onSaveEdit).toHaveBeenCalledWith(9, "new text");
+    act(() => void box.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true })));
+    expect(actions.onCancelEdit).toHaveBeenCalledOnce();
+  });
+
+  it("a preview not yet saved has no data-id and no actions", () => {
+    const el = view(message({ id: -1, role: "user", content: "pending" }), { saved: false, canEdit: true });
+    expect(el.querySelector(".message")!.hasAttribute("data-id")).toBe(false);
+    expect(el.querySelector("button")).toBeNull();
+  });
+});
+
+describe("StreamingMessage", () => {
+  it("shows the assembled text in a polite live region with the phase", () => {
+    const s = { ...newStream({ localId: 1, conversationId: 1, mode: { kind: "regenerate" }, maxTokens: 50 }), text: "Hello wor", tokens: 3 };
+    const el = mount(<StreamingMessage stream={{ ...s, phase: { kind: "writing", tokens: 3, maxTokens: 50, secondsPerToken: null } }} />);
+    const msg = el.querySelector(".message[data-status=streaming]")!;
+    expect(msg.getAttribute("data-role")).toBe("assistant");
+    expect(msg.hasAttribute("data-id")).toBe(false);
+    const content = msg.querySelector(".content")!;
+    expect(content.textContent).toBe("Hello wor");
+    expect(content.getAttribute("aria-live")).toBe("polite");
+    expect(msg.querySelector(".badge")?.textContent).toBe("Writing token 3/50 · — s/token");
+  });
+
+  it("a failed stream keeps its partial text and says why", () => {
+    const s = newStream({ localId: 1, conversationId: 1, mode: { kind: "regenerate" }, maxTokens: 50 });
+    const failed = { ...s, text: "partial", phase: { kind: "failed" as const, error: { code: "ENGINE" as const, message: "boom", details: null } } };
+    const el = mount(<StreamingMessage stream={failed} />);
+    const msg = el.querySelector(".message")!;
+    expect(msg.getAttribute("data-status")).toBe("failed");
+    expect(msg.querySelector(".content")?.textContent).toBe("partial");
+    expect(msg.querySelector(".badge")?.textContent).toBe("Failed: boom");
+  });
+});
