@@ -32,7 +32,7 @@ export function Sidebar({ conversations, currentId, busyId, onNew, onSelect, onD
                 <small class="conv-meta">{c.messageCount} messages</small>
               </button>
               {confirming === c.id ? (
-                <div class="conv-actions confirm" role="group" aria-label="Confirm delete">
+                <div class="conv-actions confirm" role="group" aria-label="Delete this chat?">
                   <span>Delete this chat?</span>
                   <button
                     type="button"
