@@ -1,7 +1,7 @@
 // In-memory stand-in for src-tauri, used only when the page runs outside Tauri (UI work in a plain
 // browser, browser tests). Owns: a fake demo model, conversations kept in memory, and a generation
 // that emits the same GenerationEvent sequence as the engine (queued, started, prefill, tokens,
-// stats, finished/failed) at a few hundred tokens per second, honouring cancel.
+// stats, finished/failed) at about 1000 tokens per second (like the demo model), honouring cancel.
 // Must not: import @tauri-apps/api, or be imported by anything but engine.ts (it is a lazy chunk).
 import type {
   Conversation,
@@ -102,7 +102,7 @@ export function createMockTransport(): Transport {
         emit({ type: "finished", jobId, reason, message: msg });
         return;
       }
-      for (let k = 0; k < 4 && i < max; k++, i++) {
+      for (let k = 0; k < 10 && i < max; k++, i++) {
         const piece = (i % 24 === 23 ? "\n\n" : " ") + WORDS[i % WORDS.length];
         text += piece;
         emit({ type: "token", jobId, index: i, text: piece });

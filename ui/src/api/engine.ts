@@ -42,7 +42,7 @@ let pending: Promise<Transport> | null = null;
 
 async function getTransport(): Promise<Transport> {
   if (transport) return transport;
-  if (isTauri()) return (transport = tauriTransport);
+  if (inTauri()) return (transport = tauriTransport);
   pending ??= import("./browserMock").then((m) => (transport = m.createMockTransport()));
   return pending;
 }
@@ -55,7 +55,7 @@ export function setTransport(t: Transport | null): void {
 
 /** True when running inside the Tauri window (false in a plain browser, where the mock answers). */
 export function inTauri(): boolean {
-  return isTauri();
+  return isTauri() || "__TAURI_INTERNALS__" in globalThis;
 }
 
 const ERROR_CODES = new Set([

@@ -1,7 +1,7 @@
 // The open conversation: its messages, the live reply, and scrolling that follows the reply while
 // the reader stays at the bottom.
 // Must not: decide which messages exist (state/chat.ts `shownMessages`, `liveStream` do).
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useMemo, useRef } from "preact/hooks";
 import { type ChatState, liveStream, shownMessages } from "../state/chat";
 import type { ChatActions } from "../state/controller";
 import { isRunning } from "../state/stream";
@@ -22,21 +22,31 @@ export function ChatView({ state, actions }: Props) {
   const last = shown[shown.length - 1];
   const lastAssistantId = last && last.saved && last.message.role === "assistant" ? last.message.id : null;
 
-  const messageActions: MessageActions = {
-    onRegenerate: () => void actions.regenerate(),
-    onEdit: (id) => actions.startEdit(id),
-    onSaveEdit: (id, text) => void actions.resend(id, text),
-    onCancelEdit: () => actions.cancelEdit(),
-  };
+  const messageActions = useMemo<MessageActions>(
+    () => ({
+      onRegenerate: () => void actions.regenerate(),
+      onEdit: (id) => actions.startEdit(id),
+      onSaveEdit: (id, text) => void actions.resend(id, text),
+      onCancelEdit: () => actions.cancelEdit(),
+    }),
+    [actions],
+  );
 
+  const autoTop = useRef(0);
   useEffect(() => {
     const el = scroller.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
+    if (!el || !stick.current) return;
+    el.scrollTop = el.scrollHeight;
+    autoTop.current = el.scrollTop;
   }, [live?.text, shown.length, state.current?.id]);
 
+  // Scroll events arrive a frame late, after more text may have landed: only a move *up* from where
+  // we last scrolled means the reader left the bottom.
   const onScroll = () => {
     const el = scroller.current;
-    if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+    if (!el) return;
+    if (el.scrollHeight - el.scrollTop - el.clientHeight < 48) stick.current = true;
+    else if (el.scrollTop < autoTop.current - 4) stick.current = false;
   };
 
   return (

@@ -120,6 +120,17 @@ describe("MessageView", () => {
     expect(actions.onCancelEdit).toHaveBeenCalledOnce();
   });
 
+  it("code blocks get a working Copy button (delegated click, no inline handler)", async () => {
+    const writeText = vi.fn().mockResolvedValue(undefined);
+    Object.defineProperty(navigator, "clipboard", { value: { writeText }, configurable: true });
+    const el = view(message({ id: 5, role: "assistant", content: "```python\nprint('hi')\n```\n" }));
+    const button = el.querySelector<HTMLButtonElement>(".code-block button.copy-code")!;
+    expect(button.getAttribute("onclick")).toBeNull();
+    await act(async () => button.click());
+    expect(writeText).toHaveBeenCalledWith("print('hi')\n");
+    expect(button.textContent).toBe("Copied");
+  });
+
   it("a preview not yet saved has no data-id and no actions", () => {
     const el = view(message({ id: -1, role: "user", content: "pending" }), { saved: false, canEdit: true });
     expect(el.querySelector(".message")!.hasAttribute("data-id")).toBe(false);

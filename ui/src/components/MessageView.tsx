@@ -2,6 +2,7 @@
 // the stats line, and the per-message actions (Copy, Edit on user messages, Regenerate on the last reply).
 // Owns: the stable selectors `.message[data-role][data-status][data-id]`, `.content`, `.stats`.
 // Must not: call the engine; actions come in as callbacks.
+import { memo } from "preact/compat";
 import type { Message } from "../generated/ipc";
 import { formatCount } from "../state/format";
 import { EditBox } from "./EditBox";
@@ -46,7 +47,9 @@ function copyText(text: string) {
   void navigator.clipboard?.writeText(text).catch(() => undefined);
 }
 
-export function MessageView({ message: m, saved, canRegenerate, canEdit, editing, actions }: Props) {
+/** Memoized: while a reply streams the list re-renders every frame, but saved messages keep their
+ *  object identity, so only the live bubble does work. */
+export const MessageView = memo(function MessageView({ message: m, saved, canRegenerate, canEdit, editing, actions }: Props) {
   const label = STATUS_LABEL[m.status];
   const who = m.role === "user" ? "You" : "K3";
   return (
@@ -93,4 +96,4 @@ export function MessageView({ message: m, saved, canRegenerate, canEdit, editing
       )}
     </article>
   );
-}
+});
