@@ -19,7 +19,7 @@ const DEMO: ModelInfo = {
   path: "(bundled demo)", name: "k3-tiny-demo", isDemo: true, layers: 4, hiddenSize: 64, vocabSize: 163840,
   routedExperts: 16, expertsPerToken: 4, checkpointBytes: 41_943_040, memory: "all resident (0.04 GB)", loadMs: 120,
 };
-const DEFAULTS: SamplingSettings = { temperature: 0.6, topP: 0.95, seed: 42, maxTokens: 256, thinking: false };
+const DEFAULTS: SamplingSettings = { temperature: 0.6, topP: 0.95, seed: 42, maxTokens: 1024, thinking: false };
 const WORDS = "the expert router picks sixteen of many experts per token while **trunk** layers stay pinned in memory and `reads` stream from disk".split(" ");
 
 function fail(code: IpcError["code"], message: string): IpcError {
@@ -103,7 +103,10 @@ export function createMockTransport(): Transport {
         return;
       }
       for (let k = 0; k < 10 && i < max; k++, i++) {
-        const piece = (i % 24 === 23 ? "\n\n" : " ") + WORDS[i % WORDS.length];
+        const piece =
+          i % 96 === 60
+            ? "\n\n```rust\nfn route(scores: &[f32]) -> usize { 0 } // see https://example.com\n```\n\n"
+            : (i % 24 === 23 ? "\n\n" : " ") + WORDS[i % WORDS.length];
         text += piece;
         emit({ type: "token", jobId, index: i, text: piece });
       }
