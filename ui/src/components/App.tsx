@@ -96,7 +96,11 @@ export function App() {
           )}
         </div>
         <div class="strip">
-          <PhaseStrip stream={state.stream} currentId={current?.id ?? null} />
+          <PhaseStrip
+            stream={state.stream}
+            currentId={current?.id ?? null}
+            idle={state.modelLoading ? "Loading model…" : state.model ? "Ready" : "No model loaded"}
+          />
           <StatusLine notice={state.notice} onDismiss={actions.dismissNotice} />
         </div>
         <Composer

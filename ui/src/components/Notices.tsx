@@ -40,12 +40,13 @@ export function StatusLine({ notice, onDismiss }: { notice: string | null; onDis
   );
 }
 
-export function PhaseStrip({ stream, currentId }: { stream: Stream | null; currentId: number | null }) {
+/** `idle` is shown when nothing has been generated yet ("Ready", "Loading model…"). */
+export function PhaseStrip({ stream, currentId, idle }: { stream: Stream | null; currentId: number | null; idle: string }) {
   const kind = stream ? stream.phase.kind : "idle";
   const elsewhere = stream && stream.conversationId !== currentId ? "In another chat: " : "";
   return (
     <div class="phase" data-testid="phase" data-phase={kind} aria-live="polite">
-      {stream ? elsewhere + phaseText(stream.phase) : "Ready"}
+      {stream ? elsewhere + phaseText(stream.phase) : idle}
     </div>
   );
 }
