@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
-# The project's test command (README "Test"): formatting, lints, then every test.
-# Needs only the Rust toolchain with rustfmt and clippy; fixtures are in the repository and
-# ../shared/fixtures/released beside the checkout.
+# The project's test command (README "Test"). On a fresh Debian machine it installs what is
+# missing (scripts/deps.sh test), then: the UI's type check, build and unit tests (Vitest);
+# formatting and lints; every Rust test (engine, CLI, desktop app: IPC, history, worker,
+# contract); and the end-to-end test of the built app in a real window under Xvfb.
+# Fixtures are in the repository and ../shared/fixtures/released beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/deps.sh test
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+start=$(date +%s)
+
+(cd ui && npm run build && npx vitest run) 2>&1 | tee "$logs/ui.log"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-start=$(date +%s)
-cargo test --workspace --locked 2>&1 | tee "$log"
-# cargo prints one "test result" line per test binary (the last ones are empty doc-test
-# runs); close with the totals so the summary is the last line.
+cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"
+cargo build -p k3-desktop --locked
+xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/debug/k3-desktop 2>&1 | tee "$logs/e2e.log"
+
 echo "test wall time: $(( $(date +%s) - start )) s"
-awk '/^test result:/ { p += $4; f += $6; s += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+# cargo prints one "test result" line per test binary; Vitest one "Tests" line; the e2e
+# script "N passed, N failed". Close with the totals so the summary is the last line.
+awk '
+  /^test result:/ { p += $4; f += $6; s += $8 }
+  /^ *Tests +[0-9]+ passed/ { for (i = 1; i <= NF; i++) if ($i ~ /^passed/) p += $(i-1) }
+  /^ *Tests .*[0-9]+ failed/ { for (i = 1; i <= NF; i++) if ($i ~ /^failed/) f += $(i-1) }
+  /^[0-9]+ passed, [0-9]+ failed$/ { p += $1; f += $3 }
+  END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }
+' "$logs/ui.log" "$logs/cargo.log" "$logs/e2e.log"

@@ -88,7 +88,7 @@ export function createMockTransport(): Transport {
       finishReason: reason, seed: conv.settings.seed, model: DEMO.name,
     });
     emit({ type: "queued", jobId, position: 0 });
-    emit({ type: "started", jobId, conversationId: conv.id, userMessage, promptTokens });
+    emit({ type: "started", jobId, conversationId: conv.id, userMessage });
     emit({ type: "prefillProgress", jobId, done: promptTokens, total: promptTokens });
     const tick = () => {
       const stop = cancelled.has(jobId);

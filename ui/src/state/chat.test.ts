@@ -35,7 +35,7 @@ describe("send", () => {
     expect(s.current!.messages).toHaveLength(4);
 
     const saved = message({ id: 5, role: "user", content: "third" });
-    s = run(s, events([{ type: "queued", jobId: 3, position: 0 }, { type: "started", jobId: 3, conversationId: 7, userMessage: saved, promptTokens: 20 }]));
+    s = run(s, events([{ type: "queued", jobId: 3, position: 0 }, { type: "started", jobId: 3, conversationId: 7, userMessage: saved }]));
     expect(s.current!.messages.map((m) => m.id)).toEqual([1, 2, 3, 4, 5]);
     expect(ids(s).at(-1)).toBe("user:5:saved");
   });
@@ -47,7 +47,7 @@ describe("send", () => {
       opened(),
       begin({ kind: "send", text: "third" }),
       events([
-        { type: "started", jobId: 3, conversationId: 7, userMessage: saved, promptTokens: 20 },
+        { type: "started", jobId: 3, conversationId: 7, userMessage: saved },
         { type: "token", jobId: 3, index: 0, text: "Hi" },
         { type: "token", jobId: 3, index: 1, text: " there" },
       ]),
@@ -66,7 +66,7 @@ describe("regenerate", () => {
   it("hides the last reply while pending and drops it on started", () => {
     let s = run(opened(), begin({ kind: "regenerate" }));
     expect(ids(s)).toEqual(["user:1:saved", "assistant:2:saved", "user:3:saved"]);
-    s = run(s, events([{ type: "started", jobId: 3, conversationId: 7, userMessage: null, promptTokens: 20 }]));
+    s = run(s, events([{ type: "started", jobId: 3, conversationId: 7, userMessage: null }]));
     expect(s.current!.messages.map((m) => m.id)).toEqual([1, 2, 3]);
   });
 });
@@ -80,7 +80,7 @@ describe("edit", () => {
     expect(ids(s)).toEqual(["user:1:pending"]);
     expect(shownMessages(s)[0]!.message.content).toBe("first, better");
     const saved = message({ id: 1, role: "user", content: "first, better" });
-    s = run(s, events([{ type: "started", jobId: 3, conversationId: 7, userMessage: saved, promptTokens: 20 }]));
+    s = run(s, events([{ type: "started", jobId: 3, conversationId: 7, userMessage: saved }]));
     expect(s.current!.messages).toEqual([saved]);
   });
 });
@@ -93,7 +93,7 @@ describe("stop and failure", () => {
       begin({ kind: "send", text: "x" }),
       { type: "stopRequested" },
       events([
-        { type: "started", jobId: 3, conversationId: 7, userMessage: message({ id: 5, role: "user", content: "x" }), promptTokens: 2 },
+        { type: "started", jobId: 3, conversationId: 7, userMessage: message({ id: 5, role: "user", content: "x" }) },
         { type: "token", jobId: 3, index: 0, text: "Hi" },
         { type: "finished", jobId: 3, reason: "cancelled", message: stopped },
       ]),
@@ -110,7 +110,7 @@ describe("stop and failure", () => {
       opened(),
       begin({ kind: "send", text: "x" }),
       events([
-        { type: "started", jobId: 3, conversationId: 7, userMessage: message({ id: 5, role: "user", content: "x" }), promptTokens: 2 },
+        { type: "started", jobId: 3, conversationId: 7, userMessage: message({ id: 5, role: "user", content: "x" }) },
         { type: "token", jobId: 3, index: 0, text: "half an ans" },
         { type: "failed", jobId: 3, error, message: null },
       ]),
@@ -126,7 +126,7 @@ describe("stop and failure", () => {
       opened(),
       begin({ kind: "regenerate" }),
       events([
-        { type: "started", jobId: 3, conversationId: 7, userMessage: null, promptTokens: 2 },
+        { type: "started", jobId: 3, conversationId: 7, userMessage: null },
         { type: "failed", jobId: 3, error: { code: "EXPERT_READ", message: "short read", details: null }, message: partial },
       ]),
     );
@@ -155,7 +155,7 @@ describe("bookkeeping", () => {
       opened(),
       begin({ kind: "send", text: "x" }),
       { type: "conversationOpened", conversation: other },
-      events([{ type: "started", jobId: 3, conversationId: 7, userMessage: message({ id: 9, role: "user", content: "x" }), promptTokens: 2 }]),
+      events([{ type: "started", jobId: 3, conversationId: 7, userMessage: message({ id: 9, role: "user", content: "x" }) }]),
     );
     expect(s.current!.messages).toEqual([u1]);
     expect(liveStream(s)).toBeNull();

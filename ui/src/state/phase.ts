@@ -18,6 +18,7 @@ export function phaseText(p: Phase): string {
     case "queued":
       return p.position > 0 ? `Queued (${formatCount(p.position)} ahead)` : "Queued";
     case "prefill": {
+      if (p.total === null) return "Reading prompt…";
       const eta = p.etaMs !== null && p.done < p.total ? ` · about ${formatDuration(p.etaMs)} left` : "";
       return `Reading prompt ${formatCount(p.done)}/${formatCount(p.total)}${eta}`;
     }

@@ -28,15 +28,15 @@ describe("streamReducer", () => {
 
   it("started: keeps the saved user message and begins reading the prompt", () => {
     const user = message({ id: 41, role: "user", content: "hi" });
-    const s = fold([{ type: "started", jobId: 9, conversationId: 5, userMessage: user, promptTokens: 300 }]);
+    const s = fold([{ type: "started", jobId: 9, conversationId: 5, userMessage: user }]);
     expect(s.started).toBe(true);
     expect(s.userMessage).toEqual(user);
-    expect(s.promptTokens).toBe(300);
-    expect(s.phase).toEqual({ kind: "prefill", done: 0, total: 300, etaMs: null });
+    expect(s.promptTokens).toBe(null);
+    expect(s.phase).toEqual({ kind: "prefill", done: 0, total: null, etaMs: null });
   });
 
   it("prefillProgress: done/total with an ETA from the rate since started", () => {
-    let s = streamReducer(start(), { type: "started", jobId: 9, conversationId: 5, userMessage: null, promptTokens: 300 }, 1000);
+    let s = streamReducer(start(), { type: "started", jobId: 9, conversationId: 5, userMessage: null }, 1000);
     s = streamReducer(s, { type: "prefillProgress", jobId: 9, done: 100, total: 300 }, 3000);
     // 100 tokens in 2000 ms → 200 left ≈ 4000 ms
     expect(s.phase).toEqual({ kind: "prefill", done: 100, total: 300, etaMs: 4000 });
@@ -67,7 +67,7 @@ describe("streamReducer", () => {
 
   it("stats before any token leaves the prefill phase alone", () => {
     const s = fold([
-      { type: "started", jobId: 9, conversationId: 5, userMessage: null, promptTokens: 10 },
+      { type: "started", jobId: 9, conversationId: 5, userMessage: null },
       { type: "stats", jobId: 9, tokens: 0, elapsedMs: 10, secondsPerToken: null, ioShare: 0.5, trueHitRate: 0.2 },
     ]);
     expect(s.phase.kind).toBe("prefill");

@@ -15,7 +15,7 @@ export type GenerationMode =
 export type Phase =
   | { kind: "starting" }
   | { kind: "queued"; position: number }
-  | { kind: "prefill"; done: number; total: number; etaMs: number | null }
+  | { kind: "prefill"; done: number; total: number | null; etaMs: number | null }
   | { kind: "writing"; tokens: number; maxTokens: number; secondsPerToken: number | null }
   | { kind: "done"; reason: Exclude<FinishReason, "cancelled"> }
   | { kind: "stopped" }
@@ -106,13 +106,12 @@ export function streamReducer(s: Stream, e: GenerationEvent, at: number): Stream
         ...base,
         started: true,
         userMessage: e.userMessage,
-        promptTokens: e.promptTokens,
         prefillStartAt: at,
-        phase: { kind: "prefill", done: 0, total: e.promptTokens, etaMs: null },
+        phase: { kind: "prefill", done: 0, total: null, etaMs: null },
       };
     case "prefillProgress": {
       const startAt = base.prefillStartAt ?? at;
-      const withStart = { ...base, prefillStartAt: startAt };
+      const withStart = { ...base, prefillStartAt: startAt, promptTokens: e.total };
       return { ...withStart, phase: { kind: "prefill", done: e.done, total: e.total, etaMs: prefillEta(withStart, e.done, e.total, at) } };
     }
     case "token": {

@@ -1,0 +1,199 @@
+// End-to-end test of the desktop app in a real window (Xvfb + tauri-driver + WebKitWebDriver):
+// launch on the bundled demo model, send a prompt and watch tokens stream in, press Stop
+// mid-reply, change settings and regenerate, quit, start again and find the conversation
+// restored. Screenshots of each step go to target/e2e-screenshots/; measured timings to
+// target/e2e-screenshots/timings.json.
+//
+// Usage: node e2e/chat.e2e.mjs /absolute/path/to/k3-desktop   (tauri-driver on 127.0.0.1:4444)
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { WebDriver, KEYS } from './webdriver.mjs';
+
+const app = process.argv[2];
+const base = process.env.WEBDRIVER_URL || 'http://127.0.0.1:4444';
+const shots = new URL('../target/e2e-screenshots/', import.meta.url).pathname;
+mkdirSync(shots, { recursive: true });
+
+// Greedy, the demo model answers this prompt with 1,365 tokens (measured with
+// `k3 chat --greedy`): long enough to press Stop midway.
+const PROMPT = 'Say something long';
+
+let passed = 0;
+let failed = 0;
+const timings = {};
+
+async function step(name, body) {
+  const start = Date.now();
+  try {
+    await body();
+    passed += 1;
+    console.log(`ok   ${name} (${Date.now() - start} ms)`);
+  } catch (e) {
+    failed += 1;
+    console.log(`FAIL ${name}: ${e.stack || e}`);
+    throw e;
+  }
+}
+
+function check(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+async function shot(d, name) {
+  writeFileSync(shots + name, await d.screenshot());
+}
+
+// In-page probes: timestamps (performance.now) of a key press or click and of the
+// first DOM state that shows its effect, recorded by a MutationObserver.
+const INSTALL_PROBES = `
+  const k = (window.__k3 = { marks: {} });
+  const mark = (n) => { if (k.marks[n] === undefined) k.marks[n] = performance.now(); };
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && e.target.id === 'composer') mark('send');
+  }, true);
+  document.addEventListener('click', (e) => {
+    const b = e.target.closest && e.target.closest('button');
+    if (b && b.getAttribute('aria-label') === 'Stop') mark('stop');
+  }, true);
+  const look = () => {
+    const s = document.querySelector('.message[data-status=streaming] .content');
+    if (k.marks.send !== undefined && s && s.textContent.length > 0) mark('firstToken');
+    if (k.marks.stop !== undefined && document.querySelector('.message[data-role=assistant][data-status=stopped]')) mark('stopped');
+  };
+  new MutationObserver(look).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+`;
+
+/** Replaces a field's value the way a person does: go to the end, backspace, type. */
+async function retype(d, css, value) {
+  const field = await d.until(css, async () => (await d.findAll(css))[0]);
+  await d.click(field);
+  await d.type(field, KEYS.end + KEYS.backspace.repeat(12) + String(value));
+  const now = await d.exec(`return document.querySelector(${JSON.stringify(css)}).value;`);
+  check(now === String(value), `${css} reads ${now}, expected ${value}`);
+}
+
+/** Opens the conversation settings, sets greedy decoding and max tokens, saves. */
+async function setGreedyMaxTokens(d, n) {
+  if ((await d.findAll('#max-tokens')).length === 0) {
+    await d.click(await d.find('button[aria-label="Conversation settings"]'));
+  }
+  await retype(d, '#temperature', 0);
+  await retype(d, '#max-tokens', n);
+  await d.click(await d.find('button[aria-label="Save settings"]'));
+  await d.until('the settings panel to close after saving', async () => (await d.findAll('#max-tokens')).length === 0);
+}
+
+async function launch() {
+  const t0 = Date.now();
+  const d = await WebDriver.start(base, app);
+  await d.until('the composer and the demo banner', async () => {
+    const banner = await d.findAll('[data-testid=demo-banner]');
+    const composer = await d.findAll('#composer');
+    return banner.length === 1 && composer.length === 1;
+  }, 60000);
+  return { d, ms: Date.now() - t0 };
+}
+
+const messages = (d) =>
+  d.exec(`return [...document.querySelectorAll('.message')].map(m => ({
+    role: m.dataset.role, status: m.dataset.status, id: m.dataset.id || null,
+    text: (m.querySelector('.content') || m).textContent }));`);
+
+let first = null;
+let saved = null;
+let conversationTitle = null;
+
+await step('launch: the window shows the chat on the demo model', async () => {
+  first = await launch();
+  timings.launchToInteractiveMs = first.ms;
+  const banner = await first.d.text(await first.d.find('[data-testid=demo-banner]'));
+  check(/demo/i.test(banner), `banner: ${banner}`);
+  await shot(first.d, '01-launched.png');
+});
+
+const d = first.d;
+
+await step('send: tokens stream into the reply', async () => {
+  await d.click(await d.find('button[aria-label="New chat"]'));
+  await d.until('an empty conversation', async () => (await messages(d)).length === 0);
+  await setGreedyMaxTokens(d, 4000);
+  await d.exec(INSTALL_PROBES);
+  const composer = await d.find('#composer');
+  await d.type(composer, PROMPT);
+  await d.type(composer, KEYS.enter);
+  // The streaming reply's text must grow while it is still streaming.
+  const streaming = async () => (await messages(d)).find((x) => x.status === 'streaming');
+  const firstLength = await d.until('a streaming reply with text', async () => {
+    const m = await streaming();
+    return m && m.text.length > 0 ? m.text.length : 0;
+  }, 30000, 5);
+  await d.until('the streaming reply to grow', async () => {
+    const m = await streaming();
+    return m && m.text.length > firstLength;
+  }, 10000, 5);
+  await shot(d, '02-streaming.png');
+  const marks = await d.exec('return window.__k3.marks;');
+  check(marks.firstToken !== undefined, 'first token not observed');
+  timings.sendToFirstTokenMs = Math.round(marks.firstToken - marks.send);
+});
+
+await step('stop: the reply ends as stopped, partial text kept', async () => {
+  await d.click(await d.find('button[aria-label="Stop"]'));
+  await d.until('a stopped reply', async () => (await messages(d)).some((m) => m.role === 'assistant' && m.status === 'stopped'), 10000, 5);
+  const marks = await d.exec('return window.__k3.marks;');
+  timings.stopLatencyMs = Math.round(marks.stopped - marks.stop);
+  const ms = await messages(d);
+  const reply = ms.find((m) => m.role === 'assistant');
+  check(reply.text.length > 0, 'the partial reply was kept');
+  check(reply.id, 'the stopped reply was saved');
+  await d.until('the stats line', async () => (await d.findAll('.message[data-role=assistant] .stats')).length === 1);
+  await shot(d, '03-stopped.png');
+});
+
+await step('settings + regenerate: a new reply of exactly max tokens replaces the stopped one', async () => {
+  await setGreedyMaxTokens(d, 40);
+  const before = (await messages(d)).find((m) => m.role === 'assistant');
+  await d.click(await d.find('button[aria-label="Regenerate"]'));
+  await d.until('a complete regenerated reply', async () => {
+    const ms = await messages(d);
+    const r = ms.find((m) => m.role === 'assistant');
+    return ms.length === 2 && r && r.status === 'complete' && r.id && r.id !== before.id;
+  }, 60000);
+  const stats = await d.text(await d.find('.message[data-role=assistant] .stats'));
+  check(/\b40\b/.test(stats), `stats line should count 40 tokens: ${stats}`);
+  saved = await messages(d);
+  conversationTitle = await d.exec(
+    `const li = document.querySelector('[data-testid=conversation-list] li[aria-current], [data-testid=conversation-list] li.active, [data-testid=conversation-list] li'); return li ? li.textContent : null;`,
+  );
+  await shot(d, '04-regenerated.png');
+});
+
+await step('restart: the conversation is restored from history', async () => {
+  await d.quit();
+  const again = await launch();
+  timings.relaunchToInteractiveMs = again.ms;
+  const d2 = again.d;
+  const items = await d2.until('the saved conversation in the list', async () => {
+    const li = await d2.findAll('[data-testid=conversation-list] li');
+    return li.length >= 1 ? li : null;
+  });
+  await shot(d2, '05-relaunched.png');
+  const texts = await d2.exec(`return [...document.querySelectorAll('[data-testid=conversation-list] li')].map(li => li.textContent);`);
+  const at = texts.findIndex((t) => t.includes(PROMPT));
+  check(at >= 0, `conversation not listed: ${JSON.stringify(texts)} (before: ${conversationTitle})`);
+  await d2.click(items[at]);
+  await d2.until('the restored messages', async () => (await messages(d2)).length === saved.length);
+  const restored = await messages(d2);
+  check(
+    JSON.stringify(restored.map((m) => [m.role, m.status, m.id, m.text])) ===
+      JSON.stringify(saved.map((m) => [m.role, m.status, m.id, m.text])),
+    `restored ${JSON.stringify(restored)} != saved ${JSON.stringify(saved)}`,
+  );
+  await shot(d2, '06-restored.png');
+  await d2.quit();
+});
+
+writeFileSync(shots + 'timings.json', JSON.stringify(timings, null, 2) + '\n');
+console.log(`timings: ${JSON.stringify(timings)}`);
+console.log(`screenshots: ${shots}`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what the desktop app needs on a fresh Debian machine, skipping what is present.
+#   bash scripts/deps.sh run    system libraries to build the app, the UI's npm packages
+#   bash scripts/deps.sh test   the same, plus Xvfb, WebKitWebDriver and tauri-driver for
+#                               the end-to-end test in a real window
+# Needs root (or sudo) only when a Debian package is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode="${1:-run}"
+
+packages=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libsoup-3.0-dev
+  libxdo-dev libssl-dev pkg-config fonts-dejavu-core)
+if [ "$mode" = test ]; then
+  packages+=(xvfb xauth webkit2gtk-driver)
+fi
+if [ "$mode" = run ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+  packages+=(xvfb xauth)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing Debian packages: ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+command -v node >/dev/null || { echo "Node.js 20+ and npm are needed for the UI build" >&2; exit 1; }
+# npm ci only when the lockfile changed since the last install.
+if [ ! -f ui/node_modules/.package-lock.json ] || ! cmp -s ui/package-lock.json ui/node_modules/.k3-installed-lock; then
+  (cd ui && npm ci --no-audit --no-fund && cp package-lock.json node_modules/.k3-installed-lock)
+fi
+
+if [ "$mode" = test ]; then
+  command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --version 2.1.0
+fi

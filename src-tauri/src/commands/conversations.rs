@@ -1,0 +1,91 @@
+//! Conversation commands over the history store: list, create, read, update, delete, export.
+
+use tauri::{AppHandle, Runtime, State};
+use tauri_plugin_dialog::DialogExt;
+
+use crate::history::export_conversation as render_export;
+use crate::ipc::dto::{Conversation, ConversationSummary, ExportFile, ExportFormat, SamplingSettings};
+use crate::ipc::error::{ErrorCode, IpcError};
+use crate::state::AppState;
+
+#[tauri::command]
+pub async fn list_conversations(state: State<'_, AppState>) -> Result<Vec<ConversationSummary>, IpcError> {
+    Ok(state.history()?.list()?)
+}
+
+#[tauri::command]
+pub async fn create_conversation(state: State<'_, AppState>) -> Result<Conversation, IpcError> {
+    let settings = SamplingSettings { seed: fresh_seed(), ..SamplingSettings::default() };
+    Ok(state.history()?.create(&settings)?)
+}
+
+#[tauri::command]
+pub async fn get_conversation(state: State<'_, AppState>, id: i64) -> Result<Conversation, IpcError> {
+    Ok(state.history()?.get(id)?)
+}
+
+#[tauri::command]
+pub async fn update_conversation(
+    state: State<'_, AppState>,
+    id: i64,
+    title: String,
+    system_prompt: String,
+    settings: SamplingSettings,
+) -> Result<Conversation, IpcError> {
+    check_settings(&settings)?;
+    Ok(state.history()?.update(id, &title, &system_prompt, &settings)?)
+}
+
+#[tauri::command]
+pub async fn delete_conversation(state: State<'_, AppState>, id: i64) -> Result<(), IpcError> {
+    Ok(state.history()?.delete(id)?)
+}
+
+#[tauri::command]
+pub async fn export_conversation(
+    state: State<'_, AppState>,
+    id: i64,
+    format: ExportFormat,
+) -> Result<ExportFile, IpcError> {
+    Ok(render_export(&state.history()?.get(id)?, format))
+}
+
+/// Asks where to save the export, writes it, and returns the path (null on cancel).
+#[tauri::command]
+pub async fn save_export<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    id: i64,
+    format: ExportFormat,
+) -> Result<Option<String>, IpcError> {
+    let file = render_export(&state.history()?.get(id)?, format);
+    let Some(picked) = app.dialog().file().set_file_name(&file.file_name).blocking_save_file() else {
+        return Ok(None);
+    };
+    let path = picked.into_path().map_err(|e| IpcError::new(ErrorCode::Io, e.to_string()))?;
+    std::fs::write(&path, file.content)
+        .map_err(|e| IpcError::new(ErrorCode::Io, format!("{}: {e}", path.display())))?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// Refuses settings the engine would refuse later (or silently read as greedy).
+fn check_settings(s: &SamplingSettings) -> Result<(), IpcError> {
+    if !(s.temperature.is_finite() && s.temperature >= 0.0) {
+        return Err(IpcError::invalid(format!(
+            "temperature {} must be 0 (greedy) or a positive number",
+            s.temperature
+        )));
+    }
+    if s.max_tokens == 0 {
+        return Err(IpcError::invalid("max tokens must be at least 1"));
+    }
+    Ok(crate::worker::generate_params(s).sampling.validate()?)
+}
+
+/// A seed for a new conversation's sampling (shown and stored, so a reply can be redone).
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    h.finish() % 1_000_000_000
+}

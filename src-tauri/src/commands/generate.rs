@@ -1,0 +1,53 @@
+//! Generation commands: each queues a job on the engine worker and returns its id at once;
+//! events stream over the `on_event` channel; `cancel_generation` stops it in the engine.
+
+use tauri::ipc::Channel;
+use tauri::State;
+
+use crate::ipc::error::IpcError;
+use crate::ipc::events::{channel_emitter, GenerationEvent};
+use crate::state::AppState;
+use crate::worker::JobKind;
+
+#[tauri::command]
+pub async fn send_message(
+    state: State<'_, AppState>,
+    conversation_id: i64,
+    text: String,
+    on_event: Channel<GenerationEvent>,
+) -> Result<u64, IpcError> {
+    if text.trim().is_empty() {
+        return Err(IpcError::invalid("the message is empty"));
+    }
+    Ok(state.worker.generate(conversation_id, JobKind::Send { text }, channel_emitter(on_event)))
+}
+
+#[tauri::command]
+pub async fn regenerate(
+    state: State<'_, AppState>,
+    conversation_id: i64,
+    on_event: Channel<GenerationEvent>,
+) -> Result<u64, IpcError> {
+    Ok(state.worker.generate(conversation_id, JobKind::Regenerate, channel_emitter(on_event)))
+}
+
+#[tauri::command]
+pub async fn edit_message(
+    state: State<'_, AppState>,
+    conversation_id: i64,
+    message_id: i64,
+    text: String,
+    on_event: Channel<GenerationEvent>,
+) -> Result<u64, IpcError> {
+    if text.trim().is_empty() {
+        return Err(IpcError::invalid("the message is empty"));
+    }
+    let kind = JobKind::Edit { message_id, text };
+    Ok(state.worker.generate(conversation_id, kind, channel_emitter(on_event)))
+}
+
+/// Stops job `job_id` (queued or running); false when it already ended.
+#[tauri::command]
+pub async fn cancel_generation(state: State<'_, AppState>, job_id: u64) -> Result<bool, IpcError> {
+    Ok(state.worker.cancel(job_id))
+}

@@ -1,0 +1,5 @@
+//! Tauri commands: thin adapters that unpack arguments, make one call and map errors.
+
+pub mod conversations;
+pub mod generate;
+pub mod model;

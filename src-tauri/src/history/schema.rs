@@ -1,0 +1,30 @@
+//! Schema migrations, applied in order on open and recorded in `PRAGMA user_version`.
+//!
+//! Must not: edit a migration that has shipped; a schema change is a new entry.
+
+/// Migration `i` brings the schema from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: conversations and messages.
+    "CREATE TABLE conversations (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        title TEXT NOT NULL,
+        system_prompt TEXT NOT NULL DEFAULT '',
+        settings TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+        content TEXT NOT NULL,
+        think TEXT,
+        status TEXT NOT NULL CHECK (status IN ('complete', 'stopped', 'failed')),
+        stats TEXT,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX messages_by_conversation ON messages(conversation_id, id);",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -1,0 +1,159 @@
+//! Data transfer objects: what commands take and return, as the UI sees them.
+//!
+//! Owns: the wire shape (camelCase JSON) of models, conversations, messages and stats,
+//! and their TypeScript twins (ts-rs; `ui/src/generated/ipc.ts`, kept fresh by
+//! `tests/contract.rs`).
+//! Must not: hold behaviour; the engine and the history store never see these types
+//! except through the mapping functions in `history/` and `worker/`.
+//! Easy to break: 64-bit integers are `number` in TypeScript (`#[ts(type = "number")]`):
+//! ids and millisecond timestamps stay far below 2^53.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::ipc::error::IpcError;
+
+/// The loaded model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    pub path: String,
+    pub name: String,
+    pub is_demo: bool,
+    pub layers: u32,
+    pub hidden_size: u32,
+    pub vocab_size: u32,
+    pub routed_experts: u32,
+    pub experts_per_token: u32,
+    #[ts(type = "number")]
+    pub checkpoint_bytes: u64,
+    /// How weights are held, in one line (plan summary).
+    pub memory: String,
+    #[ts(type = "number")]
+    pub load_ms: u64,
+}
+
+/// What `current_model` reports: the model in use, or why none is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelStatus {
+    pub model: Option<ModelInfo>,
+    pub error: Option<IpcError>,
+}
+
+/// Sampling settings of one conversation. `temperature` 0 means greedy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SamplingSettings {
+    pub temperature: f32,
+    pub top_p: f32,
+    #[ts(type = "number")]
+    pub seed: u64,
+    pub max_tokens: u32,
+    pub thinking: bool,
+}
+
+impl Default for SamplingSettings {
+    fn default() -> Self {
+        SamplingSettings { temperature: 0.6, top_p: 0.95, seed: 0, max_tokens: 512, thinking: false }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageStatus {
+    Complete,
+    Stopped,
+    Failed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum FinishReason {
+    Stop,
+    Length,
+    Cancelled,
+}
+
+/// Measured figures stored with an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageStats {
+    pub prompt_tokens: u32,
+    pub prefilled_tokens: u32,
+    pub output_tokens: u32,
+    #[ts(type = "number")]
+    pub time_to_first_token_ms: u64,
+    #[ts(type = "number")]
+    pub total_ms: u64,
+    pub seconds_per_token: Option<f64>,
+    pub io_share: Option<f64>,
+    pub true_hit_rate: Option<f64>,
+    #[ts(type = "number")]
+    pub bytes_read: u64,
+    pub finish_reason: FinishReason,
+    #[ts(type = "number | null")]
+    pub seed: Option<u64>,
+    pub model: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    #[ts(type = "number")]
+    pub id: i64,
+    pub role: Role,
+    pub content: String,
+    pub think: Option<String>,
+    pub status: MessageStatus,
+    pub stats: Option<MessageStats>,
+    #[ts(type = "number")]
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversationSummary {
+    #[ts(type = "number")]
+    pub id: i64,
+    pub title: String,
+    #[ts(type = "number")]
+    pub updated_at: i64,
+    pub message_count: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Conversation {
+    #[ts(type = "number")]
+    pub id: i64,
+    pub title: String,
+    pub system_prompt: String,
+    pub settings: SamplingSettings,
+    #[ts(type = "number")]
+    pub created_at: i64,
+    #[ts(type = "number")]
+    pub updated_at: i64,
+    pub messages: Vec<Message>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportFile {
+    pub file_name: String,
+    pub content: String,
+}

@@ -1,0 +1,98 @@
+//! `IpcError`: the one error shape every command and generation failure reaches the UI in.
+//!
+//! Owns: the SCREAMING_SNAKE [`ErrorCode`]s, and the mapping from each library error
+//! (engine, history store) to a code, a one-line readable message and optional details.
+//! Must not: lose the file, tensor or field an engine error names: the engine's own
+//! message (which names them) is the `message`.
+//! Easy to break: a new engine error variant falls into `ENGINE`; give it a code if the
+//! UI should react to it differently.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::history::HistoryError;
+
+/// What kind of failure an [`IpcError`] reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    ModelNotLoaded,
+    ModelFolder,
+    ModelConfig,
+    Checkpoint,
+    Tokenizer,
+    Template,
+    InvalidArgument,
+    ContextLimit,
+    ExpertRead,
+    Engine,
+    NotFound,
+    History,
+    Io,
+    Internal,
+}
+
+/// An error from any command or generation: SCREAMING_SNAKE code, one readable line, optional details.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, thiserror::Error)]
+#[error("{message}")]
+pub struct IpcError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Option<String>,
+}
+
+impl IpcError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        IpcError { code, message: message.into(), details: None }
+    }
+
+    pub fn with_details(mut self, details: impl Into<String>) -> Self {
+        self.details = Some(details.into());
+        self
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidArgument, message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Internal, message)
+    }
+}
+
+impl From<k3_engine::Error> for IpcError {
+    fn from(e: k3_engine::Error) -> Self {
+        use k3_engine::Error as E;
+        let code = match &e {
+            E::ConfigSyntax { .. } | E::ConfigMissing { .. } | E::ConfigType { .. } | E::ConfigInvalid { .. } => {
+                ErrorCode::ModelConfig
+            }
+            E::Checkpoint { .. }
+            | E::NoShards { .. }
+            | E::MissingTensor { .. }
+            | E::Shape { .. }
+            | E::Dtype { .. }
+            | E::Expert { .. }
+            | E::Trunk { .. }
+            | E::Pack { .. } => ErrorCode::Checkpoint,
+            E::Tokenizer { .. } => ErrorCode::Tokenizer,
+            E::Template { .. } => ErrorCode::Template,
+            E::ExpertRead { .. } => ErrorCode::ExpertRead,
+            E::ContextLimit { .. } => ErrorCode::ContextLimit,
+            E::Option { .. } | E::TokenId { .. } | E::Empty { .. } => ErrorCode::InvalidArgument,
+            E::Io { .. } | E::OutputFolder { .. } => ErrorCode::Io,
+            _ => ErrorCode::Engine,
+        };
+        IpcError { code, message: e.to_string(), details: None }
+    }
+}
+
+impl From<HistoryError> for IpcError {
+    fn from(e: HistoryError) -> Self {
+        match e {
+            HistoryError::NotFound { .. } => IpcError::new(ErrorCode::NotFound, e.to_string()),
+            HistoryError::Invalid { .. } => IpcError::invalid(e.to_string()),
+            other => IpcError::new(ErrorCode::History, other.to_string()),
+        }
+    }
+}

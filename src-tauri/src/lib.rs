@@ -1,0 +1,60 @@
+//! k3-desktop: the Tauri v2 shell over k3-engine.
+//!
+//! Bird's-eye view: `run()` builds the app: the history store and the engine worker
+//! (`AppState`), the dialog plugin, and the commands in `commands/`. Long work (model
+//! loads, generations) runs on the worker thread; generations stream typed events over a
+//! `tauri::ipc::Channel`. The UI (`ui/`) is built to `ui/dist` and embedded at compile time.
+//! Invariants: this is the only crate that knows Tauri, SQLite and wire JSON; commands
+//! are thin; every command is in `command_names.rs`, `generate_handler!` below and
+//! `capabilities/default.json` (checked by `tests/contract.rs`).
+
+pub mod commands;
+pub mod history;
+pub mod ipc;
+pub mod options;
+pub mod state;
+pub mod worker;
+
+include!("command_names.rs");
+
+use tauri::Manager;
+
+/// Registers every command (the lockstep test invokes each name through this).
+pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
+    use commands::{conversations::*, generate::*, model::*};
+    builder.invoke_handler(tauri::generate_handler![
+        current_model,
+        open_model,
+        pick_model_folder,
+        list_conversations,
+        create_conversation,
+        get_conversation,
+        update_conversation,
+        delete_conversation,
+        export_conversation,
+        save_export,
+        send_message,
+        regenerate,
+        edit_message,
+        cancel_generation,
+    ])
+}
+
+/// Starts the app; returns when the last window closes.
+pub fn run() {
+    let options = options::AppOptions::from_env();
+    let builder = tauri::Builder::default().plugin(tauri_plugin_dialog::init()).setup(move |app| {
+        let data_dir = match &options.data_dir {
+            Some(d) => d.clone(),
+            None => app.path().app_data_dir()?,
+        };
+        let resources = app.path().resource_dir().ok();
+        let state = state::AppState::start(&options, &data_dir, resources.as_deref())?;
+        app.manage(state);
+        Ok(())
+    });
+    if let Err(e) = with_commands(builder).run(tauri::generate_context!()) {
+        eprintln!("k3-desktop: {e}");
+        std::process::exit(1);
+    }
+}

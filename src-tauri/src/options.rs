@@ -1,0 +1,44 @@
+//! Everything the app reads from its environment, in one place.
+//!
+//! | Variable | Meaning |
+//! |---|---|
+//! | `K3_MODEL_DIR` | model folder to open at start instead of the bundled demo |
+//! | `K3APP_DATA_DIR` | app data folder (chat history) instead of the platform's app-data folder |
+//!
+//! Owns: resolving the bundled demo model (bundle resources, else the repository's
+//! `fixtures/tiny-mxfp4` for builds run from a checkout).
+
+use std::path::{Path, PathBuf};
+
+use crate::worker::ModelTarget;
+
+/// The app's options, read once at start.
+#[derive(Debug, Clone)]
+pub struct AppOptions {
+    pub startup_model: Option<PathBuf>,
+    pub data_dir: Option<PathBuf>,
+}
+
+impl AppOptions {
+    pub fn from_env() -> Self {
+        let dir = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        AppOptions { startup_model: dir("K3_MODEL_DIR"), data_dir: dir("K3APP_DATA_DIR") }
+    }
+}
+
+/// The demo model shipped in the repository (used when no bundle resource is present).
+pub const REPO_DEMO_MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/tiny-mxfp4");
+
+/// The bundled demo: `resource_dir/demo-model` when installed, else the repository copy.
+pub fn demo_model(resource_dir: Option<&Path>) -> ModelTarget {
+    let bundled = resource_dir.map(|d| d.join("demo-model")).filter(|d| d.join("config.json").is_file());
+    ModelTarget { path: bundled.unwrap_or_else(|| PathBuf::from(REPO_DEMO_MODEL)), is_demo: true }
+}
+
+/// The model the app opens at start.
+pub fn startup_model(options: &AppOptions, resource_dir: Option<&Path>) -> ModelTarget {
+    match &options.startup_model {
+        Some(path) => ModelTarget { path: path.clone(), is_demo: false },
+        None => demo_model(resource_dir),
+    }
+}

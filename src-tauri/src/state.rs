@@ -1,0 +1,35 @@
+//! `AppState`: what every command reaches through `tauri::State`.
+//!
+//! Owns: the engine worker handle, the history store, and where the demo model lives.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::history::{HistoryError, HistoryStore};
+use crate::ipc::error::IpcError;
+use crate::options::{startup_model, AppOptions};
+use crate::worker::{ModelTarget, Worker};
+
+pub struct AppState {
+    pub worker: Arc<Worker>,
+    pub store: Arc<Mutex<HistoryStore>>,
+    pub demo: ModelTarget,
+}
+
+/// Name of the history database inside the data folder.
+pub const HISTORY_FILE: &str = "chats.sqlite";
+
+impl AppState {
+    /// Opens the history in `data_dir` and starts the worker, which loads the startup model.
+    pub fn start(options: &AppOptions, data_dir: &Path, resource_dir: Option<&Path>) -> Result<AppState, HistoryError> {
+        let store = Arc::new(Mutex::new(HistoryStore::open(&data_dir.join(HISTORY_FILE))?));
+        let startup = startup_model(options, resource_dir);
+        let worker = Worker::spawn(store.clone(), startup)
+            .map_err(|source| HistoryError::Folder { path: data_dir.into(), source })?;
+        Ok(AppState { worker: Arc::new(worker), store, demo: crate::options::demo_model(resource_dir) })
+    }
+
+    pub fn history(&self) -> Result<MutexGuard<'_, HistoryStore>, IpcError> {
+        self.store.lock().map_err(|_| IpcError::internal("history store lock poisoned"))
+    }
+}

@@ -1,0 +1,201 @@
+//! The app's contract with its UI and with Tauri's permission system:
+//! generated TypeScript is fresh, the capability file grants exactly the registered
+//! commands, every registered command answers through IPC, and the wire shape of events,
+//! DTOs and errors is what the UI's types say.
+
+use std::path::{Path, PathBuf};
+
+use k3_desktop::ipc::bindings::{render_typescript, BINDINGS_PATH};
+use k3_desktop::ipc::dto::{FinishReason, SamplingSettings};
+use k3_desktop::ipc::error::{ErrorCode, IpcError};
+use k3_desktop::ipc::events::{channel_emitter, GenerationEvent};
+use k3_desktop::COMMANDS;
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, Channel, InvokeBody, InvokeResponseBody};
+use tauri::test::{get_ipc_response, mock_builder, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::Manager;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+#[test]
+fn generated_typescript_is_fresh() {
+    let path = workspace().join(BINDINGS_PATH);
+    let want = render_typescript();
+    if std::env::var_os("UPDATE_BINDINGS").is_some() {
+        std::fs::write(&path, &want).unwrap();
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{} is stale: regenerate it with `UPDATE_BINDINGS=1 cargo test -p k3-desktop --test contract`",
+        path.display()
+    );
+    for name in ["IpcError", "ModelInfo", "Conversation", "Message", "MessageStats", "GenerationEvent"] {
+        assert!(want.contains(&format!("export type {name} = ")), "{name} missing from the bindings");
+    }
+}
+
+#[test]
+fn the_capability_grants_exactly_the_registered_commands() {
+    let text = std::fs::read_to_string(workspace().join("src-tauri/capabilities/default.json")).unwrap();
+    let cap: Value = serde_json::from_str(&text).unwrap();
+    let granted: Vec<String> = cap["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str())
+        .filter(|p| p.starts_with("allow-"))
+        .map(|p| p.trim_start_matches("allow-").replace('-', "_"))
+        .collect();
+    let mut want: Vec<String> = COMMANDS.iter().map(|c| c.to_string()).collect();
+    let mut got = granted.clone();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want, "capabilities/default.json and command_names.rs disagree");
+    let others: Vec<&str> = cap["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p.as_str())
+        .filter(|p| !p.starts_with("allow-"))
+        .collect();
+    assert_eq!(others, vec!["core:default"], "only the core defaults besides our commands");
+}
+
+fn request(cmd: &str, body: Value) -> InvokeRequest {
+    InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(body),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    }
+}
+
+/// A mock-runtime app with the real commands, the real capability file (the app's own
+/// context), a real history file and the demo model.
+fn app(data: &Path) -> (tauri::App<tauri::test::MockRuntime>, tauri::WebviewWindow<tauri::test::MockRuntime>) {
+    let options = k3_desktop::options::AppOptions { startup_model: None, data_dir: Some(data.into()) };
+    let state = k3_desktop::state::AppState::start(&options, data, None).unwrap();
+    let app = k3_desktop::with_commands(mock_builder()).build(tauri::generate_context!(test = true)).unwrap();
+    app.manage(state);
+    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    (app, webview)
+}
+
+fn invoke<W: AsRef<tauri::Webview<tauri::test::MockRuntime>>>(w: &W, cmd: &str, body: Value) -> Result<Value, Value> {
+    get_ipc_response(w, request(cmd, body)).map(|b: InvokeResponseBody| b.deserialize::<Value>().unwrap())
+}
+
+#[test]
+fn every_registered_command_answers_and_unknown_ones_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, webview) = app(dir.path());
+    let unknown = invoke(&webview, "no_such_command", json!({})).unwrap_err();
+    assert!(unknown.to_string().contains("not found"), "{unknown}");
+    for &cmd in COMMANDS {
+        if cmd == "pick_model_folder" || cmd == "save_export" {
+            continue; // these open native dialogs; their registration is checked below
+        }
+        // With no arguments a command either answers or refuses its arguments; it is never "not found".
+        if let Err(e) = invoke(&webview, cmd, json!({})) {
+            assert!(!e.to_string().contains("not found"), "{cmd}: {e}");
+        }
+    }
+    // Arguments the dialogs never reach: the command exists and rejects them.
+    let e = invoke(&webview, "save_export", json!({"id": "x"})).unwrap_err();
+    assert!(e.to_string().contains("invalid") || e.to_string().contains("id"), "save_export: {e}");
+}
+
+#[test]
+fn conversation_commands_round_trip_through_ipc() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, webview) = app(dir.path());
+    let status = invoke(&webview, "current_model", json!({})).unwrap();
+    assert_eq!(status["model"]["isDemo"], json!(true), "{status}");
+    assert_eq!(status["model"]["layers"], json!(13));
+    let created = invoke(&webview, "create_conversation", json!({})).unwrap();
+    let id = created["id"].as_i64().unwrap();
+    assert_eq!(created["title"], json!("New chat"));
+    assert_eq!(created["messages"], json!([]));
+    let settings = json!({"temperature": 0.0, "topP": 1.0, "seed": 7, "maxTokens": 9, "thinking": false});
+    let updated = invoke(
+        &webview,
+        "update_conversation",
+        json!({"id": id, "title": "Renamed", "systemPrompt": "Be brief.", "settings": settings}),
+    )
+    .unwrap();
+    assert_eq!(updated["systemPrompt"], json!("Be brief."));
+    assert_eq!(updated["settings"], settings);
+    let bad = json!({"temperature": -1.0, "topP": 1.0, "seed": 7, "maxTokens": 9, "thinking": false});
+    let refused =
+        invoke(&webview, "update_conversation", json!({"id": id, "title": "x", "systemPrompt": "", "settings": bad}))
+            .unwrap_err();
+    assert_eq!(refused["code"], json!("INVALID_ARGUMENT"), "{refused}");
+    let list = invoke(&webview, "list_conversations", json!({})).unwrap();
+    assert_eq!(list[0]["title"], json!("Renamed"));
+    let md = invoke(&webview, "export_conversation", json!({"id": id, "format": "markdown"})).unwrap();
+    assert_eq!(md["fileName"], json!("renamed.md"));
+    assert!(md["content"].as_str().unwrap().starts_with("# Renamed\n"));
+    let missing = invoke(&webview, "get_conversation", json!({"id": 999})).unwrap_err();
+    assert_eq!(missing, json!({"code": "NOT_FOUND", "message": "conversation 999 does not exist", "details": null}));
+    let opened = invoke(&webview, "open_model", json!({"path": "/nonexistent/k3"})).unwrap_err();
+    assert_eq!(opened["code"], json!("MODEL_FOLDER"));
+    assert!(opened["message"].as_str().unwrap().contains("/nonexistent/k3"));
+    invoke(&webview, "delete_conversation", json!({"id": id})).unwrap();
+    assert_eq!(invoke(&webview, "list_conversations", json!({})).unwrap(), json!([]));
+    assert_eq!(invoke(&webview, "cancel_generation", json!({"jobId": 12345})).unwrap(), json!(false));
+}
+
+#[test]
+fn events_and_errors_have_the_wire_shape_the_ui_expects() {
+    let e = GenerationEvent::PrefillProgress { job_id: 3, done: 64, total: 150 };
+    assert_eq!(
+        serde_json::to_value(&e).unwrap(),
+        json!({"type": "prefillProgress", "jobId": 3, "done": 64, "total": 150})
+    );
+    let e = GenerationEvent::Token { job_id: 3, index: 0, text: "Hi".into() };
+    assert_eq!(serde_json::to_value(&e).unwrap(), json!({"type": "token", "jobId": 3, "index": 0, "text": "Hi"}));
+    let err = IpcError::new(ErrorCode::ExpertRead, "reading layer 2 expert 5 failed");
+    assert_eq!(
+        serde_json::to_value(&err).unwrap(),
+        json!({"code": "EXPERT_READ", "message": "reading layer 2 expert 5 failed", "details": null})
+    );
+    assert_eq!(serde_json::to_value(FinishReason::Cancelled).unwrap(), json!("cancelled"));
+    let s: SamplingSettings =
+        serde_json::from_value(json!({"temperature": 0.5, "topP": 0.9, "seed": 1, "maxTokens": 4, "thinking": true}))
+            .unwrap();
+    assert_eq!(s.top_p, 0.9);
+    // Unknown engine errors still carry the engine's message.
+    let engine = k3_engine::Error::MissingTensor { name: "model.layers.3.mlp.gate.weight".into() };
+    let mapped = IpcError::from(engine);
+    assert_eq!(mapped.code, ErrorCode::Checkpoint);
+    assert!(mapped.message.contains("model.layers.3.mlp.gate.weight"));
+}
+
+#[test]
+fn the_channel_emitter_sends_each_event_as_json() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let channel: Channel<GenerationEvent> = Channel::new(move |body| {
+        let InvokeResponseBody::Json(text) = body else { panic!("events are JSON") };
+        sink.lock().unwrap().push(serde_json::from_str::<Value>(&text).unwrap());
+        Ok(())
+    });
+    let mut emit = channel_emitter(channel);
+    emit(GenerationEvent::Queued { job_id: 9, position: 0 });
+    emit(GenerationEvent::Token { job_id: 9, index: 0, text: "é".into() });
+    let seen = seen.lock().unwrap();
+    assert_eq!(
+        *seen,
+        vec![
+            json!({"type": "queued", "jobId": 9, "position": 0}),
+            json!({"type": "token", "jobId": 9, "index": 0, "text": "é"})
+        ]
+    );
+}

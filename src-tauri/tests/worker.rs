@@ -1,0 +1,244 @@
+//! The engine worker over the real demo model and a real history file: a reply streams
+//! and is saved with its stats; Stop ends it in the engine within 250 ms; regenerate,
+//! edit-and-resend and a restart keep history and engine state consistent; a bad model
+//! folder is a readable error and the old model keeps working.
+
+use std::path::Path;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use k3_desktop::history::HistoryStore;
+use k3_desktop::ipc::dto::{FinishReason, Message, MessageStatus, Role, SamplingSettings};
+use k3_desktop::ipc::error::ErrorCode;
+use k3_desktop::ipc::events::{EventEmitter, GenerationEvent};
+use k3_desktop::options::demo_model;
+use k3_desktop::worker::{JobKind, ModelTarget, Worker};
+
+struct Harness {
+    worker: Worker,
+    store: Arc<Mutex<HistoryStore>>,
+}
+
+fn start(dir: &Path) -> Harness {
+    let store = Arc::new(Mutex::new(HistoryStore::open(&dir.join("chats.sqlite")).unwrap()));
+    let worker = Worker::spawn(store.clone(), demo_model(None)).unwrap();
+    Harness { worker, store }
+}
+
+/// An emitter that forwards events (with their arrival time) to the test thread.
+fn recorder() -> (EventEmitter, Receiver<(Instant, GenerationEvent)>) {
+    let (tx, rx) = mpsc::channel();
+    (Box::new(move |e| drop(tx.send((Instant::now(), e)))), rx)
+}
+
+/// Every event of a job, up to and including its last (finished or failed).
+fn drain(rx: &Receiver<(Instant, GenerationEvent)>) -> Vec<GenerationEvent> {
+    let mut out = Vec::new();
+    loop {
+        let (_, e) = rx.recv_timeout(Duration::from_secs(60)).expect("the job ended");
+        let last = matches!(e, GenerationEvent::Finished { .. } | GenerationEvent::Failed { .. });
+        out.push(e);
+        if last {
+            return out;
+        }
+    }
+}
+
+fn settings(max_tokens: u32) -> SamplingSettings {
+    SamplingSettings { temperature: 0.0, top_p: 1.0, seed: 0, max_tokens, thinking: false }
+}
+
+fn conversation(h: &Harness, s: &SamplingSettings) -> i64 {
+    let store = h.store.lock().unwrap();
+    let c = store.create(s).unwrap();
+    store.update(c.id, "test", "", s).unwrap();
+    c.id
+}
+
+fn finished(events: &[GenerationEvent]) -> (FinishReason, Message) {
+    match events.last() {
+        Some(GenerationEvent::Finished { reason, message, .. }) => (*reason, message.clone()),
+        other => panic!("expected finished, got {other:?}"),
+    }
+}
+
+fn streamed_text(events: &[GenerationEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| if let GenerationEvent::Token { text, .. } = e { Some(text.as_str()) } else { None })
+        .collect()
+}
+
+#[test]
+fn a_reply_streams_and_is_saved_with_its_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = start(dir.path());
+    let id = conversation(&h, &settings(12));
+    let (emit, rx) = recorder();
+    let job = h.worker.generate(id, JobKind::Send { text: "Hello there".into() }, emit);
+    let events = drain(&rx);
+    assert!(matches!(events[0], GenerationEvent::Queued { job_id, position: 0 } if job_id == job));
+    match &events[1] {
+        GenerationEvent::Started { user_message: Some(m), conversation_id, .. } => {
+            assert_eq!((m.role, m.content.as_str(), *conversation_id), (Role::User, "Hello there", id));
+        }
+        other => panic!("expected started, got {other:?}"),
+    }
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, GenerationEvent::PrefillProgress { done, total, .. } if done == total && *total > 0)));
+    let n_tokens = events.iter().filter(|e| matches!(e, GenerationEvent::Token { .. })).count();
+    let (reason, message) = finished(&events);
+    let stats = message.stats.clone().expect("stats are stored");
+    assert_eq!(stats.output_tokens as usize, n_tokens);
+    assert!(matches!(reason, FinishReason::Length | FinishReason::Stop));
+    assert_eq!(message.status, MessageStatus::Complete);
+    assert_eq!(stats.prefilled_tokens, stats.prompt_tokens, "a first turn prefills everything");
+    assert!(stats.io_share.is_some(), "the demo streams its experts through the cache");
+    assert!(stats.true_hit_rate.is_some());
+    assert_eq!(streamed_text(&events).trim_end(), message.content.trim_end(), "streamed text = saved text");
+    let saved = h.store.lock().unwrap().messages(id).unwrap();
+    assert_eq!(saved.len(), 2);
+    assert_eq!(saved[1], message);
+
+    // The next turn reuses the engine state: only the new turn is prefilled.
+    let (emit, rx) = recorder();
+    h.worker.generate(id, JobKind::Send { text: "And then?".into() }, emit);
+    let (_, second) = finished(&drain(&rx));
+    let s2 = second.stats.unwrap();
+    assert!(s2.prefilled_tokens < s2.prompt_tokens, "prefilled {} of {}", s2.prefilled_tokens, s2.prompt_tokens);
+}
+
+#[test]
+fn stop_ends_the_reply_in_the_engine_within_250_ms_and_keeps_the_partial() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = start(dir.path());
+    // Greedy, the demo model answers this prompt with 1,365 tokens before its end-of-message
+    // token (measured with `k3 chat --greedy`): long enough to be stopped midway.
+    let id = conversation(&h, &settings(30_000));
+    let (emit, rx) = recorder();
+    let job = h.worker.generate(id, JobKind::Send { text: "Say something long".into() }, emit);
+    let mut tokens = 0;
+    while tokens < 20 {
+        if let (_, GenerationEvent::Token { .. }) = rx.recv_timeout(Duration::from_secs(60)).unwrap() {
+            tokens += 1;
+        }
+    }
+    let asked = Instant::now();
+    assert!(h.worker.cancel(job));
+    let end = loop {
+        let (at, e) = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        if let GenerationEvent::Finished { reason, message, .. } = e {
+            break (at, reason, message);
+        }
+    };
+    let latency = end.0 - asked;
+    eprintln!("stop latency (cancel -> finished event, reply saved): {latency:?}");
+    assert!(latency < Duration::from_millis(250), "stop took {latency:?}");
+    assert_eq!(end.1, FinishReason::Cancelled);
+    assert_eq!(end.2.status, MessageStatus::Stopped);
+    let out = end.2.stats.unwrap().output_tokens;
+    assert!((20..1_365).contains(&out), "{out} tokens");
+    assert!(!h.worker.cancel(job), "the job is gone once it ended");
+
+    // The stopped reply stays in the history, and the conversation goes on.
+    let (emit, rx) = recorder();
+    h.worker.generate(id, JobKind::Send { text: "Go on".into() }, emit);
+    let saved_before = h.store.lock().unwrap().messages(id).unwrap().len();
+    let _ = finished(&drain(&rx));
+    assert_eq!(saved_before.max(3), 3);
+    assert_eq!(h.store.lock().unwrap().messages(id).unwrap().len(), 4);
+}
+
+#[test]
+fn regenerate_and_edit_rewrite_history_and_rebuild_engine_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = start(dir.path());
+    let id = conversation(&h, &settings(8));
+    let run = |kind: JobKind| {
+        let (emit, rx) = recorder();
+        h.worker.generate(id, kind, emit);
+        drain(&rx)
+    };
+    let (_, first) = finished(&run(JobKind::Send { text: "Hello there".into() }));
+    let events = run(JobKind::Regenerate);
+    assert!(matches!(events[1], GenerationEvent::Started { user_message: None, .. }));
+    let (_, again) = finished(&events);
+    assert_eq!(again.content, first.content, "greedy: the same reply again");
+    assert_ne!(again.id, first.id, "the old reply was replaced");
+    let saved = h.store.lock().unwrap().messages(id).unwrap();
+    assert_eq!(saved.len(), 2);
+
+    let user_id = saved[0].id;
+    let events = run(JobKind::Edit { message_id: user_id, text: "Something else entirely".into() });
+    let (_, edited) = finished(&events);
+    let saved = h.store.lock().unwrap().messages(id).unwrap();
+    assert_eq!(saved.len(), 2);
+    assert_eq!(saved[0].content, "Something else entirely");
+    assert_eq!(saved[1].id, edited.id);
+    assert_eq!(edited.stats.unwrap().prefilled_tokens, edited_prompt_len(&saved), "an edit prefills the whole history");
+
+    let failed = run(JobKind::Edit { message_id: saved[1].id, text: "x".into() });
+    match failed.last() {
+        Some(GenerationEvent::Failed { error, message: None, .. }) => {
+            assert_eq!(error.code, ErrorCode::InvalidArgument)
+        }
+        other => panic!("editing an assistant message must fail: {other:?}"),
+    }
+}
+
+fn edited_prompt_len(saved: &[Message]) -> u32 {
+    saved[1].stats.as_ref().unwrap().prompt_tokens
+}
+
+#[test]
+fn a_restart_resumes_the_conversation_from_the_history_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let h = start(dir.path());
+        let id = conversation(&h, &settings(6));
+        let (emit, rx) = recorder();
+        h.worker.generate(id, JobKind::Send { text: "Remember this".into() }, emit);
+        let _ = finished(&drain(&rx));
+        id
+    };
+    let h = start(dir.path());
+    assert_eq!(h.store.lock().unwrap().messages(id).unwrap().len(), 2);
+    let (emit, rx) = recorder();
+    h.worker.generate(id, JobKind::Send { text: "What was it?".into() }, emit);
+    let (_, m) = finished(&drain(&rx));
+    let s = m.stats.unwrap();
+    assert_eq!(
+        s.prefilled_tokens, s.prompt_tokens,
+        "a new process has no engine state: the whole history is prefilled"
+    );
+    assert_eq!(h.store.lock().unwrap().messages(id).unwrap().len(), 4);
+}
+
+#[test]
+fn a_bad_model_folder_is_a_readable_error_and_the_old_model_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = start(dir.path());
+    let broken = dir.path().join("broken-model");
+    std::fs::create_dir(&broken).unwrap();
+    std::fs::write(broken.join("config.json"), "{\"model_type\": \"kimi_k3\"").unwrap();
+    let e = h.worker.open_model(ModelTarget { path: broken.clone(), is_demo: false }).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ModelConfig, "{e:?}");
+    assert!(e.message.contains("config.json"), "{}", e.message);
+    let status = h.worker.status();
+    assert!(status.model.unwrap().is_demo, "the demo stays loaded");
+    assert_eq!(status.error.unwrap().code, ErrorCode::ModelConfig);
+
+    let no_shards = dir.path().join("no-shards");
+    std::fs::create_dir(&no_shards).unwrap();
+    std::fs::copy(demo_model(None).path.join("config.json"), no_shards.join("config.json")).unwrap();
+    let e = h.worker.open_model(ModelTarget { path: no_shards, is_demo: false }).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Checkpoint, "{e:?}");
+
+    let id = conversation(&h, &settings(3));
+    let (emit, rx) = recorder();
+    h.worker.generate(id, JobKind::Send { text: "still there?".into() }, emit);
+    let (_, m) = finished(&drain(&rx));
+    assert_eq!(m.stats.unwrap().output_tokens, 3);
+}
