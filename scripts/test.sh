@@ -2,7 +2,8 @@
 # The project's test command (README "Test"). On a fresh Debian machine it installs what is
 # missing (scripts/deps.sh test), then: the UI's type check, build and unit tests (Vitest);
 # formatting and lints; every Rust test (engine, CLI, desktop app: IPC, history, worker,
-# contract); and the end-to-end test of the built app in a real window under Xvfb.
+# contract); the end-to-end test of the built app in a real window under Xvfb; and the .deb
+# bundle (release build, contents checked).
 # Fixtures are in the repository and ../shared/fixtures/released beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,14 +18,15 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"
 cargo build -p k3-desktop --locked
 xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/debug/k3-desktop 2>&1 | tee "$logs/e2e.log"
+bash scripts/bundle.sh
 
 echo "test wall time: $(( $(date +%s) - start )) s"
 # cargo prints one "test result" line per test binary; Vitest one "Tests" line; the e2e
 # script "N passed, N failed". Close with the totals so the summary is the last line.
-awk '
+sed 's/\x1b\[[0-9;]*m//g' "$logs/ui.log" "$logs/cargo.log" "$logs/e2e.log" | awk '
   /^test result:/ { p += $4; f += $6; s += $8 }
   /^ *Tests +[0-9]+ passed/ { for (i = 1; i <= NF; i++) if ($i ~ /^passed/) p += $(i-1) }
   /^ *Tests .*[0-9]+ failed/ { for (i = 1; i <= NF; i++) if ($i ~ /^failed/) f += $(i-1) }
   /^[0-9]+ passed, [0-9]+ failed$/ { p += $1; f += $3 }
   END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, s }
-' "$logs/ui.log" "$logs/cargo.log" "$logs/e2e.log"
+'
