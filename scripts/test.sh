@@ -2,8 +2,8 @@
 # The project's test command (README "Test"). On a fresh Debian machine it installs what is
 # missing (scripts/deps.sh test), then: the UI's type check, build and unit tests (Vitest);
 # formatting and lints; every Rust test (engine, CLI, desktop app: IPC, history, worker,
-# contract); the end-to-end test of the built app in a real window under Xvfb; and the .deb
-# bundle (release build, contents checked).
+# contract); the .deb bundle (release build, contents checked); and the end-to-end test of
+# that release binary in a real window under Xvfb.
 # Fixtures are in the repository and ../shared/fixtures/released beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,9 +16,8 @@ start=$(date +%s)
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"
-cargo build -p k3-desktop --locked
-xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/debug/k3-desktop 2>&1 | tee "$logs/e2e.log"
 bash scripts/bundle.sh
+xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/release/k3-desktop 2>&1 | tee "$logs/e2e.log"
 
 echo "test wall time: $(( $(date +%s) - start )) s"
 # cargo prints one "test result" line per test binary; Vitest one "Tests" line; the e2e

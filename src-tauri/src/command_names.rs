@@ -8,6 +8,7 @@ pub const COMMANDS: &[&str] = &[
     "current_model",
     "open_model",
     "pick_model_folder",
+    "open_link",
     "list_conversations",
     "create_conversation",
     "get_conversation",

@@ -21,11 +21,12 @@ use tauri::Manager;
 
 /// Registers every command (the lockstep test invokes each name through this).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    use commands::{conversations::*, generate::*, model::*};
+    use commands::{conversations::*, generate::*, links::*, model::*};
     builder.invoke_handler(tauri::generate_handler![
         current_model,
         open_model,
         pick_model_folder,
+        open_link,
         list_conversations,
         create_conversation,
         get_conversation,
@@ -43,16 +44,19 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
 /// Starts the app; returns when the last window closes.
 pub fn run() {
     let options = options::AppOptions::from_env();
-    let builder = tauri::Builder::default().plugin(tauri_plugin_dialog::init()).setup(move |app| {
-        let data_dir = match &options.data_dir {
-            Some(d) => d.clone(),
-            None => app.path().app_data_dir()?,
-        };
-        let resources = app.path().resource_dir().ok();
-        let state = state::AppState::start(&options, &data_dir, resources.as_deref())?;
-        app.manage(state);
-        Ok(())
-    });
+    let builder = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_opener::init())
+        .setup(move |app| {
+            let data_dir = match &options.data_dir {
+                Some(d) => d.clone(),
+                None => app.path().app_data_dir()?,
+            };
+            let resources = app.path().resource_dir().ok();
+            let state = state::AppState::start(&options, &data_dir, resources.as_deref())?;
+            app.manage(state);
+            Ok(())
+        });
     if let Err(e) = with_commands(builder).run(tauri::generate_context!()) {
         eprintln!("k3-desktop: {e}");
         std::process::exit(1);

@@ -99,7 +99,7 @@ fn every_registered_command_answers_and_unknown_ones_do_not() {
     let unknown = invoke(&webview, "no_such_command", json!({})).unwrap_err();
     assert!(unknown.to_string().contains("not found"), "{unknown}");
     for &cmd in COMMANDS {
-        if cmd == "pick_model_folder" || cmd == "save_export" {
+        if cmd == "pick_model_folder" || cmd == "save_export" || cmd == "open_link" {
             continue; // these open native dialogs; their registration is checked below
         }
         // With no arguments a command either answers or refuses its arguments; it is never "not found".
@@ -107,6 +107,9 @@ fn every_registered_command_answers_and_unknown_ones_do_not() {
             assert!(!e.to_string().contains("not found"), "{cmd}: {e}");
         }
     }
+    // A link that must not leave the app is refused before anything is opened.
+    let e = invoke(&webview, "open_link", json!({"url": "javascript:alert(1)"})).unwrap_err();
+    assert_eq!(e["code"], json!("INVALID_ARGUMENT"), "{e}");
     // Arguments the dialogs never reach: the command exists and rejects them.
     let e = invoke(&webview, "save_export", json!({"id": "x"})).unwrap_err();
     assert!(e.to_string().contains("invalid") || e.to_string().contains("id"), "save_export: {e}");
@@ -198,4 +201,15 @@ fn the_channel_emitter_sends_each_event_as_json() {
             json!({"type": "token", "jobId": 9, "index": 0, "text": "é"})
         ]
     );
+}
+
+#[test]
+fn only_https_links_leave_the_app() {
+    use k3_desktop::commands::links::checked_link;
+    assert_eq!(checked_link("https://example.org/a?b=1").unwrap().as_str(), "https://example.org/a?b=1");
+    for bad in
+        ["http://example.org", "javascript:alert(1)", "file:///etc/passwd", "https://", "data:text/html,x", "nope"]
+    {
+        assert_eq!(checked_link(bad).unwrap_err().code, ErrorCode::InvalidArgument, "{bad}");
+    }
 }

@@ -2,4 +2,5 @@
 
 pub mod conversations;
 pub mod generate;
+pub mod links;
 pub mod model;

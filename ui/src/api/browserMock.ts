@@ -69,6 +69,7 @@ export function createMockTransport(): Transport {
     },
     delete_conversation: (a) => (get(a.id), convs.delete(Number(a.id)), null),
     export_conversation: (a) => ({ fileName: `chat-${String(a.id)}.${a.format === "json" ? "json" : "md"}`, content: "" }),
+    open_link: () => null,
     save_export: (a) => `/tmp/chat-${String(a.id)}.${a.format === "json" ? "json" : "md"}`,
     cancel_generation: (a) => {
       cancelled.add(Number(a.jobId));

@@ -25,6 +25,7 @@ describe("commands", () => {
     await engine.openModel(null);
     await engine.openModel("/models/k3");
     await engine.pickModelFolder();
+    await engine.openLink("https://example.org/");
     await engine.listConversations();
     await engine.createConversation();
     await engine.getConversation(4);
@@ -38,6 +39,7 @@ describe("commands", () => {
       ["open_model", { path: null }],
       ["open_model", { path: "/models/k3" }],
       ["pick_model_folder", {}],
+      ["open_link", { url: "https://example.org/" }],
       ["list_conversations", {}],
       ["create_conversation", {}],
       ["get_conversation", { id: 4 }],

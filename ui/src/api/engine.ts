@@ -103,6 +103,8 @@ async function generate(
 export const currentModel = () => call<ModelStatus>("current_model");
 export const openModel = (path: string | null) => call<ModelInfo>("open_model", { path });
 export const pickModelFolder = () => call<string | null>("pick_model_folder");
+/** Opens an https: link in the system browser (the app refuses anything else). */
+export const openLink = (url: string) => call<null>("open_link", { url });
 
 // ---- history ----
 export const listConversations = () => call<ConversationSummary[]>("list_conversations");

@@ -4,6 +4,7 @@ import { type ComponentChild, render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Message } from "../generated/ipc";
+import { setTransport } from "../api/engine";
 import { newStream } from "../state/stream";
 import { message, stats } from "../test/fixtures";
 import { type MessageActions, MessageView } from "./MessageView";
@@ -129,6 +130,20 @@ describe("MessageView", () => {
     await act(async () => button.click());
     expect(writeText).toHaveBeenCalledWith("print('hi')\n");
     expect(button.textContent).toBe("Copied");
+  });
+
+  it("a link click opens it through the app (system browser), never navigating the window", async () => {
+    const call = vi.fn().mockResolvedValue(null);
+    setTransport({ call, generate: vi.fn() });
+    const el = view(message({ id: 6, role: "assistant", content: "See [the report](https://example.org/k3)." }));
+    const link = el.querySelector<HTMLAnchorElement>("a[href]")!;
+    const click = new MouseEvent("click", { bubbles: true, cancelable: true });
+    await act(async () => {
+      link.dispatchEvent(click);
+    });
+    expect(click.defaultPrevented).toBe(true);
+    expect(call).toHaveBeenCalledWith("open_link", { url: "https://example.org/k3" });
+    setTransport(null);
   });
 
   it("a preview not yet saved has no data-id and no actions", () => {
