@@ -14,10 +14,12 @@
 //! multiply-adds round exactly like the portable multiply-then-add.
 //! Must not: be called without AVX2 and FMA (the dispatcher checks both once), reorder any
 //! addition, or give a register lane more than one contract lane.
-//! Easy to break: the MXFP4 decode fills 32-bit lanes in the permuted element order
-//! `0,1,4,5,2,3,6,7` so that the in-lane `unpacklo/hi_epi32` with zero lands elements
-//! `0..4` and `4..8` in natural order; the shift tables in [`tables`] and that unpack must
-//! change together. The low nibble of a packed byte is the EVEN element.
+//! Easy to break: the MXFP4 decode (no widened row, no gather): each 32-bit lane looks up
+//! an element's high f64 word in an 8-entry `vpermd` table, lanes holding elements
+//! `0,4,1,5,2,6,3,7` so that the even lanes shifted up and the odd lanes masked give
+//! elements `0..4` and `4..8` in natural order; the shift table in [`tables`] and that
+//! split must change together, and the table entries are pre-XORed with the magnitude bits
+//! the sign XOR brings along. The low nibble of a packed byte is the EVEN element.
 
 use std::arch::x86_64::*;
 
@@ -170,14 +172,15 @@ pub unsafe fn dot_bf16_rows4_avx2(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
 
 /// Constants of the MXFP4 decode, built once per kernel call.
 struct Tables {
-    /// High 32 bits of the f64 E2M1 magnitudes of codes 0..8 (their low 32 bits are zero).
-    mag_hi: __m256i,
-    /// 32-bit lane `p` right-shifts the chunk's word by `4·π(p)`, `π = 0,1,4,5,2,3,6,7`:
+    /// Entry `m` (code `m` = magnitude bits, 0..8): the high 32 bits of the f64 E2M1 value
+    /// (its low 32 bits are zero) XOR `m << 28`, which cancels the magnitude bits that the
+    /// decode's `nibble << 28` brings along with the sign bit.
+    hi_words: __m256i,
+    /// 32-bit lane `p` right-shifts the chunk's word by `4·π(p)`, `π = 0,4,1,5,2,6,3,7`:
     /// the nibble of element `π(p)` lands in bits 0..3 (the permute reads bits 0..2).
     idx_shift: __m256i,
-    /// Lane `p` left-shifts by `28 − 4·π(p)`: that nibble's sign bit lands in bit 31.
-    sign_shift: __m256i,
-    sign_bit: __m256i,
+    /// The high 32-bit half of every 64-bit lane.
+    high_halves: __m256i,
 }
 
 #[target_feature(enable = "avx2,fma")]
@@ -185,35 +188,35 @@ fn tables() -> Tables {
     let hi: [i32; 8] = std::array::from_fn(|m| {
         let bits = f64::from(E2M1[m]).to_bits();
         debug_assert_eq!(bits & 0xFFFF_FFFF, 0, "E2M1 values have 20 significant bits at most");
-        (bits >> 32) as i32
+        ((bits >> 32) as u32 ^ ((m as u32) << 28)) as i32
     });
     // SAFETY: `hi` holds 8 i32 (32 bytes); unaligned load.
-    let mag_hi = unsafe { _mm256_loadu_si256(hi.as_ptr().cast()) };
+    let hi_words = unsafe { _mm256_loadu_si256(hi.as_ptr().cast()) };
     Tables {
-        mag_hi,
-        idx_shift: _mm256_setr_epi32(0, 4, 16, 20, 8, 12, 24, 28),
-        sign_shift: _mm256_setr_epi32(28, 24, 12, 8, 20, 16, 4, 0),
-        sign_bit: _mm256_set1_epi32(i32::MIN),
+        hi_words,
+        idx_shift: _mm256_setr_epi32(0, 16, 4, 20, 8, 24, 12, 28),
+        high_halves: _mm256_set1_epi64x(-1 << 32),
     }
 }
 
 /// The eight E2M1 values of one 4-byte chunk (elements `0..8`, element `e` in nibble `e`
 /// of the little-endian word) as two f64 vectors, elements `0..4` and `4..8`.
 ///
-/// The word is broadcast to every 32-bit lane; lane `p` shifts its element's nibble down
-/// and looks its magnitude's high f64 word up with an 8-entry permute, ORs the sign bit
-/// in, and the two in-lane unpacks with zero make each high word a whole f64 (low word 0).
+/// The word is broadcast to every 32-bit lane; lane `p` shifts its element's nibble `n`
+/// down (bits above it are junk the permute ignores), looks up `hi(n & 7) ^ (n & 7) << 28`
+/// with an 8-entry permute and XORs in `n << 28` (a plain shift drops the junk): the
+/// magnitude bits cancel and the sign bit lands in bit 31, giving the value's high f64
+/// word. Even lanes (elements 0..4) move up into the high half of their 64-bit lane, odd
+/// lanes (elements 4..8) already sit there and keep it: two f64 vectors with low words 0,
+/// and only the permute on the shuffle port.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
 fn decode_chunk(word: u32, t: &Tables) -> [__m256d; 2] {
     let w = _mm256_set1_epi32(word as i32);
-    let mag = _mm256_permutevar8x32_epi32(t.mag_hi, _mm256_srlv_epi32(w, t.idx_shift));
-    let sign = _mm256_and_si256(_mm256_sllv_epi32(w, t.sign_shift), t.sign_bit);
-    // 32-bit lanes hold the high words of elements 0,1,4,5 | 2,3,6,7.
-    let hi = _mm256_or_si256(mag, sign);
-    let zero = _mm256_setzero_si256();
-    // unpacklo takes lanes 0,1 | 4,5 → elements 0,1 | 2,3; unpackhi lanes 2,3 | 6,7 → 4,5 | 6,7.
-    [_mm256_castsi256_pd(_mm256_unpacklo_epi32(zero, hi)), _mm256_castsi256_pd(_mm256_unpackhi_epi32(zero, hi))]
+    let nib = _mm256_srlv_epi32(w, t.idx_shift);
+    // 32-bit lanes hold the high words of elements 0,4 | 1,5 | 2,6 | 3,7.
+    let hi = _mm256_xor_si256(_mm256_permutevar8x32_epi32(t.hi_words, nib), _mm256_slli_epi32::<28>(nib));
+    [_mm256_castsi256_pd(_mm256_slli_epi64::<32>(hi)), _mm256_castsi256_pd(_mm256_and_si256(hi, t.high_halves))]
 }
 
 /// The 32 E2M1 values of one group: `v[2q]` = elements `8q..8q+4`, `v[2q+1]` = `8q+4..8q+8`.
