@@ -120,35 +120,66 @@ pub unsafe fn dot_bf16_avx2(w: &[u16], x: &[f64]) -> f32 {
     unsafe { dot16_avx2(x, load, |j| bf16_tail(w[j])) }
 }
 
-/// Two BF16 rows against one activation, each exactly `dot_bf16_avx2`: eight independent
-/// accumulation chains (enough to keep both FMA ports busy) sharing the activation loads.
-/// Four rows would need 16 accumulators, every ymm register, so `rows4` runs two of these.
+/// Elements `i..end` (`i`, `end` multiples of 16) of two BF16 rows into their 16-lane
+/// accumulators, exactly as `dot16_avx2` would: eight independent accumulation chains
+/// (enough to keep both FMA ports busy) sharing the activation loads.
 ///
 /// # Safety
-/// The CPU must support AVX2 and FMA; both rows have `x.len()` elements.
+/// The CPU must support AVX2 and FMA; `end <= x.len()` and both rows have `x.len()`
+/// elements.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
-unsafe fn dot_bf16_rows2_avx2(w: [&[u16]; 2], x: &[f64]) -> [f32; 2] {
-    let full = x.len() / 16 * 16;
-    let mut acc = [[_mm256_setzero_pd(); 4]; 2];
-    let mut i = 0;
-    while i < full {
-        // SAFETY: i + 16 <= full <= x.len(), the length of x and of both rows.
-        let (xv, wv) = unsafe {
+unsafe fn bf16_rows2_span(w: [&[u16]; 2], x: &[f64], mut i: usize, end: usize, acc: &mut [[__m256d; 4]; 2]) {
+    let (mut a0, mut a1) = (acc[0], acc[1]);
+    while i < end {
+        // SAFETY: i + 16 <= end <= x.len(), the length of x and of both rows.
+        let (xv, w0, w1) = unsafe {
             (
                 [0, 4, 8, 12].map(|k| _mm256_loadu_pd(x.as_ptr().add(i + k))),
-                [bf16x16(w[0].as_ptr().add(i)), bf16x16(w[1].as_ptr().add(i))],
+                bf16x16(w[0].as_ptr().add(i)),
+                bf16x16(w[1].as_ptr().add(i)),
             )
         };
-        for (acc_r, w_r) in acc.iter_mut().zip(wv) {
-            for ((a, wk), xk) in acc_r.iter_mut().zip(w_r).zip(xv) {
-                *a = _mm256_fmadd_pd(wk, xk, *a);
-            }
+        for k in 0..4 {
+            a0[k] = _mm256_fmadd_pd(w0[k], xv[k], a0[k]);
+            a1[k] = _mm256_fmadd_pd(w1[k], xv[k], a1[k]);
         }
         i += 16;
     }
-    let mut out = [0.0f32; 2];
-    for ((o, acc_r), row) in out.iter_mut().zip(&acc).zip(w) {
+    *acc = [a0, a1];
+}
+
+/// Columns per step of `dot_bf16_rows4_avx2`: rows 0-1 then rows 2-3 run over this many
+/// elements (two cache lines of each row) before moving on, so all four weight rows stream
+/// from memory together. Running the pairs one whole row after the other instead was
+/// ~30% slower on a 12288×7168 matrix (fewer concurrent streams for the prefetchers).
+const ROWS4_SPAN: usize = 64;
+
+/// Four BF16 rows against one activation, each bit-identical to `dot_bf16_avx2`.
+///
+/// Four rows' 16 lanes would take all 16 ymm registers, so two rows at a time run over a
+/// span of `ROWS4_SPAN` columns (their activations stay in L1 for the second pair), with
+/// the other pair's accumulators parked in memory. Every lane still receives its elements
+/// in column order, so the split changes no rounding.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; every row has `x.len()` elements.
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn dot_bf16_rows4_avx2(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
+    debug_assert!(w.iter().all(|r| r.len() == x.len()));
+    let full = x.len() / 16 * 16;
+    let mut acc = [[[_mm256_setzero_pd(); 4]; 2]; 2];
+    let mut i = 0;
+    while i < full {
+        let end = (i + ROWS4_SPAN).min(full);
+        for (pair, acc_pair) in acc.iter_mut().enumerate() {
+            // SAFETY: features per caller; i and end are multiples of 16 with end <= x.len().
+            unsafe { bf16_rows2_span([w[2 * pair], w[2 * pair + 1]], x, i, end, acc_pair) };
+        }
+        i = end;
+    }
+    let mut out = [0.0f32; 4];
+    for ((o, acc_r), row) in out.iter_mut().zip(acc.iter().flatten()).zip(w) {
         let mut total = finish16(acc_r);
         for (&wj, &xj) in row.iter().zip(x).skip(full) {
             total += bf16_tail(wj) * xj;
@@ -156,18 +187,6 @@ unsafe fn dot_bf16_rows2_avx2(w: [&[u16]; 2], x: &[f64]) -> [f32; 2] {
         *o = total as f32;
     }
     out
-}
-
-/// Four BF16 rows against one activation, each bit-identical to `dot_bf16_avx2`.
-///
-/// # Safety
-/// The CPU must support AVX2 and FMA; every row has `x.len()` elements.
-#[target_feature(enable = "avx2,fma")]
-pub unsafe fn dot_bf16_rows4_avx2(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
-    debug_assert!(w.iter().all(|r| r.len() == x.len()));
-    // SAFETY: features and lengths per caller.
-    let ([a, b], [c, d]) = unsafe { (dot_bf16_rows2_avx2([w[0], w[1]], x), dot_bf16_rows2_avx2([w[2], w[3]], x)) };
-    [a, b, c, d]
 }
 
 /// Constants of the MXFP4 decode, built once per kernel call.
