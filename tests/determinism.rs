@@ -1,8 +1,10 @@
-//! Byte-identical logits whatever the thread count, and whatever the decode mode:
-//! incremental, full recompute and one teacher-forced pass agree bit for bit.
+//! Byte-identical logits whatever the thread count, whatever the kernel body (portable,
+//! AVX2, AVX-512), and whatever the decode mode: incremental, full recompute and one
+//! teacher-forced pass agree bit for bit.
 
+use k3_engine::kernels::dispatch;
 use k3_engine::{CancelToken, DecodeMode};
-use k3_tests::TINY_CHECKPOINTS;
+use k3_tests::{KERNEL_BODY, TINY_CHECKPOINTS};
 
 use crate::gates::{engine, golden, greedy};
 
@@ -43,5 +45,29 @@ fn incremental_full_recompute_and_teacher_forcing_agree_bit_for_bit() {
         let tf = e.score(&seq, &CancelToken::new(), None).unwrap().unwrap();
         let tail = &tf[(g.prompt.len() - 1) * vocab..];
         assert_eq!(bits(tail), bits(&inc), "{name}: teacher forcing vs incremental logits");
+    }
+}
+
+#[test]
+fn logits_are_byte_identical_on_every_kernel_body() {
+    let _body = KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
+    for name in TINY_CHECKPOINTS {
+        let g = golden(name);
+        let e = engine(name, Some(2));
+        let mut runs = Vec::new();
+        for isa in dispatch::available() {
+            dispatch::select(isa).unwrap();
+            let scored = bits(&e.score(&g.full, &CancelToken::new(), None).unwrap().unwrap());
+            let (ids, logits) = greedy(&e, &g.prompt, 6, DecodeMode::Incremental);
+            runs.push((isa, scored, ids, bits(&logits)));
+        }
+        dispatch::select(dispatch::best()).unwrap();
+        let (first, rest) = runs.split_first().unwrap();
+        for run in rest {
+            assert_eq!(first.1, run.1, "{name}: teacher-forced logits, {:?} vs {:?}", first.0, run.0);
+            assert_eq!(first.2, run.2, "{name}: greedy tokens, {:?} vs {:?}", first.0, run.0);
+            assert_eq!(first.3, run.3, "{name}: decode logits, {:?} vs {:?}", first.0, run.0);
+        }
+        eprintln!("{name}: logits identical on {:?}", runs.iter().map(|r| r.0).collect::<Vec<_>>());
     }
 }

@@ -1,8 +1,10 @@
-//! Every kernel equals its plain `_ref` twin bit for bit, at odd lengths, and the batched
-//! product equals the single-vector one.
+//! Every kernel equals its plain `_ref` twin bit for bit, on every body this CPU runs
+//! (`available()`: portable, and AVX2 / AVX-512 where present), at odd lengths, and the
+//! batched product equals the single-vector one.
 
 use k3_engine::kernels::dispatch::{
-    available, dot_bf16_on, dot_bf16_rows4_on, dot_f32_on, dot_mxfp4_batch_on, dot_mxfp4_on,
+    available, best, current, dot_bf16_on, dot_bf16_rows4_on, dot_f32_on, dot_mxfp4_batch_on, dot_mxfp4_on, read_sum,
+    select, Isa,
 };
 use k3_engine::kernels::{self, reference, widen, RowDot};
 use rand_like::Lcg;
@@ -27,11 +29,26 @@ mod rand_like {
 
 const ODD_LENGTHS: [usize; 9] = [1, 7, 15, 16, 17, 33, 100, 128, 1031];
 
+/// Dot-product lengths: every tail `len % 16` and partial 4-lane register over the first
+/// three blocks, then multi-block rows, K3's hidden size and a ragged tail after it.
+fn dot_lengths() -> impl Iterator<Item = usize> {
+    (0..=49).chain([63, 64, 65, 100, 128, 1031, 7168, 7173])
+}
+
+/// Random BF16 bits of magnitude below 2 (no infinities or NaNs).
+fn bf16_bits(rng: &mut Lcg, n: usize) -> Vec<u16> {
+    (0..n).map(|_| (rng.next_u32() >> 16) as u16 & 0xBFFF).collect()
+}
+
+fn same_or_both_nan(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
 #[test]
 fn dot_f32_equals_reference_twin_on_every_isa() {
     let mut rng = Lcg(1);
     for isa in available() {
-        for n in ODD_LENGTHS {
+        for n in dot_lengths() {
             let (w, x) = (rng.vec(n, 2.0), rng.vec(n, 3.0));
             let got = dot_f32_on(isa, &w, &widen(&x));
             assert_eq!(got.to_bits(), reference::dot_f32_ref(&w, &x).to_bits(), "{isa:?} n={n}");
@@ -45,13 +62,14 @@ fn dot_f32_equals_reference_twin_on_every_isa() {
 fn dot_bf16_equals_reference_twin_on_every_isa() {
     let mut rng = Lcg(2);
     for isa in available() {
-        for n in ODD_LENGTHS {
-            let w: Vec<u16> = (0..n).map(|_| (rng.next_u32() >> 16) as u16 & 0xBFFF).collect();
+        for n in dot_lengths() {
+            let w = bf16_bits(&mut rng, n);
             let x = rng.vec(n, 3.0);
             let got = dot_bf16_on(isa, &w, &widen(&x));
             let want = reference::dot_bf16_ref(&w, &x);
-            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{isa:?} n={n}");
+            assert!(same_or_both_nan(got, want), "{isa:?} n={n}");
         }
+        eprintln!("dot_bf16: {isa:?} equals the reference twin");
     }
 }
 
@@ -75,6 +93,7 @@ fn dot_mxfp4_equals_reference_twin_on_every_isa_including_scale_extremes() {
                 "{isa:?} groups={groups}"
             );
         }
+        eprintln!("dot_mxfp4: {isa:?} equals the reference twin");
     }
 }
 
@@ -155,18 +174,207 @@ fn batched_mxfp4_equals_one_token_at_a_time_on_every_isa() {
 fn four_bf16_rows_at_once_equal_one_row_at_a_time_on_every_isa() {
     let mut rng = Lcg(7);
     for isa in available() {
-        for n in ODD_LENGTHS {
-            let rows: Vec<Vec<u16>> =
-                (0..4).map(|_| (0..n).map(|_| (rng.next_u32() >> 16) as u16 & 0xBFFF).collect()).collect();
-            let x = widen(&rng.vec(n, 3.0));
+        for n in dot_lengths() {
+            let rows: Vec<Vec<u16>> = (0..4).map(|_| bf16_bits(&mut rng, n)).collect();
+            let x32 = rng.vec(n, 3.0);
+            let x = widen(&x32);
             let got = dot_bf16_rows4_on(isa, [&rows[0], &rows[1], &rows[2], &rows[3]], &x);
             for (r, row) in rows.iter().enumerate() {
                 let want = dot_bf16_on(isa, row, &x);
-                assert!(
-                    got[r].to_bits() == want.to_bits() || (got[r].is_nan() && want.is_nan()),
-                    "{isa:?} n={n} row {r}"
-                );
+                assert!(same_or_both_nan(got[r], want), "{isa:?} n={n} row {r}");
+                assert!(same_or_both_nan(got[r], reference::dot_bf16_ref(row, &x32)), "{isa:?} n={n} row {r} vs ref");
             }
+        }
+    }
+}
+
+#[test]
+fn available_lists_every_body_this_cpu_runs_and_best_is_the_fastest() {
+    let isas = available();
+    assert_eq!(isas[0], Isa::Portable);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let has = |f: bool, isa: Isa| assert_eq!(isas.contains(&isa), f, "{isa:?}");
+        has(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"), Isa::Avx2);
+        has(
+            std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw"),
+            Isa::Avx512,
+        );
+    }
+    // Ordered slowest first, so the last is the preferred one (AVX-512 over AVX2).
+    let order: Vec<usize> = isas.iter().map(|i| Isa::ALL.iter().position(|a| a == i).unwrap()).collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{isas:?}");
+    assert_eq!(best(), *isas.last().unwrap());
+    for isa in Isa::ALL {
+        assert_eq!(isa.name().parse::<Isa>(), Ok(isa));
+    }
+    assert!("sse2".parse::<Isa>().is_err());
+    eprintln!("kernel bodies on this CPU: {isas:?}, best {:?}", best());
+}
+
+#[test]
+fn dense_kernels_equal_their_twins_on_every_finite_bf16_and_on_special_values() {
+    let mut rng = Lcg(8);
+    // Every finite BF16 (zeros, subnormals, the extremes), in rows of an awkward length.
+    let all: Vec<u16> = (0..=u16::MAX).filter(|b| (b >> 7) & 0xFF != 0xFF).collect();
+    for isa in available() {
+        for row in all.chunks(777) {
+            let x = rng.vec(row.len(), 1.5);
+            let got = dot_bf16_on(isa, row, &widen(&x));
+            assert!(same_or_both_nan(got, reference::dot_bf16_ref(row, &x)), "{isa:?} row from {:#06x}", row[0]);
+        }
+        // Infinities, NaN, signed zeros, f32 subnormals and extremes on both sides.
+        let specials = [
+            0.0,
+            -0.0,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE / 8.0,
+            f32::from_bits(1),
+            f32::MAX,
+            -f32::MAX,
+            1.0e30,
+            -3.0e-39,
+        ];
+        for n in [17usize, 40, 129] {
+            let mut w = rng.vec(n, 2.0);
+            let mut x = rng.vec(n, 2.0);
+            for (i, &v) in specials.iter().enumerate() {
+                w[(5 * i) % n] = v;
+                x[(7 * i + 3) % n] = v;
+            }
+            let got = dot_f32_on(isa, &w, &widen(&x));
+            assert!(same_or_both_nan(got, reference::dot_f32_ref(&w, &x)), "{isa:?} n={n}");
+            for (pos, bad) in [(2usize, f32::INFINITY), (n - 1, f32::NAN), (n / 2, f32::NEG_INFINITY)] {
+                let mut w2 = w.clone();
+                w2[pos] = bad;
+                let got = dot_f32_on(isa, &w2, &widen(&x));
+                assert!(same_or_both_nan(got, reference::dot_f32_ref(&w2, &x)), "{isa:?} n={n} {bad} at {pos}");
+                let bits: Vec<u16> = w2.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
+                let got = dot_bf16_on(isa, &bits, &widen(&x));
+                assert!(same_or_both_nan(got, reference::dot_bf16_ref(&bits, &x)), "{isa:?} bf16 n={n} {bad}");
+            }
+        }
+    }
+}
+
+#[test]
+fn mxfp4_kernels_equal_their_twin_for_every_byte_and_every_scale_byte() {
+    let mut rng = Lcg(9);
+    // 256 groups: scale byte g for group g (0, the extremes and 255 = no contribution), and
+    // every packed byte value in every byte position of a group.
+    let groups = 256usize;
+    let cols = groups * 32;
+    let packed: Vec<u8> = (0..cols / 2).map(|i| (i * 17 + i / 256) as u8).collect();
+    let scales: Vec<u8> = (0..groups).map(|g| g as u8).collect();
+    let n_tokens = 3;
+    let xs32 = rng.vec(cols * n_tokens, 4.0);
+    let xs = widen(&xs32);
+    for isa in available() {
+        let mut batched = vec![0.0f32; n_tokens];
+        dot_mxfp4_batch_on(isa, &packed, &scales, &xs, &mut batched);
+        for t in 0..n_tokens {
+            let x = &xs32[t * cols..(t + 1) * cols];
+            let want = reference::dot_mxfp4_ref(&packed, &scales, x).to_bits();
+            assert_eq!(dot_mxfp4_on(isa, &packed, &scales, &widen(x)).to_bits(), want, "{isa:?} token {t}");
+            assert_eq!(batched[t].to_bits(), want, "{isa:?} batched token {t}");
+        }
+        // One group at a time isolates each scale byte and each code.
+        for g in [0usize, 1, 126, 127, 128, 200, 254, 255] {
+            let (p, s, x) = (&packed[16 * g..16 * g + 16], &scales[g..g + 1], &xs32[32 * g..32 * g + 32]);
+            let want = reference::dot_mxfp4_ref(p, s, x).to_bits();
+            assert_eq!(dot_mxfp4_on(isa, p, s, &widen(x)).to_bits(), want, "{isa:?} group {g}");
+        }
+    }
+}
+
+#[test]
+fn selecting_a_body_routes_the_wide_entry_points_without_changing_results() {
+    let mut rng = Lcg(10);
+    let n = 1031;
+    let (w, x) = (bf16_bits(&mut rng, n), rng.vec(n, 3.0));
+    let packed: Vec<u8> = (0..n / 2 / 16 * 16).map(|_| rng.next_u32() as u8).collect();
+    let scales: Vec<u8> = (0..packed.len() / 16).map(|_| 115 + (rng.next_u32() % 12) as u8).collect();
+    let xq = &x[..packed.len() * 2];
+    let _body = k3_tests::KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
+    for isa in available() {
+        select(isa).expect("an available body can be selected");
+        assert_eq!(current(), isa);
+        // The public entry points (what `Matrix` calls) now run `isa`; the bits do not move.
+        assert!(same_or_both_nan(kernels::dot_bf16(&w, &x), reference::dot_bf16_ref(&w, &x)), "{isa:?}");
+        let want = reference::dot_mxfp4_ref(&packed, &scales, xq);
+        assert_eq!(kernels::dot_mxfp4(&packed, &scales, xq).to_bits(), want.to_bits(), "{isa:?}");
+    }
+    for isa in Isa::ALL.into_iter().filter(|i| !available().contains(i)) {
+        assert!(select(isa).is_err(), "{isa:?} is not available here");
+    }
+    select(best()).unwrap();
+    assert_eq!(current(), best());
+}
+
+#[test]
+fn read_probe_sums_exactly_representable_data() {
+    for n in [0usize, 1, 63, 64, 65, 1000, 4099] {
+        let data: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 0.5).collect();
+        let want: f32 = (0..n).map(|i| (i % 7) as f32 * 0.5).sum();
+        assert_eq!(read_sum(&data), want, "n={n}");
+    }
+}
+
+/// Puts `pairs` cancelling products `±2^40` into `x` (with unit weights at the same
+/// positions set by `unit`): the result stays O(1) while partial sums carry 2^40, so every
+/// small product rounds differently in another lane order or reduction tree, and the
+/// difference survives the final rounding to f32. Random data alone hides the order.
+fn plant_cancelling_pairs(rng: &mut Lcg, x: &mut [f32], pairs: usize, mut unit: impl FnMut(usize)) {
+    let n = x.len();
+    if n < 2 {
+        return;
+    }
+    for _ in 0..pairs {
+        let i = rng.next_u32() as usize % n;
+        let j = (i + 1 + rng.next_u32() as usize % (n - 1)) % n;
+        x[i] = 2f32.powi(40);
+        x[j] = -(2f32.powi(40));
+        unit(i);
+        unit(j);
+    }
+}
+
+#[test]
+fn kernels_keep_the_contract_order_where_it_shows_in_f32() {
+    let mut rng = Lcg(11);
+    for isa in available() {
+        for n in dot_lengths() {
+            let mut w = rng.vec(n, 2.0);
+            let mut x = rng.vec(n, 3.0);
+            plant_cancelling_pairs(&mut rng, &mut x, 1 + n / 64, |i| w[i] = 1.0);
+            let got = dot_f32_on(isa, &w, &widen(&x));
+            assert_eq!(got.to_bits(), reference::dot_f32_ref(&w, &x).to_bits(), "{isa:?} f32 n={n}");
+            let bits: Vec<u16> = w.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
+            let got = dot_bf16_on(isa, &bits, &widen(&x));
+            assert_eq!(got.to_bits(), reference::dot_bf16_ref(&bits, &x).to_bits(), "{isa:?} bf16 n={n}");
+            if n >= 4 {
+                let rows = [&bits[..], &bits[..], &bits[..], &bits[..]];
+                let want = reference::dot_bf16_ref(&bits, &x).to_bits();
+                assert!(dot_bf16_rows4_on(isa, rows, &widen(&x)).iter().all(|r| r.to_bits() == want), "{isa:?} n={n}");
+            }
+        }
+        for groups in [1usize, 2, 5, 112] {
+            let cols = 32 * groups;
+            let mut packed: Vec<u8> = (0..cols / 2).map(|_| rng.next_u32() as u8).collect();
+            // One scale for all groups, so cancelling pairs may straddle groups.
+            let scales = vec![127u8; groups];
+            let mut x = rng.vec(cols, 3.0);
+            plant_cancelling_pairs(&mut rng, &mut x, 1 + groups, |i| {
+                // Code 2 is E2M1 +1.0; the low nibble is the even element.
+                let shift = 4 * (i % 2);
+                packed[i / 2] = (packed[i / 2] & !(0xF << shift)) | (2 << shift);
+            });
+            let want = reference::dot_mxfp4_ref(&packed, &scales, &x).to_bits();
+            assert_eq!(dot_mxfp4_on(isa, &packed, &scales, &widen(&x)).to_bits(), want, "{isa:?} groups={groups}");
+            let mut out = [0.0f32; 2];
+            let xs = widen(&[x.clone(), x.clone()].concat());
+            dot_mxfp4_batch_on(isa, &packed, &scales, &xs, &mut out);
+            assert!(out.iter().all(|o| o.to_bits() == want), "{isa:?} batched groups={groups}");
         }
     }
 }

@@ -18,6 +18,10 @@ pub fn fixture(name: &str) -> PathBuf {
     repo_root().join("fixtures").join(name)
 }
 
+/// Held by tests that switch kernel bodies with `kernels::dispatch::select`, so each knows
+/// which body it measured. Other tests need not hold it: every body gives the same bits.
+pub static KERNEL_BODY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The tiny same-graph checkpoints, each with goldens from the float64 reference.
 pub const TINY_CHECKPOINTS: [&str; 3] = ["tiny-mxfp4", "tiny-f32", "tiny-bf16-nonorm"];
 

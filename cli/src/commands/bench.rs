@@ -1,6 +1,7 @@
 //! `k3 bench kernels`: production kernels at K3 dimensions against the memory floor.
 
 use k3_engine::bench::{direct_read_gbps, kernel_suite, KernelResult};
+use k3_engine::kernels::dispatch;
 use k3_engine::{CancelToken, DecodeMode, EventSink, GenerateParams, Sampling, TokenEvent};
 use serde_json::json;
 
@@ -8,6 +9,11 @@ use super::{input_error, load_engine, Failure};
 use crate::args::{BenchKernelsArgs, BenchStreamArgs};
 
 pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
+    if let Some(isa) = args.isa {
+        dispatch::select(isa)?;
+    }
+    let isa = dispatch::current();
+    let available: Vec<&str> = dispatch::available().iter().map(|i| i.name()).collect();
     let all = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let mut runs = vec![kernel_suite(1, args.reps.max(1))?];
     if all > 1 {
@@ -15,10 +21,11 @@ pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
     }
     if args.json {
         let cases: Vec<_> = runs.iter().flat_map(|(mem, rs)| rs.iter().map(move |r| case_json(r, *mem))).collect();
-        println!("{}", json!({ "cpu": cpu_name(), "cases": cases }));
+        println!("{}", json!({ "cpu": cpu_name(), "isa": isa.name(), "available_isas": available, "cases": cases }));
         return Ok(());
     }
     println!("{}", cpu_name());
+    println!("kernel bodies: {isa} (this CPU runs: {})", available.join(", "));
     for (mem, results) in &runs {
         println!("memory read bandwidth at {} thread(s): {mem:.1} GB/s", results[0].threads);
         for r in results {

@@ -21,6 +21,10 @@
 //! * Threads split only independent outputs (rows). A batched product computes every
 //!   (row, token) pair with exactly the single-vector arithmetic.
 //!
+//! * Bodies: portable (`dot.rs`), AVX2 + FMA (`simd_avx2.rs`) and AVX-512 (`simd_x86.rs`),
+//!   picked by `dispatch` at run time; all bit-identical, so the choice never shows in
+//!   the logits.
+//!
 //! Must not: split one reduction across threads, or use fast-math style reassociation.
 //! Easy to break: the lane assignment and the reduction tree; change them only together
 //! with the `_ref` twins, and the logits of every fixture will move.
@@ -31,6 +35,8 @@ pub mod dot;
 pub mod matvec;
 pub mod norm;
 pub mod reference;
+#[cfg(target_arch = "x86_64")]
+mod simd_avx2;
 #[cfg(target_arch = "x86_64")]
 mod simd_x86;
 

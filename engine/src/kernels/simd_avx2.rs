@@ -1,0 +1,356 @@
+//! AVX2 + FMA bodies of the row kernels, bit-identical to the portable ones in `dot.rs`.
+//!
+//! Owns: the 256-bit SIMD `unsafe` for x86-64 CPUs without AVX-512 (the dispatcher prefers
+//! `simd_x86.rs` when AVX-512 is there). A ymm register holds four f64, so the contract's
+//! lanes map onto registers as follows:
+//! * dense rows (F32, BF16): four accumulators, `acc[k]` holds lanes `4k..4k+4`; element
+//!   `i` of every full 16-block goes to lane `i % 16`; the lanes are stored and reduced by
+//!   the portable `reduce16`; the `len % 16` tail is added sequentially afterwards;
+//! * MXFP4 groups: two accumulators, lanes `0..4` and `4..8`, fed by the group's four
+//!   8-element chunks in order, then `(s0+s4, s1+s5, s2+s6, s3+s7)` as one vector add and
+//!   `(b0+b1)+(b2+b3)` in scalar code, times the group scale, added in group order.
+//!
+//! Products of an f32/BF16/E2M1 weight by an f32 activation are exact in f64, so the fused
+//! multiply-adds round exactly like the portable multiply-then-add.
+//! Must not: be called without AVX2 and FMA (the dispatcher checks both once), reorder any
+//! addition, or give a register lane more than one contract lane.
+//! Easy to break: the MXFP4 decode (no widened row, no gather): each 32-bit lane looks up
+//! an element's high f64 word in an 8-entry `vpermd` table, lanes holding elements
+//! `0,4,1,5,2,6,3,7` so that the even lanes shifted up and the odd lanes masked give
+//! elements `0..4` and `4..8` in natural order; the shift table in [`tables`] and that
+//! split must change together, and the table entries are pre-XORed with the magnitude bits
+//! the sign XOR brings along. The low nibble of a packed byte is the EVEN element.
+
+use std::arch::x86_64::*;
+
+use crate::kernels::dot::{e8m0_scale, reduce16};
+use crate::kernels::E2M1;
+
+/// Reduces four 4-lane accumulators (`acc[k]` = lanes `4k..4k+4`) with the contract's
+/// 16-lane tree.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn finish16(acc: &[__m256d; 4]) -> f64 {
+    let mut lanes = [0.0f64; 16];
+    for (k, a) in acc.iter().enumerate() {
+        // SAFETY: `lanes` holds 16 f64 and 4k + 4 <= 16; unaligned store.
+        unsafe { _mm256_storeu_pd(lanes.as_mut_ptr().add(4 * k), *a) };
+    }
+    reduce16(&lanes)
+}
+
+/// Dense 16-lane dot product: `load16(i)` returns weights `i..i+16` as four f64 vectors
+/// (elements `i+4k..i+4k+4` in vector `k`), `tail(j)` weight `j` as f64.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `load16(i)` must read in bounds whenever
+/// `i + 16 <= x.len()`.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn dot16_avx2(x: &[f64], load16: impl Fn(usize) -> [__m256d; 4], tail: impl Fn(usize) -> f64) -> f32 {
+    let full = x.len() / 16 * 16;
+    let mut acc = [_mm256_setzero_pd(); 4];
+    let mut i = 0;
+    while i < full {
+        let w = load16(i);
+        for (k, (a, wk)) in acc.iter_mut().zip(w).enumerate() {
+            // SAFETY: i + 4k + 4 <= i + 16 <= full <= x.len().
+            let xk = unsafe { _mm256_loadu_pd(x.as_ptr().add(i + 4 * k)) };
+            *a = _mm256_fmadd_pd(wk, xk, *a);
+        }
+        i += 16;
+    }
+    let mut total = finish16(&acc);
+    for (j, &xj) in x.iter().enumerate().skip(full) {
+        total += tail(j) * xj;
+    }
+    total as f32
+}
+
+/// AVX2 twin of `dot_f32_portable`.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA, and `w.len() == x.len()`.
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn dot_f32_avx2(w: &[f32], x: &[f64]) -> f32 {
+    debug_assert_eq!(w.len(), x.len());
+    let load = |i: usize| {
+        // SAFETY: reads w[i..i+16], in bounds because i + 16 <= x.len() == w.len().
+        unsafe { [0, 4, 8, 12].map(|k| _mm256_cvtps_pd(_mm_loadu_ps(w.as_ptr().add(i + k)))) }
+    };
+    // SAFETY: features per caller; the loader stays in bounds (see above).
+    unsafe { dot16_avx2(x, load, |j| f64::from(w[j])) }
+}
+
+/// Sixteen BF16 weights at `p` widened to f64, four per vector, in element order: each
+/// 16-bit value becomes the high half of a 32-bit lane (an unpack with zero), which is
+/// its f32, then widened exactly to f64.
+///
+/// # Safety
+/// The CPU must support AVX2; `p` must point at 16 readable `u16`.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn bf16x16(p: *const u16) -> [__m256d; 4] {
+    // SAFETY: p..p+16 is readable per the caller; unaligned 16-byte loads.
+    let (a, b) = unsafe { (_mm_loadu_si128(p.cast()), _mm_loadu_si128(p.add(8).cast())) };
+    let zero = _mm_setzero_si128();
+    let widen = |v: __m128i| _mm256_cvtps_pd(_mm_castsi128_ps(v));
+    [
+        widen(_mm_unpacklo_epi16(zero, a)),
+        widen(_mm_unpackhi_epi16(zero, a)),
+        widen(_mm_unpacklo_epi16(zero, b)),
+        widen(_mm_unpackhi_epi16(zero, b)),
+    ]
+}
+
+fn bf16_tail(bits: u16) -> f64 {
+    f64::from(f32::from_bits(u32::from(bits) << 16))
+}
+
+/// AVX2 twin of `dot_bf16_portable`.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA, and `w.len() == x.len()`.
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn dot_bf16_avx2(w: &[u16], x: &[f64]) -> f32 {
+    debug_assert_eq!(w.len(), x.len());
+    // SAFETY: reads w[i..i+16] with i + 16 <= x.len() == w.len().
+    let load = |i: usize| unsafe { bf16x16(w.as_ptr().add(i)) };
+    // SAFETY: features per caller; the loader stays in bounds.
+    unsafe { dot16_avx2(x, load, |j| bf16_tail(w[j])) }
+}
+
+/// Elements `i..end` (`i`, `end` multiples of 16) of two BF16 rows into their 16-lane
+/// accumulators, exactly as `dot16_avx2` would: eight independent accumulation chains
+/// (enough to keep both FMA ports busy) sharing the activation loads.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `end <= x.len()` and both rows have `x.len()`
+/// elements.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn bf16_rows2_span(w: [&[u16]; 2], x: &[f64], mut i: usize, end: usize, acc: &mut [[__m256d; 4]; 2]) {
+    let (mut a0, mut a1) = (acc[0], acc[1]);
+    while i < end {
+        // SAFETY: i + 16 <= end <= x.len(), the length of x and of both rows.
+        let (xv, w0, w1) = unsafe {
+            (
+                [0, 4, 8, 12].map(|k| _mm256_loadu_pd(x.as_ptr().add(i + k))),
+                bf16x16(w[0].as_ptr().add(i)),
+                bf16x16(w[1].as_ptr().add(i)),
+            )
+        };
+        for k in 0..4 {
+            a0[k] = _mm256_fmadd_pd(w0[k], xv[k], a0[k]);
+            a1[k] = _mm256_fmadd_pd(w1[k], xv[k], a1[k]);
+        }
+        i += 16;
+    }
+    *acc = [a0, a1];
+}
+
+/// Columns per step of `dot_bf16_rows4_avx2`: rows 0-1 then rows 2-3 run over this many
+/// elements (two cache lines of each row) before moving on, so all four weight rows stream
+/// from memory together. Running the pairs one whole row after the other instead was
+/// ~30% slower on a 12288×7168 matrix (fewer concurrent streams for the prefetchers).
+const ROWS4_SPAN: usize = 64;
+
+/// Four BF16 rows against one activation, each bit-identical to `dot_bf16_avx2`.
+///
+/// Four rows' 16 lanes would take all 16 ymm registers, so two rows at a time run over a
+/// span of `ROWS4_SPAN` columns (their activations stay in L1 for the second pair), with
+/// the other pair's accumulators parked in memory. Every lane still receives its elements
+/// in column order, so the split changes no rounding.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; every row has `x.len()` elements.
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn dot_bf16_rows4_avx2(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
+    debug_assert!(w.iter().all(|r| r.len() == x.len()));
+    let full = x.len() / 16 * 16;
+    let mut acc = [[[_mm256_setzero_pd(); 4]; 2]; 2];
+    let mut i = 0;
+    while i < full {
+        let end = (i + ROWS4_SPAN).min(full);
+        for (pair, acc_pair) in acc.iter_mut().enumerate() {
+            // SAFETY: features per caller; i and end are multiples of 16 with end <= x.len().
+            unsafe { bf16_rows2_span([w[2 * pair], w[2 * pair + 1]], x, i, end, acc_pair) };
+        }
+        i = end;
+    }
+    let mut out = [0.0f32; 4];
+    for ((o, acc_r), row) in out.iter_mut().zip(acc.iter().flatten()).zip(w) {
+        let mut total = finish16(acc_r);
+        for (&wj, &xj) in row.iter().zip(x).skip(full) {
+            total += bf16_tail(wj) * xj;
+        }
+        *o = total as f32;
+    }
+    out
+}
+
+/// Constants of the MXFP4 decode, built once per kernel call.
+struct Tables {
+    /// Entry `m` (code `m` = magnitude bits, 0..8): the high 32 bits of the f64 E2M1 value
+    /// (its low 32 bits are zero) XOR `m << 28`, which cancels the magnitude bits that the
+    /// decode's `nibble << 28` brings along with the sign bit.
+    hi_words: __m256i,
+    /// 32-bit lane `p` right-shifts the chunk's word by `4·π(p)`, `π = 0,4,1,5,2,6,3,7`:
+    /// the nibble of element `π(p)` lands in bits 0..3 (the permute reads bits 0..2).
+    idx_shift: __m256i,
+    /// The high 32-bit half of every 64-bit lane.
+    high_halves: __m256i,
+}
+
+#[target_feature(enable = "avx2,fma")]
+fn tables() -> Tables {
+    let hi: [i32; 8] = std::array::from_fn(|m| {
+        let bits = f64::from(E2M1[m]).to_bits();
+        debug_assert_eq!(bits & 0xFFFF_FFFF, 0, "E2M1 values have 20 significant bits at most");
+        ((bits >> 32) as u32 ^ ((m as u32) << 28)) as i32
+    });
+    // SAFETY: `hi` holds 8 i32 (32 bytes); unaligned load.
+    let hi_words = unsafe { _mm256_loadu_si256(hi.as_ptr().cast()) };
+    Tables {
+        hi_words,
+        idx_shift: _mm256_setr_epi32(0, 16, 4, 20, 8, 24, 12, 28),
+        high_halves: _mm256_set1_epi64x(-1 << 32),
+    }
+}
+
+/// The eight E2M1 values of one 4-byte chunk (elements `0..8`, element `e` in nibble `e`
+/// of the little-endian word) as two f64 vectors, elements `0..4` and `4..8`.
+///
+/// The word is broadcast to every 32-bit lane; lane `p` shifts its element's nibble `n`
+/// down (bits above it are junk the permute ignores), looks up `hi(n & 7) ^ (n & 7) << 28`
+/// with an 8-entry permute and XORs in `n << 28` (a plain shift drops the junk): the
+/// magnitude bits cancel and the sign bit lands in bit 31, giving the value's high f64
+/// word. Even lanes (elements 0..4) move up into the high half of their 64-bit lane, odd
+/// lanes (elements 4..8) already sit there and keep it: two f64 vectors with low words 0,
+/// and only the permute on the shuffle port.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn decode_chunk(word: u32, t: &Tables) -> [__m256d; 2] {
+    let w = _mm256_set1_epi32(word as i32);
+    let nib = _mm256_srlv_epi32(w, t.idx_shift);
+    // 32-bit lanes hold the high words of elements 0,4 | 1,5 | 2,6 | 3,7.
+    let hi = _mm256_xor_si256(_mm256_permutevar8x32_epi32(t.hi_words, nib), _mm256_slli_epi32::<28>(nib));
+    [_mm256_castsi256_pd(_mm256_slli_epi64::<32>(hi)), _mm256_castsi256_pd(_mm256_and_si256(hi, t.high_halves))]
+}
+
+/// The 32 E2M1 values of one group: `v[2q]` = elements `8q..8q+4`, `v[2q+1]` = `8q+4..8q+8`.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `group` must point at 16 readable bytes.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn decode_group(group: *const u8, t: &Tables) -> [__m256d; 8] {
+    let mut v = [_mm256_setzero_pd(); 8];
+    for (q, pair) in v.chunks_exact_mut(2).enumerate() {
+        // SAFETY: bytes 4q..4q+4 (q < 4) lie within the group's 16 readable bytes.
+        let word = u32::from_le(unsafe { std::ptr::read_unaligned(group.add(4 * q).cast::<u32>()) });
+        pair.copy_from_slice(&decode_chunk(word, t));
+    }
+    v
+}
+
+/// One group's unscaled dot product with the 8-lane contract.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `xg` must point at 32 readable f64.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn group_dot(v: &[__m256d; 8], xg: *const f64) -> f64 {
+    let (mut lo, mut hi) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+    for (q, pair) in v.chunks_exact(2).enumerate() {
+        // SAFETY: xg + 8q .. xg + 8q + 8 lies within the caller's 32 f64.
+        let (x_lo, x_hi) = unsafe { (_mm256_loadu_pd(xg.add(8 * q)), _mm256_loadu_pd(xg.add(8 * q + 4))) };
+        lo = _mm256_fmadd_pd(pair[0], x_lo, lo);
+        hi = _mm256_fmadd_pd(pair[1], x_hi, hi);
+    }
+    // b_l = s_l + s_{l+4}, then (b0 + b1) + (b2 + b3) in scalar code.
+    let mut b = [0.0f64; 4];
+    // SAFETY: `b` holds 4 f64; unaligned store.
+    unsafe { _mm256_storeu_pd(b.as_mut_ptr(), _mm256_add_pd(lo, hi)) };
+    (b[0] + b[1]) + (b[2] + b[3])
+}
+
+/// AVX2 twin of `dot_mxfp4_portable`.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `packed.len() * 2 == x.len()` and
+/// `scales.len() * 32 == x.len()`.
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn dot_mxfp4_avx2(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
+    debug_assert!(packed.len() * 2 == x.len() && scales.len() * 32 == x.len());
+    let t = tables();
+    let mut total = 0.0f64;
+    for (g, &scale) in scales.iter().enumerate() {
+        if scale == 255 {
+            continue;
+        }
+        // SAFETY: group g owns packed[16g..16g+16] and x[32g..32g+32], in bounds by the
+        // length relations the caller guarantees.
+        let group = unsafe { group_dot(&decode_group(packed.as_ptr().add(16 * g), &t), x.as_ptr().add(32 * g)) };
+        total += group * e8m0_scale(scale);
+    }
+    total as f32
+}
+
+/// MXFP4 row against `out.len()` tokens: each group's nibbles are decoded once and used for
+/// every token; each token's arithmetic is exactly `dot_mxfp4_avx2`'s.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `xs.len() == out.len() * cols` with
+/// `cols == packed.len() * 2 == scales.len() * 32`.
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn dot_mxfp4_batch_avx2(packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
+    let cols = packed.len() * 2;
+    debug_assert!(scales.len() * 32 == cols && xs.len() == out.len() * cols);
+    let t = tables();
+    let mut totals = [0.0f64; 64];
+    for chunk_start in (0..out.len()).step_by(64) {
+        let n = (out.len() - chunk_start).min(64);
+        totals[..n].fill(0.0);
+        for (g, &scale) in scales.iter().enumerate() {
+            if scale == 255 {
+                continue;
+            }
+            // SAFETY: group g owns packed[16g..16g+16]; in bounds by the length relations.
+            let v = unsafe { decode_group(packed.as_ptr().add(16 * g), &t) };
+            let s = e8m0_scale(scale);
+            for (k, total) in totals[..n].iter_mut().enumerate() {
+                // SAFETY: token chunk_start + k owns xs[(chunk_start + k) * cols ..][32g..32g+32].
+                *total += unsafe { group_dot(&v, xs.as_ptr().add((chunk_start + k) * cols + 32 * g)) } * s;
+            }
+        }
+        for (o, &total) in out[chunk_start..chunk_start + n].iter_mut().zip(&totals[..n]) {
+            *o = total as f32;
+        }
+    }
+}
+
+/// Sum of `data` with eight independent 8-lane accumulators: a memory-read probe for
+/// benchmarks (its rounding order is not part of the model's FP contract).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn read_sum_avx2(data: &[f32]) -> f32 {
+    let mut acc = [_mm256_setzero_ps(); 8];
+    let full = data.len() / 64 * 64;
+    let mut i = 0;
+    while i < full {
+        for (k, a) in acc.iter_mut().enumerate() {
+            // SAFETY: i + 8k + 8 <= full <= data.len().
+            *a = _mm256_add_ps(*a, unsafe { _mm256_loadu_ps(data.as_ptr().add(i + 8 * k)) });
+        }
+        i += 64;
+    }
+    let mut lanes = [0.0f32; 64];
+    for (k, a) in acc.iter().enumerate() {
+        // SAFETY: `lanes` holds 64 f32 and 8k + 8 <= 64.
+        unsafe { _mm256_storeu_ps(lanes.as_mut_ptr().add(8 * k), *a) };
+    }
+    lanes.iter().sum::<f32>() + data[full..].iter().sum::<f32>()
+}
