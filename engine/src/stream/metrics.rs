@@ -79,6 +79,18 @@ impl StreamMetrics {
         }
     }
 
+    /// Adds `other`'s counters to these (per-token spans summed into a run).
+    pub fn accumulate(&mut self, other: &StreamMetrics) {
+        self.expert_requests += other.expert_requests;
+        self.expert_true_hits += other.expert_true_hits;
+        self.expert_prefetch_hits += other.expert_prefetch_hits;
+        self.expert_misses += other.expert_misses;
+        self.expert_bytes_read += other.expert_bytes_read;
+        self.trunk_bytes_read += other.trunk_bytes_read;
+        self.trunk_layers_read += other.trunk_layers_read;
+        self.io_wait += other.io_wait;
+    }
+
     /// True-resident hit rate (prefetch-served hits excluded), 0 when nothing was requested.
     pub fn true_hit_rate(&self) -> f64 {
         if self.expert_requests == 0 {

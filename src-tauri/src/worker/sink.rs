@@ -93,17 +93,6 @@ pub fn io_share(io_wait: Duration, wall: Duration) -> f64 {
     }
 }
 
-fn add(total: &mut StreamMetrics, m: &StreamMetrics) {
-    total.expert_requests += m.expert_requests;
-    total.expert_true_hits += m.expert_true_hits;
-    total.expert_prefetch_hits += m.expert_prefetch_hits;
-    total.expert_misses += m.expert_misses;
-    total.expert_bytes_read += m.expert_bytes_read;
-    total.trunk_bytes_read += m.trunk_bytes_read;
-    total.trunk_layers_read += m.trunk_layers_read;
-    total.io_wait += m.io_wait;
-}
-
 impl EventSink for ReplySink<'_> {
     fn prefill_progress(&mut self, done: usize, total: usize) {
         self.emit(GenerationEvent::PrefillProgress { job_id: self.job_id, done: done as u32, total: total as u32 });
@@ -117,7 +106,7 @@ impl EventSink for ReplySink<'_> {
     fn token(&mut self, event: &TokenEvent<'_>) {
         self.tokens += 1;
         self.first_token_at.get_or_insert_with(|| self.started.elapsed());
-        add(&mut self.metrics, &event.metrics);
+        self.metrics.accumulate(&event.metrics);
         let text = if Some(event.id) == self.tokenizer.eos_id() {
             String::new()
         } else {
