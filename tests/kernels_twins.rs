@@ -3,8 +3,8 @@
 //! batched product equals the single-vector one.
 
 use k3_engine::kernels::dispatch::{
-    available, best, current, dot_bf16_on, dot_bf16_rows4_on, dot_f32_on, dot_mxfp4_batch_on, dot_mxfp4_on, read_sum,
-    select, Isa,
+    available, best, current, dot_bf16_on, dot_bf16_rows4_on, dot_f32_on, dot_mxfp4_batch_on, dot_mxfp4_on,
+    mxfp4_accumulate_tokens_on, read_sum, select, Isa,
 };
 use k3_engine::kernels::{self, reference, widen, RowDot};
 use rand_like::Lcg;
@@ -168,6 +168,59 @@ fn batched_mxfp4_equals_one_token_at_a_time_on_every_isa() {
             }
         }
     }
+}
+
+#[test]
+fn a_row_summed_in_group_ranges_with_strided_tokens_equals_the_whole_row_on_every_isa() {
+    let mut rng = Lcg(12);
+    let (groups, n_tokens) = (29usize, 19usize);
+    let cols = groups * 32;
+    let packed: Vec<u8> = (0..cols / 2).map(|_| rng.next_u32() as u8).collect();
+    let mut scales: Vec<u8> = (0..groups).map(|_| 112 + (rng.next_u32() % 20) as u8).collect();
+    scales[3] = 255;
+    scales[17] = 255;
+    let xs32 = rng.vec(cols * n_tokens, 3.0);
+    let xs = widen(&xs32);
+    for isa in available() {
+        // Ranges 0..5, 5..17, 17..29 in order, tokens at stride `cols` (the tiled layout).
+        let mut totals = vec![0.0f64; n_tokens];
+        for (g0, g1) in [(0usize, 5usize), (5, 17), (17, 29)] {
+            let (p, s) = (&packed[16 * g0..16 * g1], &scales[g0..g1]);
+            mxfp4_accumulate_tokens_on(isa, p, s, &xs[32 * g0..], cols, &mut totals);
+        }
+        for (t, &total) in totals.iter().enumerate() {
+            let want = reference::dot_mxfp4_ref(&packed, &scales, &xs32[t * cols..(t + 1) * cols]);
+            assert_eq!((total as f32).to_bits(), want.to_bits(), "{isa:?} token {t}");
+        }
+    }
+}
+
+#[test]
+fn the_cache_blocked_mxfp4_product_equals_the_reference_per_row_and_token() {
+    // 13 groups (one block of 12 and a leftover), 11 tokens (a tile of 8 and 3), 6 rows.
+    let mut rng = Lcg(13);
+    let (rows, groups, n_tokens) = (6usize, 13usize, 11usize);
+    let cols = groups * 32;
+    let packed: Vec<u8> = (0..rows * cols / 2).map(|_| rng.next_u32() as u8).collect();
+    let mut scales: Vec<u8> = (0..rows * groups).map(|_| 110 + (rng.next_u32() % 24) as u8).collect();
+    scales[groups + 12] = 255;
+    let mut xs32 = rng.vec(cols * n_tokens, 2.0);
+    plant_cancelling_pairs(&mut rng, &mut xs32, 9, |_| {});
+    let xs = widen(&xs32);
+    let _body = k3_tests::KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
+    for isa in available() {
+        select(isa).expect("an available body");
+        let mut out = vec![0.0f32; rows * n_tokens];
+        kernels::mxfp4_batch::mxfp4_rows_batch(&packed, &scales, cols, &xs, &mut out);
+        for r in 0..rows {
+            let (p, s) = (&packed[r * cols / 2..(r + 1) * cols / 2], &scales[r * groups..(r + 1) * groups]);
+            for t in 0..n_tokens {
+                let want = reference::dot_mxfp4_ref(p, s, &xs32[t * cols..(t + 1) * cols]);
+                assert_eq!(out[r * n_tokens + t].to_bits(), want.to_bits(), "{isa:?} row {r} token {t}");
+            }
+        }
+    }
+    select(best()).expect("the fastest body");
 }
 
 #[test]

@@ -133,7 +133,7 @@ pub fn dot_mxfp4_on(isa: Isa, packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     match isa {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as in `dot_f32_on`; the MXFP4 length relations are checked above.
-        Isa::Avx512 => unsafe { crate::kernels::simd_x86::dot_mxfp4_avx512(packed, scales, x) },
+        Isa::Avx512 => unsafe { crate::kernels::mxfp4_avx512::dot_mxfp4_avx512(packed, scales, x) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as in `dot_f32_on`; the MXFP4 length relations are checked above.
         Isa::Avx2 => unsafe { crate::kernels::simd_avx2::dot_mxfp4_avx2(packed, scales, x) },
@@ -153,23 +153,51 @@ pub fn dot_mxfp4_wide(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     dot_mxfp4_on(current(), packed, scales, x)
 }
 
+/// Adds groups `0..scales.len()` of one MXFP4 row to the running f64 totals of
+/// `totals.len()` tokens, token `k`'s activations for those groups starting at
+/// `xs[k * x_stride]`; each token's result is the one `dot_mxfp4_on` reaches when its
+/// groups arrive in order, however the row is split into group ranges.
+pub fn mxfp4_accumulate_tokens_on(
+    isa: Isa,
+    packed: &[u8],
+    scales: &[u8],
+    xs: &[f64],
+    x_stride: usize,
+    totals: &mut [f64],
+) {
+    let n = totals.len();
+    assert!(packed.len() == 16 * scales.len(), "mxfp4_accumulate_tokens packed length");
+    assert!(n == 0 || (n - 1) * x_stride + 32 * scales.len() <= xs.len(), "mxfp4_accumulate_tokens activations");
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Avx512` is only available when the CPU has AVX-512F/BW; lengths checked.
+        Isa::Avx512 => unsafe {
+            crate::kernels::mxfp4_avx512::accumulate_tokens_avx512(packed, scales, xs, x_stride, totals)
+        },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `Avx2` is only available when the CPU has AVX2 and FMA; lengths checked.
+        Isa::Avx2 => unsafe { crate::kernels::simd_avx2::accumulate_tokens_avx2(packed, scales, xs, x_stride, totals) },
+        _ => {
+            for (k, total) in totals.iter_mut().enumerate() {
+                dot::accumulate_mxfp4_portable(packed, scales, &xs[k * x_stride..], total);
+            }
+        }
+    }
+}
+
+pub fn mxfp4_accumulate_tokens_wide(packed: &[u8], scales: &[u8], xs: &[f64], x_stride: usize, totals: &mut [f64]) {
+    mxfp4_accumulate_tokens_on(current(), packed, scales, xs, x_stride, totals)
+}
+
 /// One MXFP4 row against several tokens (`xs` is `[out.len()][cols]`), each token's
 /// result bit-identical to `dot_mxfp4_on`; the nibbles are decoded once per group.
 pub fn dot_mxfp4_batch_on(isa: Isa, packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
     let cols = packed.len() * 2;
     assert!(scales.len() * 32 == cols && xs.len() == out.len() * cols, "dot_mxfp4_batch lengths");
-    match isa {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Avx512` is only available when the CPU has AVX-512F/BW; lengths checked.
-        Isa::Avx512 => unsafe { crate::kernels::simd_x86::dot_mxfp4_batch_avx512(packed, scales, xs, out) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Avx2` is only available when the CPU has AVX2 and FMA; lengths checked.
-        Isa::Avx2 => unsafe { crate::kernels::simd_avx2::dot_mxfp4_batch_avx2(packed, scales, xs, out) },
-        _ => {
-            for (o, x) in out.iter_mut().zip(xs.chunks_exact(cols)) {
-                *o = dot::dot_mxfp4_portable(packed, scales, x);
-            }
-        }
+    let mut totals = vec![0.0f64; out.len()];
+    mxfp4_accumulate_tokens_on(isa, packed, scales, xs, cols, &mut totals);
+    for (o, t) in out.iter_mut().zip(totals) {
+        *o = t as f32;
     }
 }
 

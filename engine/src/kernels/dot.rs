@@ -104,6 +104,14 @@ pub fn dot_mxfp4_portable(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     debug_assert_eq!(packed.len() * 2, x.len());
     debug_assert_eq!(scales.len() * 32, x.len());
     let mut total = 0.0f64;
+    accumulate_mxfp4_portable(packed, scales, x, &mut total);
+    total as f32
+}
+
+/// Adds groups `0..scales.len()` of one packed MXFP4 row to a running f64 `total`, group
+/// after group (`packed.len() == 16 · scales.len()`, `x` at least `32 · scales.len()` long):
+/// the contract's unit, so a row may be summed in several group ranges in order.
+pub fn accumulate_mxfp4_portable(packed: &[u8], scales: &[u8], x: &[f64], total: &mut f64) {
     for ((group, xg), &scale) in packed.chunks_exact(16).zip(x.chunks_exact(32)).zip(scales) {
         if scale == 255 {
             continue;
@@ -121,9 +129,8 @@ pub fn dot_mxfp4_portable(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
         let b1 = lanes[1] + lanes[5];
         let b2 = lanes[2] + lanes[6];
         let b3 = lanes[3] + lanes[7];
-        total += ((b0 + b1) + (b2 + b3)) * e8m0_scale(scale);
+        *total += ((b0 + b1) + (b2 + b3)) * e8m0_scale(scale);
     }
-    total as f32
 }
 
 /// Dequantises one packed MXFP4 row into `out` (`out.len() == 2 · packed.len()`):

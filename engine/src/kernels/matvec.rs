@@ -11,6 +11,9 @@ use rayon::prelude::*;
 const PARALLEL_MIN_ELEMS: usize = 1 << 15;
 /// Target weight elements per parallel task.
 const TASK_ELEMS: usize = 1 << 14;
+/// Rows per parallel task of a batched product: enough rows to reuse each cached tile of
+/// activations, still dozens of tasks for a 3072-row expert matrix.
+const BATCH_ROWS_PER_TASK: usize = 32;
 
 /// A matrix whose rows can be dotted with an activation vector.
 pub trait RowDot: Sync {
@@ -33,6 +36,16 @@ pub trait RowDot: Sync {
         let cols = self.cols();
         for (o, x) in out.iter_mut().zip(xs.chunks_exact(cols)) {
             *o = self.row_dot(r, x);
+        }
+    }
+
+    /// Rows `first..first + out.len() / n_tokens` against every token of `xs`, `out` laid
+    /// out `[row][token]`; each result must equal `row_dot` bit for bit. Formats override
+    /// it to block the product for the cache.
+    fn rows_dot_batch(&self, first: usize, xs: &[f64], out: &mut [f32]) {
+        let n_tokens = xs.len() / self.cols().max(1);
+        for (k, per_token) in out.chunks_mut(n_tokens.max(1)).enumerate() {
+            self.row_dot_batch(first + k, xs, per_token);
         }
     }
 }
@@ -82,18 +95,14 @@ pub fn matmul_rows(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
     let xs = &crate::kernels::widen(xs)[..];
     // Row-major [rows][n_tokens] staging so tasks own disjoint output chunks.
     let mut staged = vec![0.0f32; rows * n_tokens];
-    let fill = |r: usize, out: &mut [f32]| m.row_dot_batch(r, xs, out);
     if rows * cols * n_tokens < PARALLEL_MIN_ELEMS {
-        for (r, out) in staged.chunks_mut(n_tokens).enumerate() {
-            fill(r, out);
-        }
+        m.rows_dot_batch(0, xs, &mut staged);
     } else {
-        let chunk = rows_per_task(m);
-        staged.par_chunks_mut(chunk * n_tokens).enumerate().for_each(|(c, block)| {
-            for (k, out) in block.chunks_mut(n_tokens).enumerate() {
-                fill(c * chunk + k, out);
-            }
-        });
+        let chunk = rows_per_task(m).max(BATCH_ROWS_PER_TASK);
+        staged
+            .par_chunks_mut(chunk * n_tokens)
+            .enumerate()
+            .for_each(|(c, block)| m.rows_dot_batch(c * chunk, xs, block));
     }
     for (r, per_token) in staged.chunks(n_tokens).enumerate() {
         for (t, &v) in per_token.iter().enumerate() {

@@ -33,6 +33,9 @@ pub mod activation;
 pub mod dispatch;
 pub mod dot;
 pub mod matvec;
+#[cfg(target_arch = "x86_64")]
+mod mxfp4_avx512;
+pub mod mxfp4_batch;
 pub mod norm;
 pub mod reference;
 #[cfg(target_arch = "x86_64")]
@@ -41,7 +44,10 @@ mod simd_avx2;
 mod simd_x86;
 
 pub use activation::{sigmoid, silu, situ_glu};
-pub use dispatch::{dot_bf16_rows4_wide, dot_bf16_wide, dot_f32_wide, dot_mxfp4_batch_wide, dot_mxfp4_wide, Isa};
+pub use dispatch::{
+    dot_bf16_rows4_wide, dot_bf16_wide, dot_f32_wide, dot_mxfp4_batch_wide, dot_mxfp4_wide,
+    mxfp4_accumulate_tokens_wide, Isa,
+};
 pub use dot::{decode_mxfp4_row, dot_bf16, dot_f32, dot_mxfp4, widen, E2M1};
 pub use matvec::{matmul_rows, matvec_rows, RowDot};
 pub use norm::{l2norm, rms_inverse, rmsnorm};

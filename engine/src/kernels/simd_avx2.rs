@@ -275,6 +275,24 @@ unsafe fn group_dot(v: &[__m256d; 8], xg: *const f64) -> f64 {
     (b[0] + b[1]) + (b[2] + b[3])
 }
 
+/// Adds groups `0..scales.len()` of one row to `total`, in order.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `packed.len() == 16 * scales.len()` and
+/// `x.len() >= 32 * scales.len()`.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn accumulate_row(packed: &[u8], scales: &[u8], x: &[f64], total: &mut f64, t: &Tables) {
+    for (g, &scale) in scales.iter().enumerate() {
+        if scale == 255 {
+            continue;
+        }
+        // SAFETY: group g owns packed[16g..16g+16] and x[32g..32g+32], in bounds by the
+        // length relations the caller guarantees.
+        let group = unsafe { group_dot(&decode_group(packed.as_ptr().add(16 * g), t), x.as_ptr().add(32 * g)) };
+        *total += group * e8m0_scale(scale);
+    }
+}
+
 /// AVX2 twin of `dot_mxfp4_portable`.
 ///
 /// # Safety
@@ -283,49 +301,32 @@ unsafe fn group_dot(v: &[__m256d; 8], xg: *const f64) -> f64 {
 #[target_feature(enable = "avx2,fma")]
 pub unsafe fn dot_mxfp4_avx2(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     debug_assert!(packed.len() * 2 == x.len() && scales.len() * 32 == x.len());
-    let t = tables();
     let mut total = 0.0f64;
+    // SAFETY: features and lengths per the caller.
+    unsafe { accumulate_row(packed, scales, x, &mut total, &tables()) };
+    total as f32
+}
+
+/// Adds groups `0..scales.len()` of one row to the running totals of `totals.len()`
+/// tokens, token `k`'s activations starting at `xs[k * x_stride]`: each group's nibbles are
+/// decoded once for every token; each token's arithmetic is exactly [`accumulate_row`]'s.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `packed.len() == 16 * scales.len()` and, for
+/// `n = totals.len() > 0`, `(n - 1) * x_stride + 32 * scales.len() <= xs.len()`.
+#[target_feature(enable = "avx2,fma")]
+pub unsafe fn accumulate_tokens_avx2(packed: &[u8], scales: &[u8], xs: &[f64], x_stride: usize, totals: &mut [f64]) {
+    let t = tables();
     for (g, &scale) in scales.iter().enumerate() {
         if scale == 255 {
             continue;
         }
-        // SAFETY: group g owns packed[16g..16g+16] and x[32g..32g+32], in bounds by the
-        // length relations the caller guarantees.
-        let group = unsafe { group_dot(&decode_group(packed.as_ptr().add(16 * g), &t), x.as_ptr().add(32 * g)) };
-        total += group * e8m0_scale(scale);
-    }
-    total as f32
-}
-
-/// MXFP4 row against `out.len()` tokens: each group's nibbles are decoded once and used for
-/// every token; each token's arithmetic is exactly `dot_mxfp4_avx2`'s.
-///
-/// # Safety
-/// The CPU must support AVX2 and FMA; `xs.len() == out.len() * cols` with
-/// `cols == packed.len() * 2 == scales.len() * 32`.
-#[target_feature(enable = "avx2,fma")]
-pub unsafe fn dot_mxfp4_batch_avx2(packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
-    let cols = packed.len() * 2;
-    debug_assert!(scales.len() * 32 == cols && xs.len() == out.len() * cols);
-    let t = tables();
-    let mut totals = [0.0f64; 64];
-    for chunk_start in (0..out.len()).step_by(64) {
-        let n = (out.len() - chunk_start).min(64);
-        totals[..n].fill(0.0);
-        for (g, &scale) in scales.iter().enumerate() {
-            if scale == 255 {
-                continue;
-            }
-            // SAFETY: group g owns packed[16g..16g+16]; in bounds by the length relations.
-            let v = unsafe { decode_group(packed.as_ptr().add(16 * g), &t) };
-            let s = e8m0_scale(scale);
-            for (k, total) in totals[..n].iter_mut().enumerate() {
-                // SAFETY: token chunk_start + k owns xs[(chunk_start + k) * cols ..][32g..32g+32].
-                *total += unsafe { group_dot(&v, xs.as_ptr().add((chunk_start + k) * cols + 32 * g)) } * s;
-            }
-        }
-        for (o, &total) in out[chunk_start..chunk_start + n].iter_mut().zip(&totals[..n]) {
-            *o = total as f32;
+        // SAFETY: group g owns packed[16g..16g+16]; in bounds by the length relations.
+        let v = unsafe { decode_group(packed.as_ptr().add(16 * g), &t) };
+        let s = e8m0_scale(scale);
+        for (k, total) in totals.iter_mut().enumerate() {
+            // SAFETY: token k owns xs[k * x_stride + 32g ..][..32], in bounds per the caller.
+            *total += unsafe { group_dot(&v, xs.as_ptr().add(k * x_stride + 32 * g)) } * s;
         }
     }
 }

@@ -126,6 +126,29 @@ impl RowDot for Matrix {
         }
     }
 
+    fn rows_dot_batch(&self, first: usize, xs: &[f64], out: &mut [f32]) {
+        let c = self.cols;
+        match &self.data {
+            MatrixData::Mxfp4 { packed, scales } => {
+                let n_rows = out.len() / (xs.len() / c).max(1);
+                let rows = first..first + n_rows;
+                kernels::mxfp4_batch::mxfp4_rows_batch(
+                    &packed.bytes()[rows.start * c / 2..rows.end * c / 2],
+                    &scales.bytes()[rows.start * c / 32..rows.end * c / 32],
+                    c,
+                    xs,
+                    out,
+                )
+            }
+            _ => {
+                let n_tokens = (xs.len() / c).max(1);
+                for (k, per_token) in out.chunks_mut(n_tokens).enumerate() {
+                    self.row_dot_batch(first + k, xs, per_token);
+                }
+            }
+        }
+    }
+
     fn rows(&self) -> usize {
         self.rows
     }

@@ -1,0 +1,54 @@
+//! Cache-blocked product of a block of packed MXFP4 rows with a batch of tokens (prefill).
+//!
+//! Owns: the loop order of the batched MXFP4 product. Tokens go in tiles of eight and each
+//! row's groups in blocks small enough that a tile's activations (eight tokens × a block of
+//! groups, as f64) stay in the L1 cache while every row of the block passes over them; each
+//! (row, token) keeps a running f64 total that receives its groups in order, so the result
+//! is the one-token kernel's bit for bit (the contract allows a row to be summed in group
+//! ranges, in order — see `dot::accumulate_mxfp4_portable`).
+//! Must not: reorder groups within a row, or convert a total to f32 before its last group.
+//! Easy to break: the strides — `xs` is `[n_tokens][cols]`, the rows' bytes are contiguous
+//! `[n_rows][cols / 2]` and `[n_rows][cols / 32]`, `out` is `[n_rows][n_tokens]`.
+
+use crate::kernels::dispatch::mxfp4_accumulate_tokens_wide;
+
+/// Tokens per tile: the AVX-512 body reduces eight tokens' groups per instruction.
+const TILE_TOKENS: usize = 8;
+/// Bytes of f64 activations per tile (tokens × block of groups), sized to stay in L1d.
+const TILE_X_BYTES: usize = 24 * 1024;
+/// Groups per block: 12 for eight tokens (8 · 12 · 32 · 8 B = 24 KiB).
+const BLOCK_GROUPS: usize = TILE_X_BYTES / (TILE_TOKENS * 32 * 8);
+
+/// `out[r][t] = row r · token t` for the rows whose packed bytes and scales are `packed`
+/// and `scales` (each row `cols / 2` and `cols / 32` bytes) and tokens `xs` (`[n][cols]`,
+/// widened to f64).
+pub fn mxfp4_rows_batch(packed: &[u8], scales: &[u8], cols: usize, xs: &[f64], out: &mut [f32]) {
+    assert!(cols > 0 && cols.is_multiple_of(32), "MXFP4 width {cols} is not a multiple of 32");
+    let groups = cols / 32;
+    let n_rows = scales.len() / groups;
+    let n_tokens = xs.len() / cols;
+    assert!(packed.len() == n_rows * cols / 2 && scales.len() == n_rows * groups, "MXFP4 block sizes");
+    assert!(xs.len() == n_tokens * cols && out.len() == n_rows * n_tokens, "MXFP4 batch sizes");
+    let mut totals = vec![0.0f64; n_rows * n_tokens];
+    for t0 in (0..n_tokens).step_by(TILE_TOKENS) {
+        let tile = (n_tokens - t0).min(TILE_TOKENS);
+        for g0 in (0..groups).step_by(BLOCK_GROUPS) {
+            let g1 = (g0 + BLOCK_GROUPS).min(groups);
+            let x_tile = &xs[t0 * cols + 32 * g0..];
+            for r in 0..n_rows {
+                let (first, last) = (r * groups + g0, r * groups + g1);
+                let row_totals = &mut totals[r * n_tokens + t0..][..tile];
+                mxfp4_accumulate_tokens_wide(
+                    &packed[16 * first..16 * last],
+                    &scales[first..last],
+                    x_tile,
+                    cols,
+                    row_totals,
+                );
+            }
+        }
+    }
+    for (o, &t) in out.iter_mut().zip(&totals) {
+        *o = t as f32;
+    }
+}
