@@ -30,6 +30,9 @@ pub struct KernelResult {
     pub weight_gbps: f64,
     /// `weight_gbps / memory read bandwidth` (1.0 = at the memory floor).
     pub memory_ratio: f64,
+    /// For a batched case: throughput per token over the same product's one-token case in
+    /// the same run (`t(1) · n / t(n)`).
+    pub speedup_vs_one_token: Option<f64>,
 }
 
 /// Median of `reps` timings after one warm-up run.
@@ -93,6 +96,7 @@ fn result(name: &str, threads: usize, median: Duration, madds: f64, weight_bytes
         gflops: 2.0 * madds / secs / 1e9,
         weight_gbps,
         memory_ratio: weight_gbps / mem_gbps,
+        speedup_vs_one_token: None,
     }
 }
 
@@ -120,12 +124,18 @@ pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(f64, Vec<Kern
     let cfg = bench_config();
     let expert_bytes = 3.0 * (inter * latent) as f64 * 0.53125;
     let madds = 3.0 * (inter * latent) as f64;
+    let mut one_token = None;
     for n_tokens in [1usize, 16, 64] {
         let xs: Vec<f32> = (0..n_tokens * latent).map(|i| ((i % 89) as f32 - 44.0) / 44.0).collect();
         let mut ys = vec![0.0f32; n_tokens * latent];
         let t = time_median(reps, || pool.install(|| expert.forward(&cfg, &xs, &mut ys)));
         let name = if n_tokens == 1 { "mxfp4 expert".to_string() } else { format!("mxfp4 expert x{n_tokens} tokens") };
-        out.push(result(&name, threads, t, madds * n_tokens as f64, expert_bytes, mem));
+        let mut r = result(&name, threads, t, madds * n_tokens as f64, expert_bytes, mem);
+        match one_token {
+            None => one_token = Some(t),
+            Some(t1) => r.speedup_vs_one_token = Some(t1.as_secs_f64() * n_tokens as f64 / t.as_secs_f64()),
+        }
+        out.push(r);
     }
     Ok((mem, out))
 }

@@ -29,8 +29,10 @@ pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
     for (mem, results) in &runs {
         println!("memory read bandwidth at {} thread(s): {mem:.1} GB/s", results[0].threads);
         for r in results {
+            let batched =
+                r.speedup_vs_one_token.map(|s| format!("  {s:.2}× one token's throughput")).unwrap_or_default();
             println!(
-                "  {:<28} {:>9.3} ms  {:>7.1} GFLOP/s  {:>6.1} GB/s weights  {:>5.2}× memory floor",
+                "  {:<28} {:>9.3} ms  {:>7.1} GFLOP/s  {:>6.1} GB/s weights  {:>5.2}× memory floor{batched}",
                 r.name,
                 r.median.as_secs_f64() * 1e3,
                 r.gflops,
@@ -46,7 +48,7 @@ fn case_json(r: &KernelResult, mem_gbps: f64) -> serde_json::Value {
     json!({
         "name": r.name, "threads": r.threads, "median_ms": r.median.as_secs_f64() * 1e3,
         "gflops": r.gflops, "weight_gbps": r.weight_gbps, "memory_read_gbps": mem_gbps,
-        "ratio_to_memory_floor": r.memory_ratio,
+        "ratio_to_memory_floor": r.memory_ratio, "per_token_speedup_vs_one_token": r.speedup_vs_one_token,
     })
 }
 
