@@ -11,7 +11,7 @@ use std::arch::x86_64::*;
 use std::hint::black_box;
 use std::time::Instant;
 
-use k3_engine::kernels::dispatch::{dot_mxfp4_on, Isa};
+use k3_engine::kernels::dispatch::{dot_mxfp4_on, mxfp4_accumulate_tokens_on, Isa};
 use k3_engine::kernels::mxfp4_batch::mxfp4_rows_batch;
 use k3_engine::kernels::E2M1;
 
@@ -140,5 +140,19 @@ fn main() {
     let mut out = vec![0f32; ROWS * n_tokens];
     let t = min_time(5, || mxfp4_rows_batch(&packed, &scales, COLS, &xs, &mut out));
     report("blocked product, 64 tokens", t, GROUPS * n_tokens);
+    // The tokens body on eight tokens that share one activation vector (stride 0): its
+    // activation loads always hit the same 28 KiB, so the difference to a real batch of
+    // eight shows what reading eight tokens' activations costs.
+    for (name, stride) in [("tokens body, 8 tokens, stride 0", 0), ("tokens body, 8 tokens, own rows", COLS)] {
+        let xs8 = &xs[..7 * stride + COLS];
+        let mut totals = [0.0f64; 8];
+        let t = min_time(5, || {
+            for r in 0..ROWS {
+                mxfp4_accumulate_tokens_on(Isa::Avx512, row(r).0, row(r).1, xs8, stride, &mut totals);
+            }
+        });
+        black_box(&totals);
+        report(name, t, GROUPS * 8);
+    }
     black_box(&out);
 }
