@@ -43,10 +43,16 @@ pub trait RowDot: Sync {
     /// out `[row][token]`; each result must equal `row_dot` bit for bit. Formats override
     /// it to block the product for the cache.
     fn rows_dot_batch(&self, first: usize, xs: &[f64], out: &mut [f32]) {
-        let n_tokens = xs.len() / self.cols().max(1);
-        for (k, per_token) in out.chunks_mut(n_tokens.max(1)).enumerate() {
-            self.row_dot_batch(first + k, xs, per_token);
-        }
+        rows_dot_batch_by_row(self, first, xs, out);
+    }
+}
+
+/// [`RowDot::rows_dot_batch`] one row at a time through [`RowDot::row_dot_batch`], for
+/// formats without a blocked product.
+pub fn rows_dot_batch_by_row(m: &(impl RowDot + ?Sized), first: usize, xs: &[f64], out: &mut [f32]) {
+    let n_tokens = (xs.len() / m.cols().max(1)).max(1);
+    for (k, per_token) in out.chunks_mut(n_tokens).enumerate() {
+        m.row_dot_batch(first + k, xs, per_token);
     }
 }
 

@@ -2,9 +2,9 @@
 //!
 //! Owns: the in-register nibble decode, the one-row body (eight groups' trees reduced per
 //! instruction, eight scales applied per instruction, only the ordered additions to the
-//! running total scalar) and the tokens body (each group decoded once, eight tokens'
-//! trees per instruction). Every body keeps the contract exactly: a group accumulates element `t`
-//! into lane `t % 8` over its four 8-element chunks in order, reduces `b_l = s_l + s_{l+4}`,
+//! running total scalar) and the tokens body (each group decoded once, eight tokens' trees
+//! per instruction). Every body keeps the contract exactly: a group accumulates element
+//! `t` into lane `t % 8` over its four 8-element chunks in order, reduces `b_l = s_l + s_{l+4}`,
 //! `(b0+b1)+(b2+b3)`, multiplies by the scale and adds that to the row's running f64
 //! total, group after group; a scale byte of 255 adds nothing. Products of an E2M1 value
 //! by an f32 activation are exact in f64, so fused multiply-adds round like the portable
@@ -14,8 +14,11 @@
 //! addition.
 //! Easy to break: the decode (see [`decode_pair`]): two 4-byte chunks per 64-bit broadcast,
 //! chunk `A` in the even 32-bit lanes and `B` in the odd ones, one 16-entry `vpermd` of f64
-//! high words (sign included); the shift table in [`tables`] and the even/odd split must
-//! change together. The low nibble of a packed byte is the EVEN element.
+//! high words (sign included); the rotate table in [`tables`] and the even/odd split must
+//! change together. The low nibble of a packed byte is the EVEN element. Closures do not
+//! inherit `#[target_feature]`: one that calls these helpers may compile to a call per
+//! use instead of inline vector code (seen once, 1.5× slower) — check the disassembly
+//! (`mxfp4_bound` times the bodies).
 
 use std::arch::x86_64::*;
 

@@ -140,12 +140,7 @@ impl RowDot for Matrix {
                     out,
                 )
             }
-            _ => {
-                let n_tokens = (xs.len() / c).max(1);
-                for (k, per_token) in out.chunks_mut(n_tokens).enumerate() {
-                    self.row_dot_batch(first + k, xs, per_token);
-                }
-            }
+            _ => kernels::matvec::rows_dot_batch_by_row(self, first, xs, out),
         }
     }
 
