@@ -47,7 +47,9 @@ fn permute_probe(n: usize) -> i64 {
 }
 
 /// The MXFP4 decode and the contract's FMAs of one row with lanes carried across groups:
-/// the work every group needs before its reduction.
+/// the work every group needs before its reduction. The decode mirrors the engine's private
+/// `mxfp4_avx512::decode_pair` (broadcast, rotate, 16-entry `vpermd`, shift/mask split);
+/// keep the two in step.
 ///
 /// # Safety
 /// `packed.len() * 2 == x.len()`, a multiple of 32.
@@ -70,7 +72,7 @@ unsafe fn decode_and_fma_only(packed: &[u8], x: &[f64]) -> f64 {
                     _mm512_loadu_pd(x.as_ptr().add(at + 8)),
                 )
             };
-            let v = _mm512_permutexvar_epi32(_mm512_srlv_epi32(_mm512_set1_epi64(pair as i64), shifts), words);
+            let v = _mm512_permutexvar_epi32(_mm512_rorv_epi32(_mm512_set1_epi64(pair as i64), shifts), words);
             acc[2 * h] = _mm512_fmadd_pd(_mm512_castsi512_pd(_mm512_slli_epi64::<32>(v)), x0, acc[2 * h]);
             acc[2 * h + 1] = _mm512_fmadd_pd(_mm512_castsi512_pd(_mm512_and_si512(v, high)), x1, acc[2 * h + 1]);
         }

@@ -190,7 +190,8 @@ pub fn mxfp4_accumulate_tokens_wide(packed: &[u8], scales: &[u8], xs: &[f64], x_
 }
 
 /// One MXFP4 row against several tokens (`xs` is `[out.len()][cols]`), each token's
-/// result bit-identical to `dot_mxfp4_on`; the nibbles are decoded once per group.
+/// result bit-identical to `dot_mxfp4_on`: the whole-row form of
+/// [`mxfp4_accumulate_tokens_on`], which the twin tests drive on every body.
 pub fn dot_mxfp4_batch_on(isa: Isa, packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
     let cols = packed.len() * 2;
     assert!(scales.len() * 32 == cols && xs.len() == out.len() * cols, "dot_mxfp4_batch lengths");
@@ -199,10 +200,6 @@ pub fn dot_mxfp4_batch_on(isa: Isa, packed: &[u8], scales: &[u8], xs: &[f64], ou
     for (o, t) in out.iter_mut().zip(totals) {
         *o = t as f32;
     }
-}
-
-pub fn dot_mxfp4_batch_wide(packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
-    dot_mxfp4_batch_on(current(), packed, scales, xs, out)
 }
 
 /// Four BF16 rows against one activation, each bit-identical to `dot_bf16_on`.

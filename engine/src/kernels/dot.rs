@@ -33,6 +33,12 @@ const E8M0: [f64; 256] = {
     t
 };
 
+/// A BF16 value (raw bits) as f32: the 16 bits become the high half of the f32, exactly.
+#[inline(always)]
+pub fn bf16_to_f32(bits: u16) -> f32 {
+    f32::from_bits(u32::from(bits) << 16)
+}
+
 /// `2^(byte - 127)` as f64, with byte 255 (NaN in E8M0) mapped to 0.
 #[inline(always)]
 pub fn e8m0_scale(byte: u8) -> f64 {
@@ -96,7 +102,7 @@ pub fn dot_f32_portable(w: &[f32], x: &[f64]) -> f32 {
 
 /// Portable body of the BF16 row kernel.
 pub fn dot_bf16_portable(w: &[u16], x: &[f64]) -> f32 {
-    dot16(w, x, |b| f32::from_bits((b as u32) << 16) as f64)
+    dot16(w, x, |b| f64::from(bf16_to_f32(b)))
 }
 
 /// Portable body of the MXFP4 row kernel.

@@ -30,29 +30,23 @@ pub trait RowDot: Sync {
         [self.row_dot(r, x), self.row_dot(r + 1, x), self.row_dot(r + 2, x), self.row_dot(r + 3, x)]
     }
 
-    /// Row `r` against every token of `xs` (`[out.len()][cols]`); each result must equal
-    /// `row_dot` bit for bit. Formats override it to reuse decoded weights across tokens.
-    fn row_dot_batch(&self, r: usize, xs: &[f64], out: &mut [f32]) {
-        let cols = self.cols();
-        for (o, x) in out.iter_mut().zip(xs.chunks_exact(cols)) {
-            *o = self.row_dot(r, x);
-        }
-    }
-
-    /// Rows `first..first + out.len() / n_tokens` against every token of `xs`, `out` laid
-    /// out `[row][token]`; each result must equal `row_dot` bit for bit. Formats override
-    /// it to block the product for the cache.
+    /// Rows `first..first + out.len() / n_tokens` against every token of `xs`
+    /// (`[n_tokens][cols]`), `out` laid out `[row][token]`; each result must equal `row_dot`
+    /// bit for bit. Formats override it to block the product for the cache.
     fn rows_dot_batch(&self, first: usize, xs: &[f64], out: &mut [f32]) {
         rows_dot_batch_by_row(self, first, xs, out);
     }
 }
 
-/// [`RowDot::rows_dot_batch`] one row at a time through [`RowDot::row_dot_batch`], for
-/// formats without a blocked product.
+/// [`RowDot::rows_dot_batch`] one (row, token) pair at a time through [`RowDot::row_dot`],
+/// for formats without a blocked product.
 pub fn rows_dot_batch_by_row(m: &(impl RowDot + ?Sized), first: usize, xs: &[f64], out: &mut [f32]) {
-    let n_tokens = (xs.len() / m.cols().max(1)).max(1);
+    let cols = m.cols().max(1);
+    let n_tokens = (xs.len() / cols).max(1);
     for (k, per_token) in out.chunks_mut(n_tokens).enumerate() {
-        m.row_dot_batch(first + k, xs, per_token);
+        for (o, x) in per_token.iter_mut().zip(xs.chunks_exact(cols)) {
+            *o = m.row_dot(first + k, x);
+        }
     }
 }
 

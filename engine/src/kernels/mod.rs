@@ -21,8 +21,8 @@
 //! * Threads split only independent outputs (rows). A batched product computes every
 //!   (row, token) pair with exactly the single-vector arithmetic.
 //!
-//! * Bodies: portable (`dot.rs`), AVX2 + FMA (`simd_avx2.rs`) and AVX-512 (`simd_x86.rs`),
-//!   picked by `dispatch` at run time; all bit-identical, so the choice never shows in
+//! * Bodies: portable (`dot.rs`), AVX2 + FMA (`simd_avx2.rs`) and AVX-512 (`simd_x86.rs`
+//!   dense, `mxfp4_avx512.rs` MXFP4), picked by `dispatch` at run time; all bit-identical, so the choice never shows in
 //!   the logits.
 //!
 //! Must not: split one reduction across threads, or use fast-math style reassociation.
@@ -45,8 +45,7 @@ mod simd_x86;
 
 pub use activation::{sigmoid, silu, situ_glu};
 pub use dispatch::{
-    dot_bf16_rows4_wide, dot_bf16_wide, dot_f32_wide, dot_mxfp4_batch_wide, dot_mxfp4_wide,
-    mxfp4_accumulate_tokens_wide, Isa,
+    dot_bf16_rows4_wide, dot_bf16_wide, dot_f32_wide, dot_mxfp4_wide, mxfp4_accumulate_tokens_wide, Isa,
 };
 pub use dot::{decode_mxfp4_row, dot_bf16, dot_f32, dot_mxfp4, widen, E2M1};
 pub use matvec::{matmul_rows, matvec_rows, RowDot};

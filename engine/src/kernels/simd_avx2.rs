@@ -23,7 +23,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::kernels::dot::{e8m0_scale, reduce16};
+use crate::kernels::dot::{bf16_to_f32, e8m0_scale, reduce16};
 use crate::kernels::E2M1;
 
 /// Reduces four 4-lane accumulators (`acc[k]` = lanes `4k..4k+4`) with the contract's
@@ -103,10 +103,6 @@ unsafe fn bf16x16(p: *const u16) -> [__m256d; 4] {
     ]
 }
 
-fn bf16_tail(bits: u16) -> f64 {
-    f64::from(f32::from_bits(u32::from(bits) << 16))
-}
-
 /// AVX2 twin of `dot_bf16_portable`.
 ///
 /// # Safety
@@ -117,7 +113,7 @@ pub unsafe fn dot_bf16_avx2(w: &[u16], x: &[f64]) -> f32 {
     // SAFETY: reads w[i..i+16] with i + 16 <= x.len() == w.len().
     let load = |i: usize| unsafe { bf16x16(w.as_ptr().add(i)) };
     // SAFETY: features per caller; the loader stays in bounds.
-    unsafe { dot16_avx2(x, load, |j| bf16_tail(w[j])) }
+    unsafe { dot16_avx2(x, load, |j| bf16_to_f64(w[j])) }
 }
 
 /// Elements `i..end` (`i`, `end` multiples of 16) of two BF16 rows into their 16-lane
@@ -182,11 +178,16 @@ pub unsafe fn dot_bf16_rows4_avx2(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
     for ((o, acc_r), row) in out.iter_mut().zip(acc.iter().flatten()).zip(w) {
         let mut total = finish16(acc_r);
         for (&wj, &xj) in row.iter().zip(x).skip(full) {
-            total += bf16_tail(wj) * xj;
+            total += bf16_to_f64(wj) * xj;
         }
         *o = total as f32;
     }
     out
+}
+
+/// A BF16 tail element widened to f64.
+fn bf16_to_f64(bits: u16) -> f64 {
+    f64::from(bf16_to_f32(bits))
 }
 
 /// Constants of the MXFP4 decode, built once per kernel call.

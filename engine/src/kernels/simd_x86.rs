@@ -14,7 +14,7 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use crate::kernels::dot::reduce16;
+use crate::kernels::dot::{bf16_to_f32, reduce16};
 
 /// Dense 16-lane dot product; `load16(i)` returns weights `i..i+16` as 16 f32.
 ///
@@ -62,6 +62,20 @@ pub unsafe fn dot_f32_avx512(w: &[f32], x: &[f64]) -> f32 {
     unsafe { dot16_avx512(w.len(), x, |i| _mm512_loadu_ps(w.as_ptr().add(i)), |j| f64::from(w[j])) }
 }
 
+/// Sixteen BF16 weights at `p` as 16 f32: each 16-bit value becomes the high half of a
+/// 32-bit lane, which is its f32 exactly.
+///
+/// # Safety
+/// The CPU must support AVX-512F; `p` must point at 16 readable `u16`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn bf16x16(p: *const u16) -> __m512 {
+    // SAFETY: 32 readable bytes per the caller; unaligned load.
+    let raw = unsafe { _mm256_loadu_si256(p.cast()) };
+    _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(raw)))
+}
+
 /// AVX-512 twin of `dot_bf16_portable`.
 ///
 /// # Safety
@@ -69,12 +83,9 @@ pub unsafe fn dot_f32_avx512(w: &[f32], x: &[f64]) -> f32 {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 pub unsafe fn dot_bf16_avx512(w: &[u16], x: &[f64]) -> f32 {
-    let load = |i: usize| {
-        // SAFETY: reads 16 u16 (32 bytes) at w[i..i+16], in bounds by the caller's loop.
-        let raw = unsafe { _mm256_loadu_si256(w.as_ptr().add(i) as *const __m256i) };
-        _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(raw)))
-    };
-    let tail = |j: usize| f64::from(f32::from_bits(u32::from(w[j]) << 16));
+    // SAFETY: reads w[i..i+16], in bounds by the caller's loop (i + 16 <= w.len()).
+    let load = |i: usize| unsafe { bf16x16(w.as_ptr().add(i)) };
+    let tail = |j: usize| f64::from(bf16_to_f32(w[j]));
     // SAFETY: features per caller; loader in bounds.
     unsafe { dot16_avx512(w.len(), x, load, tail) }
 }
@@ -99,8 +110,8 @@ pub unsafe fn dot_bf16_rows4_avx512(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
         for r in 0..4 {
             // A hint PREFETCH_AHEAD elements ahead: never faults, even past the row's end.
             _mm_prefetch::<_MM_HINT_T0>(w[r].as_ptr().wrapping_add(i + PREFETCH_AHEAD).cast());
-            let raw = unsafe { _mm256_loadu_si256(w[r].as_ptr().add(i) as *const __m256i) };
-            let wf = _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(raw)));
+            // SAFETY: i + 16 <= full <= n, the row's length.
+            let wf = unsafe { bf16x16(w[r].as_ptr().add(i)) };
             let w_lo = _mm512_cvtps_pd(_mm512_castps512_ps256(wf));
             let w_hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(wf))));
             lo[r] = _mm512_fmadd_pd(w_lo, x_lo, lo[r]);
@@ -118,7 +129,7 @@ pub unsafe fn dot_bf16_rows4_avx512(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
         }
         let mut total = reduce16(&lanes);
         for (j, &xj) in x.iter().enumerate().skip(full) {
-            total += f64::from(f32::from_bits(u32::from(w[r][j]) << 16)) * xj;
+            total += f64::from(bf16_to_f32(w[r][j])) * xj;
         }
         out[r] = total as f32;
     }

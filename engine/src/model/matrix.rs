@@ -77,7 +77,7 @@ impl Matrix {
             MatrixData::F32(v) => out.copy_from_slice(&elems::<f32>(v)[span]),
             MatrixData::Bf16(v) => {
                 for (o, &b) in out.iter_mut().zip(&elems::<u16>(v)[span]) {
-                    *o = f32::from_bits(u32::from(b) << 16);
+                    *o = kernels::dot::bf16_to_f32(b);
                 }
             }
             MatrixData::Mxfp4 { packed, scales } => {
@@ -106,23 +106,6 @@ impl RowDot for Matrix {
                 kernels::dot_bf16_rows4_wide([0, 1, 2, 3].map(|k| &w[(r + k) * c..(r + k + 1) * c]), x)
             }
             _ => [self.row_dot(r, x), self.row_dot(r + 1, x), self.row_dot(r + 2, x), self.row_dot(r + 3, x)],
-        }
-    }
-
-    fn row_dot_batch(&self, r: usize, xs: &[f64], out: &mut [f32]) {
-        let c = self.cols;
-        match &self.data {
-            MatrixData::Mxfp4 { packed, scales } => kernels::dot_mxfp4_batch_wide(
-                &packed.bytes()[r * c / 2..(r + 1) * c / 2],
-                &scales.bytes()[r * c / 32..(r + 1) * c / 32],
-                xs,
-                out,
-            ),
-            _ => {
-                for (o, x) in out.iter_mut().zip(xs.chunks_exact(c)) {
-                    *o = self.row_dot(r, x);
-                }
-            }
         }
     }
 
