@@ -66,6 +66,13 @@ pub enum GenerationEvent {
     },
 }
 
+impl GenerationEvent {
+    /// True for the event that ends a job (`finished` or `failed`); nothing follows it.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, GenerationEvent::Finished { .. } | GenerationEvent::Failed { .. })
+    }
+}
+
 /// Where a generation's events go (a Tauri channel in the app, a vector in tests).
 pub type EventEmitter = Box<dyn FnMut(GenerationEvent) + Send>;
 

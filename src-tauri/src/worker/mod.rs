@@ -5,7 +5,8 @@
 //! between generations, never during one.
 //! Must not: run on the main (UI) thread, or block on anything but its queue and the engine.
 //! Easy to break: a cancel must reach a queued job too: its token is registered before
-//! the job is queued, and the job ends as cancelled when it runs.
+//! the job is queued, and the job ends as cancelled when it runs. The token is removed
+//! before the job's terminal event is emitted, so `cancel` is false once `finished` is seen.
 
 mod model;
 mod reply;
@@ -97,6 +98,7 @@ impl Worker {
         let job = Job::Generate(GenerateJob { id, conversation_id, kind, cancel, emit });
         let queue = self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Err(mpsc::SendError(Job::Generate(mut job))) = queue.send(job) {
+            unregister(&self.cancels, id);
             (job.emit)(GenerationEvent::Failed { job_id: id, error: worker_gone(), message: None });
         }
         id
@@ -164,6 +166,7 @@ impl WorkerLoop {
     fn generate(&mut self, mut job: GenerateJob) {
         self.pending.fetch_sub(1, Ordering::AcqRel);
         let id = job.id;
+        job.emit = unregister_before_end(job.emit, self.cancels.clone(), id);
         match &self.model {
             Some(model) => reply::run(model, &mut self.chat, &self.store, job),
             None => {
@@ -173,8 +176,27 @@ impl WorkerLoop {
                 (job.emit)(GenerationEvent::Failed { job_id: id, error, message: None });
             }
         }
-        if let Ok(mut c) = self.cancels.lock() {
-            c.remove(&id);
-        }
+        // Every path above ends with a terminal event, which already unregistered the job;
+        // this covers an emitter that was never given one.
+        unregister(&self.cancels, id);
     }
+}
+
+/// Wraps `emit` so the job's cancel token is gone before its terminal event is sent: a
+/// client that has seen `finished` or `failed` finds the job no longer cancellable.
+fn unregister_before_end(
+    mut emit: EventEmitter,
+    cancels: Arc<Mutex<HashMap<u64, CancelToken>>>,
+    id: u64,
+) -> EventEmitter {
+    Box::new(move |event| {
+        if event.is_terminal() {
+            unregister(&cancels, id);
+        }
+        emit(event)
+    })
+}
+
+fn unregister(cancels: &Mutex<HashMap<u64, CancelToken>>, id: u64) {
+    cancels.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&id);
 }
