@@ -432,3 +432,50 @@ fn kernels_keep_the_contract_order_where_it_shows_in_f32() {
         }
     }
 }
+
+/// Runs `f` from a frame `PAD` bytes deeper, so the kernels inside start at another stack
+/// alignment (the stack is 16-byte aligned; 64-byte vectors kept on it need realignment).
+#[inline(never)]
+fn with_stack_pad<const PAD: usize>(f: &dyn Fn()) {
+    let pad = [0u8; PAD];
+    std::hint::black_box(&pad);
+    f();
+    std::hint::black_box(&pad);
+}
+
+#[test]
+fn every_body_runs_from_every_stack_alignment() {
+    // A build of the AVX-512 one-row body once kept its 64-byte decode tables at a stack
+    // slot the compiler had not aligned and stored them with an aligned move: a crash
+    // whenever the caller's stack sat at an odd multiple of 16. Each body is called from
+    // four stack depths 16 bytes apart, so every alignment mod 64 is met.
+    let mut rng = Lcg(21);
+    let (groups, n_tokens) = (11usize, 10usize);
+    let cols = groups * 32;
+    let packed: Vec<u8> = (0..cols / 2).map(|_| rng.next_u32() as u8).collect();
+    let scales: Vec<u8> = (0..groups).map(|_| 115 + (rng.next_u32() % 20) as u8).collect();
+    let xs32 = rng.vec(cols * n_tokens, 3.0);
+    let xs = widen(&xs32);
+    let bf16 = bf16_bits(&mut rng, cols);
+    let one_token = reference::dot_mxfp4_ref(&packed, &scales, &xs32[..cols]);
+    let dense = reference::dot_bf16_ref(&bf16, &xs32[..cols]);
+    let calls = std::cell::Cell::new(0);
+    let run_all = || {
+        for isa in available() {
+            let got = dot_mxfp4_on(isa, &packed, &scales, &xs[..cols]);
+            assert_eq!(got.to_bits(), one_token.to_bits(), "{isa:?} one row");
+            let mut batch = vec![0.0f32; n_tokens];
+            dot_mxfp4_batch_on(isa, &packed, &scales, &xs, &mut batch);
+            assert_eq!(batch[0].to_bits(), one_token.to_bits(), "{isa:?} tokens");
+            let rows = dot_bf16_rows4_on(isa, [&bf16[..], &bf16[..], &bf16[..], &bf16[..]], &xs[..cols]);
+            assert_eq!(rows[3].to_bits(), dense.to_bits(), "{isa:?} four bf16 rows");
+            assert_eq!(dot_bf16_on(isa, &bf16, &xs[..cols]).to_bits(), dense.to_bits(), "{isa:?} bf16");
+            calls.set(calls.get() + 1);
+        }
+    };
+    with_stack_pad::<16>(&run_all);
+    with_stack_pad::<32>(&run_all);
+    with_stack_pad::<48>(&run_all);
+    with_stack_pad::<64>(&run_all);
+    assert_eq!(calls.get(), 4 * available().len());
+}

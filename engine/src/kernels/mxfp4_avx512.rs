@@ -25,7 +25,11 @@ use std::arch::x86_64::*;
 use crate::kernels::dot::e8m0_scale;
 use crate::kernels::E2M1;
 
-/// Constants of the MXFP4 decode, built once per kernel call.
+/// Constants of the MXFP4 decode, built at the top of each body that decodes (a few loads
+/// from read-only data) and only lent to helpers that inline, so they live in registers.
+/// Never pass them by reference to a call: a release build once kept them for such a call
+/// in a stack slot it had not aligned to 64 bytes and stored them with an aligned move — a
+/// crash at every other stack depth (`every_body_runs_from_every_stack_alignment`).
 struct Tables {
     /// Entry `n` (the 4-bit code, sign included): the high 32 bits of the f64 E2M1 value;
     /// its low 32 bits are zero for every code.
@@ -135,7 +139,8 @@ unsafe fn group_dot(v: &[__m512d; 4], xg: *const f64) -> f64 {
 /// The CPU must support AVX-512F and AVX-512BW; `packed.len() == 16 * scales.len()` and
 /// `x.len() >= 32 * scales.len()`.
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn accumulate_row(packed: &[u8], scales: &[u8], x: &[f64], total: &mut f64, t: &Tables) {
+unsafe fn accumulate_row(packed: &[u8], scales: &[u8], x: &[f64], total: &mut f64) {
+    let t = &tables();
     let full = scales.len() / 8 * 8;
     let mut scaled = [0.0f64; 8];
     for first in (0..full).step_by(8) {
@@ -187,7 +192,7 @@ unsafe fn accumulate_row(packed: &[u8], scales: &[u8], x: &[f64], total: &mut f6
 pub unsafe fn dot_mxfp4_avx512(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     let mut total = 0.0f64;
     // SAFETY: features and lengths per the caller.
-    unsafe { accumulate_row(packed, scales, x, &mut total, &tables()) };
+    unsafe { accumulate_row(packed, scales, x, &mut total) };
     total as f32
 }
 
@@ -258,6 +263,6 @@ pub unsafe fn accumulate_tokens_avx512(packed: &[u8], scales: &[u8], xs: &[f64],
     }
     for (k, total) in totals.iter_mut().enumerate().skip(full) {
         // SAFETY: token k's activations are in bounds per the caller.
-        unsafe { accumulate_row(packed, scales, &xs[k * x_stride..], total, &t) };
+        unsafe { accumulate_row(packed, scales, &xs[k * x_stride..], total) };
     }
 }

@@ -190,7 +190,11 @@ fn bf16_to_f64(bits: u16) -> f64 {
     f64::from(bf16_to_f32(bits))
 }
 
-/// Constants of the MXFP4 decode, built once per kernel call.
+/// Constants of the MXFP4 decode, built at the top of each body that decodes (a few loads
+/// from read-only data) and only lent to helpers that inline, so they live in registers.
+/// Never pass them by reference to a call: a release build once kept them for such a call
+/// in a stack slot it had not aligned to 32 bytes and stored them with an aligned move — a
+/// crash at every other stack depth (`every_body_runs_from_every_stack_alignment`).
 struct Tables {
     /// Entry `m` (code `m` = magnitude bits, 0..8): the high 32 bits of the f64 E2M1 value
     /// (its low 32 bits are zero) XOR `m << 28`, which cancels the magnitude bits that the
@@ -282,7 +286,8 @@ unsafe fn group_dot(v: &[__m256d; 8], xg: *const f64) -> f64 {
 /// The CPU must support AVX2 and FMA; `packed.len() == 16 * scales.len()` and
 /// `x.len() >= 32 * scales.len()`.
 #[target_feature(enable = "avx2,fma")]
-unsafe fn accumulate_row(packed: &[u8], scales: &[u8], x: &[f64], total: &mut f64, t: &Tables) {
+unsafe fn accumulate_row(packed: &[u8], scales: &[u8], x: &[f64], total: &mut f64) {
+    let t = &tables();
     for (g, &scale) in scales.iter().enumerate() {
         if scale == 255 {
             continue;
@@ -304,7 +309,7 @@ pub unsafe fn dot_mxfp4_avx2(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     debug_assert!(packed.len() * 2 == x.len() && scales.len() * 32 == x.len());
     let mut total = 0.0f64;
     // SAFETY: features and lengths per the caller.
-    unsafe { accumulate_row(packed, scales, x, &mut total, &tables()) };
+    unsafe { accumulate_row(packed, scales, x, &mut total) };
     total as f32
 }
 
