@@ -12,8 +12,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use k3_engine::kernels::dispatch::{dot_mxfp4_on, mxfp4_accumulate_tokens_on, Isa};
+use k3_engine::kernels::dot::E2M1_F64_HIGH_WORDS;
 use k3_engine::kernels::mxfp4_batch::mxfp4_rows_batch;
-use k3_engine::kernels::E2M1;
 
 const ROWS: usize = 3072;
 const COLS: usize = 3584;
@@ -55,7 +55,7 @@ fn permute_probe(n: usize) -> i64 {
 /// `packed.len() * 2 == x.len()`, a multiple of 32.
 #[target_feature(enable = "avx512f")]
 unsafe fn decode_and_fma_only(packed: &[u8], x: &[f64]) -> f64 {
-    let hi: [i32; 16] = std::array::from_fn(|n| (f64::from(E2M1[n]).to_bits() >> 32) as i32);
+    let hi = E2M1_F64_HIGH_WORDS.map(|w| w as i32);
     // SAFETY: 64 readable bytes.
     let words = unsafe { _mm512_loadu_si512(hi.as_ptr().cast()) };
     let shifts = _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);

@@ -9,6 +9,21 @@
 /// E2M1 values indexed by the 4-bit code (bit 3 is the sign), OCP MX FP4.
 pub const E2M1: [f32; 16] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0];
 
+/// The high 32 bits of each E2M1 value as f64, by 4-bit code (sign included): the SIMD
+/// decodes look these up and leave the low word zero, which is exact because every E2M1
+/// value has at most 2 significant bits (checked here at compile time).
+pub const E2M1_F64_HIGH_WORDS: [u32; 16] = {
+    let mut t = [0u32; 16];
+    let mut n = 0;
+    while n < 16 {
+        let bits = (E2M1[n] as f64).to_bits();
+        assert!(bits & 0xFFFF_FFFF == 0, "an E2M1 value needs its f64 low word");
+        t[n] = (bits >> 32) as u32;
+        n += 1;
+    }
+    t
+};
+
 /// Both E2M1 values of a packed byte, `(low nibble = even element, high = odd element)`,
 /// as f64; built once at compile time.
 const PAIR_LUT: [[f64; 2]; 256] = {
@@ -37,6 +52,12 @@ const E8M0: [f64; 256] = {
 #[inline(always)]
 pub fn bf16_to_f32(bits: u16) -> f32 {
     f32::from_bits(u32::from(bits) << 16)
+}
+
+/// A BF16 value (raw bits) widened to f64, as the dense kernels accumulate it.
+#[inline(always)]
+pub fn bf16_to_f64(bits: u16) -> f64 {
+    f64::from(bf16_to_f32(bits))
 }
 
 /// `2^(byte - 127)` as f64, with byte 255 (NaN in E8M0) mapped to 0.
@@ -102,7 +123,7 @@ pub fn dot_f32_portable(w: &[f32], x: &[f64]) -> f32 {
 
 /// Portable body of the BF16 row kernel.
 pub fn dot_bf16_portable(w: &[u16], x: &[f64]) -> f32 {
-    dot16(w, x, |b| f64::from(bf16_to_f32(b)))
+    dot16(w, x, bf16_to_f64)
 }
 
 /// Portable body of the MXFP4 row kernel.

@@ -22,8 +22,8 @@
 //!   (row, token) pair with exactly the single-vector arithmetic.
 //!
 //! * Bodies: portable (`dot.rs`), AVX2 + FMA (`simd_avx2.rs`) and AVX-512 (`simd_x86.rs`
-//!   dense, `mxfp4_avx512.rs` MXFP4), picked by `dispatch` at run time; all bit-identical, so the choice never shows in
-//!   the logits.
+//!   dense, `mxfp4_avx512.rs` MXFP4), picked by `dispatch` at run time; all bit-identical,
+//!   so the choice never shows in the logits.
 //!
 //! Must not: split one reduction across threads, or use fast-math style reassociation.
 //! Easy to break: the lane assignment and the reduction tree; change them only together

@@ -22,8 +22,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::kernels::dot::e8m0_scale;
-use crate::kernels::E2M1;
+use crate::kernels::dot::{e8m0_scale, E2M1_F64_HIGH_WORDS};
 
 /// Constants of the MXFP4 decode, built at the top of each body that decodes (a few loads
 /// from read-only data) and only lent to helpers that inline, so they live in registers.
@@ -42,11 +41,7 @@ struct Tables {
 
 #[target_feature(enable = "avx512f")]
 fn tables() -> Tables {
-    let hi: [i32; 16] = std::array::from_fn(|n| {
-        let bits = f64::from(E2M1[n]).to_bits();
-        debug_assert_eq!(bits & 0xFFFF_FFFF, 0, "E2M1 values have 20 significant bits at most");
-        (bits >> 32) as u32 as i32
-    });
+    let hi = E2M1_F64_HIGH_WORDS.map(|w| w as i32);
     // SAFETY: `hi` holds 16 i32 (64 bytes); unaligned load.
     let hi_words = unsafe { _mm512_loadu_si512(hi.as_ptr().cast()) };
     Tables {

@@ -23,8 +23,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::kernels::dot::{bf16_to_f32, e8m0_scale, reduce16};
-use crate::kernels::E2M1;
+use crate::kernels::dot::{bf16_to_f64, e8m0_scale, reduce16, E2M1_F64_HIGH_WORDS};
 
 /// Reduces four 4-lane accumulators (`acc[k]` = lanes `4k..4k+4`) with the contract's
 /// 16-lane tree.
@@ -185,11 +184,6 @@ pub unsafe fn dot_bf16_rows4_avx2(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
     out
 }
 
-/// A BF16 tail element widened to f64.
-fn bf16_to_f64(bits: u16) -> f64 {
-    f64::from(bf16_to_f32(bits))
-}
-
 /// Constants of the MXFP4 decode, built at the top of each body that decodes (a few loads
 /// from read-only data) and only lent to helpers that inline, so they live in registers.
 /// Never pass them by reference to a call: a release build once kept them for such a call
@@ -209,11 +203,7 @@ struct Tables {
 
 #[target_feature(enable = "avx2,fma")]
 fn tables() -> Tables {
-    let hi: [i32; 8] = std::array::from_fn(|m| {
-        let bits = f64::from(E2M1[m]).to_bits();
-        debug_assert_eq!(bits & 0xFFFF_FFFF, 0, "E2M1 values have 20 significant bits at most");
-        ((bits >> 32) as u32 ^ ((m as u32) << 28)) as i32
-    });
+    let hi: [i32; 8] = std::array::from_fn(|m| (E2M1_F64_HIGH_WORDS[m] ^ ((m as u32) << 28)) as i32);
     // SAFETY: `hi` holds 8 i32 (32 bytes); unaligned load.
     let hi_words = unsafe { _mm256_loadu_si256(hi.as_ptr().cast()) };
     Tables {

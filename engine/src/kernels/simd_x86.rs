@@ -14,7 +14,7 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use crate::kernels::dot::{bf16_to_f32, reduce16};
+use crate::kernels::dot::{bf16_to_f64, reduce16};
 
 /// Dense 16-lane dot product; `load16(i)` returns weights `i..i+16` as 16 f32.
 ///
@@ -85,7 +85,7 @@ unsafe fn bf16x16(p: *const u16) -> __m512 {
 pub unsafe fn dot_bf16_avx512(w: &[u16], x: &[f64]) -> f32 {
     // SAFETY: reads w[i..i+16], in bounds by the caller's loop (i + 16 <= w.len()).
     let load = |i: usize| unsafe { bf16x16(w.as_ptr().add(i)) };
-    let tail = |j: usize| f64::from(bf16_to_f32(w[j]));
+    let tail = |j: usize| bf16_to_f64(w[j]);
     // SAFETY: features per caller; loader in bounds.
     unsafe { dot16_avx512(w.len(), x, load, tail) }
 }
@@ -129,7 +129,7 @@ pub unsafe fn dot_bf16_rows4_avx512(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
         }
         let mut total = reduce16(&lanes);
         for (j, &xj) in x.iter().enumerate().skip(full) {
-            total += f64::from(bf16_to_f32(w[r][j])) * xj;
+            total += bf16_to_f64(w[r][j]) * xj;
         }
         out[r] = total as f32;
     }
