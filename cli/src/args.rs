@@ -70,6 +70,10 @@ pub struct MemoryArgs {
     /// Expert-cache replacement: lru or layer-ahead.
     #[arg(long, value_name = "POLICY", default_value = "lru")]
     pub cache_policy: String,
+    /// Positions of one conversation (prompt + replies) the plan reserves KV cache for; a
+    /// reply that reaches it ends as "context full", a longer prompt is refused.
+    #[arg(long, value_name = "N", default_value_t = k3_engine::DEFAULT_CONTEXT_LENGTH, visible_alias = "max-positions")]
+    pub context_length: usize,
 }
 
 #[derive(Args, Debug)]
@@ -144,9 +148,6 @@ pub struct PlanArgs {
     pub model: PathBuf,
     #[command(flatten)]
     pub memory: MemoryArgs,
-    /// Positions to reserve KV cache for.
-    #[arg(long, default_value_t = 4096)]
-    pub max_positions: usize,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

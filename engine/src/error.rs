@@ -88,8 +88,8 @@ pub enum Error {
     #[error("invalid option `{option}`: {reason}")]
     Option { option: &'static str, reason: String },
 
-    /// The sequence would exceed the engine's context ceiling.
-    #[error("sequence of {requested} positions exceeds the context limit of {limit}")]
+    /// The prompt would not fit the context length the memory plan reserved.
+    #[error("a sequence of {requested} positions exceeds the context length of {limit} (raise --context-length)")]
     ContextLimit { requested: usize, limit: usize },
 
     /// A tokenizer file (`tiktoken.model`, `tokenizer_config.json`) is unusable.
@@ -106,9 +106,9 @@ pub enum Error {
     Template { reason: String },
 
     /// The memory budgets cannot hold the model's minimum working set, or the plan does
-    /// not fit the memory this machine has available. The message carries the numbers.
-    #[error("memory plan: {reason}")]
-    Budget { reason: String },
+    /// not fit the memory this machine has available. The planner's error carries the numbers.
+    #[error("memory plan: {0}")]
+    Budget(#[from] k3_plan::PlanError),
     /// A folder to write into is unusable (exists and is not empty, or is not a folder).
     #[error("{}: {reason}", path.display())]
     OutputFolder { path: PathBuf, reason: &'static str },
@@ -128,7 +128,26 @@ impl Error {
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidInput
             ),
             Error::ExpertRead { .. } => false,
-            _ => true,
+            Error::ConfigSyntax { .. }
+            | Error::ConfigMissing { .. }
+            | Error::ConfigType { .. }
+            | Error::ConfigInvalid { .. }
+            | Error::Checkpoint { .. }
+            | Error::NoShards { .. }
+            | Error::MissingTensor { .. }
+            | Error::Shape { .. }
+            | Error::Dtype { .. }
+            | Error::Expert { .. }
+            | Error::Pack { .. }
+            | Error::Trunk { .. }
+            | Error::TokenId { .. }
+            | Error::Option { .. }
+            | Error::ContextLimit { .. }
+            | Error::Tokenizer { .. }
+            | Error::Template { .. }
+            | Error::Budget(_)
+            | Error::OutputFolder { .. }
+            | Error::Empty { .. } => true,
         }
     }
 

@@ -15,24 +15,23 @@
 pub mod bench;
 pub mod chat;
 pub mod config;
+pub mod engine;
 pub mod error;
 pub mod events;
 pub mod format;
-pub mod generator;
 pub mod io;
 mod json;
 pub mod kernels;
 pub mod model;
+pub mod options;
 pub mod sampling;
 pub mod stream;
 pub mod synth;
 pub mod tokenizer;
 
 pub use config::{LayerKind, ModelConfig};
+pub use engine::{DecodeMode, Engine, FinishReason, GenerateParams, Generation, Session};
 pub use error::{Error, Result};
 pub use events::{CancelToken, EventSink, NullSink, TokenEvent};
-pub use generator::{
-    BudgetChoice, DecodeMode, Engine, EngineOptions, FinishReason, GenerateParams, Generation, MemoryOptions, Session,
-    MAX_CONTEXT,
-};
+pub use options::{BudgetChoice, EngineOptions, MemoryOptions, DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT};
 pub use sampling::Sampling;

@@ -2,13 +2,25 @@
 //! (later) the UI compiled to wasm all call the same code, so what the UI shows is what
 //! the engine does.
 //!
-//! Owns: memory presets and size parsing ([`presets`]), the memory plan ([`memory`]) and
-//! the offline expert-cache policy simulator ([`cachesim`]).
+//! Owns: everything that decides memory: presets, budget choices and size parsing
+//! ([`presets`]), the machine's figures as plain numbers ([`machine`]), the `auto` rule
+//! ([`auto`]), the memory plan with its fixed overheads, slot sizes and KV reservation
+//! ([`memory`]), the refusals with their numbers ([`error`]), and the offline
+//! expert-cache policy simulator ([`cachesim`]).
 #![forbid(unsafe_code)]
 
+pub mod auto;
 pub mod cachesim;
+pub mod error;
+pub mod machine;
 pub mod memory;
 pub mod presets;
 
-pub use memory::{align_4096, plan, Footprint, MemoryPlan, PlanError, PlanRequest};
-pub use presets::{auto_budget, format_bytes, parse_size, Budget, MachineMemory, Preset, GB};
+pub use auto::{auto_budget, auto_budget_for, auto_headroom};
+pub use error::PlanError;
+pub use machine::{CgroupMemory, MachineMemory};
+pub use memory::{
+    align_4096, expert_slot_bytes, fixed_bytes, plan, plan_memory, ring_slot_bytes_for, scratch_bytes_for, Footprint,
+    MemoryPlan, MemoryRequest, PlanRequest, PREFILL_CHUNK,
+};
+pub use presets::{format_bytes, parse_size, Budget, BudgetChoice, Preset, GB};

@@ -12,7 +12,17 @@
 //! stream, two ring slots are preferred over one more pinned layer (overlap of reads and
 //! compute on every streamed layer beats not reading one layer).
 
-use crate::presets::Budget;
+use crate::auto::auto_budget_for;
+use crate::error::PlanError;
+use crate::machine::MachineMemory;
+use crate::presets::{Budget, BudgetChoice};
+
+/// Tokens per forward chunk during prefill (bounds scratch memory).
+pub const PREFILL_CHUNK: usize = 64;
+
+/// Live work buffers of the widest activation per chunk token (a dozen covers the
+/// forward pass's named buffers and the kernels' widened copies).
+const SCRATCH_BUFFERS: u64 = 12;
 
 /// Sizes of one model, measured from its config and tensor index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +41,7 @@ pub struct Footprint {
     pub state_bytes: u64,
     /// MLA cache bytes per position of one sequence.
     pub kv_bytes_per_position: u64,
-    /// Work buffers for one forward chunk.
+    /// Work buffers for one forward chunk ([`scratch_bytes_for`]).
     pub scratch_bytes: u64,
 }
 
@@ -39,6 +49,33 @@ impl Footprint {
     pub fn trunk_total_bytes(&self) -> u64 {
         self.layer_trunk_bytes.iter().sum()
     }
+
+    /// MLA cache bytes of one sequence of `positions` positions.
+    pub fn kv_bytes(&self, positions: u64) -> u64 {
+        self.kv_bytes_per_position * positions
+    }
+}
+
+/// Scratch for one prefill chunk whose widest activation has `widest_elems` f32 values.
+pub fn scratch_bytes_for(widest_elems: u64) -> u64 {
+    PREFILL_CHUNK as u64 * widest_elems * 4 * SCRATCH_BUFFERS
+}
+
+/// Bytes of one expert-cache slot: the expert's read window widened outward to 4096
+/// boundaries (one extra page for an unaligned start).
+pub fn expert_slot_bytes(expert_bytes: u64) -> u64 {
+    align_4096(expert_bytes.max(1)) + 4096
+}
+
+/// Bytes of one ring slot for a layer of `layer_bytes` (the same widening).
+pub fn ring_slot_bytes_for(layer_bytes: u64) -> u64 {
+    align_4096(layer_bytes) + 4096
+}
+
+/// What every plan holds besides trunk and cache: embeddings, head, recurrent state, KV
+/// cache for `context_length` positions, scratch.
+pub fn fixed_bytes(fp: &Footprint, context_length: u64) -> u64 {
+    fp.resident_bytes + fp.state_bytes + fp.kv_bytes(context_length) + fp.scratch_bytes
 }
 
 /// What to plan for.
@@ -47,8 +84,9 @@ pub struct PlanRequest {
     pub budget: Budget,
     /// True when a packed trunk exists, so unpinned layers can stream through a ring.
     pub streamed_trunk: bool,
-    /// Positions (prompt + generated) the KV cache is sized for.
-    pub max_positions: u64,
+    /// Positions (prompt + generated) the KV cache is reserved for; the engine refuses
+    /// to go past them.
+    pub context_length: u64,
     /// Concurrent expert reads, each with its own aligned buffer.
     pub io_threads: u64,
 }
@@ -73,19 +111,10 @@ pub struct MemoryPlan {
     pub cache_bytes: u64,
     /// Aligned buffers of the expert reads in flight.
     pub io_buffer_bytes: u64,
-    /// Embeddings, head, recurrent state, KV cache at `max_positions`, scratch.
+    /// Embeddings, head, recurrent state, KV cache at `context_length`, scratch.
     pub fixed_bytes: u64,
     /// Everything the plan accounts for.
     pub total_bytes: u64,
-}
-
-/// Why no plan fits the budgets.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PlanError {
-    /// The trunk budget cannot hold even one ring slot and its read buffer.
-    TrunkBudgetTooSmall { budget_bytes: u64, minimum_bytes: u64 },
-    /// The cache budget holds fewer than `top_k + 1` expert slots.
-    CacheBudgetTooSmall { budget_bytes: u64, minimum_bytes: u64, slot_bytes: u64, minimum_slots: u64 },
 }
 
 /// Rounds up to the 4096-byte alignment of O_DIRECT buffers.
@@ -96,7 +125,7 @@ pub fn align_4096(bytes: u64) -> u64 {
 /// Bytes of one ring slot able to hold every layer from `pinned` on.
 fn ring_slot(layers: &[u64], pinned: usize) -> u64 {
     match layers[pinned..].iter().copied().max() {
-        Some(largest) => align_4096(largest) + 4096,
+        Some(largest) => ring_slot_bytes_for(largest),
         None => 0,
     }
 }
@@ -137,8 +166,7 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
     let (pinned_bytes, ring_bytes) = trunk_cost(layers, pinned, slots as u64);
     let ring_slot_bytes = if slots == 0 { 0 } else { ring_slot(layers, pinned) };
 
-    // A slot holds the expert's read window widened outward to 4096 boundaries.
-    let slot = align_4096(fp.expert_bytes.max(1)) + 4096;
+    let slot = expert_slot_bytes(fp.expert_bytes);
     let min_slots = if fp.n_experts_total == 0 { 0 } else { (fp.top_k + 1).min(fp.n_experts_total) };
     let cache_slots = (budget.cache_bytes / slot).min(fp.n_experts_total);
     if cache_slots < min_slots {
@@ -151,8 +179,7 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
     }
     // Reads land directly in cache slots; an I/O thread needs only a small fallback buffer.
     let io_buffer_bytes = if fp.n_experts_total == 0 { 0 } else { req.io_threads * 2 * 4096 };
-    let fixed_bytes =
-        fp.resident_bytes + fp.state_bytes + fp.kv_bytes_per_position * req.max_positions + fp.scratch_bytes;
+    let fixed_bytes = fixed_bytes(fp, req.context_length);
     let trunk_bytes = pinned_bytes + ring_bytes;
     let cache_bytes = cache_slots * slot;
     Ok(MemoryPlan {
@@ -168,4 +195,40 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
         fixed_bytes,
         total_bytes: trunk_bytes + cache_bytes + io_buffer_bytes + fixed_bytes,
     })
+}
+
+/// Everything that turns a memory choice into a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryRequest {
+    pub choice: BudgetChoice,
+    pub streamed_trunk: bool,
+    pub context_length: u64,
+    pub io_threads: u64,
+}
+
+/// The plan for `req` on `machine`: `auto` sized from the machine, then [`plan`]; with
+/// `refuse_beyond_available`, a plan that needs more than the machine has available is
+/// refused with the numbers.
+pub fn plan_memory(
+    fp: &Footprint,
+    req: &MemoryRequest,
+    machine: MachineMemory,
+    refuse_beyond_available: bool,
+) -> Result<MemoryPlan, PlanError> {
+    let budget = match req.choice {
+        BudgetChoice::Fixed(b) => b,
+        BudgetChoice::Auto => auto_budget_for(fp, machine, req.context_length)?,
+    };
+    let request = PlanRequest {
+        budget,
+        streamed_trunk: req.streamed_trunk,
+        context_length: req.context_length,
+        io_threads: req.io_threads,
+    };
+    let p = plan(fp, &request)?;
+    let available = machine.usable_available_bytes();
+    if refuse_beyond_available && available > 0 && p.total_bytes > available {
+        return Err(PlanError::ExceedsAvailable { needed_bytes: p.total_bytes, available_bytes: available });
+    }
+    Ok(p)
 }

@@ -1,9 +1,12 @@
 //! Memory presets and human-readable sizes.
 //!
-//! Owns: the named budgets of spec §11 (`laptop` … `max`), the `auto` rule that sizes from
-//! the machine's available memory, and parsing sizes such as `512MB`, `3GB`, `1.5GiB`.
-//! Must not: read the machine itself (the caller passes [`MachineMemory`]).
+//! Owns: the named budgets of spec §11 (`laptop` … `max`, `auto`), the [`BudgetChoice`]
+//! a preset or two sizes become, and parsing and printing sizes such as `512MB`, `3GB`,
+//! `1.5GiB`. The `auto` rule itself is in [`crate::auto`].
+//! Must not: read the machine itself.
 //! Easy to break: budgets are decimal (1 GB = 10^9 bytes); `GiB` is binary.
+
+use crate::error::PlanError;
 
 /// One decimal gigabyte.
 pub const GB: u64 = 1_000_000_000;
@@ -26,6 +29,19 @@ impl Preset {
 
     pub fn parse(name: &str) -> Option<Preset> {
         Preset::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Like [`Preset::parse`], refusing an unknown name with the list of known ones.
+    pub fn from_name(name: &str) -> Result<Preset, PlanError> {
+        Preset::parse(name).ok_or_else(|| PlanError::UnknownPreset { name: name.to_string() })
+    }
+
+    /// The budgets this preset asks for.
+    pub fn choice(self) -> BudgetChoice {
+        match self.fixed_budget() {
+            Some(budget) => BudgetChoice::Fixed(budget),
+            None => BudgetChoice::Auto,
+        }
     }
 
     pub fn name(self) -> &'static str {
@@ -64,58 +80,40 @@ pub struct Budget {
     pub cache_bytes: u64,
 }
 
-/// What the machine has, from `/proc/meminfo` or the platform equivalent.
+/// Budgets given explicitly (or by a fixed preset), or sized from the machine (`auto`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MachineMemory {
-    pub total_bytes: u64,
-    pub available_bytes: u64,
+pub enum BudgetChoice {
+    Fixed(Budget),
+    Auto,
 }
 
-/// Why `auto` could not size a budget.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AutoTooSmall {
-    pub usable_bytes: u64,
-    pub needed_bytes: u64,
-}
-
-/// Memory kept free by `auto` beyond the model's fixed needs: 2 GB plus 2 % of what is
-/// available (spec §11's reserve, with the model's own fixed bytes in place of K3's).
-pub fn auto_headroom(machine: MachineMemory) -> u64 {
-    2 * GB + machine.available_bytes / 50
-}
-
-/// The `auto` rule of spec §11, generalised from K3's numbers to any model:
-/// `usable = available − headroom − fixed`; if the whole trunk plus the smallest useful
-/// cache fits, take the whole trunk and give the rest to the cache; else keep a small
-/// cache (`min_cache_bytes`) and give the trunk the rest, capped at 55 % of total memory.
-pub fn auto_budget(
-    machine: MachineMemory,
-    fixed_bytes: u64,
-    trunk_total_bytes: u64,
-    min_cache_bytes: u64,
-    min_trunk_bytes: u64,
-) -> Result<Budget, AutoTooSmall> {
-    let reserve = auto_headroom(machine).saturating_add(fixed_bytes);
-    let usable = machine.available_bytes.saturating_sub(reserve);
-    let needed = min_cache_bytes.saturating_add(min_trunk_bytes);
-    if usable < needed {
-        return Err(AutoTooSmall { usable_bytes: usable, needed_bytes: needed });
+impl BudgetChoice {
+    /// The choice for `--preset NAME`, or for `--trunk-budget`/`--cache-budget` sizes (a
+    /// missing one is unlimited). `None` when nothing was given: everything resident.
+    pub fn from_flags(
+        preset: Option<&str>,
+        trunk: Option<&str>,
+        cache: Option<&str>,
+    ) -> Result<Option<BudgetChoice>, PlanError> {
+        if let Some(name) = preset {
+            return Preset::from_name(name).map(|p| Some(p.choice()));
+        }
+        if trunk.is_none() && cache.is_none() {
+            return Ok(None);
+        }
+        let size = |v: Option<&str>| v.map(parse_size).transpose().map(|b| b.unwrap_or(u64::MAX));
+        Ok(Some(BudgetChoice::Fixed(Budget { trunk_bytes: size(trunk)?, cache_bytes: size(cache)? })))
     }
-    if usable - min_cache_bytes >= trunk_total_bytes {
-        return Ok(Budget { trunk_bytes: trunk_total_bytes, cache_bytes: usable - trunk_total_bytes });
-    }
-    let share = (machine.total_bytes as f64 * 0.55) as u64;
-    let cap = share.saturating_sub(reserve).saturating_sub(min_cache_bytes).max(min_trunk_bytes);
-    Ok(Budget { trunk_bytes: (usable - min_cache_bytes).min(cap), cache_bytes: min_cache_bytes })
 }
 
 /// Parses a size: a non-negative number with an optional unit `B`, `KB`, `MB`, `GB`, `TB`
 /// (decimal) or `KiB`, `MiB`, `GiB`, `TiB` (binary); a bare number is bytes.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, PlanError> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = (&t[..split], t[split..].trim());
-    let value: f64 = num.parse().map_err(|_| format!("`{text}` is not a size (try 512MB, 3GB, 1.5GiB)"))?;
+    let fail = |reason| PlanError::Size { text: text.to_string(), reason };
+    let value: f64 = num.parse().map_err(|_| fail("is not a size"))?;
     let scale: f64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "kb" => 1e3,
@@ -126,11 +124,11 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "mib" => 1024.0 * 1024.0,
         "gib" => 1024.0 * 1024.0 * 1024.0,
         "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(format!("`{text}`: unknown unit `{unit}` (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")),
+        _ => return Err(fail("has an unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")),
     };
     let bytes = value * scale;
     if !bytes.is_finite() || bytes >= u64::MAX as f64 {
-        return Err(format!("`{text}` is too large"));
+        return Err(fail("is too large"));
     }
     Ok(bytes.round() as u64)
 }

@@ -1,6 +1,9 @@
 //! The memory plan on the real K3 footprint (spec §6.5, §11) and on small edge cases.
 
-use k3_plan::{auto_budget, parse_size, plan, Budget, Footprint, MachineMemory, PlanError, PlanRequest, Preset, GB};
+use k3_plan::{
+    auto_budget, auto_budget_for, fixed_bytes, parse_size, plan, plan_memory, Budget, BudgetChoice, CgroupMemory,
+    Footprint, MachineMemory, MemoryRequest, PlanError, PlanRequest, Preset, GB,
+};
 
 /// K3's per-layer trunk runs: layer 0 (KDA + dense), then KDA+MoE or MLA+MoE by the map.
 fn k3() -> Footprint {
@@ -24,7 +27,7 @@ fn k3() -> Footprint {
 }
 
 fn request(preset: Preset) -> PlanRequest {
-    PlanRequest { budget: preset.fixed_budget().unwrap(), streamed_trunk: true, max_positions: 4096, io_threads: 4 }
+    PlanRequest { budget: preset.fixed_budget().unwrap(), streamed_trunk: true, context_length: 4096, io_threads: 4 }
 }
 
 #[test]
@@ -99,21 +102,25 @@ fn without_a_packed_trunk_everything_is_resident() {
 fn auto_takes_the_whole_trunk_when_it_fits_and_refuses_tiny_machines() {
     let fp = k3();
     let fixed = fp.resident_bytes + fp.state_bytes;
-    let big = MachineMemory { total_bytes: 256 * GB, available_bytes: 250 * GB };
+    let big = MachineMemory::new(256 * GB, 250 * GB);
     let b = auto_budget(big, fixed, fp.trunk_total_bytes(), GB / 2, 3 * GB).unwrap();
     assert_eq!(b.trunk_bytes, fp.trunk_total_bytes());
     assert!(b.cache_bytes > 100 * GB);
-    let small = MachineMemory { total_bytes: 32 * GB, available_bytes: 28 * GB };
+    let small = MachineMemory::new(32 * GB, 28 * GB);
     let b = auto_budget(small, fixed, fp.trunk_total_bytes(), GB / 2, 3 * GB).unwrap();
     assert_eq!(b.cache_bytes, GB / 2);
     assert!(b.trunk_bytes >= 3 * GB && b.trunk_bytes < 28 * GB);
-    let tiny = MachineMemory { total_bytes: 8 * GB, available_bytes: 6 * GB };
+    let tiny = MachineMemory::new(8 * GB, 6 * GB);
     assert!(auto_budget(tiny, fixed, fp.trunk_total_bytes(), GB / 2, 3 * GB).is_err());
 }
 
 #[test]
 fn sizes_parse_with_decimal_and_binary_units() {
     assert_eq!(parse_size("512MB"), Ok(512_000_000));
+    assert_eq!(
+        parse_size("3XB").unwrap_err().to_string(),
+        "`3XB` has an unknown unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB) (try 512MB, 3GB, 1.5GiB)"
+    );
     assert_eq!(parse_size("3GB"), Ok(3_000_000_000));
     assert_eq!(parse_size("1.5GiB"), Ok(1_610_612_736));
     assert_eq!(parse_size("4096"), Ok(4096));
@@ -129,4 +136,69 @@ fn presets_round_trip_their_names() {
         assert_eq!(Preset::parse(p.name()), Some(p));
     }
     assert_eq!(Preset::parse("ultra"), None);
+}
+
+#[test]
+fn a_cgroup_limit_caps_what_auto_sees() {
+    let fp = k3();
+    let host = MachineMemory::new(256 * GB, 250 * GB);
+    let boxed = MachineMemory { cgroup: Some(CgroupMemory { limit_bytes: 32 * GB, usage_bytes: 4 * GB }), ..host };
+    assert_eq!(boxed.usable_total_bytes(), 32 * GB);
+    assert_eq!(boxed.usable_available_bytes(), 28 * GB);
+    let free = auto_budget_for(&fp, host, 4096).unwrap();
+    let capped = auto_budget_for(&fp, boxed, 4096).unwrap();
+    assert_eq!(free.trunk_bytes, fp.trunk_total_bytes());
+    assert!(capped.trunk_bytes + capped.cache_bytes < 28 * GB, "{capped:?}");
+}
+
+#[test]
+fn the_plan_reserves_kv_for_the_stated_context_length() {
+    let short = plan(&k3(), &PlanRequest { context_length: 4096, ..request(Preset::Laptop) }).unwrap();
+    let long = plan(&k3(), &PlanRequest { context_length: 32_768, ..request(Preset::Laptop) }).unwrap();
+    assert_eq!(long.fixed_bytes - short.fixed_bytes, (32_768 - 4096) * 2_365_440);
+    assert_eq!(fixed_bytes(&k3(), 32_768), long.fixed_bytes);
+}
+
+#[test]
+fn plan_memory_refuses_a_plan_beyond_available_memory_with_the_numbers() {
+    let req =
+        MemoryRequest { choice: Preset::Laptop.choice(), streamed_trunk: true, context_length: 4096, io_threads: 4 };
+    let small = MachineMemory::new(16 * GB, 8 * GB);
+    let err = plan_memory(&k3(), &req, small, true).unwrap_err();
+    let PlanError::ExceedsAvailable { needed_bytes, available_bytes } = err else { panic!("{err:?}") };
+    assert_eq!(available_bytes, 8 * GB);
+    assert!(needed_bytes > available_bytes);
+    let text = err.to_string();
+    assert!(text.contains("8.00 GB available") && text.contains("short"), "{text}");
+    assert!(plan_memory(&k3(), &req, small, false).is_ok());
+}
+
+#[test]
+fn budget_choices_come_from_preset_names_or_sizes() {
+    assert_eq!(BudgetChoice::from_flags(None, None, None), Ok(None));
+    assert_eq!(BudgetChoice::from_flags(Some("auto"), None, None), Ok(Some(BudgetChoice::Auto)));
+    assert_eq!(
+        BudgetChoice::from_flags(Some("laptop"), None, None),
+        Ok(Some(BudgetChoice::Fixed(Budget { trunk_bytes: 3 * GB, cache_bytes: GB })))
+    );
+    assert_eq!(
+        BudgetChoice::from_flags(None, None, Some("40KB")),
+        Ok(Some(BudgetChoice::Fixed(Budget { trunk_bytes: u64::MAX, cache_bytes: 40_000 })))
+    );
+    let unknown = BudgetChoice::from_flags(Some("ultra"), None, None).unwrap_err();
+    assert_eq!(unknown.to_string(), "unknown preset `ultra` (use laptop, desktop, workstation, server, max, auto)");
+}
+
+#[test]
+fn plan_errors_print_their_numbers() {
+    let e = PlanError::CacheBudgetTooSmall {
+        budget_bytes: 200_000_000,
+        minimum_bytes: 298_401_792,
+        slot_bytes: 17_553_048,
+        minimum_slots: 17,
+    };
+    assert_eq!(
+        e.to_string(),
+        "cache budget 200.00 MB holds fewer than 17 expert slots of 17553048 bytes; at least 298.40 MB is needed"
+    );
 }

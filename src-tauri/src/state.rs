@@ -14,6 +14,8 @@ pub struct AppState {
     pub worker: Arc<Worker>,
     pub store: Arc<Mutex<HistoryStore>>,
     pub demo: ModelTarget,
+    /// Positions of one conversation every model is opened with.
+    pub context_length: usize,
 }
 
 /// Name of the history database inside the data folder.
@@ -26,7 +28,8 @@ impl AppState {
         let startup = startup_model(options, resource_dir);
         let worker = Worker::spawn(store.clone(), startup)
             .map_err(|source| HistoryError::Folder { path: data_dir.into(), source })?;
-        Ok(AppState { worker: Arc::new(worker), store, demo: crate::options::demo_model(resource_dir) })
+        let demo = ModelTarget { context_length: options.context_length, ..crate::options::demo_model(resource_dir) };
+        Ok(AppState { worker: Arc::new(worker), store, demo, context_length: options.context_length })
     }
 
     pub fn history(&self) -> Result<MutexGuard<'_, HistoryStore>, IpcError> {

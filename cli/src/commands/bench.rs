@@ -110,7 +110,7 @@ pub fn stream(args: BenchStreamArgs) -> Result<(), Failure> {
         .collect();
     let io_threads = args.model.memory.io_threads.max(1);
     // Expert reads: whole-expert windows on the I/O pool's queue depth.
-    let window = 17_547_264usize.min(plan.as_ref().map(|p| p.cache_slot_bytes as usize).unwrap_or(1 << 20));
+    let window = (engine.footprint().expert_bytes as usize).max(1);
     // Trunk reads: one layer run at a time from trunk.bin, concurrently with the expert
     // readers, as the engine reads (the ring's reader and the I/O pool run together).
     let trunk_window = plan.as_ref().map(|p| p.ring_slot_bytes as usize).unwrap_or(0).clamp(1 << 20, 512 << 20);

@@ -1,60 +1,79 @@
-//! `k3 chat`: an interactive REPL over a multi-turn `ChatSession`.
+//! `k3 chat`: an interactive REPL over the runtime, the same host the desktop app uses.
 //!
-//! Lines starting with `/` are commands (`/reset`, `/system [TEXT]`, `/help`, `/quit`);
-//! anything else is a user message. Ctrl-C stops the reply in progress, not the program;
-//! end of input (Ctrl-D) exits. A stats line follows each reply.
+//! Lines starting with `/` are commands (`/reset`, `/system [TEXT]`, `/preset NAME`,
+//! `/budget TRUNK CACHE`, `/help`, `/quit`); anything else is a user message. The
+//! conversation lives here as messages; the runtime reuses the engine state of the turn
+//! before whenever the history matches, and a replan keeps it. Ctrl-C stops the reply in
+//! progress, not the program; end of input (Ctrl-D) exits. A stats line follows each reply.
 
 use std::io::{BufRead, IsTerminal, Write};
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 
-use k3_engine::chat::{ChatMode, ChatSession, ChatTemplate};
-use k3_engine::tokenizer::{StreamDecoder, Tokenizer};
-use k3_engine::{CancelToken, DecodeMode, EventSink, GenerateParams, TokenEvent};
+use k3_engine::chat::{ChatMessage, ChatMode, Role};
+use k3_engine::{DecodeMode, FinishReason, GenerateParams};
+use k3_plan::{format_bytes, BudgetChoice, Preset};
+use k3_runtime::{ChatTurn, JobId, ModelRequest, ModelSummary, ReplyHandler, ReplyOutcome, ReplyProgress, Runtime};
 
-use super::{check_vocab, load_engine, runtime_error, sampling, Failure};
+use super::{engine_options, input_error, runtime_error, sampling, Failure};
 use crate::args::ChatArgs;
 
-/// Prints reply text as it streams, hiding the template's special tokens.
-struct ReplySink<'a> {
-    tokenizer: &'a Tokenizer,
-    stream: StreamDecoder,
+/// Prints reply text as it streams and hands the outcome back to the REPL.
+struct TerminalReply {
+    turn: Option<ChatTurn>,
+    done: Sender<ReplyOutcome>,
 }
 
-impl EventSink for ReplySink<'_> {
-    fn token(&mut self, event: &TokenEvent<'_>) {
-        if self.tokenizer.is_added(event.id) {
-            return;
+impl ReplyHandler for TerminalReply {
+    fn queued(&mut self, _job: JobId, _position: usize) {}
+
+    fn begin(&mut self, _job: JobId) -> Option<ChatTurn> {
+        self.turn.take()
+    }
+
+    fn progress(&mut self, _job: JobId, progress: ReplyProgress) {
+        if let ReplyProgress::Text { text, .. } = progress {
+            print!("{text}");
+            let _ = std::io::stdout().flush();
         }
-        let piece = self.stream.push(self.tokenizer.token_bytes(event.id).unwrap_or_default());
-        print!("{piece}");
-        let _ = std::io::stdout().flush();
+    }
+
+    fn end(&mut self, _job: JobId, outcome: ReplyOutcome) {
+        let _ = self.done.send(outcome);
     }
 }
 
-/// The cancel token of the reply in progress, shared with the Ctrl-C handler.
-type CurrentReply = Arc<Mutex<Option<CancelToken>>>;
+/// The job id of the reply in progress, shared with the Ctrl-C handler.
+type CurrentReply = Arc<Mutex<Option<JobId>>>;
 
-fn install_ctrl_c(current: CurrentReply) -> Result<(), Failure> {
+fn install_ctrl_c(runtime: Arc<Runtime>, current: CurrentReply) -> Result<(), Failure> {
     ctrlc::set_handler(move || {
         let guard = current.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        match guard.as_ref() {
-            Some(token) => token.cancel(),
+        match *guard {
+            Some(job) => {
+                runtime.cancel(job);
+            }
             None => eprintln!("\n(Ctrl-C stops a reply; /quit or Ctrl-D exits)"),
         }
     })
     .map_err(|e| runtime_error(format!("installing the Ctrl-C handler: {e}")))
 }
 
+/// The conversation as the REPL keeps it.
+struct Conversation {
+    system: Option<String>,
+    messages: Vec<ChatMessage>,
+    mode: ChatMode,
+    params: GenerateParams,
+}
+
 pub fn chat(args: ChatArgs) -> Result<(), Failure> {
-    let engine = load_engine(&args.model)?;
-    let tokenizer = Tokenizer::load(&args.model.model)?;
-    check_vocab(&tokenizer, &engine, &args.model.model)?;
-    let template = match tokenizer.chat_template() {
-        Some(source) => ChatTemplate::jinja(source),
-        None => ChatTemplate::builtin(),
-    };
-    let mode = if args.thinking { ChatMode::Thinking } else { ChatMode::Instruct };
-    let mut chat = ChatSession::new(&engine, template, mode, args.system.clone());
+    let options = engine_options(&args.model)?;
+    let runtime = Arc::new(Runtime::start().map_err(|e| runtime_error(format!("starting the engine worker: {e}")))?);
+    runtime.open_model(ModelRequest { options, is_demo: false }).map_err(|e| match Arc::try_unwrap(e) {
+        Ok(e) => Failure::from(e),
+        Err(shared) => Failure { exit_code: if shared.is_input_error() { 2 } else { 1 }, message: shared.to_string() },
+    })?;
     let params = GenerateParams {
         max_new_tokens: args.max_tokens,
         sampling: sampling(&args.sampling),
@@ -62,8 +81,10 @@ pub fn chat(args: ChatArgs) -> Result<(), Failure> {
         mode: DecodeMode::Incremental,
     };
     params.sampling.validate()?;
+    let mode = if args.thinking { ChatMode::Thinking } else { ChatMode::Instruct };
+    let mut conversation = Conversation { system: args.system.clone(), messages: Vec::new(), mode, params };
     let current: CurrentReply = Arc::new(Mutex::new(None));
-    install_ctrl_c(current.clone())?;
+    install_ctrl_c(runtime.clone(), current.clone())?;
     let interactive = std::io::stdin().is_terminal();
     let mut lines = std::io::stdin().lock().lines();
     loop {
@@ -76,53 +97,110 @@ pub fn chat(args: ChatArgs) -> Result<(), Failure> {
         let line = line.trim_end_matches('\r');
         match command(line) {
             Some(Slash::Quit) => break,
-            Some(Slash::Help) => println!("/reset · /system [TEXT] · /quit · Ctrl-C stops a reply"),
-            Some(Slash::Reset) => {
-                chat.reset();
-                println!("(conversation cleared)");
-            }
-            Some(Slash::System(text)) => {
-                chat.set_system(text);
-                println!(
-                    "(system prompt {}; conversation cleared)",
-                    if chat.system().is_some() { "set" } else { "removed" }
-                );
-            }
-            Some(Slash::Unknown(c)) => println!("(unknown command {c}; try /help)"),
+            Some(slash) => slash_command(&runtime, &mut conversation, slash),
             None if line.trim().is_empty() => {}
-            None => reply(&engine, &tokenizer, &mut chat, line, &params, &current)?,
+            None => reply(&runtime, &mut conversation, line, &current)?,
         }
     }
     Ok(())
 }
 
+fn slash_command(runtime: &Runtime, conversation: &mut Conversation, slash: Slash) {
+    match slash {
+        Slash::Quit => {}
+        Slash::Help => {
+            println!("/reset · /system [TEXT] · /preset NAME · /budget TRUNK CACHE · /quit · Ctrl-C stops a reply")
+        }
+        Slash::Reset => {
+            conversation.messages.clear();
+            println!("(conversation cleared)");
+        }
+        Slash::System(text) => {
+            conversation.system = text;
+            conversation.messages.clear();
+            println!(
+                "(system prompt {}; conversation cleared)",
+                if conversation.system.is_some() { "set" } else { "removed" }
+            );
+        }
+        Slash::Memory(choice) => match choice.and_then(|c| replan(runtime, c)) {
+            Ok(summary) => println!("(memory plan: {}; the conversation continues)", describe_plan(&summary)),
+            Err(failure) => println!("({})", failure.message),
+        },
+        Slash::Unknown(c) => println!("(unknown command {c}; try /help)"),
+    }
+}
+
+fn replan(runtime: &Runtime, choice: BudgetChoice) -> Result<ModelSummary, Failure> {
+    let progress = Box::new(|done: usize, total: usize| eprint!("\r(pinning trunk layers: {done}/{total})"));
+    let summary = runtime.replan(Some(choice), progress)?;
+    Ok(summary)
+}
+
+/// The plan in one line.
+fn describe_plan(summary: &ModelSummary) -> String {
+    match &summary.plan {
+        Some(p) => format!(
+            "{}/{} layers pinned, ring {}, {} expert slots, {} in all",
+            p.pinned_layers,
+            summary.layers,
+            p.ring_slots,
+            p.cache_slots,
+            format_bytes(p.total_bytes)
+        ),
+        None => "every weight resident".to_string(),
+    }
+}
+
 fn reply(
-    engine: &k3_engine::Engine,
-    tokenizer: &Tokenizer,
-    chat: &mut ChatSession,
+    runtime: &Runtime,
+    conversation: &mut Conversation,
     line: &str,
-    params: &GenerateParams,
     current: &CurrentReply,
 ) -> Result<(), Failure> {
-    let token = CancelToken::new();
-    *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(token.clone());
-    let mut sink = ReplySink { tokenizer, stream: StreamDecoder::new() };
-    let result = chat.send(engine, tokenizer, line, params, &token, &mut sink);
+    let turn = ChatTurn {
+        conversation: 0,
+        system: conversation.system.clone(),
+        mode: conversation.mode,
+        history: conversation.messages.clone(),
+        user_text: line.to_string(),
+        params: conversation.params.clone(),
+    };
+    let (done, outcome) = mpsc::channel();
+    let job = runtime.reply(Box::new(TerminalReply { turn: Some(turn), done }));
+    *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(job);
+    let outcome = outcome.recv().map_err(|_| runtime_error("the engine worker has stopped".into()));
     *current.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    let out = result?;
-    print!("{}", sink.stream.finish());
-    let g = &out.generation;
-    let n = g.generated.len();
-    let decode_s = (g.total_time - g.prefill_time).as_secs_f64();
+    let out = match outcome? {
+        ReplyOutcome::Finished(out) => out,
+        ReplyOutcome::Failed { error, .. } => {
+            let exit_code = if error.is_input_error() { 2 } else { 1 };
+            return Err(Failure { exit_code, message: error.to_string() });
+        }
+        ReplyOutcome::Refused => return Err(runtime_error("the reply was refused".into())),
+    };
+    conversation.messages.push(ChatMessage::new(Role::User, line));
+    conversation.messages.push(ChatMessage { role: Role::Assistant, content: out.text.clone(), think: out.think });
+    let f = &out.figures;
     println!(
-        "\n[{n} tokens · {} · prefilled {} tokens{} in {:.2} s · {:.3} s/token]",
-        format!("{:?}", g.finish).to_lowercase(),
-        g.n_prefilled,
+        "\n[{} tokens · {} · prefilled {} tokens{} in {:.2} s · {}]",
+        f.output_tokens,
+        finish_word(out.finish),
+        f.prefilled_tokens,
         if out.reused_history { "" } else { " (full history)" },
-        g.prefill_time.as_secs_f64(),
-        if n > 1 { decode_s / (n - 1) as f64 } else { g.total_time.as_secs_f64() }
+        f.time_to_first_token.as_secs_f64(),
+        f.seconds_per_token.map_or("– s/token".to_string(), |s| format!("{s:.3} s/token")),
     );
     Ok(())
+}
+
+fn finish_word(finish: FinishReason) -> &'static str {
+    match finish {
+        FinishReason::Stop => "stop",
+        FinishReason::Length => "length",
+        FinishReason::Cancelled => "cancelled",
+        FinishReason::ContextFull => "context full",
+    }
 }
 
 /// A `/` command of the REPL.
@@ -131,6 +209,8 @@ enum Slash {
     Help,
     Reset,
     System(Option<String>),
+    /// `/preset NAME` or `/budget TRUNK CACHE`, parsed (or why not).
+    Memory(Result<BudgetChoice, Failure>),
     Unknown(String),
 }
 
@@ -142,6 +222,23 @@ fn command(line: &str) -> Option<Slash> {
         "help" => Slash::Help,
         "reset" => Slash::Reset,
         "system" => Slash::System((!arg.is_empty()).then(|| arg.to_string())),
+        "preset" => {
+            Slash::Memory(Preset::from_name(arg).map(Preset::choice).map_err(|e| input_error(format!("/preset: {e}"))))
+        }
+        "budget" => Slash::Memory(budget(arg)),
         other => Slash::Unknown(format!("/{other}")),
     })
+}
+
+/// `/budget TRUNK CACHE`, e.g. `/budget 3GB 1GB`.
+fn budget(arg: &str) -> Result<BudgetChoice, Failure> {
+    let sizes: Vec<&str> = arg.split_whitespace().collect();
+    let [trunk, cache] = sizes[..] else {
+        return Err(input_error("/budget needs two sizes: TRUNK CACHE, e.g. /budget 3GB 1GB".into()));
+    };
+    match BudgetChoice::from_flags(None, Some(trunk), Some(cache)) {
+        Ok(Some(choice)) => Ok(choice),
+        Ok(None) => Err(input_error("/budget needs two sizes".into())),
+        Err(e) => Err(input_error(format!("/budget: {e}"))),
+    }
 }

@@ -12,8 +12,9 @@ mod text;
 use std::path::Path;
 
 use k3_engine::tokenizer::Tokenizer;
-use k3_engine::{BudgetChoice, Engine, EngineOptions, MemoryOptions, Sampling};
-use k3_plan::{parse_size, Budget, Preset};
+use k3_engine::{Engine, EngineOptions, MemoryOptions, Sampling};
+use k3_plan::BudgetChoice;
+use k3_runtime::RuntimeError;
 
 use crate::args::{Cli, Command, MemoryArgs, ModelArgs, SamplingArgs};
 
@@ -25,6 +26,12 @@ pub struct Failure {
 
 impl From<k3_engine::Error> for Failure {
     fn from(e: k3_engine::Error) -> Self {
+        Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: e.to_string() }
+    }
+}
+
+impl From<RuntimeError> for Failure {
+    fn from(e: RuntimeError) -> Self {
         Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: e.to_string() }
     }
 }
@@ -61,68 +68,52 @@ pub(super) fn require_dir(flag: &str, dir: &Path) -> Result<(), Failure> {
     }
 }
 
+/// The engine options the model flags ask for.
+pub(super) fn engine_options(args: &ModelArgs) -> Result<EngineOptions, Failure> {
+    require_dir("--model", &args.model)?;
+    Ok(EngineOptions { model_dir: args.model.clone(), threads: args.threads, memory: memory_options(&args.memory)? })
+}
+
 pub(super) fn load_engine(args: &ModelArgs) -> Result<Engine, Failure> {
     load_engine_with(args, false)
 }
 
 pub(super) fn load_engine_with(args: &ModelArgs, record_trace: bool) -> Result<Engine, Failure> {
-    require_dir("--model", &args.model)?;
-    let mut memory = memory_options(&args.memory)?;
-    memory.record_trace = record_trace;
-    Ok(Engine::load(&EngineOptions { model_dir: args.model.clone(), threads: args.threads, memory })?)
+    let mut options = engine_options(args)?;
+    options.memory.record_trace = record_trace;
+    Ok(k3_runtime::model::open_engine(&options)?)
+}
+
+/// The budget the memory flags ask for (`None`: every weight resident).
+pub(super) fn budget_choice(args: &MemoryArgs) -> Result<Option<BudgetChoice>, Failure> {
+    let flag = if args.preset.is_some() { "--preset" } else { "--trunk-budget/--cache-budget" };
+    BudgetChoice::from_flags(args.preset.as_deref(), args.trunk_budget.as_deref(), args.cache_budget.as_deref())
+        .map_err(|e| input_error(format!("{flag}: {e}")))
 }
 
 /// Memory flags → engine memory options (resident when no budget flag is given).
 pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure> {
     let mut opts = MemoryOptions::resident();
     opts.io_threads = args.io_threads.max(1);
+    opts.context_length = args.context_length;
     if let Some(dir) = &args.trunk {
         require_dir("--trunk", dir)?;
         opts.trunk_dir = Some(dir.clone());
     }
     opts.cache_policy = k3_engine::stream::CachePolicy::parse(&args.cache_policy)
         .ok_or_else(|| input_error(format!("--cache-policy {}: use lru or layer-ahead", args.cache_policy)))?;
-    let size = |flag: &str, v: &Option<String>| -> Result<Option<u64>, Failure> {
-        v.as_deref().map(|s| parse_size(s).map_err(|e| input_error(format!("{flag}: {e}")))).transpose()
-    };
-    opts.budget = match (
-        &args.preset,
-        size("--trunk-budget", &args.trunk_budget)?,
-        size("--cache-budget", &args.cache_budget)?,
-    ) {
-        (Some(name), _, _) => match Preset::parse(name) {
-            Some(Preset::Auto) => Some(BudgetChoice::Auto),
-            Some(p) => p.fixed_budget().map(BudgetChoice::Fixed),
-            None => {
-                return Err(input_error(format!(
-                    "--preset {name}: unknown (use laptop, desktop, workstation, server, max or auto)"
-                )))
-            }
-        },
-        (None, None, None) => None,
-        (None, trunk, cache) => Some(BudgetChoice::Fixed(Budget {
-            trunk_bytes: trunk.unwrap_or(u64::MAX),
-            cache_bytes: cache.unwrap_or(u64::MAX),
-        })),
-    };
+    opts.budget = budget_choice(args)?;
     Ok(opts)
 }
 
 fn load_tokenizer(dir: &Path) -> Result<Tokenizer, Failure> {
     require_dir("--model", dir)?;
-    Ok(Tokenizer::load(dir)?)
+    Ok(k3_runtime::model::open_tokenizer(dir)?)
 }
 
 /// Refuses a tokenizer whose ids the model cannot embed.
 fn check_vocab(tokenizer: &Tokenizer, engine: &Engine, dir: &Path) -> Result<(), Failure> {
-    let (tok, model) = (tokenizer.vocab_size(), engine.config().vocab_size);
-    if tok > model {
-        return Err(input_error(format!(
-            "{}: the tokenizer files define {tok} ids but config.json's vocab_size is {model}",
-            dir.display()
-        )));
-    }
-    Ok(())
+    Ok(k3_runtime::model::check_vocab(tokenizer, engine, dir)?)
 }
 
 /// Parses `1,2,3` for flag `flag`.

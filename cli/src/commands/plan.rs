@@ -1,6 +1,7 @@
 //! `k3 plan`: the memory plan for a budget, computed from the checkpoint's headers alone.
 
 use k3_engine::format::TensorIndex;
+use k3_engine::io::sysinfo::machine_memory;
 use k3_engine::stream::footprint::footprint;
 use k3_engine::stream::plan::make_plan;
 use k3_engine::ModelConfig;
@@ -15,7 +16,6 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
     let cfg = ModelConfig::load(&args.model.join("config.json"))?;
     let index = TensorIndex::open(&args.model)?;
     let mut opts = memory_options(&args.memory)?;
-    opts.max_positions = args.max_positions;
     opts.check_available = false;
     let Some(choice) = opts.budget else {
         return Err(input_error("give --preset P or --trunk-budget/--cache-budget".into()));
@@ -25,8 +25,9 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         k3_engine::stream::trunk_manifest::open_packed_trunk(dir, &cfg, &index)?;
     }
     let streamed = opts.trunk_dir.is_some();
-    let p = make_plan(&cfg, &index, choice, streamed, &opts)?;
-    let available = k3_engine::stream::plan::mem_available_bytes();
+    let machine = machine_memory();
+    let p = make_plan(&fp, choice, streamed, &opts, machine)?;
+    let available = Some(machine.usable_available_bytes()).filter(|&a| a > 0);
     if args.json {
         let v = json!({
             "layers": cfg.n_layers,
@@ -44,7 +45,7 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
             "resident_model_bytes": fp.resident_bytes,
             "state_bytes": fp.state_bytes,
             "kv_bytes_per_position": fp.kv_bytes_per_position,
-            "max_positions": args.max_positions,
+            "context_length": opts.context_length,
             "scratch_bytes": fp.scratch_bytes,
             "total_bytes": p.total_bytes,
             "mem_available_bytes": available,
@@ -73,7 +74,7 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         format_bytes(fp.resident_bytes),
         format_bytes(fp.state_bytes),
         format_bytes(fp.kv_bytes_per_position),
-        args.max_positions,
+        opts.context_length,
         format_bytes(fp.scratch_bytes),
         format_bytes(p.io_buffer_bytes)
     );

@@ -4,7 +4,8 @@ use std::io::Write;
 use std::path::Path;
 
 use k3_engine::tokenizer::{StreamDecoder, Tokenizer};
-use k3_engine::{CancelToken, DecodeMode, EventSink, GenerateParams, TokenEvent};
+use k3_engine::{CancelToken, DecodeMode, EventSink, FinishReason, GenerateParams, TokenEvent};
+use k3_runtime::ReplyFigures;
 use serde_json::json;
 
 use super::{
@@ -89,17 +90,17 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             .collect();
         write_bytes_file(path, &pairs)?;
     }
-    let n_gen = out.generated.len().max(1) as f64;
+    let figures = ReplyFigures::of(&out, session.tokens().len(), engine.plan().is_some());
     if args.json {
         let mut obj = json!({
             "prompt_ids": prompt,
             "generated_ids": out.generated,
-            "finish_reason": format!("{:?}", out.finish).to_lowercase(),
+            "finish_reason": finish_reason(out.finish),
             "mode": if args.full_recompute { "full_recompute" } else { "incremental" },
             "prefill_seconds": out.prefill_time.as_secs_f64(),
             "total_seconds": out.total_time.as_secs_f64(),
-            "seconds_per_token": out.total_time.as_secs_f64() / n_gen,
-            "metrics": metrics_json(&out),
+            "seconds_per_token": figures.seconds_per_token,
+            "metrics": metrics_json(&out, &figures),
         });
         if let Some(tok) = &tokenizer {
             obj["text"] = json!(tok.decode(&out.generated)?);
@@ -108,11 +109,12 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     } else {
         println!();
         eprintln!(
-            "{} tokens, {:?}, {:.3} s total, {:.3} s/token",
+            "{} tokens, {}, {:.3} s total, {:.3} s to the first token, {}",
             out.generated.len(),
-            out.finish,
+            finish_reason(out.finish),
             out.total_time.as_secs_f64(),
-            out.total_time.as_secs_f64() / n_gen
+            figures.time_to_first_token.as_secs_f64(),
+            figures.seconds_per_token.map_or("– s/token".to_string(), |s| format!("{s:.3} s/token"))
         );
     }
     Ok(())
@@ -139,8 +141,18 @@ pub fn score(args: ScoreArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The JSON name of a finish reason.
+fn finish_reason(finish: FinishReason) -> &'static str {
+    match finish {
+        FinishReason::Stop => "stop",
+        FinishReason::Length => "length",
+        FinishReason::Cancelled => "cancelled",
+        FinishReason::ContextFull => "context_full",
+    }
+}
+
 /// The run's streaming metrics as JSON.
-fn metrics_json(out: &k3_engine::Generation) -> serde_json::Value {
+fn metrics_json(out: &k3_engine::Generation, figures: &ReplyFigures) -> serde_json::Value {
     let m = &out.metrics;
     let wait = m.io_wait.as_secs_f64();
     json!({
@@ -148,11 +160,11 @@ fn metrics_json(out: &k3_engine::Generation) -> serde_json::Value {
         "expert_true_resident_hits": m.expert_true_hits,
         "expert_prefetch_hits": m.expert_prefetch_hits,
         "expert_misses": m.expert_misses,
-        "true_resident_hit_rate": m.true_hit_rate(),
+        "true_resident_hit_rate": figures.true_hit_rate.unwrap_or(0.0),
         "expert_bytes_read": m.expert_bytes_read,
         "trunk_bytes_read": m.trunk_bytes_read,
         "io_wait_seconds": wait,
-        "compute_seconds": (out.total_time.as_secs_f64() - wait).max(0.0),
+        "compute_seconds": figures.compute().as_secs_f64(),
         "peak_rss_bytes": out.peak_rss_bytes,
     })
 }

@@ -11,9 +11,9 @@
 //! close (a reply cut short by the token limit is closed in the next turn's delta).
 
 use crate::chat::template::{ChatMessage, ChatMode, ChatTemplate, Role, ASSISTANT_CLOSE};
+use crate::engine::{Engine, GenerateParams, Generation, Session};
 use crate::error::Result;
 use crate::events::{CancelToken, EventSink};
-use crate::generator::{Engine, GenerateParams, Generation, Session};
 use crate::tokenizer::Tokenizer;
 
 /// The outcome of one turn.

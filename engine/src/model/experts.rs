@@ -4,8 +4,8 @@
 //! [`ResidentExperts`], which binds every routed expert into RAM at load.
 //! Must not: return a substitute or skip an expert: a failed load is an error for the
 //! whole generation (spec §4.6).
-//! Easy to break: the streaming cache (a later issue) implements the same trait; the
-//! model must not assume the weights stay alive beyond the returned `Arc`.
+//! Easy to break: the streaming cache (`stream::ExpertCache`) implements the same trait;
+//! the model must not assume the weights stay alive beyond the returned `Arc`.
 
 use std::sync::Arc;
 
@@ -29,6 +29,19 @@ pub trait ExpertSource: Sync {
     /// counters and traces count every use).
     fn expert_uses(&self, layer_idx: usize, expert_idx: usize, _n_uses: usize) -> Result<Arc<GluMlp>> {
         self.expert(layer_idx, expert_idx)
+    }
+}
+
+/// A source the engine also keeps a handle to (to resize the cache between generations).
+impl<T: ExpertSource + Send + Sync + ?Sized> ExpertSource for Arc<T> {
+    fn prefetch(&self, layer_idx: usize, experts: &[usize]) {
+        (**self).prefetch(layer_idx, experts)
+    }
+    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<GluMlp>> {
+        (**self).expert(layer_idx, expert_idx)
+    }
+    fn expert_uses(&self, layer_idx: usize, expert_idx: usize, n_uses: usize) -> Result<Arc<GluMlp>> {
+        (**self).expert_uses(layer_idx, expert_idx, n_uses)
     }
 }
 

@@ -137,6 +137,17 @@ impl Model {
         &self.cfg
     }
 
+    /// Replaces where trunk layers come from (between forward passes; the engine's replan).
+    /// The new source must serve the same checkpoint's layers.
+    pub fn set_trunk(&mut self, trunk: Box<dyn TrunkSource>) {
+        self.trunk = trunk;
+    }
+
+    /// Replaces where routed experts come from (between forward passes; the engine's replan).
+    pub fn set_experts(&mut self, experts: Box<dyn ExpertSource + Send>) {
+        self.experts = experts;
+    }
+
     /// Runs `tokens` after the positions `state` already holds, updating `state`.
     /// Returns logits `[k][vocab]` for the positions `want` selects.
     pub fn forward(

@@ -39,8 +39,20 @@ impl ResidentTrunk {
         self.layers.len()
     }
 
+    /// The bound layers, in order.
+    pub fn into_layers(self) -> Vec<Arc<Layer>> {
+        self.layers
+    }
+
     pub fn is_empty(&self) -> bool {
         self.layers.is_empty()
+    }
+}
+
+/// A trunk the engine also keeps a handle to (to re-pin it between generations).
+impl<T: TrunkSource + ?Sized> TrunkSource for Arc<T> {
+    fn layer(&self, layer_idx: usize) -> Result<Arc<Layer>> {
+        (**self).layer(layer_idx)
     }
 }
 

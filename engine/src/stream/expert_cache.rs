@@ -9,10 +9,13 @@
 //! read failed (that is an error for the generation), or hold more than `capacity`
 //! experts it owns (an expert still borrowed by a computation keeps its slot until the
 //! borrow ends; victims are only experts nobody holds).
+//! Also owns resizing between generations ([`ExpertCache::resize`]): a smaller capacity
+//! evicts at once, down to the new number of slots.
 //! Easy to break: a victim search must skip in-flight slots; a prefetch must not reserve
 //! more slots than are free, or demand reads could wait forever.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -57,7 +60,7 @@ struct Inner {
     index: Arc<TensorIndex>,
     cfg: ModelConfig,
     files: Vec<DirectFile>,
-    capacity: usize,
+    capacity: AtomicUsize,
     policy: CachePolicy,
     state: Mutex<State>,
     changed: Condvar,
@@ -81,8 +84,16 @@ impl ExpertCache {
             .build()
             .map_err(|e| Error::Option { option: "io-threads", reason: e.to_string() })?;
         let state = Mutex::new(State { slots: HashMap::new(), clock: 0, layer_now: 0, trace: None });
-        let inner =
-            Inner { index, cfg: cfg.clone(), files, capacity, policy, state, changed: Condvar::new(), counters };
+        let inner = Inner {
+            index,
+            cfg: cfg.clone(),
+            files,
+            capacity: AtomicUsize::new(capacity),
+            policy,
+            state,
+            changed: Condvar::new(),
+            counters,
+        };
         Ok(ExpertCache { inner: Arc::new(inner), io_pool })
     }
 
@@ -97,7 +108,27 @@ impl ExpertCache {
     }
 
     pub fn capacity(&self) -> usize {
-        self.inner.capacity
+        self.inner.capacity()
+    }
+
+    /// Sets the capacity to `capacity` slots. Reads in flight finish first; then the
+    /// policy's victims are evicted until at most `capacity` experts are owned (experts a
+    /// computation still holds keep their slots until released, so call this between
+    /// generations).
+    pub fn resize(&self, capacity: usize) {
+        let inner = &self.inner;
+        inner.capacity.store(capacity, Ordering::Relaxed);
+        let mut state = inner.lock();
+        while state.slots.values().any(|s| matches!(s, Slot::InFlight)) {
+            state = inner.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+        state.slots.retain(|_, s| !matches!(s, Slot::Failed(_)));
+        // With more experts than slots, `make_room` evicts one victim per call.
+        while state.slots.len() > capacity {
+            if !inner.make_room(&mut state) {
+                break;
+            }
+        }
     }
 
     /// Experts currently owned (ready or in flight).
@@ -133,8 +164,12 @@ impl Inner {
 
     /// Frees one slot if the cache is full: the policy's victim among ready experts that
     /// no computation holds. Returns false when every slot is in flight or borrowed.
+    fn capacity(&self) -> usize {
+        self.capacity.load(Ordering::Relaxed)
+    }
+
     fn make_room(&self, state: &mut State) -> bool {
-        if state.slots.len() < self.capacity {
+        if state.slots.len() < self.capacity() {
             return true;
         }
         let candidates = state.slots.iter().filter_map(|(k, s)| match s {

@@ -5,7 +5,7 @@
 //! of one routed expert, the always-resident model-level tensors, recurrent state and KV
 //! bytes per position, and a scratch estimate for one forward chunk.
 
-use k3_plan::Footprint;
+use k3_plan::{scratch_bytes_for, Footprint};
 
 use crate::config::{LayerKind, ModelConfig};
 use crate::error::Result;
@@ -13,8 +13,7 @@ use crate::format::TensorIndex;
 use crate::model::names;
 use crate::stream::expert_dir::locate;
 
-/// Tokens per forward chunk during prefill (bounds scratch memory).
-pub const PREFILL_CHUNK: usize = 64;
+pub use k3_plan::PREFILL_CHUNK;
 
 /// The layer a tensor name belongs to, if it is a per-layer tensor.
 fn layer_of(name: &str) -> Option<usize> {
@@ -69,8 +68,7 @@ pub fn footprint(cfg: &ModelConfig, index: &TensorIndex) -> Result<Footprint> {
     .into_iter()
     .max()
     .unwrap_or(0);
-    // About a dozen live buffers of the widest activation per chunk token.
-    let scratch_bytes = (PREFILL_CHUNK * widest * 4 * 12) as u64;
+    let scratch_bytes = scratch_bytes_for(widest as u64);
     Ok(Footprint {
         layer_trunk_bytes,
         expert_bytes,

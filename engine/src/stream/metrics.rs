@@ -101,10 +101,4 @@ impl StreamMetrics {
     }
 }
 
-/// Peak resident set size of this process (`VmHWM`), in bytes; `None` where unavailable.
-pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
+pub use crate::io::sysinfo::peak_rss_bytes;

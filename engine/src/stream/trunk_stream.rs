@@ -6,10 +6,14 @@
 //! the CRC-32 check of every run read, and binding a layer as views into its blob.
 //! Must not: hand out a layer whose read or check failed (the error goes to the
 //! generation), or read ahead with one slot.
+//! Also owns changing the pinned prefix between generations ([`StreamedTrunk::repin`]):
+//! unpinning drops layers at once, pinning reads them from `trunk.bin` (CRC-checked).
 //! Easy to break: layers are used in order `0..n` on every pass; after the last layer the
-//! read-ahead wraps to the first unpinned layer for the next pass.
+//! read-ahead wraps to the first unpinned layer for the next pass. A repin first drains
+//! the read-ahead, so no layer outside the new plan stays alive.
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::Instant;
 
 use crate::config::ModelConfig;
@@ -26,7 +30,8 @@ use crate::stream::trunk_manifest::PackedTrunk;
 type Ahead = Option<(usize, Option<Result<Arc<Layer>>>)>;
 
 struct Inner {
-    pinned: ResidentTrunk,
+    /// Layers `0..pinned.len()`, resident.
+    pinned: RwLock<Vec<Arc<Layer>>>,
     packed: PackedTrunk,
     file: DirectFile,
     index: Arc<TensorIndex>,
@@ -39,7 +44,8 @@ struct Inner {
 /// A trunk streamed from a packed file under a memory plan.
 pub struct StreamedTrunk {
     inner: Arc<Inner>,
-    read_ahead: bool,
+    /// Two ring slots: read the next layer while this one computes.
+    read_ahead: AtomicBool,
     reader: rayon::ThreadPool,
 }
 
@@ -54,7 +60,7 @@ impl StreamedTrunk {
         ring_slots: usize,
         counters: Arc<Counters>,
     ) -> Result<Self> {
-        let pinned = ResidentTrunk::bind_prefix(&Binder::new(&index, true), cfg, n_pinned)?;
+        let pinned = ResidentTrunk::bind_prefix(&Binder::new(&index, true), cfg, n_pinned)?.into_layers();
         let file = DirectFile::open(&packed.bin_path)?;
         let reader = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
@@ -62,7 +68,7 @@ impl StreamedTrunk {
             .build()
             .map_err(|e| Error::Option { option: "trunk reader", reason: e.to_string() })?;
         let inner = Inner {
-            pinned,
+            pinned: RwLock::new(pinned),
             packed,
             file,
             index,
@@ -71,7 +77,33 @@ impl StreamedTrunk {
             changed: Condvar::new(),
             counters,
         };
-        Ok(StreamedTrunk { inner: Arc::new(inner), read_ahead: ring_slots >= 2, reader })
+        Ok(StreamedTrunk { inner: Arc::new(inner), read_ahead: AtomicBool::new(ring_slots >= 2), reader })
+    }
+
+    /// Layers resident now.
+    pub fn n_pinned(&self) -> usize {
+        self.inner.n_pinned()
+    }
+
+    /// Changes the pinned prefix to `0..n_pinned` and the ring to `ring_slots`, between
+    /// generations: layers beyond the new prefix are dropped first, then missing ones are
+    /// read from `trunk.bin` (`progress(done, total)` after each). On a failed read the
+    /// layers pinned so far stay pinned and the error names the layer.
+    pub fn repin(&self, n_pinned: usize, ring_slots: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
+        let n_pinned = n_pinned.min(self.inner.cfg.n_layers);
+        self.read_ahead.store(ring_slots >= 2, Ordering::Relaxed);
+        self.inner.drain_ahead();
+        let have = self.n_pinned();
+        if n_pinned <= have {
+            self.inner.write_pinned().truncate(n_pinned);
+            return Ok(());
+        }
+        for l in have..n_pinned {
+            let layer = self.inner.read_layer(l)?;
+            self.inner.write_pinned().push(layer);
+            progress(l + 1 - have, n_pinned - have);
+        }
+        Ok(())
     }
 
     /// True when reads bypass the page cache with O_DIRECT (false: buffered fallback).
@@ -81,8 +113,8 @@ impl StreamedTrunk {
 
     fn start_read_ahead(&self, after: usize) {
         let n = self.inner.cfg.n_layers;
-        let first = self.inner.pinned.len();
-        if !self.read_ahead || first >= n {
+        let first = self.inner.n_pinned();
+        if !self.read_ahead.load(Ordering::Relaxed) || first >= n {
             return;
         }
         let next = if after + 1 < n { after + 1 } else { first };
@@ -105,6 +137,27 @@ impl StreamedTrunk {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, Ahead> {
         self.ahead.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn n_pinned(&self) -> usize {
+        self.pinned.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    fn pinned_layer(&self, layer_idx: usize) -> Option<Arc<Layer>> {
+        self.pinned.read().unwrap_or_else(|p| p.into_inner()).get(layer_idx).cloned()
+    }
+
+    fn write_pinned(&self) -> std::sync::RwLockWriteGuard<'_, Vec<Arc<Layer>>> {
+        self.pinned.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits for a read-ahead in flight and drops it (its layer leaves RAM).
+    fn drain_ahead(&self) {
+        let mut ahead = self.lock();
+        while matches!(ahead.as_ref(), Some((_, None))) {
+            ahead = self.changed.wait(ahead).unwrap_or_else(|p| p.into_inner());
+        }
+        *ahead = None;
     }
 
     /// Reads, checks and binds unpinned layer `l`.
@@ -157,8 +210,8 @@ impl Inner {
 
 impl TrunkSource for StreamedTrunk {
     fn layer(&self, layer_idx: usize) -> Result<Arc<Layer>> {
-        if layer_idx < self.inner.pinned.len() {
-            return self.inner.pinned.layer(layer_idx);
+        if let Some(layer) = self.inner.pinned_layer(layer_idx) {
+            return Ok(layer);
         }
         let layer = match self.inner.take_ahead(layer_idx) {
             Some(result) => result?,

@@ -21,7 +21,7 @@ pub async fn current_model(state: State<'_, AppState>) -> Result<ModelStatus, Ip
 #[tauri::command]
 pub async fn open_model(state: State<'_, AppState>, path: Option<String>) -> Result<ModelInfo, IpcError> {
     let target = match path {
-        Some(p) => ModelTarget { path: PathBuf::from(p), is_demo: false },
+        Some(p) => ModelTarget { context_length: state.context_length, ..ModelTarget::folder(PathBuf::from(p), false) },
         None => state.demo.clone(),
     };
     let worker = state.worker.clone();

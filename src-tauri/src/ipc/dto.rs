@@ -80,6 +80,9 @@ pub enum FinishReason {
     Stop,
     Length,
     Cancelled,
+    /// The conversation reached the context length the memory plan reserved.
+    #[serde(rename = "contextFull")]
+    ContextFull,
 }
 
 /// Measured figures stored with an assistant message.

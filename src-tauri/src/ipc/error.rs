@@ -4,11 +4,13 @@
 //! (engine, history store) to a code, a one-line readable message and optional details.
 //! Must not: lose the file, tensor or field an engine error names: the engine's own
 //! message (which names them) is the `message`.
-//! Easy to break: a new engine error variant falls into `ENGINE`; give it a code if the
-//! UI should react to it differently.
+//! Easy to break: every engine and runtime error variant is matched by name (no
+//! catch-all), so a new variant does not compile until it has a code.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
+
+use k3_runtime::RuntimeError;
 
 use crate::history::HistoryError;
 
@@ -24,8 +26,8 @@ pub enum ErrorCode {
     Template,
     InvalidArgument,
     ContextLimit,
+    BudgetTooSmall,
     ExpertRead,
-    Engine,
     NotFound,
     History,
     Io,
@@ -62,8 +64,14 @@ impl IpcError {
 
 impl From<k3_engine::Error> for IpcError {
     fn from(e: k3_engine::Error) -> Self {
+        IpcError::from(&e)
+    }
+}
+
+impl From<&k3_engine::Error> for IpcError {
+    fn from(e: &k3_engine::Error) -> Self {
         use k3_engine::Error as E;
-        let code = match &e {
+        let code = match e {
             E::ConfigSyntax { .. } | E::ConfigMissing { .. } | E::ConfigType { .. } | E::ConfigInvalid { .. } => {
                 ErrorCode::ModelConfig
             }
@@ -80,10 +88,23 @@ impl From<k3_engine::Error> for IpcError {
             E::ExpertRead { .. } => ErrorCode::ExpertRead,
             E::ContextLimit { .. } => ErrorCode::ContextLimit,
             E::Option { .. } | E::TokenId { .. } | E::Empty { .. } => ErrorCode::InvalidArgument,
+            E::Budget(_) => ErrorCode::BudgetTooSmall,
             E::Io { .. } | E::OutputFolder { .. } => ErrorCode::Io,
-            _ => ErrorCode::Engine,
         };
         IpcError { code, message: e.to_string(), details: None }
+    }
+}
+
+impl From<&RuntimeError> for IpcError {
+    fn from(e: &RuntimeError) -> Self {
+        let code = match e {
+            RuntimeError::Engine(engine) => return IpcError::from(engine),
+            RuntimeError::NotAFolder { .. } => ErrorCode::ModelFolder,
+            RuntimeError::VocabMismatch { .. } => ErrorCode::Tokenizer,
+            RuntimeError::NoModel => ErrorCode::ModelNotLoaded,
+            RuntimeError::WorkerGone => ErrorCode::Internal,
+        };
+        IpcError::new(code, e.to_string())
     }
 }
 
@@ -92,7 +113,10 @@ impl From<HistoryError> for IpcError {
         match e {
             HistoryError::NotFound { .. } => IpcError::new(ErrorCode::NotFound, e.to_string()),
             HistoryError::Invalid { .. } => IpcError::invalid(e.to_string()),
-            other => IpcError::new(ErrorCode::History, other.to_string()),
+            HistoryError::Sqlite { .. }
+            | HistoryError::TooNew { .. }
+            | HistoryError::Folder { .. }
+            | HistoryError::Corrupt { .. } => IpcError::new(ErrorCode::History, e.to_string()),
         }
     }
 }

@@ -1,103 +1,73 @@
-//! [`LoadedModel`]: an engine, its tokenizer and chat template, opened from a folder.
+//! Which model folder the app opens, and how the runtime's model summary reaches the UI.
 //!
-//! Owns: opening a model folder the way the app does (memory budget `auto`: experts
-//! stream through a cache sized from this machine's available RAM) and describing it.
-//! Must not: turn an engine error into a panic or a generic message: the engine's error
-//! names the file, tensor or field, and the UI shows it as is.
+//! Owns: [`ModelTarget`] → the runtime's `ModelRequest` (memory budget `auto`: weights
+//! stream through a plan sized from this machine's available RAM; the context length the
+//! app reserves) and `ModelSummary` → the `ModelInfo` DTO with its one-line memory text.
+//! Must not: open folders itself: opening (folder, vocabulary and template checks) is
+//! the runtime's, shared with the CLI and the server.
 
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::PathBuf;
 
-use k3_engine::chat::ChatTemplate;
-use k3_engine::tokenizer::Tokenizer;
-use k3_engine::{BudgetChoice, Engine, EngineOptions, MemoryOptions};
-use k3_plan::format_bytes;
+use k3_engine::{EngineOptions, MemoryOptions, DEFAULT_CONTEXT_LENGTH};
+use k3_plan::{format_bytes, Preset};
+use k3_runtime::{ModelRequest, ModelSummary};
 
 use crate::ipc::dto::ModelInfo;
-use crate::ipc::error::{ErrorCode, IpcError};
 
-/// Which folder to open, and whether it is the bundled demo.
+/// Which folder to open, whether it is the bundled demo, and how long a conversation
+/// may grow.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelTarget {
     pub path: PathBuf,
     pub is_demo: bool,
+    /// Positions the plan reserves KV cache for (prompt + replies of one conversation).
+    pub context_length: usize,
 }
 
-/// A model ready to chat.
-pub struct LoadedModel {
-    pub engine: Engine,
-    pub tokenizer: Tokenizer,
-    pub template: ChatTemplate,
-    pub info: ModelInfo,
-}
+impl ModelTarget {
+    /// `path` with the default context length.
+    pub fn folder(path: impl Into<PathBuf>, is_demo: bool) -> Self {
+        ModelTarget { path: path.into(), is_demo, context_length: DEFAULT_CONTEXT_LENGTH }
+    }
 
-impl LoadedModel {
-    pub fn open(target: &ModelTarget) -> Result<LoadedModel, IpcError> {
-        let start = Instant::now();
-        let dir = &target.path;
-        if !dir.is_dir() {
-            return Err(IpcError::new(ErrorCode::ModelFolder, format!("{}: not a folder", dir.display())));
+    /// The runtime request: the `auto` preset of `k3_plan`, all kernel threads.
+    pub fn request(&self) -> ModelRequest {
+        let memory = MemoryOptions {
+            budget: Some(Preset::Auto.choice()),
+            context_length: self.context_length,
+            ..MemoryOptions::resident()
+        };
+        ModelRequest {
+            options: EngineOptions { model_dir: self.path.clone(), threads: None, memory },
+            is_demo: self.is_demo,
         }
-        let context =
-            |e: k3_engine::Error| IpcError::from(e).with_details(format!("Opening the model folder {}", dir.display()));
-        let memory = MemoryOptions { budget: Some(BudgetChoice::Auto), ..MemoryOptions::resident() };
-        let engine = Engine::load(&EngineOptions { model_dir: dir.clone(), threads: None, memory }).map_err(context)?;
-        let tokenizer = Tokenizer::load(dir).map_err(context)?;
-        let (tok_vocab, model_vocab) = (tokenizer.vocab_size(), engine.config().vocab_size);
-        if tok_vocab > model_vocab {
-            return Err(IpcError::new(
-                ErrorCode::Tokenizer,
-                format!(
-                    "{}: the tokenizer files define {tok_vocab} ids but config.json's vocab_size is {model_vocab}",
-                    dir.display()
-                ),
-            ));
-        }
-        let template = tokenizer.chat_template().map(ChatTemplate::jinja).unwrap_or_else(ChatTemplate::builtin);
-        let info = describe(&engine, target, start.elapsed().as_millis() as u64);
-        Ok(LoadedModel { engine, tokenizer, template, info })
     }
 }
 
-fn describe(engine: &Engine, target: &ModelTarget, load_ms: u64) -> ModelInfo {
-    let cfg = engine.config();
-    let name = if target.is_demo {
-        "Demo model (tiny same-graph Kimi K3)".to_string()
-    } else {
-        target.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "Kimi K3".into())
-    };
-    let memory = match engine.plan() {
+/// The UI's view of the model in use.
+pub fn model_info(s: &ModelSummary) -> ModelInfo {
+    let memory = match &s.plan {
         Some(p) => format!(
-            "auto budget: {}/{} layers in RAM, {} expert slots, plan {}",
+            "auto budget: {}/{} layers in RAM, {} expert slots, plan {}, context {} tokens",
             p.pinned_layers,
-            cfg.n_layers,
+            s.layers,
             p.cache_slots,
-            format_bytes(p.total_bytes)
+            format_bytes(p.total_bytes),
+            s.context_length
         ),
-        None => "all weights in RAM".to_string(),
+        None => format!("all weights in RAM, context {} tokens", s.context_length),
     };
     ModelInfo {
-        path: target.path.display().to_string(),
-        name,
-        is_demo: target.is_demo,
-        layers: cfg.n_layers as u32,
-        hidden_size: cfg.hidden_size as u32,
-        vocab_size: cfg.vocab_size as u32,
-        routed_experts: cfg.moe.n_experts as u32,
-        experts_per_token: cfg.moe.top_k as u32,
-        checkpoint_bytes: shard_bytes(&target.path),
+        path: s.path.display().to_string(),
+        name: s.name.clone(),
+        is_demo: s.is_demo,
+        layers: s.layers as u32,
+        hidden_size: s.hidden_size as u32,
+        vocab_size: s.vocab_size as u32,
+        routed_experts: s.routed_experts as u32,
+        experts_per_token: s.experts_per_token as u32,
+        checkpoint_bytes: s.checkpoint_bytes,
         memory,
-        load_ms,
+        load_ms: s.load_time.as_millis() as u64,
     }
-}
-
-/// Total size of the folder's `*.safetensors` shards.
-fn shard_bytes(dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-    entries
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "safetensors"))
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
-        .sum()
 }

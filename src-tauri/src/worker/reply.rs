@@ -1,20 +1,20 @@
-//! One generation job: update the stored conversation, run the engine, save the reply.
+//! [`HistoryReply`]: one generation job as the app runs it on the runtime — the history
+//! store and the window's event channel behind the runtime's `ReplyHandler`.
 //!
 //! Owns: the order of effects that makes a crash lose at most the reply in progress:
-//! (1) the user's message (or edit, or the dropped old reply) is committed first,
-//! (2) the engine runs with events streaming out, (3) the reply is committed with its
-//! stats, then `finished` is sent with the saved message.
-//! Also owns reusing the engine state of the previous turn: the cached `ChatSession`
-//! is kept only when its messages, system prompt and mode equal the stored history.
-//! Must not: hold the history lock while the engine runs.
+//! (1) when the job reaches the engine, the user's message (or edit, or the dropped old
+//! reply) is committed, (2) the engine runs with events streaming out, (3) the reply is
+//! committed with its stats, then `finished` is sent with the saved message. Also owns
+//! mapping the runtime's figures and outcome to the wire (`MessageStats`, events).
+//! Must not: hold the history lock while the engine runs; decide engine-state reuse (the
+//! runtime does, from the turn's conversation id, system prompt, mode and history).
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use k3_engine::chat::{ChatMessage, ChatMode, ChatSession, Role as EngineRole};
-use k3_engine::{CancelToken, DecodeMode, FinishReason as EngineFinish, GenerateParams, Generation, Sampling};
+use k3_engine::chat::{ChatMessage, ChatMode, Role as EngineRole};
+use k3_engine::{DecodeMode, FinishReason as EngineFinish, GenerateParams, Sampling};
+use k3_runtime::{ChatTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, RuntimeError};
 
-use super::model::LoadedModel;
-use super::sink::{io_share, ReplySink};
 use crate::history::{HistoryStore, NewAssistantMessage};
 use crate::ipc::dto::{Conversation, FinishReason, Message, MessageStats, MessageStatus, Role, SamplingSettings};
 use crate::ipc::error::IpcError;
@@ -31,19 +31,29 @@ pub enum JobKind {
     Edit { message_id: i64, text: String },
 }
 
-/// The engine state of the conversation answered last.
-pub struct CachedChat {
-    conversation_id: i64,
-    session: ChatSession,
-}
-
-/// A generation, as queued.
-pub struct GenerateJob {
-    pub id: u64,
+/// A reply to one conversation, saved to the history and streamed to the window.
+pub struct HistoryReply {
     pub conversation_id: i64,
     pub kind: JobKind,
-    pub cancel: CancelToken,
+    pub store: Arc<Mutex<HistoryStore>>,
     pub emit: EventEmitter,
+    /// The model's name, saved with the stats.
+    pub model_name: String,
+    /// Set by `begin`: the settings the reply runs with, or why the job was refused.
+    settings: Option<SamplingSettings>,
+    refusal: Option<IpcError>,
+}
+
+impl HistoryReply {
+    pub fn new(
+        conversation_id: i64,
+        kind: JobKind,
+        store: Arc<Mutex<HistoryStore>>,
+        emit: EventEmitter,
+        model_name: String,
+    ) -> Self {
+        HistoryReply { conversation_id, kind, store, emit, model_name, settings: None, refusal: None }
+    }
 }
 
 /// The stored state a job starts from.
@@ -74,77 +84,97 @@ fn prepare(store: &Mutex<HistoryStore>, conversation_id: i64, kind: &JobKind) ->
     Ok(Prepared { conversation, history, user_text: answered.content, new_user_message })
 }
 
-/// Runs `job` to its end: every outcome is reported on the job's emitter.
-pub fn run(model: &LoadedModel, cached: &mut Option<CachedChat>, store: &Mutex<HistoryStore>, mut job: GenerateJob) {
-    let prepared = match prepare(store, job.conversation_id, &job.kind) {
-        Ok(p) => p,
-        Err(error) => return (job.emit)(GenerationEvent::Failed { job_id: job.id, error, message: None }),
-    };
-    (job.emit)(GenerationEvent::Started {
-        job_id: job.id,
-        conversation_id: job.conversation_id,
-        user_message: prepared.new_user_message.clone(),
-    });
-    let settings = prepared.conversation.settings.clone();
-    let mut chat = take_session(model, cached, &prepared);
-    let params = generate_params(&settings);
-    let streamed = model.engine.plan().is_some();
-    let mut sink = ReplySink::new(job.id, &model.tokenizer, &mut job.emit, streamed);
-    let result = chat.send(&model.engine, &model.tokenizer, &prepared.user_text, &params, &job.cancel, &mut sink);
-    sink.finish();
-    let partial = std::mem::take(&mut sink.text);
-    drop(sink);
-    let outcome = match result {
-        Ok(reply) => {
-            let stats = message_stats(&reply.generation, chat.tokens().len(), &settings, model, streamed);
-            let think = chat.messages().last().and_then(|m| m.think.clone());
-            let status = match reply.generation.finish {
-                EngineFinish::Cancelled => MessageStatus::Stopped,
-                _ => MessageStatus::Complete,
-            };
-            let saved = save(
-                store,
-                job.conversation_id,
-                NewAssistantMessage { content: reply.text, think, status, stats: Some(stats.clone()) },
-            );
-            *cached = Some(CachedChat { conversation_id: job.conversation_id, session: chat });
-            saved.map(|message| GenerationEvent::Finished { job_id: job.id, reason: stats.finish_reason, message })
+impl ReplyHandler for HistoryReply {
+    fn queued(&mut self, job: JobId, position: usize) {
+        (self.emit)(GenerationEvent::Queued { job_id: job, position: position as u32 });
+    }
+
+    fn begin(&mut self, job: JobId) -> Option<ChatTurn> {
+        let prepared = match prepare(&self.store, self.conversation_id, &self.kind) {
+            Ok(p) => p,
+            Err(error) => {
+                self.refusal = Some(error);
+                return None;
+            }
+        };
+        (self.emit)(GenerationEvent::Started {
+            job_id: job,
+            conversation_id: self.conversation_id,
+            user_message: prepared.new_user_message.clone(),
+        });
+        let settings = prepared.conversation.settings.clone();
+        let turn = ChatTurn {
+            conversation: self.conversation_id,
+            system: Some(prepared.conversation.system_prompt.clone()).filter(|s| !s.trim().is_empty()),
+            mode: if settings.thinking { ChatMode::Thinking } else { ChatMode::Instruct },
+            history: prepared.history.iter().map(engine_message).collect(),
+            user_text: prepared.user_text,
+            params: generate_params(&settings),
+        };
+        self.settings = Some(settings);
+        Some(turn)
+    }
+
+    fn progress(&mut self, job: JobId, progress: ReplyProgress) {
+        let event = match progress {
+            ReplyProgress::Prefill { done, total } => {
+                GenerationEvent::PrefillProgress { job_id: job, done: done as u32, total: total as u32 }
+            }
+            ReplyProgress::Text { index, text } => GenerationEvent::Token { job_id: job, index: index as u32, text },
+            ReplyProgress::Figures(f) => GenerationEvent::Stats {
+                job_id: job,
+                tokens: f.tokens as u32,
+                elapsed_ms: f.elapsed.as_millis() as u64,
+                seconds_per_token: f.seconds_per_token,
+                io_share: f.io_share,
+                true_hit_rate: f.true_hit_rate,
+            },
+        };
+        (self.emit)(event);
+    }
+
+    fn end(&mut self, job: JobId, outcome: ReplyOutcome) {
+        let event = match outcome {
+            ReplyOutcome::Finished(reply) => self.save_finished(job, reply),
+            ReplyOutcome::Failed { error, partial_text } => self.save_failed(job, &error, partial_text),
+            ReplyOutcome::Refused => {
+                let error = self.refusal.take().unwrap_or_else(|| IpcError::internal("the reply was refused"));
+                GenerationEvent::Failed { job_id: job, error, message: None }
+            }
+        };
+        (self.emit)(event);
+    }
+}
+
+impl HistoryReply {
+    fn save_finished(&mut self, job: JobId, reply: FinishedReply) -> GenerationEvent {
+        let settings = self.settings.clone().unwrap_or_default();
+        let stats = message_stats(&reply, &settings, &self.model_name);
+        let status = match reply.finish {
+            EngineFinish::Cancelled => MessageStatus::Stopped,
+            EngineFinish::Stop | EngineFinish::Length | EngineFinish::ContextFull => MessageStatus::Complete,
+        };
+        let new = NewAssistantMessage { content: reply.text, think: reply.think, status, stats: Some(stats.clone()) };
+        match save(&self.store, self.conversation_id, new) {
+            Ok(message) => GenerationEvent::Finished { job_id: job, reason: stats.finish_reason, message },
+            Err(error) => GenerationEvent::Failed { job_id: job, error, message: None },
         }
-        Err(e) => {
-            let error = IpcError::from(e);
-            let reply =
-                NewAssistantMessage { content: partial, think: None, status: MessageStatus::Failed, stats: None };
-            let message = save(store, job.conversation_id, reply).ok();
-            Ok(GenerationEvent::Failed { job_id: job.id, error, message })
-        }
-    };
-    let event = outcome.unwrap_or_else(|error| GenerationEvent::Failed { job_id: job.id, error, message: None });
-    (job.emit)(event);
+    }
+
+    fn save_failed(&mut self, job: JobId, error: &RuntimeError, partial: Option<String>) -> GenerationEvent {
+        let error = IpcError::from(error);
+        // Only a reply the engine started leaves a (partial) message behind.
+        let message = partial.and_then(|content| {
+            let reply = NewAssistantMessage { content, think: None, status: MessageStatus::Failed, stats: None };
+            save(&self.store, self.conversation_id, reply).ok()
+        });
+        GenerationEvent::Failed { job_id: job, error, message }
+    }
 }
 
 fn save(store: &Mutex<HistoryStore>, conversation_id: i64, reply: NewAssistantMessage) -> Result<Message, IpcError> {
     let mut store = store.lock().map_err(|_| IpcError::internal("history store lock poisoned"))?;
     Ok(store.add_assistant_message(conversation_id, &reply)?)
-}
-
-/// The cached session when it holds exactly this history; otherwise a new one.
-fn take_session(model: &LoadedModel, cached: &mut Option<CachedChat>, p: &Prepared) -> ChatSession {
-    let mode = if p.conversation.settings.thinking { ChatMode::Thinking } else { ChatMode::Instruct };
-    let system = Some(p.conversation.system_prompt.clone()).filter(|s| !s.trim().is_empty());
-    let history: Vec<ChatMessage> = p.history.iter().map(engine_message).collect();
-    if let Some(c) = cached.take() {
-        let s = &c.session;
-        if c.conversation_id == p.conversation.id
-            && s.mode() == mode
-            && s.system() == system.as_deref()
-            && s.messages() == history.as_slice()
-        {
-            return c.session;
-        }
-    }
-    let mut session = ChatSession::new(&model.engine, model.template.clone(), mode, system);
-    session.replace_history(history);
-    session
 }
 
 fn engine_message(m: &Message) -> ChatMessage {
@@ -165,31 +195,30 @@ pub fn generate_params(s: &SamplingSettings) -> GenerateParams {
     GenerateParams { max_new_tokens: s.max_tokens as usize, sampling, stop_ids: vec![], mode: DecodeMode::Incremental }
 }
 
-fn message_stats(
-    g: &Generation,
-    session_tokens: usize,
-    s: &SamplingSettings,
-    model: &LoadedModel,
-    streamed: bool,
-) -> MessageStats {
-    let n = g.generated.len();
-    let decode = g.total_time.saturating_sub(g.prefill_time);
+/// The wire form of the runtime's figures.
+fn message_stats(reply: &FinishedReply, s: &SamplingSettings, model: &str) -> MessageStats {
+    let f = &reply.figures;
     MessageStats {
-        prompt_tokens: session_tokens.saturating_sub(n) as u32,
-        prefilled_tokens: g.n_prefilled as u32,
-        output_tokens: n as u32,
-        time_to_first_token_ms: g.prefill_time.as_millis() as u64,
-        total_ms: g.total_time.as_millis() as u64,
-        seconds_per_token: (n > 1).then(|| decode.as_secs_f64() / (n - 1) as f64),
-        io_share: streamed.then(|| io_share(g.metrics.io_wait, g.total_time)),
-        true_hit_rate: (g.metrics.expert_requests > 0).then(|| g.metrics.true_hit_rate()),
-        bytes_read: g.metrics.expert_bytes_read + g.metrics.trunk_bytes_read,
-        finish_reason: match g.finish {
-            EngineFinish::Stop => FinishReason::Stop,
-            EngineFinish::Length => FinishReason::Length,
-            EngineFinish::Cancelled => FinishReason::Cancelled,
-        },
+        prompt_tokens: f.prompt_tokens as u32,
+        prefilled_tokens: f.prefilled_tokens as u32,
+        output_tokens: f.output_tokens as u32,
+        time_to_first_token_ms: f.time_to_first_token.as_millis() as u64,
+        total_ms: f.total.as_millis() as u64,
+        seconds_per_token: f.seconds_per_token,
+        io_share: f.io_share,
+        true_hit_rate: f.true_hit_rate,
+        bytes_read: f.bytes_read,
+        finish_reason: finish_reason(reply.finish),
         seed: (s.temperature > 0.0).then_some(s.seed),
-        model: model.info.name.clone(),
+        model: model.to_string(),
+    }
+}
+
+fn finish_reason(finish: EngineFinish) -> FinishReason {
+    match finish {
+        EngineFinish::Stop => FinishReason::Stop,
+        EngineFinish::Length => FinishReason::Length,
+        EngineFinish::Cancelled => FinishReason::Cancelled,
+        EngineFinish::ContextFull => FinishReason::ContextFull,
     }
 }

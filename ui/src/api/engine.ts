@@ -58,10 +58,14 @@ export function inTauri(): boolean {
   return isTauri() || "__TAURI_INTERNALS__" in globalThis;
 }
 
-const ERROR_CODES = new Set([
-  "MODEL_NOT_LOADED", "MODEL_FOLDER", "MODEL_CONFIG", "CHECKPOINT", "TOKENIZER", "TEMPLATE", "INVALID_ARGUMENT",
-  "CONTEXT_LIMIT", "EXPERT_READ", "ENGINE", "NOT_FOUND", "HISTORY", "IO", "INTERNAL",
-]);
+/** Every code of the generated `ErrorCode` union: a code added to or removed from the Rust
+ *  enum fails to compile here until this table follows. */
+const ERROR_CODE_TABLE: Record<IpcError["code"], true> = {
+  MODEL_NOT_LOADED: true, MODEL_FOLDER: true, MODEL_CONFIG: true, CHECKPOINT: true, TOKENIZER: true,
+  TEMPLATE: true, INVALID_ARGUMENT: true, CONTEXT_LIMIT: true, BUDGET_TOO_SMALL: true, EXPERT_READ: true,
+  NOT_FOUND: true, HISTORY: true, IO: true, INTERNAL: true,
+};
+const ERROR_CODES = new Set<string>(Object.keys(ERROR_CODE_TABLE));
 
 /** Any rejection value as an IpcError: the contract says commands reject with one, but a
  *  missing command or a panic in Tauri rejects with a plain string. */

@@ -49,6 +49,11 @@ export function StatsLine({ stats }: { stats: MessageStats }) {
       </span>
       {stats.finishReason === "length" && <span class="stat" data-stat="reason">hit max tokens</span>}
       {stats.finishReason === "cancelled" && <span class="stat" data-stat="reason">stopped</span>}
+      {stats.finishReason === "contextFull" && (
+        <span class="stat" data-stat="reason" title="The conversation reached the context length its memory plan reserves; start a new chat or raise K3_CONTEXT_LENGTH">
+          context full
+        </span>
+      )}
       {stats.seed !== null && (
         <span class="stat" data-stat="seed" title={`Model: ${stats.model}`}>
           seed {stats.seed}

@@ -9,7 +9,7 @@ export type IpcError = { code: ErrorCode, message: string, details: string | nul
 /**
  * What kind of failure an [`IpcError`] reports.
  */
-export type ErrorCode = "MODEL_NOT_LOADED" | "MODEL_FOLDER" | "MODEL_CONFIG" | "CHECKPOINT" | "TOKENIZER" | "TEMPLATE" | "INVALID_ARGUMENT" | "CONTEXT_LIMIT" | "EXPERT_READ" | "ENGINE" | "NOT_FOUND" | "HISTORY" | "IO" | "INTERNAL";
+export type ErrorCode = "MODEL_NOT_LOADED" | "MODEL_FOLDER" | "MODEL_CONFIG" | "CHECKPOINT" | "TOKENIZER" | "TEMPLATE" | "INVALID_ARGUMENT" | "CONTEXT_LIMIT" | "BUDGET_TOO_SMALL" | "EXPERT_READ" | "NOT_FOUND" | "HISTORY" | "IO" | "INTERNAL";
 
 /**
  * The loaded model.
@@ -34,7 +34,7 @@ export type Role = "user" | "assistant";
 
 export type MessageStatus = "complete" | "stopped" | "failed";
 
-export type FinishReason = "stop" | "length" | "cancelled";
+export type FinishReason = "stop" | "length" | "cancelled" | "contextFull";
 
 /**
  * Measured figures stored with an assistant message.

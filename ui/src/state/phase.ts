@@ -28,7 +28,14 @@ export function phaseText(p: Phase): string {
       return `Writing token ${formatCount(p.tokens)}/${formatCount(p.maxTokens)} · ${formatSecondsPerToken(p.secondsPerToken)}${eta}`;
     }
     case "done":
-      return p.reason === "length" ? "Done (reached max tokens)" : "Done";
+      switch (p.reason) {
+        case "length":
+          return "Done (reached max tokens)";
+        case "contextFull":
+          return "Done (the conversation filled its context)";
+        case "stop":
+          return "Done";
+      }
     case "stopped":
       return "Stopped";
     case "failed":

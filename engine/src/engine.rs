@@ -1,94 +1,30 @@
 //! The engine's public entry: load a model folder, then score or generate.
 //!
-//! Owns: [`Engine::load`] (config → index → bind), the thread pool every kernel runs
-//! in, [`Session`] (a conversation's tokens and carried state), prefill + incremental
-//! decode or full recompute, sampling, stop ids, cancellation and per-token events.
+//! Owns: [`Engine::load`] (config → index → plan → bind), [`Engine::replan`] (another
+//! memory plan between generations, no reload), the thread pool every kernel runs in,
+//! [`Session`] (a conversation's tokens and carried state), prefill + incremental decode
+//! or full recompute, sampling, stop ids, the context length, cancellation and per-token
+//! events.
 //! Must not: hold global state, or let a cancelled forward pass leave a session whose
 //! state disagrees with its tokens (such a session is rebuilt from its tokens).
 //! Easy to break: the last generated token is NOT yet in the carried state; the next
 //! call feeds `tokens[state.n_positions()..]` first.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use std::sync::Arc;
-
-use k3_plan::{Budget, MemoryPlan};
+use k3_plan::{BudgetChoice, Footprint, MemoryPlan, PREFILL_CHUNK};
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::events::{CancelToken, EventSink, TokenEvent};
 use crate::format::TensorIndex;
-use crate::model::experts::ExpertSource;
-use crate::model::trunk::TrunkSource;
 use crate::model::{LogitsFor, Model, SequenceState, Tap};
+use crate::options::{EngineOptions, MemoryOptions};
 use crate::sampling::{Sampler, Sampling};
-use crate::stream::footprint::PREFILL_CHUNK;
-use crate::stream::trunk_manifest::open_packed_trunk;
-use crate::stream::trunk_stream::StreamedTrunk;
-use crate::stream::{CachePolicy, Counters, ExpertCache, StreamMetrics};
-
-/// The longest sequence (prompt + generated) the engine accepts.
-pub const MAX_CONTEXT: usize = 32_768 + 4_096;
-
-/// What [`Engine::load`] needs.
-#[derive(Debug, Clone)]
-pub struct EngineOptions {
-    /// Folder with `config.json` and the `*.safetensors` shards.
-    pub model_dir: PathBuf,
-    /// Worker threads for the kernels; `None` = all cores.
-    pub threads: Option<usize>,
-    pub memory: MemoryOptions,
-}
-
-impl EngineOptions {
-    /// Everything resident in RAM (small models, tests).
-    pub fn resident(model_dir: impl Into<PathBuf>, threads: Option<usize>) -> Self {
-        EngineOptions { model_dir: model_dir.into(), threads, memory: MemoryOptions::resident() }
-    }
-}
-
-/// Budgets given explicitly (or by a fixed preset), or sized from this machine (`auto`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BudgetChoice {
-    Fixed(Budget),
-    Auto,
-}
-
-/// How weights are held: resident, or streamed under a budget.
-#[derive(Debug, Clone)]
-pub struct MemoryOptions {
-    /// `None`: every weight resident. `Some`: routed experts stream through a cache sized
-    /// by the budget's `cache_bytes` (and, with a packed trunk, the trunk through
-    /// `trunk_bytes`).
-    pub budget: Option<BudgetChoice>,
-    /// Folder of a packed trunk (`k3 pack`): with a budget, unpinned layers stream from it.
-    pub trunk_dir: Option<PathBuf>,
-    /// Concurrent expert reads.
-    pub io_threads: usize,
-    /// Which expert the cache evicts.
-    pub cache_policy: CachePolicy,
-    /// Positions the plan reserves KV cache for.
-    pub max_positions: usize,
-    /// Refuse to start when the plan exceeds the memory the machine has available.
-    pub check_available: bool,
-    /// Record every routed-expert request (see [`Engine::take_expert_trace`]).
-    pub record_trace: bool,
-}
-
-impl MemoryOptions {
-    pub fn resident() -> Self {
-        MemoryOptions {
-            budget: None,
-            trunk_dir: None,
-            io_threads: 4,
-            cache_policy: CachePolicy::Lru,
-            max_positions: 4096,
-            check_available: true,
-            record_trace: false,
-        }
-    }
-}
+use crate::stream::residency::Residency;
+use crate::stream::{Counters, StreamMetrics};
 
 /// How each new token is computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +54,8 @@ pub enum FinishReason {
     Stop,
     /// The cancel token was set.
     Cancelled,
+    /// The conversation reached the context length the memory plan reserved.
+    ContextFull,
 }
 
 /// The result of one generation.
@@ -165,74 +103,49 @@ impl Session {
 pub struct Engine {
     model: Model,
     pool: rayon::ThreadPool,
-    plan: Option<MemoryPlan>,
+    residency: Residency,
     counters: Arc<Counters>,
-    cache: Option<Arc<ExpertCache>>,
-}
-
-/// Lets the model own a handle to the cache the engine also keeps (for traces).
-struct SharedCache(Arc<ExpertCache>);
-
-impl ExpertSource for SharedCache {
-    fn prefetch(&self, layer_idx: usize, experts: &[usize]) {
-        self.0.prefetch(layer_idx, experts)
-    }
-    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<crate::model::moe::GluMlp>> {
-        self.0.expert(layer_idx, expert_idx)
-    }
-    fn expert_uses(&self, layer_idx: usize, expert_idx: usize, n: usize) -> Result<Arc<crate::model::moe::GluMlp>> {
-        self.0.expert_uses(layer_idx, expert_idx, n)
-    }
 }
 
 impl Engine {
-    /// Reads `config.json`, indexes the shards, validates and binds every tensor.
+    /// Reads `config.json`, indexes the shards, plans memory, validates every tensor and
+    /// binds the weights the plan keeps in RAM.
     pub fn load(opts: &EngineOptions) -> Result<Engine> {
         let cfg = ModelConfig::load(&opts.model_dir.join("config.json"))?;
         let index = Arc::new(TensorIndex::open(&opts.model_dir)?);
         let pool = build_pool(opts.threads)?;
         let counters = Arc::new(Counters::default());
-        let mem = &opts.memory;
-        let packed = match (&mem.budget, &mem.trunk_dir) {
-            (Some(_), Some(dir)) => Some(open_packed_trunk(dir, &cfg, &index)?),
-            _ => None,
-        };
-        let (plan, cache) = match mem.budget {
-            None => (None, None),
-            Some(budget) => {
-                let plan = crate::stream::plan::make_plan(&cfg, &index, budget, packed.is_some(), mem)?;
-                let capacity = plan.cache_slots as usize;
-                let cache = ExpertCache::new(
-                    index.clone(),
-                    &cfg,
-                    capacity,
-                    mem.cache_policy,
-                    mem.io_threads,
-                    counters.clone(),
-                )?;
-                if mem.record_trace {
-                    cache.record_trace();
-                }
-                (Some(plan), Some(Arc::new(cache)))
-            }
-        };
-        let experts: Option<Box<dyn ExpertSource + Send>> =
-            cache.as_ref().map(|c| Box::new(SharedCache(c.clone())) as Box<dyn ExpertSource + Send>);
-        let trunk: Option<Box<dyn TrunkSource>> = match (packed, &plan) {
-            (Some(packed), Some(p)) if p.pinned_layers < cfg.n_layers => {
-                let t =
-                    StreamedTrunk::new(packed, index.clone(), &cfg, p.pinned_layers, p.ring_slots, counters.clone())?;
-                Some(Box::new(t))
-            }
-            _ => None,
-        };
-        let model = Model::bind(cfg, &index, trunk, experts)?;
-        Ok(Engine { model, pool, plan, counters, cache })
+        let (residency, sources) = Residency::new(&cfg, index.clone(), &opts.memory, counters.clone())?;
+        let model = Model::bind(cfg, &index, sources.trunk, sources.experts)?;
+        Ok(Engine { model, pool, residency, counters })
     }
 
     /// The memory plan in force (`None` when everything is resident).
     pub fn plan(&self) -> Option<&MemoryPlan> {
-        self.plan.as_ref()
+        self.residency.plan()
+    }
+
+    /// The checkpoint's sizes as the planner sees them.
+    pub fn footprint(&self) -> &Footprint {
+        self.residency.footprint()
+    }
+
+    /// The memory options in force (the budget of the last successful replan).
+    pub fn memory_options(&self) -> &MemoryOptions {
+        self.residency.options()
+    }
+
+    /// Positions one session may hold (prompt + generated).
+    pub fn context_length(&self) -> usize {
+        self.residency.options().context_length
+    }
+
+    /// Another memory plan, between generations, without reloading: `choice` `None` keeps
+    /// every weight resident. Sessions stay valid and their next tokens are the ones they
+    /// would have been (the budget changes only the speed). On a refused plan nothing
+    /// changes; `progress(done, total)` reports trunk layers being pinned.
+    pub fn replan(&mut self, choice: Option<BudgetChoice>, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
+        self.residency.replan(&mut self.model, choice, progress)
     }
 
     /// Streaming counters since the engine was loaded.
@@ -240,10 +153,15 @@ impl Engine {
         self.counters.snapshot()
     }
 
+    /// The live counters, readable from any thread while the engine runs.
+    pub fn counters(&self) -> Arc<Counters> {
+        self.counters.clone()
+    }
+
     /// The routed-expert requests recorded so far (with `MemoryOptions::record_trace`),
     /// as `(layer, expert)` in request order; the record is emptied.
     pub fn take_expert_trace(&self) -> Vec<(u32, u32)> {
-        self.cache.as_ref().map(|c| c.take_trace()).unwrap_or_default()
+        self.residency.cache().map(|c| c.take_trace()).unwrap_or_default()
     }
 
     pub fn config(&self) -> &ModelConfig {
@@ -280,7 +198,7 @@ impl Engine {
         if prompt.is_empty() && session.tokens.is_empty() {
             return Err(Error::Empty { what: "prompt" });
         }
-        self.check_ids(prompt, session.tokens.len() + params.max_new_tokens)?;
+        self.check_ids(prompt, session.tokens.len())?;
         let mut sampler = Sampler::new(params.sampling.clone())?;
         session.tokens.extend_from_slice(prompt);
         let start = Instant::now();
@@ -314,6 +232,9 @@ impl Engine {
         let finish = loop {
             if generated.len() == params.max_new_tokens {
                 break FinishReason::Length;
+            }
+            if session.tokens.len() >= self.context_length() {
+                break FinishReason::ContextFull;
             }
             let Some(logits) = self.next_logits(session, params.mode, cancel, sink)? else {
                 break FinishReason::Cancelled;
@@ -415,14 +336,17 @@ impl Engine {
         Ok(last)
     }
 
-    fn check_ids(&self, ids: &[u32], extra: usize) -> Result<()> {
+    /// Refuses ids outside the vocabulary, and `ids` after `already` positions beyond the
+    /// context length.
+    fn check_ids(&self, ids: &[u32], already: usize) -> Result<()> {
         let vocab_size = self.config().vocab_size;
         if let Some(&id) = ids.iter().find(|&&id| id as usize >= vocab_size) {
             return Err(Error::TokenId { id, vocab_size });
         }
-        let requested = ids.len() + extra;
-        if requested > MAX_CONTEXT {
-            return Err(Error::ContextLimit { requested, limit: MAX_CONTEXT });
+        let requested = ids.len() + already;
+        let limit = self.context_length();
+        if requested > limit {
+            return Err(Error::ContextLimit { requested, limit });
         }
         Ok(())
     }

@@ -1,0 +1,71 @@
+//! The machine's memory, read from the OS as plain numbers for `k3_plan`.
+//!
+//! Owns: `MemTotal` / `MemAvailable` from `/proc/meminfo`, the cgroup v2 limit and usage
+//! of this process's cgroup (`memory.max`, `memory.current`), and the process's current
+//! and peak resident set (`VmRSS`, `VmHWM`).
+//! Must not: decide anything: the planner gets [`MachineMemory`] and decides.
+//! Easy to break: `memory.max` is the word `max` when there is no limit; a missing file
+//! (cgroup v1, another OS) means "unknown", never zero.
+
+use std::path::{Path, PathBuf};
+
+use k3_plan::{CgroupMemory, MachineMemory};
+
+/// This machine's memory as the planner sees it (zeros where unknown).
+pub fn machine_memory() -> MachineMemory {
+    MachineMemory {
+        total_bytes: meminfo_bytes("MemTotal:").unwrap_or(0),
+        available_bytes: meminfo_bytes("MemAvailable:").unwrap_or(0),
+        cgroup: cgroup_memory(),
+    }
+}
+
+/// A `kB` field of `/proc/meminfo`, in bytes.
+pub fn meminfo_bytes(key: &str) -> Option<u64> {
+    kb_field(&std::fs::read_to_string("/proc/meminfo").ok()?, key)
+}
+
+/// Current resident set of this process (`VmRSS`), in bytes.
+pub fn current_rss_bytes() -> Option<u64> {
+    kb_field(&std::fs::read_to_string("/proc/self/status").ok()?, "VmRSS:")
+}
+
+/// Peak resident set of this process (`VmHWM`), in bytes.
+pub fn peak_rss_bytes() -> Option<u64> {
+    kb_field(&std::fs::read_to_string("/proc/self/status").ok()?, "VmHWM:")
+}
+
+fn kb_field(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The cgroup v2 limit of this process, when it has one.
+fn cgroup_memory() -> Option<CgroupMemory> {
+    let dir = own_cgroup_dir()?;
+    let limit = std::fs::read_to_string(dir.join("memory.max")).ok()?;
+    let limit_bytes: u64 = limit.trim().parse().ok()?; // "max": no limit
+    let usage_bytes = std::fs::read_to_string(dir.join("memory.current")).ok()?.trim().parse().ok()?;
+    Some(CgroupMemory { limit_bytes, usage_bytes })
+}
+
+/// `/sys/fs/cgroup/<path>` from the `0::<path>` line of `/proc/self/cgroup`.
+fn own_cgroup_dir() -> Option<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = text.lines().find_map(|l| l.strip_prefix("0::"))?;
+    Some(Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kb_field;
+
+    #[test]
+    fn kb_fields_are_bytes_and_missing_ones_unknown() {
+        let text = "MemTotal:       24000000 kB\nMemAvailable:   1000 kB\n";
+        assert_eq!(kb_field(text, "MemTotal:"), Some(24_000_000 * 1024));
+        assert_eq!(kb_field(text, "MemAvailable:"), Some(1_024_000));
+        assert_eq!(kb_field(text, "SwapTotal:"), None);
+    }
+}

@@ -1,0 +1,89 @@
+//! What [`crate::Engine::load`] and [`crate::Engine::replan`] need: the model folder, the
+//! thread count and how weights are held.
+//!
+//! Owns: [`EngineOptions`] and [`MemoryOptions`] (budget choice, packed trunk, I/O
+//! threads, cache policy, context length). The engine reads no environment variable:
+//! every option arrives here from a flag or a setting.
+//! Must not: decide memory: sizes and presets are `k3_plan`'s; this only carries the choice.
+//! Easy to break: `context_length` is a promise: the plan reserves KV cache for exactly
+//! that many positions and the engine refuses to go past it.
+
+use std::path::PathBuf;
+
+pub use k3_plan::BudgetChoice;
+
+use crate::error::{Error, Result};
+use crate::stream::CachePolicy;
+
+/// The longest context the engine accepts at all (prompt + generated positions).
+pub const MAX_CONTEXT: usize = 32_768 + 4_096;
+
+/// The context length reserved when none is given.
+pub const DEFAULT_CONTEXT_LENGTH: usize = 4096;
+
+/// What [`crate::Engine::load`] needs.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Folder with `config.json` and the `*.safetensors` shards.
+    pub model_dir: PathBuf,
+    /// Worker threads for the kernels; `None` = all cores.
+    pub threads: Option<usize>,
+    pub memory: MemoryOptions,
+}
+
+impl EngineOptions {
+    /// Everything resident in RAM (small models, tests).
+    pub fn resident(model_dir: impl Into<PathBuf>, threads: Option<usize>) -> Self {
+        EngineOptions { model_dir: model_dir.into(), threads, memory: MemoryOptions::resident() }
+    }
+}
+
+/// How weights are held: resident, or streamed under a budget.
+#[derive(Debug, Clone)]
+pub struct MemoryOptions {
+    /// `None`: every weight resident. `Some`: routed experts stream through a cache sized
+    /// by the budget's `cache_bytes` (and, with a packed trunk, the trunk through
+    /// `trunk_bytes`).
+    pub budget: Option<BudgetChoice>,
+    /// Folder of a packed trunk (`k3 pack`): with a budget, unpinned layers stream from it.
+    pub trunk_dir: Option<PathBuf>,
+    /// Concurrent expert reads.
+    pub io_threads: usize,
+    /// Which expert the cache evicts.
+    pub cache_policy: CachePolicy,
+    /// Positions (prompt + generated) of one conversation: the plan reserves KV cache for
+    /// them, and a generation that reaches them ends with `FinishReason::ContextFull`.
+    pub context_length: usize,
+    /// Refuse to start when the plan exceeds the memory the machine has available.
+    pub check_available: bool,
+    /// Record every routed-expert request (see [`crate::Engine::take_expert_trace`]).
+    pub record_trace: bool,
+}
+
+impl MemoryOptions {
+    pub fn resident() -> Self {
+        MemoryOptions {
+            budget: None,
+            trunk_dir: None,
+            io_threads: 4,
+            cache_policy: CachePolicy::Lru,
+            context_length: DEFAULT_CONTEXT_LENGTH,
+            check_available: true,
+            record_trace: false,
+        }
+    }
+
+    /// Refuses a context length of 0 or above [`MAX_CONTEXT`].
+    pub fn validate(&self) -> Result<()> {
+        if self.context_length == 0 || self.context_length > MAX_CONTEXT {
+            return Err(Error::Option {
+                option: "context-length",
+                reason: format!("{} is not between 1 and {MAX_CONTEXT} positions", self.context_length),
+            });
+        }
+        if self.io_threads == 0 {
+            return Err(Error::Option { option: "io-threads", reason: "must be at least 1".into() });
+        }
+        Ok(())
+    }
+}

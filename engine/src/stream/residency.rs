@@ -1,0 +1,226 @@
+//! Which weights are in RAM under the memory plan in force, and changing that between
+//! generations without reloading the model ([`Residency::replan`]).
+//!
+//! Owns: the plan, the expert cache and the streamed trunk the model reads through (the
+//! engine keeps these handles, the model a clone of each), and the order of a replan:
+//! everything that shrinks (cache slots evicted, trunk layers unpinned) happens before
+//! anything grows (layers pinned, slots added), so memory never holds both plans at once.
+//! Must not: change a result: every source serves the same weights, so tokens and logits
+//! are identical before and after a replan (tests compare them bit for bit).
+//! Easy to break: a replan runs only between generations (the engine is `&mut`); a
+//! failure while growing leaves a consistent, smaller residency and reports the error.
+
+use std::sync::Arc;
+
+use k3_plan::{BudgetChoice, Footprint, MachineMemory, MemoryPlan};
+
+use crate::config::ModelConfig;
+use crate::error::Result;
+use crate::format::TensorIndex;
+use crate::io::sysinfo::machine_memory;
+use crate::model::bind::Binder;
+use crate::model::experts::{ExpertSource, ResidentExperts};
+use crate::model::trunk::TrunkSource;
+use crate::model::Model;
+use crate::options::MemoryOptions;
+use crate::stream::footprint::footprint;
+use crate::stream::plan::make_plan;
+use crate::stream::trunk_manifest::open_packed_trunk;
+use crate::stream::trunk_stream::StreamedTrunk;
+use crate::stream::{Counters, ExpertCache};
+
+/// The sources a model is first bound with (`None`: bind resident from the shards).
+pub(crate) struct Sources {
+    pub trunk: Option<Box<dyn TrunkSource>>,
+    pub experts: Option<Box<dyn ExpertSource + Send>>,
+}
+
+/// The weights' residency of one engine.
+pub(crate) struct Residency {
+    index: Arc<TensorIndex>,
+    cfg: ModelConfig,
+    opts: MemoryOptions,
+    footprint: Footprint,
+    plan: Option<MemoryPlan>,
+    cache: Option<Arc<ExpertCache>>,
+    trunk: Option<Arc<StreamedTrunk>>,
+    counters: Arc<Counters>,
+}
+
+impl Residency {
+    /// Plans `opts` and builds the streaming sources the plan needs (no weight is read
+    /// here except the pinned trunk prefix).
+    pub fn new(
+        cfg: &ModelConfig,
+        index: Arc<TensorIndex>,
+        opts: &MemoryOptions,
+        counters: Arc<Counters>,
+    ) -> Result<(Residency, Sources)> {
+        opts.validate()?;
+        let footprint = footprint(cfg, &index)?;
+        let mut r = Residency {
+            index,
+            cfg: cfg.clone(),
+            opts: opts.clone(),
+            footprint,
+            plan: None,
+            cache: None,
+            trunk: None,
+            counters,
+        };
+        let Some(choice) = opts.budget else {
+            return Ok((r, Sources { trunk: None, experts: None }));
+        };
+        // A packed trunk is checked against the shards before planning uses it.
+        let packed = match &opts.trunk_dir {
+            Some(dir) => Some(open_packed_trunk(dir, cfg, &r.index)?),
+            None => None,
+        };
+        let plan = make_plan(&r.footprint, choice, packed.is_some(), opts, machine_memory())?;
+        let cache = Arc::new(r.new_cache(plan.cache_slots as usize)?);
+        let trunk = match packed {
+            Some(packed) if plan.pinned_layers < cfg.n_layers => Some(Arc::new(StreamedTrunk::new(
+                packed,
+                r.index.clone(),
+                cfg,
+                plan.pinned_layers,
+                plan.ring_slots,
+                r.counters.clone(),
+            )?)),
+            _ => None,
+        };
+        let sources = Sources {
+            trunk: trunk.clone().map(|t| Box::new(t) as Box<dyn TrunkSource>),
+            experts: Some(Box::new(cache.clone())),
+        };
+        r.plan = Some(plan);
+        r.cache = Some(cache);
+        r.trunk = trunk;
+        Ok((r, sources))
+    }
+
+    fn new_cache(&self, capacity: usize) -> Result<ExpertCache> {
+        let cache = ExpertCache::new(
+            self.index.clone(),
+            &self.cfg,
+            capacity,
+            self.opts.cache_policy,
+            self.opts.io_threads,
+            self.counters.clone(),
+        )?;
+        if self.opts.record_trace {
+            cache.record_trace();
+        }
+        Ok(cache)
+    }
+
+    pub fn plan(&self) -> Option<&MemoryPlan> {
+        self.plan.as_ref()
+    }
+
+    pub fn footprint(&self) -> &Footprint {
+        &self.footprint
+    }
+
+    pub fn options(&self) -> &MemoryOptions {
+        &self.opts
+    }
+
+    pub fn cache(&self) -> Option<&Arc<ExpertCache>> {
+        self.cache.as_ref()
+    }
+
+    /// Bytes this residency holds now by its plan (everything, when resident): what a
+    /// replan frees before the new plan is admitted.
+    fn held_bytes(&self) -> u64 {
+        let fp = &self.footprint;
+        match &self.plan {
+            Some(p) => p.total_bytes,
+            None => {
+                let experts = fp.n_experts_total * fp.expert_bytes;
+                fp.trunk_total_bytes() + experts + k3_plan::fixed_bytes(fp, self.opts.context_length as u64)
+            }
+        }
+    }
+
+    /// Switches to `choice` (`None`: everything resident) without reloading: see the
+    /// module header for the order. `progress(done, total)` reports trunk layers pinned.
+    pub fn replan(
+        &mut self,
+        model: &mut Model,
+        choice: Option<BudgetChoice>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<()> {
+        let n_layers = self.cfg.n_layers;
+        let packed_available = self.opts.trunk_dir.is_some();
+        let machine = machine_memory();
+        // What this engine holds now is freed before the new plan is admitted.
+        let machine = MachineMemory { available_bytes: machine.available_bytes + self.held_bytes(), ..machine };
+        let mut opts = self.opts.clone();
+        opts.budget = choice;
+        let plan = choice.map(|c| make_plan(&self.footprint, c, packed_available, &opts, machine)).transpose()?;
+        let (pinned, ring) = plan.as_ref().map_or((n_layers, 0), |p| (p.pinned_layers, p.ring_slots));
+
+        // 1. Shrink: fewer cache slots, fewer pinned layers.
+        if let (Some(cache), Some(p)) = (&self.cache, &plan) {
+            if (p.cache_slots as usize) < cache.capacity() {
+                cache.resize(p.cache_slots as usize);
+            }
+        }
+        match &self.trunk {
+            Some(trunk) if pinned < trunk.n_pinned() => trunk.repin(pinned, ring, progress)?,
+            Some(_) => {}
+            // Resident trunk → streamed (a plan streams only with a packed trunk): drop
+            // every layer, then pin the new prefix.
+            None => {
+                let Some(dir) = opts.trunk_dir.as_deref().filter(|_| pinned < n_layers) else {
+                    return self.finish_replan(model, opts, plan, (pinned, ring), progress);
+                };
+                let packed = open_packed_trunk(dir, &self.cfg, &self.index)?;
+                let trunk = Arc::new(StreamedTrunk::new(
+                    packed,
+                    self.index.clone(),
+                    &self.cfg,
+                    0,
+                    ring,
+                    self.counters.clone(),
+                )?);
+                model.set_trunk(Box::new(trunk.clone()));
+                self.trunk = Some(trunk);
+            }
+        }
+        self.finish_replan(model, opts, plan, (pinned, ring), progress)
+    }
+
+    /// The grow half of a replan: more pinned layers, more cache slots (or another expert
+    /// source).
+    fn finish_replan(
+        &mut self,
+        model: &mut Model,
+        opts: MemoryOptions,
+        plan: Option<MemoryPlan>,
+        (pinned, ring): (usize, usize),
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<()> {
+        self.opts = opts;
+        self.plan = plan;
+        if let Some(trunk) = &self.trunk {
+            trunk.repin(pinned, ring, progress)?;
+        }
+        match (&self.cache, &self.plan) {
+            (Some(cache), Some(p)) => cache.resize(p.cache_slots as usize),
+            (None, Some(p)) => {
+                let cache = Arc::new(self.new_cache(p.cache_slots as usize)?);
+                model.set_experts(Box::new(cache.clone()));
+                self.cache = Some(cache);
+            }
+            (Some(_), None) => {
+                let experts = ResidentExperts::bind(&Binder::new(&self.index, true), &self.cfg)?;
+                model.set_experts(Box::new(experts));
+                self.cache = None;
+            }
+            (None, None) => {}
+        }
+        Ok(())
+    }
+}

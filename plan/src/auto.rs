@@ -1,0 +1,61 @@
+//! The `auto` preset: budgets sized from what the machine has.
+//!
+//! Owns: the headroom `auto` keeps free, the rule of spec §11 generalised to any model
+//! ([`auto_budget`]), and its inputs taken from a [`Footprint`] ([`auto_budget_for`]):
+//! the fixed needs (embeddings, head, state, KV for the context length, scratch), the
+//! smallest useful cache and the smallest trunk (one ring slot).
+//! Must not: read the machine: the caller passes [`MachineMemory`] (wasm builds this crate).
+//! Easy to break: the minimums here must be the planner's own ([`expert_slot_bytes`],
+//! [`ring_slot_bytes_for`]), or `auto` picks a budget [`crate::plan`] then refuses.
+
+use crate::error::PlanError;
+use crate::machine::MachineMemory;
+use crate::memory::{expert_slot_bytes, fixed_bytes, ring_slot_bytes_for, Footprint};
+use crate::presets::{Budget, GB};
+
+/// Memory kept free by `auto` beyond the model's fixed needs: 2 GB plus 2 % of what is
+/// available (spec §11's reserve, with the model's own fixed bytes in place of K3's).
+pub fn auto_headroom(machine: MachineMemory) -> u64 {
+    2 * GB + machine.usable_available_bytes() / 50
+}
+
+/// The `auto` rule of spec §11, generalised from K3's numbers to any model:
+/// `usable = available − headroom − fixed`; if the whole trunk plus the smallest useful
+/// cache fits, take the whole trunk and give the rest to the cache; else keep a small
+/// cache (`min_cache_bytes`) and give the trunk the rest, capped at 55 % of total memory.
+pub fn auto_budget(
+    machine: MachineMemory,
+    fixed_bytes: u64,
+    trunk_total_bytes: u64,
+    min_cache_bytes: u64,
+    min_trunk_bytes: u64,
+) -> Result<Budget, PlanError> {
+    let reserve = auto_headroom(machine).saturating_add(fixed_bytes);
+    let usable = machine.usable_available_bytes().saturating_sub(reserve);
+    let needed = min_cache_bytes.saturating_add(min_trunk_bytes);
+    if usable < needed {
+        return Err(PlanError::AutoTooSmall { usable_bytes: usable, needed_bytes: needed });
+    }
+    if usable - min_cache_bytes >= trunk_total_bytes {
+        return Ok(Budget { trunk_bytes: trunk_total_bytes, cache_bytes: usable - trunk_total_bytes });
+    }
+    let share = (machine.usable_total_bytes() as f64 * 0.55) as u64;
+    let cap = share.saturating_sub(reserve).saturating_sub(min_cache_bytes).max(min_trunk_bytes);
+    Ok(Budget { trunk_bytes: (usable - min_cache_bytes).min(cap), cache_bytes: min_cache_bytes })
+}
+
+/// `auto` for the model of `fp` with KV reserved for `context_length` positions: the
+/// smallest useful cache is top-k + 1 slots (at least 0.5 GB when the model has that many
+/// experts), the smallest trunk one ring slot for the largest layer.
+pub fn auto_budget_for(fp: &Footprint, machine: MachineMemory, context_length: u64) -> Result<Budget, PlanError> {
+    let slot = expert_slot_bytes(fp.expert_bytes);
+    let min_cache = ((fp.top_k + 1) * slot).max(GB / 2).min(fp.n_experts_total * slot);
+    let largest_layer = fp.layer_trunk_bytes.iter().copied().max().unwrap_or(0);
+    auto_budget(
+        machine,
+        fixed_bytes(fp, context_length),
+        fp.trunk_total_bytes(),
+        min_cache,
+        ring_slot_bytes_for(largest_layer),
+    )
+}

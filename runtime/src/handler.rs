@@ -1,0 +1,84 @@
+//! What a front end gives the runtime for one reply, and what it gets back.
+//!
+//! Owns: [`ReplyHandler`] (the app implements it with its history store and event
+//! channel, the CLI with stdout, the server with an HTTP stream), the [`ChatTurn`] a
+//! handler hands over when the job starts, the progress it receives while the engine
+//! runs, and the [`ReplyOutcome`] that ends the job.
+//! Must not: carry wire or storage types: handlers convert at their edge.
+//! Easy to break: every job gets exactly one `end`, and the job's cancel token is gone
+//! before it (a client that saw the end finds nothing left to cancel).
+
+use std::sync::Arc;
+
+use k3_engine::chat::{ChatMessage, ChatMode};
+use k3_engine::{FinishReason, GenerateParams};
+
+use crate::error::RuntimeError;
+use crate::figures::{LiveFigures, ReplyFigures};
+
+/// A job's id, unique within one runtime.
+pub type JobId = u64;
+
+/// The conversation turn to answer.
+#[derive(Debug, Clone)]
+pub struct ChatTurn {
+    /// Identifies the conversation across turns (engine state is reused only for the
+    /// same key, the same system prompt, mode and history).
+    pub conversation: i64,
+    pub system: Option<String>,
+    pub mode: ChatMode,
+    /// The messages before the one being answered.
+    pub history: Vec<ChatMessage>,
+    pub user_text: String,
+    pub params: GenerateParams,
+}
+
+/// Progress of a running reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplyProgress {
+    /// Prompt positions fed so far (per 64-token chunk of a long prefill, then once done).
+    Prefill { done: usize, total: usize },
+    /// Visible text completed by generated token `index`.
+    Text { index: usize, text: String },
+    /// Live figures, at most every 100 ms and once at the end.
+    Figures(LiveFigures),
+}
+
+/// A reply that ran to its end (or was stopped: `finish` says which).
+#[derive(Debug, Clone)]
+pub struct FinishedReply {
+    /// The response text (closing markers removed).
+    pub text: String,
+    /// The think channel of a thinking-mode reply.
+    pub think: Option<String>,
+    pub finish: FinishReason,
+    pub figures: ReplyFigures,
+    /// True when the engine state of earlier turns was reused.
+    pub reused_history: bool,
+}
+
+/// How a job ended.
+#[derive(Debug)]
+pub enum ReplyOutcome {
+    Finished(FinishedReply),
+    /// The engine (or the runtime) failed; `partial_text` is what had streamed when the
+    /// engine had started.
+    Failed {
+        error: Arc<RuntimeError>,
+        partial_text: Option<String>,
+    },
+    /// [`ReplyHandler::begin`] returned `None`: the handler knows why.
+    Refused,
+}
+
+/// One reply's front end.
+pub trait ReplyHandler: Send {
+    /// The job was queued behind `position` others.
+    fn queued(&mut self, job: JobId, position: usize);
+    /// The job reached the engine: make its effects (e.g. commit the user message) and
+    /// return the turn to answer, or `None` to refuse it.
+    fn begin(&mut self, job: JobId) -> Option<ChatTurn>;
+    fn progress(&mut self, job: JobId, progress: ReplyProgress);
+    /// The job ended; nothing follows.
+    fn end(&mut self, job: JobId, outcome: ReplyOutcome);
+}

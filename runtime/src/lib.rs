@@ -1,0 +1,32 @@
+//! k3-runtime: the long-lived host of one loaded engine, shared by the desktop app, the
+//! `k3` CLI and the local API server, so each of them is an adapter and none a copy.
+//!
+//! Bird's-eye view: [`Runtime`] starts one worker thread that owns the [`LoadedModel`]
+//! and runs jobs FIFO — model opens, replies, replans — with cancel tokens registered
+//! before a job is queued. A reply's front end is a [`ReplyHandler`]: it hands over the
+//! [`ChatTurn`] when the job starts, hears progress while the engine runs, and gets one
+//! [`ReplyOutcome`]. [`MetricsProbe`] is readable at any time, also mid-reply.
+//! Opening a model folder ([`model`]), the figures derived from a generation
+//! ([`figures`]) and which tokens are visible text ([`text`]) are defined here once.
+//!
+//! Invariants: this crate knows nothing of Tauri, JSON wire formats, HTTP or SQLite;
+//! results reach storage only through the handler a front end implements. No `unsafe`.
+#![forbid(unsafe_code)]
+
+pub mod chat;
+pub mod error;
+pub mod figures;
+pub mod handler;
+pub mod model;
+pub mod probe;
+mod sink;
+pub mod text;
+mod worker;
+
+pub use error::RuntimeError;
+pub use figures::{LiveFigures, ReplyFigures};
+pub use handler::{ChatTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress};
+pub use model::{LoadedModel, ModelRequest, ModelSummary};
+pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot};
+pub use text::VisibleText;
+pub use worker::{ReplanProgress, Runtime};

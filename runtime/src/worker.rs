@@ -1,0 +1,224 @@
+//! [`Runtime`]: one worker thread that owns the loaded model and runs jobs in order.
+//!
+//! Owns: the job queue (FIFO: model opens, replies and replans, one at a time), the
+//! registry of cancel tokens by job id, the cached chat session, and keeping the
+//! [`MetricsProbe`] current. Opening another model or replanning happens between
+//! replies, never during one; a replan keeps the cached chat session.
+//! Must not: run on a UI thread, or block on anything but its queue and the engine.
+//! Easy to break: a cancel must reach a queued job too: its token is registered before
+//! the job is queued, and the job ends as cancelled when it runs. The token is removed
+//! before the job's `end`, so `cancel` is false once the end is seen.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+
+use k3_engine::{BudgetChoice, CancelToken};
+
+use crate::chat::{run_turn, CachedChat};
+use crate::error::RuntimeError;
+use crate::handler::{JobId, ReplyHandler, ReplyOutcome};
+use crate::model::{LoadedModel, ModelRequest, ModelSummary};
+use crate::probe::{MetricsProbe, OpenFailure};
+use crate::sink::ReplySink;
+
+/// Reports trunk layers pinned by a replan: `(done, total)`.
+pub type ReplanProgress = Box<dyn FnMut(usize, usize) + Send>;
+
+enum Job {
+    Open { request: ModelRequest, reply: Sender<Result<ModelSummary, Arc<RuntimeError>>> },
+    Reply { id: JobId, cancel: CancelToken, handler: Box<dyn ReplyHandler> },
+    Replan { choice: Option<BudgetChoice>, progress: ReplanProgress, reply: Sender<Result<ModelSummary, RuntimeError>> },
+}
+
+type Cancels = Arc<Mutex<HashMap<JobId, CancelToken>>>;
+
+/// The handle front ends use; share it behind an `Arc`.
+pub struct Runtime {
+    queue: Mutex<Sender<Job>>,
+    cancels: Cancels,
+    next_job: AtomicU64,
+    probe: MetricsProbe,
+}
+
+impl Runtime {
+    /// Starts the worker thread with no model loaded.
+    pub fn start() -> std::io::Result<Runtime> {
+        let (tx, rx) = mpsc::channel();
+        let cancels: Cancels = Arc::new(Mutex::new(HashMap::new()));
+        let probe = MetricsProbe::new();
+        let worker = Worker { cancels: cancels.clone(), probe: probe.clone(), model: None, chat: None };
+        std::thread::Builder::new().name("k3-engine-worker".into()).spawn(move || worker.run(rx))?;
+        Ok(Runtime { queue: Mutex::new(tx), cancels, next_job: AtomicU64::new(1), probe })
+    }
+
+    fn submit(&self, job: Job) -> Result<(), Job> {
+        let queue = self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        queue.send(job).map_err(|mpsc::SendError(job)| job)
+    }
+
+    /// The live view of this runtime.
+    pub fn probe(&self) -> MetricsProbe {
+        self.probe.clone()
+    }
+
+    /// Queues opening `request` after the jobs already queued; returns at once.
+    pub fn queue_open(&self, request: ModelRequest) {
+        let (reply, _ignored) = mpsc::channel();
+        self.probe.open_queued();
+        let path = request.path().to_path_buf();
+        if self.submit(Job::Open { request, reply }).is_err() {
+            self.probe.opened(Err(OpenFailure { path, error: Arc::new(RuntimeError::WorkerGone) }));
+        }
+    }
+
+    /// Opens `request` after the jobs already queued; blocks until it is loaded or
+    /// refused (the previous model stays in use when refused).
+    pub fn open_model(&self, request: ModelRequest) -> Result<ModelSummary, Arc<RuntimeError>> {
+        let (reply, rx) = mpsc::channel();
+        self.probe.open_queued();
+        let path = request.path().to_path_buf();
+        if self.submit(Job::Open { request, reply }).is_err() {
+            let error = Arc::new(RuntimeError::WorkerGone);
+            self.probe.opened(Err(OpenFailure { path, error: error.clone() }));
+            return Err(error);
+        }
+        rx.recv().map_err(|_| Arc::new(RuntimeError::WorkerGone))?
+    }
+
+    /// Queues a reply; returns its id at once. The handler hears `queued` first.
+    pub fn reply(&self, mut handler: Box<dyn ReplyHandler>) -> JobId {
+        let id = self.next_job.fetch_add(1, Ordering::Relaxed);
+        let cancel = CancelToken::new();
+        lock(&self.cancels).insert(id, cancel.clone());
+        let position = self.probe.queued(1);
+        handler.queued(id, position);
+        if let Err(Job::Reply { mut handler, .. }) = self.submit(Job::Reply { id, cancel, handler }) {
+            self.probe.queued(-1);
+            lock(&self.cancels).remove(&id);
+            let error = Arc::new(RuntimeError::WorkerGone);
+            handler.end(id, ReplyOutcome::Failed { error, partial_text: None });
+        }
+        id
+    }
+
+    /// Switches the loaded model to another memory plan after the queued jobs, keeping
+    /// the cached chat session; blocks until done. `None` keeps every weight resident.
+    pub fn replan(&self, choice: Option<BudgetChoice>, progress: ReplanProgress) -> Result<ModelSummary, RuntimeError> {
+        let (reply, rx) = mpsc::channel();
+        if self.submit(Job::Replan { choice, progress, reply }).is_err() {
+            return Err(RuntimeError::WorkerGone);
+        }
+        rx.recv().map_err(|_| RuntimeError::WorkerGone)?
+    }
+
+    /// Requests a stop of job `id` (queued or running); false when no such job is live.
+    pub fn cancel(&self, id: JobId) -> bool {
+        match lock(&self.cancels).get(&id).cloned() {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The worker thread's state.
+struct Worker {
+    cancels: Cancels,
+    probe: MetricsProbe,
+    model: Option<LoadedModel>,
+    chat: Option<CachedChat>,
+}
+
+impl Worker {
+    fn run(mut self, jobs: Receiver<Job>) {
+        for job in jobs {
+            match job {
+                Job::Open { request, reply } => {
+                    let _ = reply.send(self.open(&request));
+                }
+                Job::Reply { id, cancel, handler } => self.reply(id, &cancel, handler),
+                Job::Replan { choice, progress, reply } => {
+                    let _ = reply.send(self.replan(choice, progress));
+                }
+            }
+        }
+    }
+
+    /// Replaces the model; on failure the previous one stays in use.
+    fn open(&mut self, request: &ModelRequest) -> Result<ModelSummary, Arc<RuntimeError>> {
+        self.probe.opening(request.path().to_path_buf());
+        match LoadedModel::open(request) {
+            Ok(model) => {
+                let summary = model.summary.clone();
+                self.chat = None;
+                self.probe.opened(Ok((summary.clone(), model.engine.counters())));
+                self.model = Some(model);
+                Ok(summary)
+            }
+            Err(e) => {
+                let error = Arc::new(e);
+                self.probe.opened(Err(OpenFailure { path: request.path().to_path_buf(), error: error.clone() }));
+                Err(error)
+            }
+        }
+    }
+
+    fn reply(&mut self, id: JobId, cancel: &CancelToken, mut handler: Box<dyn ReplyHandler>) {
+        self.probe.queued(-1);
+        let Some(model) = &self.model else {
+            let failed = self.probe.snapshot().model_error;
+            let error = failed.map_or_else(|| Arc::new(RuntimeError::NoModel), |f| f.error);
+            self.unregister(id);
+            return handler.end(id, ReplyOutcome::Failed { error, partial_text: None });
+        };
+        let Some(turn) = handler.begin(id) else {
+            self.unregister(id);
+            return handler.end(id, ReplyOutcome::Refused);
+        };
+        self.probe.generating(id);
+        let weights_stream = model.engine.plan().is_some();
+        let mut sink = ReplySink::new(id, handler.as_mut(), &self.probe, &model.tokenizer, weights_stream);
+        let result = run_turn(model, &mut self.chat, &turn, cancel, &mut sink);
+        sink.finish();
+        let partial = std::mem::take(&mut sink.streamed);
+        drop(sink);
+        self.probe.idle();
+        self.unregister(id);
+        let outcome = match result {
+            Ok(finished) => ReplyOutcome::Finished(finished),
+            Err(e) => ReplyOutcome::Failed { error: Arc::new(e), partial_text: Some(partial) },
+        };
+        handler.end(id, outcome);
+    }
+
+    fn replan(
+        &mut self,
+        choice: Option<BudgetChoice>,
+        mut progress: ReplanProgress,
+    ) -> Result<ModelSummary, RuntimeError> {
+        let model = self.model.as_mut().ok_or(RuntimeError::NoModel)?;
+        self.probe.replanning(0, 0);
+        let probe = self.probe.clone();
+        let result = model.engine.replan(choice, &mut |done, total| {
+            probe.replanning(done, total);
+            progress(done, total)
+        });
+        model.refresh_summary();
+        self.probe.model_changed(model.summary.clone());
+        self.probe.idle();
+        result?;
+        Ok(model.summary.clone())
+    }
+
+    fn unregister(&self, id: JobId) {
+        lock(&self.cancels).remove(&id);
+    }
+}
