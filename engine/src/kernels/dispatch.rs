@@ -16,7 +16,7 @@
 //! `DetectedIsa` holding `Avx2` or `Avx512` exists only if runtime detection found that
 //! level's features. Its field is private and only [`DetectedIsa::detect`] (and
 //! `DetectedIsa::portable`) construct it; never add a public constructor, a `From<Isa>`,
-//! a `Default` or a deserialiser, and keep [`cpu_runs`] checking every feature the bodies
+//! a `Default` or a deserialiser, and keep `cpu_runs` checking every feature the bodies
 //! enable.
 
 use std::sync::atomic::{AtomicU8, Ordering};
