@@ -1,11 +1,9 @@
 //! Every kernel equals its plain `_ref` twin bit for bit, on every body this CPU runs
-//! (`available()`: portable, and AVX2 / AVX-512 where present), at odd lengths, and the
-//! batched product equals the single-vector one.
+//! (`available()`: portable, and AVX2 / AVX-512 where present, each a `DetectedIsa` whose
+//! methods run that body), at odd lengths, and the batched product equals the
+//! single-vector one. A `DetectedIsa` exists only for a level this CPU has.
 
-use k3_engine::kernels::dispatch::{
-    available, best, current, dot_bf16_on, dot_bf16_rows4_on, dot_f32_on, dot_mxfp4_batch_on, dot_mxfp4_on,
-    mxfp4_accumulate_tokens_on, read_sum, select, Isa,
-};
+use k3_engine::kernels::dispatch::{available, best, current, read_sum, select, DetectedIsa, Isa};
 use k3_engine::kernels::{self, reference, widen, RowDot};
 use rand_like::Lcg;
 
@@ -47,36 +45,36 @@ fn same_or_both_nan(a: f32, b: f32) -> bool {
 #[test]
 fn dot_f32_equals_reference_twin_on_every_isa() {
     let mut rng = Lcg(1);
-    for isa in available() {
+    for body in available() {
         for n in dot_lengths() {
             let (w, x) = (rng.vec(n, 2.0), rng.vec(n, 3.0));
-            let got = dot_f32_on(isa, &w, &widen(&x));
-            assert_eq!(got.to_bits(), reference::dot_f32_ref(&w, &x).to_bits(), "{isa:?} n={n}");
+            let got = body.dot_f32(&w, &widen(&x));
+            assert_eq!(got.to_bits(), reference::dot_f32_ref(&w, &x).to_bits(), "{body} n={n}");
         }
-        eprintln!("dot_f32: {isa:?} equals the reference twin");
+        eprintln!("dot_f32: {body} equals the reference twin");
     }
-    assert_eq!(kernels::dot_f32(&[1.5, 2.0], &[2.0, 0.25]), 3.5);
+    assert_eq!(kernels::dot_f32(&[1.5, 2.0], &widen(&[2.0, 0.25])), 3.5);
 }
 
 #[test]
 fn dot_bf16_equals_reference_twin_on_every_isa() {
     let mut rng = Lcg(2);
-    for isa in available() {
+    for body in available() {
         for n in dot_lengths() {
             let w = bf16_bits(&mut rng, n);
             let x = rng.vec(n, 3.0);
-            let got = dot_bf16_on(isa, &w, &widen(&x));
+            let got = body.dot_bf16(&w, &widen(&x));
             let want = reference::dot_bf16_ref(&w, &x);
-            assert!(same_or_both_nan(got, want), "{isa:?} n={n}");
+            assert!(same_or_both_nan(got, want), "{body} n={n}");
         }
-        eprintln!("dot_bf16: {isa:?} equals the reference twin");
+        eprintln!("dot_bf16: {body} equals the reference twin");
     }
 }
 
 #[test]
 fn dot_mxfp4_equals_reference_twin_on_every_isa_including_scale_extremes() {
     let mut rng = Lcg(3);
-    for isa in available() {
+    for body in available() {
         for groups in [1usize, 2, 3, 7, 33, 112] {
             let n = groups * 32;
             let packed: Vec<u8> = (0..n / 2).map(|_| rng.next_u32() as u8).collect();
@@ -86,14 +84,14 @@ fn dot_mxfp4_equals_reference_twin_on_every_isa_including_scale_extremes() {
                 scales[1] = 0;
             }
             let x = rng.vec(n, 3.0);
-            let got = dot_mxfp4_on(isa, &packed, &scales, &widen(&x));
+            let got = body.dot_mxfp4(&packed, &scales, &widen(&x));
             assert_eq!(
                 got.to_bits(),
                 reference::dot_mxfp4_ref(&packed, &scales, &x).to_bits(),
-                "{isa:?} groups={groups}"
+                "{body} groups={groups}"
             );
         }
-        eprintln!("dot_mxfp4: {isa:?} equals the reference twin");
+        eprintln!("dot_mxfp4: {body} equals the reference twin");
     }
 }
 
@@ -130,7 +128,7 @@ impl RowDot for Dense {
         self.cols
     }
     fn row_dot(&self, r: usize, x: &[f64]) -> f32 {
-        kernels::dot_f32_wide(&self.w[r * self.cols..(r + 1) * self.cols], x)
+        kernels::dot_f32(&self.w[r * self.cols..(r + 1) * self.cols], x)
     }
 }
 
@@ -153,7 +151,7 @@ fn batched_product_equals_token_by_token_bit_for_bit() {
 #[test]
 fn batched_mxfp4_equals_one_token_at_a_time_on_every_isa() {
     let mut rng = Lcg(6);
-    for isa in available() {
+    for body in available() {
         for (groups, n_tokens) in [(1usize, 1usize), (3, 5), (112, 64), (7, 70)] {
             let cols = groups * 32;
             let packed: Vec<u8> = (0..cols / 2).map(|_| rng.next_u32() as u8).collect();
@@ -161,10 +159,10 @@ fn batched_mxfp4_equals_one_token_at_a_time_on_every_isa() {
             scales[0] = 255;
             let xs = widen(&rng.vec(cols * n_tokens, 2.0));
             let mut out = vec![0.0f32; n_tokens];
-            dot_mxfp4_batch_on(isa, &packed, &scales, &xs, &mut out);
+            body.dot_mxfp4_batch(&packed, &scales, &xs, &mut out);
             for (t, &got) in out.iter().enumerate() {
-                let want = dot_mxfp4_on(isa, &packed, &scales, &xs[t * cols..(t + 1) * cols]);
-                assert_eq!(got.to_bits(), want.to_bits(), "{isa:?} {groups} groups, token {t} of {n_tokens}");
+                let want = body.dot_mxfp4(&packed, &scales, &xs[t * cols..(t + 1) * cols]);
+                assert_eq!(got.to_bits(), want.to_bits(), "{body} {groups} groups, token {t} of {n_tokens}");
             }
         }
     }
@@ -181,16 +179,16 @@ fn a_row_summed_in_group_ranges_with_strided_tokens_equals_the_whole_row_on_ever
     scales[17] = 255;
     let xs32 = rng.vec(cols * n_tokens, 3.0);
     let xs = widen(&xs32);
-    for isa in available() {
+    for body in available() {
         // Ranges 0..5, 5..17, 17..29 in order, tokens at stride `cols` (the tiled layout).
         let mut totals = vec![0.0f64; n_tokens];
         for (g0, g1) in [(0usize, 5usize), (5, 17), (17, 29)] {
             let (p, s) = (&packed[16 * g0..16 * g1], &scales[g0..g1]);
-            mxfp4_accumulate_tokens_on(isa, p, s, &xs[32 * g0..], cols, &mut totals);
+            body.mxfp4_accumulate_tokens(p, s, &xs[32 * g0..], cols, &mut totals);
         }
         for (t, &total) in totals.iter().enumerate() {
             let want = reference::dot_mxfp4_ref(&packed, &scales, &xs32[t * cols..(t + 1) * cols]);
-            assert_eq!((total as f32).to_bits(), want.to_bits(), "{isa:?} token {t}");
+            assert_eq!((total as f32).to_bits(), want.to_bits(), "{body} token {t}");
         }
     }
 }
@@ -208,34 +206,36 @@ fn the_cache_blocked_mxfp4_product_equals_the_reference_per_row_and_token() {
     plant_cancelling_pairs(&mut rng, &mut xs32, 9, |_| {});
     let xs = widen(&xs32);
     let _body = k3_tests::KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
-    for isa in available() {
-        select(isa).expect("an available body");
+    for body in available() {
+        select(body);
         let mut out = vec![0.0f32; rows * n_tokens];
         kernels::mxfp4_batch::mxfp4_rows_batch(&packed, &scales, cols, &xs, &mut out);
         for r in 0..rows {
             let (p, s) = (&packed[r * cols / 2..(r + 1) * cols / 2], &scales[r * groups..(r + 1) * groups]);
             for t in 0..n_tokens {
                 let want = reference::dot_mxfp4_ref(p, s, &xs32[t * cols..(t + 1) * cols]);
-                assert_eq!(out[r * n_tokens + t].to_bits(), want.to_bits(), "{isa:?} row {r} token {t}");
+                assert_eq!(out[r * n_tokens + t].to_bits(), want.to_bits(), "{body} row {r} token {t}");
             }
         }
     }
-    select(best()).expect("the fastest body");
+    select(best());
 }
 
 #[test]
 fn four_bf16_rows_at_once_equal_one_row_at_a_time_on_every_isa() {
     let mut rng = Lcg(7);
-    for isa in available() {
+    for body in available() {
         for n in dot_lengths() {
             let rows: Vec<Vec<u16>> = (0..4).map(|_| bf16_bits(&mut rng, n)).collect();
             let x32 = rng.vec(n, 3.0);
             let x = widen(&x32);
-            let got = dot_bf16_rows4_on(isa, [&rows[0], &rows[1], &rows[2], &rows[3]], &x);
+            let four = [&rows[0][..], &rows[1][..], &rows[2][..], &rows[3][..]];
+            let got = body.dot_bf16_rows4(four, &x);
+            let twin = reference::dot_bf16_rows4_ref(four, &x32);
             for (r, row) in rows.iter().enumerate() {
-                let want = dot_bf16_on(isa, row, &x);
-                assert!(same_or_both_nan(got[r], want), "{isa:?} n={n} row {r}");
-                assert!(same_or_both_nan(got[r], reference::dot_bf16_ref(row, &x32)), "{isa:?} n={n} row {r} vs ref");
+                let want = body.dot_bf16(row, &x);
+                assert!(same_or_both_nan(got[r], want), "{body} n={n} row {r}");
+                assert!(same_or_both_nan(got[r], twin[r]), "{body} n={n} row {r} vs ref");
             }
         }
     }
@@ -243,7 +243,7 @@ fn four_bf16_rows_at_once_equal_one_row_at_a_time_on_every_isa() {
 
 #[test]
 fn available_lists_every_body_this_cpu_runs_and_best_is_the_fastest() {
-    let isas = available();
+    let isas: Vec<Isa> = available().iter().map(|body| body.isa()).collect();
     assert_eq!(isas[0], Isa::Portable);
     #[cfg(target_arch = "x86_64")]
     {
@@ -257,12 +257,12 @@ fn available_lists_every_body_this_cpu_runs_and_best_is_the_fastest() {
     // Ordered slowest first, so the last is the preferred one (AVX-512 over AVX2).
     let order: Vec<usize> = isas.iter().map(|i| Isa::ALL.iter().position(|a| a == i).unwrap()).collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{isas:?}");
-    assert_eq!(best(), *isas.last().unwrap());
+    assert_eq!(best().isa(), *isas.last().unwrap());
     for isa in Isa::ALL {
         assert_eq!(isa.name().parse::<Isa>(), Ok(isa));
     }
     assert!("sse2".parse::<Isa>().is_err());
-    eprintln!("kernel bodies on this CPU: {isas:?}, best {:?}", best());
+    eprintln!("kernel bodies on this CPU: {isas:?}, best {}", best());
 }
 
 #[test]
@@ -270,11 +270,11 @@ fn dense_kernels_equal_their_twins_on_every_finite_bf16_and_on_special_values() 
     let mut rng = Lcg(8);
     // Every finite BF16 (zeros, subnormals, the extremes), in rows of an awkward length.
     let all: Vec<u16> = (0..=u16::MAX).filter(|b| (b >> 7) & 0xFF != 0xFF).collect();
-    for isa in available() {
+    for body in available() {
         for row in all.chunks(777) {
             let x = rng.vec(row.len(), 1.5);
-            let got = dot_bf16_on(isa, row, &widen(&x));
-            assert!(same_or_both_nan(got, reference::dot_bf16_ref(row, &x)), "{isa:?} row from {:#06x}", row[0]);
+            let got = body.dot_bf16(row, &widen(&x));
+            assert!(same_or_both_nan(got, reference::dot_bf16_ref(row, &x)), "{body} row from {:#06x}", row[0]);
         }
         // Infinities, NaN, signed zeros, f32 subnormals and extremes on both sides.
         let specials = [
@@ -295,16 +295,16 @@ fn dense_kernels_equal_their_twins_on_every_finite_bf16_and_on_special_values() 
                 w[(5 * i) % n] = v;
                 x[(7 * i + 3) % n] = v;
             }
-            let got = dot_f32_on(isa, &w, &widen(&x));
-            assert!(same_or_both_nan(got, reference::dot_f32_ref(&w, &x)), "{isa:?} n={n}");
+            let got = body.dot_f32(&w, &widen(&x));
+            assert!(same_or_both_nan(got, reference::dot_f32_ref(&w, &x)), "{body} n={n}");
             for (pos, bad) in [(2usize, f32::INFINITY), (n - 1, f32::NAN), (n / 2, f32::NEG_INFINITY)] {
                 let mut w2 = w.clone();
                 w2[pos] = bad;
-                let got = dot_f32_on(isa, &w2, &widen(&x));
-                assert!(same_or_both_nan(got, reference::dot_f32_ref(&w2, &x)), "{isa:?} n={n} {bad} at {pos}");
+                let got = body.dot_f32(&w2, &widen(&x));
+                assert!(same_or_both_nan(got, reference::dot_f32_ref(&w2, &x)), "{body} n={n} {bad} at {pos}");
                 let bits: Vec<u16> = w2.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
-                let got = dot_bf16_on(isa, &bits, &widen(&x));
-                assert!(same_or_both_nan(got, reference::dot_bf16_ref(&bits, &x)), "{isa:?} bf16 n={n} {bad}");
+                let got = body.dot_bf16(&bits, &widen(&x));
+                assert!(same_or_both_nan(got, reference::dot_bf16_ref(&bits, &x)), "{body} bf16 n={n} {bad}");
             }
         }
     }
@@ -323,26 +323,29 @@ fn mxfp4_kernels_equal_their_twin_for_every_byte_and_every_scale_byte() {
     let n_tokens = 11;
     let xs32 = rng.vec(cols * n_tokens, 4.0);
     let xs = widen(&xs32);
-    for isa in available() {
+    for body in available() {
         let mut batched = vec![0.0f32; n_tokens];
-        dot_mxfp4_batch_on(isa, &packed, &scales, &xs, &mut batched);
+        body.dot_mxfp4_batch(&packed, &scales, &xs, &mut batched);
+        let twin: Vec<u32> =
+            reference::dot_mxfp4_batch_ref(&packed, &scales, &xs32).iter().map(|v| v.to_bits()).collect();
+        assert_eq!(batched.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), twin, "{body} batched");
         for t in 0..n_tokens {
             let x = &xs32[t * cols..(t + 1) * cols];
             let want = reference::dot_mxfp4_ref(&packed, &scales, x).to_bits();
-            assert_eq!(dot_mxfp4_on(isa, &packed, &scales, &widen(x)).to_bits(), want, "{isa:?} token {t}");
-            assert_eq!(batched[t].to_bits(), want, "{isa:?} batched token {t}");
+            assert_eq!(body.dot_mxfp4(&packed, &scales, &widen(x)).to_bits(), want, "{body} token {t}");
+            assert_eq!(batched[t].to_bits(), want, "{body} batched token {t}");
         }
         // One group at a time isolates each scale byte and each code.
         for g in [0usize, 1, 126, 127, 128, 200, 254, 255] {
             let (p, s, x) = (&packed[16 * g..16 * g + 16], &scales[g..g + 1], &xs32[32 * g..32 * g + 32]);
             let want = reference::dot_mxfp4_ref(p, s, x).to_bits();
-            assert_eq!(dot_mxfp4_on(isa, p, s, &widen(x)).to_bits(), want, "{isa:?} group {g}");
+            assert_eq!(body.dot_mxfp4(p, s, &widen(x)).to_bits(), want, "{body} group {g}");
         }
     }
 }
 
 #[test]
-fn selecting_a_body_routes_the_wide_entry_points_without_changing_results() {
+fn selecting_a_body_routes_the_dispatched_entry_points_without_changing_results() {
     let mut rng = Lcg(10);
     let n = 1031;
     let (w, x) = (bf16_bits(&mut rng, n), rng.vec(n, 3.0));
@@ -350,18 +353,69 @@ fn selecting_a_body_routes_the_wide_entry_points_without_changing_results() {
     let scales: Vec<u8> = (0..packed.len() / 16).map(|_| 115 + (rng.next_u32() % 12) as u8).collect();
     let xq = &x[..packed.len() * 2];
     let _body = k3_tests::KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
-    for isa in available() {
-        select(isa).expect("an available body can be selected");
-        assert_eq!(current(), isa);
-        // The public entry points (what `Matrix` calls) now run `isa`; the bits do not move.
-        assert!(same_or_both_nan(kernels::dot_bf16(&w, &x), reference::dot_bf16_ref(&w, &x)), "{isa:?}");
+    for body in available() {
+        select(body);
+        assert_eq!(current(), body);
+        // The dispatched entry points (what `Matrix` calls) now run `body`; the bits do not
+        // move, and they are the selected body's own.
+        let got = kernels::dot_bf16(&w, &widen(&x));
+        assert!(same_or_both_nan(got, reference::dot_bf16_ref(&w, &x)), "{body}");
+        assert!(same_or_both_nan(got, body.dot_bf16(&w, &widen(&x))), "{body}");
         let want = reference::dot_mxfp4_ref(&packed, &scales, xq);
-        assert_eq!(kernels::dot_mxfp4(&packed, &scales, xq).to_bits(), want.to_bits(), "{isa:?}");
+        assert_eq!(kernels::dot_mxfp4(&packed, &scales, &widen(xq)).to_bits(), want.to_bits(), "{body}");
     }
-    for isa in Isa::ALL.into_iter().filter(|i| !available().contains(i)) {
-        assert!(select(isa).is_err(), "{isa:?} is not available here");
+    select(best());
+    assert_eq!(current(), best());
+}
+
+#[test]
+fn a_detected_isa_exists_only_for_a_level_this_cpu_runs() {
+    // `DetectedIsa`'s field is private, so outside `dispatch` detection is the only way to
+    // make one (a struct literal is a compile error: the `compile_fail` doc test on
+    // `DetectedIsa`); here detection itself must refuse every level the CPU lacks.
+    let runs: Vec<Isa> = available().iter().map(|body| body.isa()).collect();
+    assert_eq!(DetectedIsa::detect(Isa::Portable).ok(), Some(DetectedIsa::portable()));
+    for isa in Isa::ALL {
+        match DetectedIsa::detect(isa) {
+            Ok(body) => {
+                assert_eq!(body.isa(), isa);
+                assert!(available().contains(&body), "{isa} detected but not available");
+            }
+            Err(e) => {
+                assert!(!runs.contains(&isa), "{isa} is available but detection refused it: {e}");
+                let message = e.to_string();
+                assert!(message.contains(isa.name()), "the error names the refused level: {message}");
+                for has in &runs {
+                    assert!(message.contains(has.name()), "the error names what the CPU runs ({has}): {message}");
+                }
+            }
+        }
     }
-    select(best()).unwrap();
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        let detected = |isa: Isa| DetectedIsa::detect(isa).is_ok();
+        assert_eq!(detected(Isa::Avx2), has!("avx2") && has!("fma"));
+        // Both AVX-512 features, not only F: the MXFP4 bodies enable BW too.
+        assert_eq!(detected(Isa::Avx512), has!("avx512f") && has!("avx512bw"));
+    }
+}
+
+#[test]
+fn selecting_each_available_body_makes_it_current_and_matrix_products_follow() {
+    let mut rng = Lcg(14);
+    let m = Dense { rows: 9, cols: 37, w: rng.vec(9 * 37, 1.0) };
+    let x = rng.vec(m.cols, 2.0);
+    let want: Vec<u32> = m.w.chunks(m.cols).map(|row| reference::dot_f32_ref(row, &x).to_bits()).collect();
+    let _body = k3_tests::KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
+    for body in available() {
+        select(body);
+        assert_eq!(current(), body, "select({body}) makes it current");
+        let mut y = vec![0.0f32; m.rows];
+        kernels::matvec_rows(&m, &x, &mut y);
+        assert_eq!(y.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want, "{body}");
+    }
+    select(best());
     assert_eq!(current(), best());
 }
 
@@ -396,20 +450,20 @@ fn plant_cancelling_pairs(rng: &mut Lcg, x: &mut [f32], pairs: usize, mut unit: 
 #[test]
 fn kernels_keep_the_contract_order_where_it_shows_in_f32() {
     let mut rng = Lcg(11);
-    for isa in available() {
+    for body in available() {
         for n in dot_lengths() {
             let mut w = rng.vec(n, 2.0);
             let mut x = rng.vec(n, 3.0);
             plant_cancelling_pairs(&mut rng, &mut x, 1 + n / 64, |i| w[i] = 1.0);
-            let got = dot_f32_on(isa, &w, &widen(&x));
-            assert_eq!(got.to_bits(), reference::dot_f32_ref(&w, &x).to_bits(), "{isa:?} f32 n={n}");
+            let got = body.dot_f32(&w, &widen(&x));
+            assert_eq!(got.to_bits(), reference::dot_f32_ref(&w, &x).to_bits(), "{body} f32 n={n}");
             let bits: Vec<u16> = w.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
-            let got = dot_bf16_on(isa, &bits, &widen(&x));
-            assert_eq!(got.to_bits(), reference::dot_bf16_ref(&bits, &x).to_bits(), "{isa:?} bf16 n={n}");
+            let got = body.dot_bf16(&bits, &widen(&x));
+            assert_eq!(got.to_bits(), reference::dot_bf16_ref(&bits, &x).to_bits(), "{body} bf16 n={n}");
             if n >= 4 {
                 let rows = [&bits[..], &bits[..], &bits[..], &bits[..]];
                 let want = reference::dot_bf16_ref(&bits, &x).to_bits();
-                assert!(dot_bf16_rows4_on(isa, rows, &widen(&x)).iter().all(|r| r.to_bits() == want), "{isa:?} n={n}");
+                assert!(body.dot_bf16_rows4(rows, &widen(&x)).iter().all(|r| r.to_bits() == want), "{body} n={n}");
             }
         }
         for groups in [1usize, 2, 5, 112] {
@@ -424,11 +478,11 @@ fn kernels_keep_the_contract_order_where_it_shows_in_f32() {
                 packed[i / 2] = (packed[i / 2] & !(0xF << shift)) | (2 << shift);
             });
             let want = reference::dot_mxfp4_ref(&packed, &scales, &x).to_bits();
-            assert_eq!(dot_mxfp4_on(isa, &packed, &scales, &widen(&x)).to_bits(), want, "{isa:?} groups={groups}");
+            assert_eq!(body.dot_mxfp4(&packed, &scales, &widen(&x)).to_bits(), want, "{body} groups={groups}");
             let mut out = [0.0f32; 2];
             let xs = widen(&[x.clone(), x.clone()].concat());
-            dot_mxfp4_batch_on(isa, &packed, &scales, &xs, &mut out);
-            assert!(out.iter().all(|o| o.to_bits() == want), "{isa:?} batched groups={groups}");
+            body.dot_mxfp4_batch(&packed, &scales, &xs, &mut out);
+            assert!(out.iter().all(|o| o.to_bits() == want), "{body} batched groups={groups}");
         }
     }
 }
@@ -461,15 +515,15 @@ fn every_body_runs_from_every_stack_alignment() {
     let dense = reference::dot_bf16_ref(&bf16, &xs32[..cols]);
     let calls = std::cell::Cell::new(0);
     let run_all = || {
-        for isa in available() {
-            let got = dot_mxfp4_on(isa, &packed, &scales, &xs[..cols]);
-            assert_eq!(got.to_bits(), one_token.to_bits(), "{isa:?} one row");
+        for body in available() {
+            let got = body.dot_mxfp4(&packed, &scales, &xs[..cols]);
+            assert_eq!(got.to_bits(), one_token.to_bits(), "{body} one row");
             let mut batch = vec![0.0f32; n_tokens];
-            dot_mxfp4_batch_on(isa, &packed, &scales, &xs, &mut batch);
-            assert_eq!(batch[0].to_bits(), one_token.to_bits(), "{isa:?} tokens");
-            let rows = dot_bf16_rows4_on(isa, [&bf16[..], &bf16[..], &bf16[..], &bf16[..]], &xs[..cols]);
-            assert_eq!(rows[3].to_bits(), dense.to_bits(), "{isa:?} four bf16 rows");
-            assert_eq!(dot_bf16_on(isa, &bf16, &xs[..cols]).to_bits(), dense.to_bits(), "{isa:?} bf16");
+            body.dot_mxfp4_batch(&packed, &scales, &xs, &mut batch);
+            assert_eq!(batch[0].to_bits(), one_token.to_bits(), "{body} tokens");
+            let rows = body.dot_bf16_rows4([&bf16[..], &bf16[..], &bf16[..], &bf16[..]], &xs[..cols]);
+            assert_eq!(rows[3].to_bits(), dense.to_bits(), "{body} four bf16 rows");
+            assert_eq!(body.dot_bf16(&bf16, &xs[..cols]).to_bits(), dense.to_bits(), "{body} bf16");
             calls.set(calls.get() + 1);
         }
     };

@@ -1,7 +1,7 @@
 //! MXFP4 decoding reproduces the released checkpoint's bytes exactly, and the test is
 //! able to catch the swapped-nibble misreading.
 
-use k3_engine::kernels::{decode_mxfp4_row, dot_mxfp4, reference};
+use k3_engine::kernels::{decode_mxfp4_row, dot_mxfp4, reference, widen};
 use k3_tests::{f64s, read_json, released, u64s};
 
 struct Released {
@@ -73,7 +73,7 @@ fn packed_kernel_reads_released_nibbles_in_the_right_order() {
         let s = &r.scales[row * r.width / 32..(row + 1) * r.width / 32];
         for col in [0usize, 1, 2, 3, 31, 32, 33, 1001, r.width - 1] {
             x[col] = 1.0;
-            let got = dot_mxfp4(p, s, &x);
+            let got = dot_mxfp4(p, s, &widen(&x));
             x[col] = 0.0;
             assert_eq!(f64::from(got), r.expected[row * r.width + col], "row {row} col {col}");
         }

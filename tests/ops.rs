@@ -1,7 +1,7 @@
 //! Every primitive op against the float64 reference fixtures in `fixtures/ops/`
 //! (tolerance `ops` of `fixtures/MANIFEST.json`; the router's chosen ids first, then weights).
 
-use k3_engine::kernels::{self, dot_bf16, dot_f32, dot_mxfp4};
+use k3_engine::kernels::{self, dot_bf16, dot_f32, dot_mxfp4, widen};
 use k3_engine::model::attn_res::{attn_res_mix, fold};
 use k3_engine::model::kda::{kda_recurrence_step, short_conv_step, KdaStep};
 use k3_engine::model::moe::route;
@@ -112,7 +112,7 @@ fn attn_res_matches_reference() {
 #[test]
 fn router_selects_by_biased_score_and_weights_by_raw_score() {
     for (i, c) in cases("router").iter().enumerate() {
-        let x = f32s(&c["x"]);
+        let x = widen(&f32s(&c["x"]));
         let logits: Vec<f32> = c["weight"].as_array().unwrap().iter().map(|row| dot_f32(&f32s(row), &x)).collect();
         let r = route(
             &logits,
@@ -132,7 +132,7 @@ fn bf16_matvec_matches_reference() {
     for (i, c) in cases("matvec_bf16").iter().enumerate() {
         let (rows, cols) = (usize_of(&c["rows"]), usize_of(&c["cols"]));
         let w: Vec<u16> = u64s(&c["w_bits"]).into_iter().map(|b| b as u16).collect();
-        let x = f32s(&c["x"]);
+        let x = widen(&f32s(&c["x"]));
         let y: Vec<f32> = (0..rows).map(|r| dot_bf16(&w[r * cols..(r + 1) * cols], &x)).collect();
         assert_close(&format!("matvec_bf16 case {i} ({rows}x{cols})"), &y, &f64s(&c["expected"]), tol());
     }
@@ -142,7 +142,7 @@ fn bf16_matvec_matches_reference() {
 fn mxfp4_matvec_matches_reference() {
     for (i, c) in cases("matvec_mxfp4").iter().enumerate() {
         let (rows, cols) = (usize_of(&c["rows"]), usize_of(&c["cols"]));
-        let (packed, scales, x) = (bytes(&c["packed"]), bytes(&c["scales"]), f32s(&c["x"]));
+        let (packed, scales, x) = (bytes(&c["packed"]), bytes(&c["scales"]), widen(&f32s(&c["x"])));
         let y: Vec<f32> = (0..rows)
             .map(|r| {
                 dot_mxfp4(&packed[r * cols / 2..(r + 1) * cols / 2], &scales[r * cols / 32..(r + 1) * cols / 32], &x)

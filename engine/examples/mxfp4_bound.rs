@@ -5,13 +5,13 @@
 //! alone for a 3072×3584 expert matrix (no reduction, so not the contract's result), the
 //! one-row body of each ISA and the cache-blocked 64-token product, in cycles per group at
 //! the clock `K3_PROBE_GHZ` (default 2.6, this machine kind's measured integer clock).
-//! Needs AVX-512F; a diagnostic, not a test.
+//! Needs AVX-512 (F and BW, found by `DetectedIsa::detect`); a diagnostic, not a test.
 
 use std::arch::x86_64::*;
 use std::hint::black_box;
 use std::time::Instant;
 
-use k3_engine::kernels::dispatch::{dot_mxfp4_on, mxfp4_accumulate_tokens_on, Isa};
+use k3_engine::kernels::dispatch::{available, select, DetectedIsa, Isa};
 use k3_engine::kernels::dot::E2M1_F64_HIGH_WORDS;
 use k3_engine::kernels::mxfp4_batch::mxfp4_rows_batch;
 
@@ -92,10 +92,19 @@ fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn main() {
-    assert!(std::arch::is_x86_feature_detected!("avx512f"), "this probe needs AVX-512F");
+    // The probes below and the AVX-512 kernel bodies need AVX-512F and BW: only detection
+    // makes the `DetectedIsa` that proves both.
+    let avx512 = match DetectedIsa::detect(Isa::Avx512) {
+        Ok(body) => body,
+        Err(e) => {
+            eprintln!("mxfp4_bound needs AVX-512: {e}");
+            std::process::exit(1);
+        }
+    };
     let hz = std::env::var("K3_PROBE_GHZ").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(2.6) * 1e9;
     let n = 20_000_000usize;
-    // SAFETY (all three probes): AVX-512F checked above.
+    // SAFETY (all three probes): `avx512` proves the CPU has AVX-512F (`DetectedIsa`'s
+    // invariant: it holds `Avx512` only after runtime detection of AVX-512F and BW).
     let fma = min_time(5, || {
         black_box(unsafe { fma_probe(n) });
     });
@@ -122,21 +131,22 @@ fn main() {
     let report = |name: &str, secs: f64, per: usize| {
         println!("{name:34} {:8.3} ms per matrix  {:5.1} cycles per group", secs * 1e3, secs * hz / per as f64);
     };
-    // SAFETY: AVX-512F checked above; row lengths per the constants.
+    // SAFETY: AVX-512F proved by `avx512` above; row lengths per the constants.
     let parts = min_time(15, || {
         (0..ROWS).for_each(|r| {
             black_box(unsafe { decode_and_fma_only(row(r).0, &x) });
         })
     });
     report("decode + FMA only (no reduction)", parts, GROUPS);
-    for isa in [Isa::Avx512, Isa::Avx2, Isa::Portable] {
+    for body in available().into_iter().rev() {
         let t = min_time(15, || {
             (0..ROWS).for_each(|r| {
-                black_box(dot_mxfp4_on(isa, row(r).0, row(r).1, &x));
+                black_box(body.dot_mxfp4(row(r).0, row(r).1, &x));
             })
         });
-        report(&format!("one-row body, {isa}"), t, GROUPS);
+        report(&format!("one-row body, {body}"), t, GROUPS);
     }
+    select(avx512);
     let n_tokens = 64;
     let xs: Vec<f64> = (0..n_tokens * COLS).map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5).collect();
     let mut out = vec![0f32; ROWS * n_tokens];
@@ -150,7 +160,7 @@ fn main() {
         let mut totals = [0.0f64; 8];
         let t = min_time(5, || {
             for r in 0..ROWS {
-                mxfp4_accumulate_tokens_on(Isa::Avx512, row(r).0, row(r).1, xs8, stride, &mut totals);
+                avx512.mxfp4_accumulate_tokens(row(r).0, row(r).1, xs8, stride, &mut totals);
             }
         });
         black_box(&totals);

@@ -10,10 +10,11 @@ use crate::args::{BenchKernelsArgs, BenchStreamArgs};
 
 pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
     if let Some(isa) = args.isa {
-        dispatch::select(isa)?;
+        // Detection refuses a body this CPU lacks, naming the ones it has.
+        dispatch::select(dispatch::DetectedIsa::detect(isa)?);
     }
-    let isa = dispatch::current();
-    let available: Vec<&str> = dispatch::available().iter().map(|i| i.name()).collect();
+    let isa = dispatch::current().isa();
+    let available: Vec<&str> = dispatch::available().iter().map(|body| body.isa().name()).collect();
     let all = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let mut runs = vec![kernel_suite(1, args.reps.max(1))?];
     if all > 1 {

@@ -1,17 +1,33 @@
-//! Picks the kernel bodies once per process from what the CPU supports.
+//! Picks the kernel bodies from what the CPU supports, and is the only way to reach a
+//! SIMD body.
 //!
-//! Owns: [`Isa`], the choice (`best`, `current`, `select`), and the `_wide` entry points
-//! the matrix code calls.
+//! Owns: [`Isa`] (the *name* of an instruction-set level, what `--isa` parses and prints),
+//! [`DetectedIsa`] (the *proof* that this CPU runs that level's bodies), the choice
+//! ([`available`], [`best`], [`current`], [`select`]), and the one dispatched entry per
+//! kernel: [`dot_f32`], [`dot_bf16`], [`dot_bf16_rows4`], [`dot_mxfp4`] and
+//! [`mxfp4_accumulate_tokens`], each running the [`current`] body (what `Matrix` calls),
+//! and the same kernels as methods of [`DetectedIsa`] for an explicit body (what the twin
+//! tests and benchmarks call). Depends on the portable bodies in `dot` and the SIMD bodies
+//! in `simd_avx2`, `simd_x86` and `mxfp4_avx512`; none of them depends on this module.
 //! Must not: change results: every body is bit-identical to the portable one (the twin
 //! tests run each available body against the reference on this host), which is also why
 //! `select` may switch bodies at any time (benchmarks use it to time each body).
+//! Easy to break: the soundness of every `unsafe` call below rests on one invariant — a
+//! `DetectedIsa` holding `Avx2` or `Avx512` exists only if runtime detection found that
+//! level's features. Its field is private and only [`DetectedIsa::detect`] (and
+//! `DetectedIsa::portable`) construct it; never add a public constructor, a `From<Isa>`,
+//! a `Default` or a deserialiser, and keep `cpu_runs` checking every feature the bodies
+//! enable.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use crate::kernels::dot;
+#[cfg(target_arch = "x86_64")]
+use crate::kernels::{mxfp4_avx512, simd_avx2, simd_x86};
 
-/// An instruction-set level with its own kernel bodies.
+/// The name of an instruction-set level with its own kernel bodies. A name only: running
+/// a body needs a [`DetectedIsa`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isa {
     Portable,
@@ -51,186 +67,260 @@ impl std::str::FromStr for Isa {
     }
 }
 
-/// Every body this CPU can run, portable first, fastest last.
-pub fn available() -> Vec<Isa> {
-    let mut isas = vec![Isa::Portable];
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-            isas.push(Isa::Avx2);
+/// Whether this CPU has every feature the `isa` bodies enable with `#[target_feature]`.
+fn cpu_runs(isa: Isa) -> bool {
+    match isa {
+        Isa::Portable => true,
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx2 => std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"),
+        #[cfg(target_arch = "x86_64")]
+        Isa::Avx512 => {
+            std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw")
         }
-        if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw") {
-            isas.push(Isa::Avx512);
+        #[cfg(not(target_arch = "x86_64"))]
+        Isa::Avx2 | Isa::Avx512 => false,
+    }
+}
+
+/// Proof that this CPU runs the kernel bodies of one [`Isa`]: the only key to a SIMD body.
+///
+/// **Invariant:** a `DetectedIsa` holding `Avx2` exists only if runtime detection found
+/// AVX2 and FMA, one holding `Avx512` only if it found AVX-512F and AVX-512BW. The field is
+/// private, so outside this module the only ways to get one are [`DetectedIsa::detect`],
+/// [`DetectedIsa::portable`], [`available`], [`best`] and [`current`]; a struct literal does
+/// not compile:
+///
+/// ```compile_fail,E0451
+/// use k3_engine::kernels::dispatch::{DetectedIsa, Isa};
+/// let forged = DetectedIsa { isa: Isa::Avx512 };
+/// ```
+///
+/// Its methods run one kernel on this body; they are safe because of the invariant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DetectedIsa {
+    isa: Isa,
+}
+
+impl DetectedIsa {
+    /// `isa`'s bodies, if this CPU runs them; else an error naming `isa` and the levels the
+    /// CPU has.
+    pub fn detect(isa: Isa) -> crate::Result<DetectedIsa> {
+        if cpu_runs(isa) {
+            return Ok(DetectedIsa { isa });
+        }
+        let names: Vec<&str> = available().iter().map(|body| body.isa.name()).collect();
+        Err(crate::Error::Option {
+            option: "isa",
+            reason: format!("this CPU cannot run the {isa} kernels (it runs: {})", names.join(", ")),
+        })
+    }
+
+    /// The portable bodies, which every CPU runs.
+    pub const fn portable() -> DetectedIsa {
+        DetectedIsa { isa: Isa::Portable }
+    }
+
+    /// The level this proves.
+    pub fn isa(self) -> Isa {
+        self.isa
+    }
+
+    /// `dot_f32` on this body: `Σ w[i]·x[i]` for an f32 row, `x` the activation widened
+    /// to f64; panics unless `w.len() == x.len()`.
+    pub fn dot_f32(self, w: &[f32], x: &[f64]) -> f32 {
+        assert_eq!(w.len(), x.len(), "dot_f32 lengths");
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx512` only when the CPU has AVX-512F/BW (its
+            // invariant); lengths checked above.
+            Isa::Avx512 => unsafe { simd_x86::dot_f32(w, x) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
+            // invariant); lengths checked above.
+            Isa::Avx2 => unsafe { simd_avx2::dot_f32(w, x) },
+            _ => dot::dot_f32_portable(w, x),
         }
     }
-    isas
+
+    /// `dot_bf16` on this body: `Σ w[i]·x[i]` for a BF16 row given as raw bits; panics
+    /// unless `w.len() == x.len()`.
+    pub fn dot_bf16(self, w: &[u16], x: &[f64]) -> f32 {
+        assert_eq!(w.len(), x.len(), "dot_bf16 lengths");
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in `DetectedIsa::dot_f32` (the type's invariant; lengths checked).
+            Isa::Avx512 => unsafe { simd_x86::dot_bf16(w, x) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in `DetectedIsa::dot_f32` (the type's invariant; lengths checked).
+            Isa::Avx2 => unsafe { simd_avx2::dot_bf16(w, x) },
+            _ => dot::dot_bf16_portable(w, x),
+        }
+    }
+
+    /// `dot_bf16_rows4` on this body: four BF16 rows against one activation, each
+    /// bit-identical to [`DetectedIsa::dot_bf16`]; panics unless every row has `x.len()`
+    /// elements.
+    pub fn dot_bf16_rows4(self, w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
+        assert!(w.iter().all(|r| r.len() == x.len()), "dot_bf16_rows4 lengths");
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx512` only when the CPU has AVX-512F/BW (its
+            // invariant); lengths checked above.
+            Isa::Avx512 => unsafe { simd_x86::dot_bf16_rows4(w, x) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
+            // invariant); lengths checked above.
+            Isa::Avx2 => unsafe { simd_avx2::dot_bf16_rows4(w, x) },
+            _ => dot::dot_bf16_rows4_portable(w, x),
+        }
+    }
+
+    /// `dot_mxfp4` on this body: `Σ w[i]·x[i]` for one packed MXFP4 row; panics unless
+    /// `packed.len() * 2 == x.len()` and `scales.len() * 32 == x.len()`.
+    pub fn dot_mxfp4(self, packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
+        assert!(packed.len() * 2 == x.len() && scales.len() * 32 == x.len(), "dot_mxfp4 lengths");
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in `DetectedIsa::dot_f32` (the type's invariant); the MXFP4 length
+            // relations are checked above.
+            Isa::Avx512 => unsafe { mxfp4_avx512::dot_mxfp4(packed, scales, x) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in `DetectedIsa::dot_f32` (the type's invariant); the MXFP4 length
+            // relations are checked above.
+            Isa::Avx2 => unsafe { simd_avx2::dot_mxfp4(packed, scales, x) },
+            _ => dot::dot_mxfp4_portable(packed, scales, x),
+        }
+    }
+
+    /// `mxfp4_accumulate_tokens` on this body: adds groups `0..scales.len()` of one MXFP4
+    /// row to the running f64 totals of `totals.len()` tokens, token `k`'s activations for
+    /// those groups starting at `xs[k * x_stride]`; each token's result is the one
+    /// [`DetectedIsa::dot_mxfp4`] reaches when its groups arrive in order, however the row
+    /// is split into group ranges. Panics unless `packed.len() == 16 * scales.len()` and
+    /// the last token's groups lie within `xs`.
+    pub fn mxfp4_accumulate_tokens(
+        self,
+        packed: &[u8],
+        scales: &[u8],
+        xs: &[f64],
+        x_stride: usize,
+        totals: &mut [f64],
+    ) {
+        let n = totals.len();
+        assert!(packed.len() == 16 * scales.len(), "mxfp4_accumulate_tokens packed length");
+        assert!(n == 0 || (n - 1) * x_stride + 32 * scales.len() <= xs.len(), "mxfp4_accumulate_tokens activations");
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx512` only when the CPU has AVX-512F/BW (its
+            // invariant); lengths checked above.
+            Isa::Avx512 => unsafe { mxfp4_avx512::mxfp4_accumulate_tokens(packed, scales, xs, x_stride, totals) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
+            // invariant); lengths checked above.
+            Isa::Avx2 => unsafe { simd_avx2::mxfp4_accumulate_tokens(packed, scales, xs, x_stride, totals) },
+            _ => dot::mxfp4_accumulate_tokens_portable(packed, scales, xs, x_stride, totals),
+        }
+    }
+
+    /// `dot_mxfp4_batch` on this body: one MXFP4 row against several tokens (`xs` is
+    /// `[out.len()][cols]`), each token's result bit-identical to
+    /// [`DetectedIsa::dot_mxfp4`]: the whole-row form of
+    /// [`DetectedIsa::mxfp4_accumulate_tokens`], which the twin tests drive on every body.
+    pub fn dot_mxfp4_batch(self, packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
+        let cols = packed.len() * 2;
+        assert!(scales.len() * 32 == cols && xs.len() == out.len() * cols, "dot_mxfp4_batch lengths");
+        let mut totals = vec![0.0f64; out.len()];
+        self.mxfp4_accumulate_tokens(packed, scales, xs, cols, &mut totals);
+        for (o, t) in out.iter_mut().zip(totals) {
+            *o = t as f32;
+        }
+    }
+
+    /// The memory-read probe on this body: the sum of `data` at full memory speed (its
+    /// order is not part of the FP contract).
+    fn read_sum(self, data: &[f32]) -> f32 {
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx512` only when the CPU has AVX-512F/BW (its
+            // invariant); the body needs AVX-512F.
+            Isa::Avx512 => unsafe { simd_x86::read_sum(data) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
+            // invariant).
+            Isa::Avx2 => unsafe { simd_avx2::read_sum(data) },
+            _ => dot::read_sum_portable(data),
+        }
+    }
+}
+
+impl std::fmt::Display for DetectedIsa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.isa.fmt(f)
+    }
+}
+
+/// Every body this CPU can run, portable first, fastest last.
+pub fn available() -> Vec<DetectedIsa> {
+    Isa::ALL.into_iter().filter(|&isa| cpu_runs(isa)).map(|isa| DetectedIsa { isa }).collect()
 }
 
 /// The fastest body this CPU runs, chosen once.
-pub fn best() -> Isa {
-    static BEST: OnceLock<Isa> = OnceLock::new();
-    *BEST.get_or_init(|| *available().last().unwrap_or(&Isa::Portable))
+pub fn best() -> DetectedIsa {
+    static BEST: OnceLock<DetectedIsa> = OnceLock::new();
+    *BEST.get_or_init(|| available().last().copied().unwrap_or(DetectedIsa::portable()))
 }
 
 /// The body chosen with [`select`]: 0 = none (use [`best`]), else 1 + index in `Isa::ALL`.
+/// Only [`select`] stores a code, and only from a `DetectedIsa`, so a code names a level
+/// this CPU runs.
 static SELECTED: AtomicU8 = AtomicU8::new(0);
 
-/// The body the `_wide` entry points run: [`best`] unless [`select`] chose another.
-pub fn current() -> Isa {
+/// The body the dispatched entry points run: [`best`] unless [`select`] chose another.
+pub fn current() -> DetectedIsa {
     match SELECTED.load(Ordering::Relaxed) {
         0 => best(),
-        code => Isa::ALL[usize::from(code) - 1],
+        // Rebuilding the proof is sound: the code came from a `DetectedIsa` (see `SELECTED`).
+        code => DetectedIsa { isa: Isa::ALL[usize::from(code) - 1] },
     }
 }
 
-/// Makes the `_wide` entry points (and so every `Matrix` product) run `isa` from now on,
-/// for every thread. Results do not change (the bodies are bit-identical), only speed.
-pub fn select(isa: Isa) -> crate::Result<()> {
-    let available = available();
-    if !available.contains(&isa) {
-        let names: Vec<&str> = available.iter().map(|i| i.name()).collect();
-        return Err(crate::Error::Option {
-            option: "isa",
-            reason: format!("this CPU cannot run the {isa} kernels (available: {})", names.join(", ")),
-        });
-    }
-    let code = Isa::ALL.iter().position(|&i| i == isa).map_or(0, |p| p as u8 + 1);
+/// Makes the dispatched entry points (and so every `Matrix` product) run `body` from now
+/// on, for every thread. Results do not change (the bodies are bit-identical), only speed.
+pub fn select(body: DetectedIsa) {
+    let code = Isa::ALL.iter().position(|&i| i == body.isa).map_or(0, |p| p as u8 + 1);
     SELECTED.store(code, Ordering::Relaxed);
-    Ok(())
 }
 
-/// `dot_f32` on a given body; `isa` must be in [`available`].
-pub fn dot_f32_on(isa: Isa, w: &[f32], x: &[f64]) -> f32 {
-    assert_eq!(w.len(), x.len(), "dot_f32 lengths");
-    match isa {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Avx512` is only in `available()` when the CPU has AVX-512F/BW; lengths checked.
-        Isa::Avx512 => unsafe { crate::kernels::simd_x86::dot_f32_avx512(w, x) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Avx2` is only in `available()` when the CPU has AVX2 and FMA; lengths checked.
-        Isa::Avx2 => unsafe { crate::kernels::simd_avx2::dot_f32_avx2(w, x) },
-        _ => dot::dot_f32_portable(w, x),
-    }
+/// `Σ w[i]·x[i]` for an f32 row on the [`current`] body (`x` widened to f64).
+pub fn dot_f32(w: &[f32], x: &[f64]) -> f32 {
+    current().dot_f32(w, x)
 }
 
-/// `dot_bf16` on a given body; `isa` must be in [`available`].
-pub fn dot_bf16_on(isa: Isa, w: &[u16], x: &[f64]) -> f32 {
-    assert_eq!(w.len(), x.len(), "dot_bf16 lengths");
-    match isa {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: as in `dot_f32_on`.
-        Isa::Avx512 => unsafe { crate::kernels::simd_x86::dot_bf16_avx512(w, x) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: as in `dot_f32_on`.
-        Isa::Avx2 => unsafe { crate::kernels::simd_avx2::dot_bf16_avx2(w, x) },
-        _ => dot::dot_bf16_portable(w, x),
-    }
+/// `Σ w[i]·x[i]` for a BF16 row (raw bits) on the [`current`] body (`x` widened to f64).
+pub fn dot_bf16(w: &[u16], x: &[f64]) -> f32 {
+    current().dot_bf16(w, x)
 }
 
-/// `dot_mxfp4` on a given body; `isa` must be in [`available`].
-pub fn dot_mxfp4_on(isa: Isa, packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
-    assert!(packed.len() * 2 == x.len() && scales.len() * 32 == x.len(), "dot_mxfp4 lengths");
-    match isa {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: as in `dot_f32_on`; the MXFP4 length relations are checked above.
-        Isa::Avx512 => unsafe { crate::kernels::mxfp4_avx512::dot_mxfp4_avx512(packed, scales, x) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: as in `dot_f32_on`; the MXFP4 length relations are checked above.
-        Isa::Avx2 => unsafe { crate::kernels::simd_avx2::dot_mxfp4_avx2(packed, scales, x) },
-        _ => dot::dot_mxfp4_portable(packed, scales, x),
-    }
+/// Four BF16 rows against one activation on the [`current`] body, each bit-identical to
+/// [`dot_bf16`].
+pub fn dot_bf16_rows4(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
+    current().dot_bf16_rows4(w, x)
 }
 
-pub fn dot_f32_wide(w: &[f32], x: &[f64]) -> f32 {
-    dot_f32_on(current(), w, x)
+/// `Σ w[i]·x[i]` for one packed MXFP4 row on the [`current`] body: `packed.len() ==
+/// x.len() / 2`, `scales.len() == x.len() / 32`.
+pub fn dot_mxfp4(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
+    current().dot_mxfp4(packed, scales, x)
 }
 
-pub fn dot_bf16_wide(w: &[u16], x: &[f64]) -> f32 {
-    dot_bf16_on(current(), w, x)
-}
-
-pub fn dot_mxfp4_wide(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
-    dot_mxfp4_on(current(), packed, scales, x)
-}
-
-/// Adds groups `0..scales.len()` of one MXFP4 row to the running f64 totals of
-/// `totals.len()` tokens, token `k`'s activations for those groups starting at
-/// `xs[k * x_stride]`; each token's result is the one `dot_mxfp4_on` reaches when its
-/// groups arrive in order, however the row is split into group ranges.
-pub fn mxfp4_accumulate_tokens_on(
-    isa: Isa,
-    packed: &[u8],
-    scales: &[u8],
-    xs: &[f64],
-    x_stride: usize,
-    totals: &mut [f64],
-) {
-    let n = totals.len();
-    assert!(packed.len() == 16 * scales.len(), "mxfp4_accumulate_tokens packed length");
-    assert!(n == 0 || (n - 1) * x_stride + 32 * scales.len() <= xs.len(), "mxfp4_accumulate_tokens activations");
-    match isa {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Avx512` is only available when the CPU has AVX-512F/BW; lengths checked.
-        Isa::Avx512 => unsafe {
-            crate::kernels::mxfp4_avx512::accumulate_tokens_avx512(packed, scales, xs, x_stride, totals)
-        },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Avx2` is only available when the CPU has AVX2 and FMA; lengths checked.
-        Isa::Avx2 => unsafe { crate::kernels::simd_avx2::accumulate_tokens_avx2(packed, scales, xs, x_stride, totals) },
-        _ => {
-            for (k, total) in totals.iter_mut().enumerate() {
-                dot::accumulate_mxfp4_portable(packed, scales, &xs[k * x_stride..], total);
-            }
-        }
-    }
-}
-
-pub fn mxfp4_accumulate_tokens_wide(packed: &[u8], scales: &[u8], xs: &[f64], x_stride: usize, totals: &mut [f64]) {
-    mxfp4_accumulate_tokens_on(current(), packed, scales, xs, x_stride, totals)
-}
-
-/// One MXFP4 row against several tokens (`xs` is `[out.len()][cols]`), each token's
-/// result bit-identical to `dot_mxfp4_on`: the whole-row form of
-/// [`mxfp4_accumulate_tokens_on`], which the twin tests drive on every body.
-pub fn dot_mxfp4_batch_on(isa: Isa, packed: &[u8], scales: &[u8], xs: &[f64], out: &mut [f32]) {
-    let cols = packed.len() * 2;
-    assert!(scales.len() * 32 == cols && xs.len() == out.len() * cols, "dot_mxfp4_batch lengths");
-    let mut totals = vec![0.0f64; out.len()];
-    mxfp4_accumulate_tokens_on(isa, packed, scales, xs, cols, &mut totals);
-    for (o, t) in out.iter_mut().zip(totals) {
-        *o = t as f32;
-    }
-}
-
-/// Four BF16 rows against one activation, each bit-identical to `dot_bf16_on`.
-pub fn dot_bf16_rows4_on(isa: Isa, w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
-    assert!(w.iter().all(|r| r.len() == x.len()), "dot_bf16_rows4 lengths");
-    match isa {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Avx512` is only available when the CPU has AVX-512F/BW; lengths checked.
-        Isa::Avx512 => unsafe { crate::kernels::simd_x86::dot_bf16_rows4_avx512(w, x) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Avx2` is only available when the CPU has AVX2 and FMA; lengths checked.
-        Isa::Avx2 => unsafe { crate::kernels::simd_avx2::dot_bf16_rows4_avx2(w, x) },
-        _ => w.map(|row| dot::dot_bf16_portable(row, x)),
-    }
-}
-
-pub fn dot_bf16_rows4_wide(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
-    dot_bf16_rows4_on(current(), w, x)
+/// [`DetectedIsa::mxfp4_accumulate_tokens`] on the [`current`] body.
+pub fn mxfp4_accumulate_tokens(packed: &[u8], scales: &[u8], xs: &[f64], x_stride: usize, totals: &mut [f64]) {
+    current().mxfp4_accumulate_tokens(packed, scales, xs, x_stride, totals)
 }
 
 /// Sum of `data` at full memory speed (benchmark probe; order not part of the contract).
 /// Always the fastest body ([`best`]), whatever [`select`] chose: it measures the memory
 /// floor the kernels are compared against.
 pub fn read_sum(data: &[f32]) -> f32 {
-    match best() {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Avx512` is only chosen when the CPU has AVX-512F.
-        Isa::Avx512 => unsafe { crate::kernels::simd_x86::read_sum_avx512(data) },
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: `Avx2` is only chosen when the CPU has AVX2 and FMA.
-        Isa::Avx2 => unsafe { crate::kernels::simd_avx2::read_sum_avx2(data) },
-        _ => data.chunks(64).map(|c| c.iter().sum::<f32>()).sum(),
-    }
+    best().read_sum(data)
 }

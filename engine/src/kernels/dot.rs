@@ -1,9 +1,15 @@
-//! Canonical dot products of one weight row with an f32 activation vector.
+//! Portable kernel bodies and the element helpers every body shares: the leaf of `kernels`.
 //!
 //! Owns: the lane layout and reduction tree of the FP contract (see `kernels` module
-//! docs) for F32, BF16 and packed MXFP4 rows. MXFP4 is multiplied in packed form: a
+//! docs) written as the `<op>_<dtype>_portable` bodies (F32, BF16 and packed MXFP4 rows,
+//! four BF16 rows, MXFP4 rows against several tokens), and the helpers the SIMD bodies
+//! reuse: BF16 widening ([`bf16_to_f32`], [`bf16_to_f64`]), the E2M1 tables ([`E2M1`],
+//! [`E2M1_F64_HIGH_WORDS`]), the E8M0 scale ([`e8m0_scale`]), the 16-lane tree
+//! (`reduce16`) and activation widening ([`widen`]). MXFP4 is multiplied in packed form: a
 //! nibble is decoded to its E2M1 value inside the loop, never into a widened row.
-//! Must not: allocate, or change the order of additions.
+//! Must not: call the dispatcher or a SIMD body (this module imports nothing from
+//! `kernels`: `dispatch` and the `simd_*` files depend on it, never the other way round),
+//! allocate, or change the order of additions.
 //! Easy to break: the low nibble of a packed byte is the EVEN element.
 
 /// E2M1 values indexed by the 4-bit code (bit 3 is the sign), OCP MX FP4.
@@ -95,50 +101,51 @@ fn dot16<W: Copy>(w: &[W], x: &[f64], widen: impl Fn(W) -> f64) -> f32 {
     total as f32
 }
 
-/// Widens an activation vector once (exact), for the `_wide` kernels.
+/// Widens an activation vector once (exact): the kernels take f64 activations.
 pub fn widen(x: &[f32]) -> Vec<f64> {
     x.iter().map(|&v| f64::from(v)).collect()
 }
 
-/// `Σ w[i]·x[i]` for an f32 row.
-pub fn dot_f32(w: &[f32], x: &[f32]) -> f32 {
-    crate::kernels::dispatch::dot_f32_wide(w, &widen(x))
-}
-
-/// `Σ w[i]·x[i]` for a BF16 row given as raw bits.
-pub fn dot_bf16(w: &[u16], x: &[f32]) -> f32 {
-    crate::kernels::dispatch::dot_bf16_wide(w, &widen(x))
-}
-
-/// `Σ w[i]·x[i]` for one packed MXFP4 row: `packed.len() == x.len() / 2`,
-/// `scales.len() == x.len() / 32`.
-pub fn dot_mxfp4(packed: &[u8], scales: &[u8], x: &[f32]) -> f32 {
-    crate::kernels::dispatch::dot_mxfp4_wide(packed, scales, &widen(x))
-}
-
-/// Portable body of the f32 row kernel (activations already widened to f64).
+/// Portable body of `dot_f32`: `Σ w[i]·x[i]` for an f32 row (activations already widened
+/// to f64), `w.len() == x.len()`.
 pub fn dot_f32_portable(w: &[f32], x: &[f64]) -> f32 {
     dot16(w, x, |v| v as f64)
 }
 
-/// Portable body of the BF16 row kernel.
+/// Portable body of `dot_bf16`: `Σ w[i]·x[i]` for a BF16 row given as raw bits.
 pub fn dot_bf16_portable(w: &[u16], x: &[f64]) -> f32 {
     dot16(w, x, bf16_to_f64)
 }
 
-/// Portable body of the MXFP4 row kernel.
+/// Portable body of `dot_bf16_rows4`: four BF16 rows against one activation, each row
+/// exactly `dot_bf16_portable`.
+pub fn dot_bf16_rows4_portable(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
+    w.map(|row| dot_bf16_portable(row, x))
+}
+
+/// Portable body of `dot_mxfp4`: `Σ w[i]·x[i]` for one packed MXFP4 row,
+/// `packed.len() == x.len() / 2`, `scales.len() == x.len() / 32`.
 pub fn dot_mxfp4_portable(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     debug_assert_eq!(packed.len() * 2, x.len());
     debug_assert_eq!(scales.len() * 32, x.len());
     let mut total = 0.0f64;
-    accumulate_mxfp4_portable(packed, scales, x, &mut total);
+    accumulate_row(packed, scales, x, &mut total);
     total as f32
+}
+
+/// Portable body of `mxfp4_accumulate_tokens`: adds groups `0..scales.len()` of one MXFP4
+/// row to the running f64 totals of `totals.len()` tokens, token `k`'s activations
+/// starting at `xs[k * x_stride]`, each token exactly as [`dot_mxfp4_portable`] sums it.
+pub fn mxfp4_accumulate_tokens_portable(packed: &[u8], scales: &[u8], xs: &[f64], x_stride: usize, totals: &mut [f64]) {
+    for (k, total) in totals.iter_mut().enumerate() {
+        accumulate_row(packed, scales, &xs[k * x_stride..], total);
+    }
 }
 
 /// Adds groups `0..scales.len()` of one packed MXFP4 row to a running f64 `total`, group
 /// after group (`packed.len() == 16 · scales.len()`, `x` at least `32 · scales.len()` long):
 /// the contract's unit, so a row may be summed in several group ranges in order.
-pub fn accumulate_mxfp4_portable(packed: &[u8], scales: &[u8], x: &[f64], total: &mut f64) {
+fn accumulate_row(packed: &[u8], scales: &[u8], x: &[f64], total: &mut f64) {
     for ((group, xg), &scale) in packed.chunks_exact(16).zip(x.chunks_exact(32)).zip(scales) {
         if scale == 255 {
             continue;
@@ -158,6 +165,12 @@ pub fn accumulate_mxfp4_portable(packed: &[u8], scales: &[u8], x: &[f64], total:
         let b3 = lanes[3] + lanes[7];
         *total += ((b0 + b1) + (b2 + b3)) * e8m0_scale(scale);
     }
+}
+
+/// Portable body of the memory-read probe `dispatch::read_sum` (its rounding order is not
+/// part of the FP contract).
+pub fn read_sum_portable(data: &[f32]) -> f32 {
+    data.chunks(64).map(|c| c.iter().sum::<f32>()).sum()
 }
 
 /// Dequantises one packed MXFP4 row into `out` (`out.len() == 2 · packed.len()`):

@@ -1,11 +1,14 @@
 //! Row-parallel matrix-vector and small batched products over any row format.
 //!
 //! Owns: splitting output rows across the current rayon pool. Each output is one call
-//! of [`RowDot::row_dot`], so the thread count never changes a result.
+//! of [`RowDot::row_dot`], so the thread count never changes a result. Depends on
+//! `dot::widen` only: the row kernels come through `RowDot` (`Matrix` calls `dispatch`).
 //! Must not: split a row's reduction, or make the batched path compute differently from
 //! the single-vector path (prefill must equal token-by-token decoding bit for bit).
 
 use rayon::prelude::*;
+
+use crate::kernels::dot::widen;
 
 /// Below this many weight elements a product runs on the calling thread.
 const PARALLEL_MIN_ELEMS: usize = 1 << 15;
@@ -58,7 +61,7 @@ fn rows_per_task(m: &impl RowDot) -> usize {
 pub fn matvec_rows(m: &impl RowDot, x: &[f32], y: &mut [f32]) {
     assert_eq!(x.len(), m.cols(), "matvec input width");
     assert_eq!(y.len(), m.rows(), "matvec output height");
-    let x = &crate::kernels::widen(x)[..];
+    let x = &widen(x)[..];
     if m.rows() * m.cols() < PARALLEL_MIN_ELEMS {
         fill_rows(m, 0, x, y);
         return;
@@ -92,7 +95,7 @@ pub fn matmul_rows(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
     if n_tokens == 1 {
         return matvec_rows(m, xs, ys);
     }
-    let xs = &crate::kernels::widen(xs)[..];
+    let xs = &widen(xs)[..];
     // Row-major [rows][n_tokens] staging so tasks own disjoint output chunks.
     let mut staged = vec![0.0f32; rows * n_tokens];
     if rows * cols * n_tokens < PARALLEL_MIN_ELEMS {

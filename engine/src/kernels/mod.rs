@@ -25,6 +25,17 @@
 //!   dense, `mxfp4_avx512.rs` MXFP4), picked by `dispatch` at run time; all bit-identical,
 //!   so the choice never shows in the logits.
 //!
+//! # Names and dependencies (one way only)
+//! Each kernel is `<op>_<dtype>` (`dot_f32`, `dot_bf16`, `dot_bf16_rows4`, `dot_mxfp4`,
+//! `mxfp4_accumulate_tokens`): the dispatched entry `dispatch::<op>_<dtype>` (re-exported
+//! here) runs the current body; the method `dispatch::DetectedIsa::<op>_<dtype>` runs an
+//! explicit, detected body (twin tests, benchmarks); `dot::<op>_<dtype>_portable` is the
+//! portable body, `reference::<op>_<dtype>_ref` the plain twin, and each SIMD module's
+//! body of the same name is private to `kernels`. `dot` (portable bodies and element
+//! helpers) imports nothing from `kernels`; the `simd_*`/`mxfp4_avx512` bodies import only
+//! `dot`; `dispatch` imports both; `mxfp4_batch` and `Matrix` call `dispatch`. Only a
+//! `dispatch::DetectedIsa`, which runtime detection alone constructs, reaches a SIMD body.
+//!
 //! Must not: split one reduction across threads, or use fast-math style reassociation.
 //! Easy to break: the lane assignment and the reduction tree; change them only together
 //! with the `_ref` twins, and the logits of every fixture will move.
@@ -44,9 +55,7 @@ mod simd_avx2;
 mod simd_x86;
 
 pub use activation::{sigmoid, silu, situ_glu};
-pub use dispatch::{
-    dot_bf16_rows4_wide, dot_bf16_wide, dot_f32_wide, dot_mxfp4_wide, mxfp4_accumulate_tokens_wide, Isa,
-};
-pub use dot::{decode_mxfp4_row, dot_bf16, dot_f32, dot_mxfp4, widen, E2M1};
+pub use dispatch::{dot_bf16, dot_bf16_rows4, dot_f32, dot_mxfp4, mxfp4_accumulate_tokens, DetectedIsa, Isa};
+pub use dot::{bf16_to_f32, decode_mxfp4_row, widen, E2M1};
 pub use matvec::{matmul_rows, matvec_rows, RowDot};
 pub use norm::{l2norm, rms_inverse, rmsnorm};

@@ -1,17 +1,20 @@
 //! AVX-512 bodies of the MXFP4 kernels, bit-identical to `dot_mxfp4_portable`.
 //!
-//! Owns: the in-register nibble decode, the one-row body (eight groups' trees reduced per
-//! instruction, eight scales applied per instruction, only the ordered additions to the
-//! running total scalar) and the tokens body (each group decoded once, eight tokens' trees
-//! per instruction). Every body keeps the contract exactly: a group accumulates element
+//! Owns: the in-register nibble decode, the one-row body `dot_mxfp4` (eight groups' trees
+//! reduced per instruction, eight scales applied per instruction, only the ordered
+//! additions to the running total scalar) and the tokens body `mxfp4_accumulate_tokens`
+//! (each group decoded once, eight tokens' trees per instruction). Every body keeps the contract exactly: a group accumulates element
 //! `t` into lane `t % 8` over its four 8-element chunks in order, reduces `b_l = s_l + s_{l+4}`,
 //! `(b0+b1)+(b2+b3)`, multiplies by the scale and adds that to the row's running f64
 //! total, group after group; a scale byte of 255 adds nothing. Products of an E2M1 value
 //! by an f32 activation are exact in f64, so fused multiply-adds round like the portable
 //! multiply-then-add; `reduce8` does the tree's additions for eight groups (or eight
 //! tokens' groups) per instruction with the same operands in each lane.
-//! Must not: be called without AVX-512F/BW (the dispatcher checks once), or reorder any
-//! addition.
+//! Both are visible only to `kernels`, whose `dispatch` calls them; this module depends on
+//! the leaf `dot` only.
+//! Must not: be called except through a `dispatch::DetectedIsa` for `Isa::Avx512` (only
+//! runtime detection of AVX-512F and AVX-512BW makes one), call the dispatcher, or reorder
+//! any addition.
 //! Easy to break: the decode (see [`decode_pair`]): two 4-byte chunks per 64-bit broadcast,
 //! chunk `A` in the even 32-bit lanes and `B` in the odd ones, one 16-entry `vpermd` of f64
 //! high words (sign included); the rotate table in [`tables`] and the even/odd split must
@@ -184,7 +187,7 @@ unsafe fn accumulate_row(packed: &[u8], scales: &[u8], x: &[f64], total: &mut f6
 /// The CPU must support AVX-512F and AVX-512BW; `packed.len() * 2 == x.len()` and
 /// `scales.len() * 32 == x.len()`.
 #[target_feature(enable = "avx512f,avx512bw")]
-pub unsafe fn dot_mxfp4_avx512(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
+pub(super) unsafe fn dot_mxfp4(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     let mut total = 0.0f64;
     // SAFETY: features and lengths per the caller.
     unsafe { accumulate_row(packed, scales, x, &mut total) };
@@ -225,7 +228,13 @@ fn reduce8(a: &[__m512d; 8]) -> __m512d {
 /// The CPU must support AVX-512F and AVX-512BW; `packed.len() == 16 * scales.len()` and,
 /// for `n = totals.len() > 0`, `(n - 1) * x_stride + 32 * scales.len() <= xs.len()`.
 #[target_feature(enable = "avx512f,avx512bw")]
-pub unsafe fn accumulate_tokens_avx512(packed: &[u8], scales: &[u8], xs: &[f64], x_stride: usize, totals: &mut [f64]) {
+pub(super) unsafe fn mxfp4_accumulate_tokens(
+    packed: &[u8],
+    scales: &[u8],
+    xs: &[f64],
+    x_stride: usize,
+    totals: &mut [f64],
+) {
     let t = tables();
     let full = totals.len() / 8 * 8;
     for first in (0..full).step_by(8) {

@@ -5,12 +5,12 @@
 //! groups, as f64) stay in the L1 cache while every row of the block passes over them; each
 //! (row, token) keeps a running f64 total that receives its groups in order, so the result
 //! is the one-token kernel's bit for bit (the contract allows a row to be summed in group
-//! ranges, in order — see `dot::accumulate_mxfp4_portable`).
+//! ranges, in order — see `dot::mxfp4_accumulate_tokens_portable`).
 //! Must not: reorder groups within a row, or convert a total to f32 before its last group.
 //! Easy to break: the strides — `xs` is `[n_tokens][cols]`, the rows' bytes are contiguous
 //! `[n_rows][cols / 2]` and `[n_rows][cols / 32]`, `out` is `[n_rows][n_tokens]`.
 
-use crate::kernels::dispatch::mxfp4_accumulate_tokens_wide;
+use crate::kernels::dispatch::mxfp4_accumulate_tokens;
 
 /// Tokens per tile: the AVX-512 body reduces eight tokens' groups per instruction.
 const TILE_TOKENS: usize = 8;
@@ -38,13 +38,7 @@ pub fn mxfp4_rows_batch(packed: &[u8], scales: &[u8], cols: usize, xs: &[f64], o
             for r in 0..n_rows {
                 let (first, last) = (r * groups + g0, r * groups + g1);
                 let row_totals = &mut totals[r * n_tokens + t0..][..tile];
-                mxfp4_accumulate_tokens_wide(
-                    &packed[16 * first..16 * last],
-                    &scales[first..last],
-                    x_tile,
-                    cols,
-                    row_totals,
-                );
+                mxfp4_accumulate_tokens(&packed[16 * first..16 * last], &scales[first..last], x_tile, cols, row_totals);
             }
         }
     }

@@ -91,6 +91,17 @@ pub fn dot_mxfp4_ref(packed: &[u8], scales: &[u8], x: &[f32]) -> f32 {
     total as f32
 }
 
+/// `dot_bf16_rows4` twin: each of the four rows on its own.
+pub fn dot_bf16_rows4_ref(w: [&[u16]; 4], x: &[f32]) -> [f32; 4] {
+    w.map(|row| dot_bf16_ref(row, x))
+}
+
+/// `dot_mxfp4_batch` twin (and, after a row's last group, `mxfp4_accumulate_tokens`'s):
+/// one result per token of `xs` (`[n][cols]`, `cols = 2 · packed.len()`).
+pub fn dot_mxfp4_batch_ref(packed: &[u8], scales: &[u8], xs: &[f32]) -> Vec<f32> {
+    xs.chunks_exact(packed.len() * 2).map(|x| dot_mxfp4_ref(packed, scales, x)).collect()
+}
+
 /// RMSNorm twin: `w_i · (x_i · r)`, `r = 1/sqrt(mean(x²) + eps)` in f64 then f32.
 pub fn rmsnorm_ref(x: &[f32], w: &[f32], eps: f32) -> Vec<f32> {
     let mut ss = 0.0f64;

@@ -1,7 +1,10 @@
 //! AVX2 + FMA bodies of the row kernels, bit-identical to the portable ones in `dot.rs`.
 //!
 //! Owns: the 256-bit SIMD `unsafe` for x86-64 CPUs without AVX-512 (the dispatcher prefers
-//! `simd_x86.rs` when AVX-512 is there). A ymm register holds four f64, so the contract's
+//! `simd_x86.rs` when AVX-512 is there): the bodies `dot_f32`, `dot_bf16`, `dot_bf16_rows4`,
+//! `dot_mxfp4`, `mxfp4_accumulate_tokens` and `read_sum`, named after the kernel they
+//! implement and visible only to `kernels`, whose `dispatch` calls them. Depends on the
+//! leaf `dot` only. A ymm register holds four f64, so the contract's
 //! lanes map onto registers as follows:
 //! * dense rows (F32, BF16): four accumulators, `acc[k]` holds lanes `4k..4k+4`; element
 //!   `i` of every full 16-block goes to lane `i % 16`; the lanes are stored and reduced by
@@ -12,7 +15,8 @@
 //!
 //! Products of an f32/BF16/E2M1 weight by an f32 activation are exact in f64, so the fused
 //! multiply-adds round exactly like the portable multiply-then-add.
-//! Must not: be called without AVX2 and FMA (the dispatcher checks both once), reorder any
+//! Must not: be called except through a `dispatch::DetectedIsa` for `Isa::Avx2` (only
+//! runtime detection of AVX2 and FMA makes one), call the dispatcher, reorder any
 //! addition, or give a register lane more than one contract lane.
 //! Easy to break: the MXFP4 decode (no widened row, no gather): each 32-bit lane looks up
 //! an element's high f64 word in an 8-entry `vpermd` table, lanes holding elements
@@ -71,7 +75,7 @@ unsafe fn dot16_avx2(x: &[f64], load16: impl Fn(usize) -> [__m256d; 4], tail: im
 /// # Safety
 /// The CPU must support AVX2 and FMA, and `w.len() == x.len()`.
 #[target_feature(enable = "avx2,fma")]
-pub unsafe fn dot_f32_avx2(w: &[f32], x: &[f64]) -> f32 {
+pub(super) unsafe fn dot_f32(w: &[f32], x: &[f64]) -> f32 {
     debug_assert_eq!(w.len(), x.len());
     let load = |i: usize| {
         // SAFETY: reads w[i..i+16], in bounds because i + 16 <= x.len() == w.len().
@@ -107,7 +111,7 @@ unsafe fn bf16x16(p: *const u16) -> [__m256d; 4] {
 /// # Safety
 /// The CPU must support AVX2 and FMA, and `w.len() == x.len()`.
 #[target_feature(enable = "avx2,fma")]
-pub unsafe fn dot_bf16_avx2(w: &[u16], x: &[f64]) -> f32 {
+pub(super) unsafe fn dot_bf16(w: &[u16], x: &[f64]) -> f32 {
     debug_assert_eq!(w.len(), x.len());
     // SAFETY: reads w[i..i+16] with i + 16 <= x.len() == w.len().
     let load = |i: usize| unsafe { bf16x16(w.as_ptr().add(i)) };
@@ -144,13 +148,13 @@ unsafe fn bf16_rows2_span(w: [&[u16]; 2], x: &[f64], mut i: usize, end: usize, a
     *acc = [a0, a1];
 }
 
-/// Columns per step of `dot_bf16_rows4_avx2`: rows 0-1 then rows 2-3 run over this many
+/// Columns per step of `dot_bf16_rows4`: rows 0-1 then rows 2-3 run over this many
 /// elements (two cache lines of each row) before moving on, so all four weight rows stream
 /// from memory together. Running the pairs one whole row after the other instead was
 /// ~30% slower on a 12288×7168 matrix (fewer concurrent streams for the prefetchers).
 const ROWS4_SPAN: usize = 64;
 
-/// Four BF16 rows against one activation, each bit-identical to `dot_bf16_avx2`.
+/// Four BF16 rows against one activation, each bit-identical to `dot_bf16`.
 ///
 /// Four rows' 16 lanes would take all 16 ymm registers, so two rows at a time run over a
 /// span of `ROWS4_SPAN` columns (their activations stay in L1 for the second pair), with
@@ -160,7 +164,7 @@ const ROWS4_SPAN: usize = 64;
 /// # Safety
 /// The CPU must support AVX2 and FMA; every row has `x.len()` elements.
 #[target_feature(enable = "avx2,fma")]
-pub unsafe fn dot_bf16_rows4_avx2(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
+pub(super) unsafe fn dot_bf16_rows4(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
     debug_assert!(w.iter().all(|r| r.len() == x.len()));
     let full = x.len() / 16 * 16;
     let mut acc = [[[_mm256_setzero_pd(); 4]; 2]; 2];
@@ -295,7 +299,7 @@ unsafe fn accumulate_row(packed: &[u8], scales: &[u8], x: &[f64], total: &mut f6
 /// The CPU must support AVX2 and FMA; `packed.len() * 2 == x.len()` and
 /// `scales.len() * 32 == x.len()`.
 #[target_feature(enable = "avx2,fma")]
-pub unsafe fn dot_mxfp4_avx2(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
+pub(super) unsafe fn dot_mxfp4(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
     debug_assert!(packed.len() * 2 == x.len() && scales.len() * 32 == x.len());
     let mut total = 0.0f64;
     // SAFETY: features and lengths per the caller.
@@ -311,7 +315,13 @@ pub unsafe fn dot_mxfp4_avx2(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
 /// The CPU must support AVX2 and FMA; `packed.len() == 16 * scales.len()` and, for
 /// `n = totals.len() > 0`, `(n - 1) * x_stride + 32 * scales.len() <= xs.len()`.
 #[target_feature(enable = "avx2,fma")]
-pub unsafe fn accumulate_tokens_avx2(packed: &[u8], scales: &[u8], xs: &[f64], x_stride: usize, totals: &mut [f64]) {
+pub(super) unsafe fn mxfp4_accumulate_tokens(
+    packed: &[u8],
+    scales: &[u8],
+    xs: &[f64],
+    x_stride: usize,
+    totals: &mut [f64],
+) {
     let t = tables();
     for (g, &scale) in scales.iter().enumerate() {
         if scale == 255 {
@@ -333,7 +343,7 @@ pub unsafe fn accumulate_tokens_avx2(packed: &[u8], scales: &[u8], xs: &[f64], x
 /// # Safety
 /// The CPU must support AVX2 and FMA.
 #[target_feature(enable = "avx2,fma")]
-pub unsafe fn read_sum_avx2(data: &[f32]) -> f32 {
+pub(super) unsafe fn read_sum(data: &[f32]) -> f32 {
     let mut acc = [_mm256_setzero_ps(); 8];
     let full = data.len() / 64 * 64;
     let mut i = 0;

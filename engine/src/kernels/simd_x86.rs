@@ -1,13 +1,16 @@
 //! AVX-512 bodies of the dense row kernels, bit-identical to the portable ones in `dot.rs`
 //! (the MXFP4 bodies live in `mxfp4_avx512.rs`).
 //!
-//! Owns: the dense (F32, BF16) rows and the memory-read probe. Each function keeps the FP
+//! Owns: the dense (F32, BF16) rows and the memory-read probe, named after the kernel they
+//! implement (`dot_f32`, `dot_bf16`, `dot_bf16_rows4`, `read_sum`) and visible only to
+//! `kernels`, whose `dispatch` calls them. Depends on the leaf `dot` only. Each function keeps the FP
 //! contract's lane assignment exactly: element `i` goes to f64 lane `i % 16` (two 8-lane
 //! registers, lanes 0..8 and 8..16), reduced with the same scalar tree as the portable
 //! body. Products of an f32/BF16 weight by an f32 activation are exact in f64, so fused
 //! multiply-adds round like the portable multiply-then-add.
-//! Must not: be called without the CPU features (the dispatcher checks them once), or
-//! reorder any addition.
+//! Must not: be called except through a `dispatch::DetectedIsa` for `Isa::Avx512` (only
+//! runtime detection of AVX-512F and AVX-512BW makes one), call the dispatcher, or reorder
+//! any addition.
 //! Easy to break: the tail handling after the last full 16-element block (scalar, after
 //! the tree, as in `dot16`).
 
@@ -57,7 +60,7 @@ unsafe fn dot16_avx512(n: usize, x: &[f64], load16: impl Fn(usize) -> __m512, ta
 /// The CPU must support AVX-512F, and `w.len() == x.len()`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-pub unsafe fn dot_f32_avx512(w: &[f32], x: &[f64]) -> f32 {
+pub(super) unsafe fn dot_f32(w: &[f32], x: &[f64]) -> f32 {
     // SAFETY: the loader reads w[i..i+16] with i + 16 <= w.len(); features per caller.
     unsafe { dot16_avx512(w.len(), x, |i| _mm512_loadu_ps(w.as_ptr().add(i)), |j| f64::from(w[j])) }
 }
@@ -82,7 +85,7 @@ unsafe fn bf16x16(p: *const u16) -> __m512 {
 /// The CPU must support AVX-512F, and `w.len() == x.len()`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-pub unsafe fn dot_bf16_avx512(w: &[u16], x: &[f64]) -> f32 {
+pub(super) unsafe fn dot_bf16(w: &[u16], x: &[f64]) -> f32 {
     // SAFETY: reads w[i..i+16], in bounds by the caller's loop (i + 16 <= w.len()).
     let load = |i: usize| unsafe { bf16x16(w.as_ptr().add(i)) };
     let tail = |j: usize| bf16_to_f64(w[j]);
@@ -91,14 +94,14 @@ pub unsafe fn dot_bf16_avx512(w: &[u16], x: &[f64]) -> f32 {
 }
 
 /// Four BF16 rows against one activation: each row's lanes, order and reduction are
-/// exactly `dot_bf16_avx512`'s; the rows only share the activation loads, which gives the
+/// exactly `dot_bf16`'s; the rows only share the activation loads, which gives the
 /// CPU four independent accumulation chains.
 ///
 /// # Safety
 /// The CPU must support AVX-512F; every row has `x.len()` elements.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-pub unsafe fn dot_bf16_rows4_avx512(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
+pub(super) unsafe fn dot_bf16_rows4(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
     let n = x.len();
     let full = n / 16 * 16;
     let mut lo = [_mm512_setzero_pd(); 4];
@@ -149,7 +152,7 @@ const PREFETCH_AHEAD: usize = 1024;
 /// The CPU must support AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-pub unsafe fn read_sum_avx512(data: &[f32]) -> f32 {
+pub(super) unsafe fn read_sum(data: &[f32]) -> f32 {
     let mut acc = [_mm512_setzero_ps(); 8];
     let full = data.len() / 128 * 128;
     let mut i = 0;

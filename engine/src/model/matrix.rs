@@ -77,7 +77,7 @@ impl Matrix {
             MatrixData::F32(v) => out.copy_from_slice(&elems::<f32>(v)[span]),
             MatrixData::Bf16(v) => {
                 for (o, &b) in out.iter_mut().zip(&elems::<u16>(v)[span]) {
-                    *o = kernels::dot::bf16_to_f32(b);
+                    *o = kernels::bf16_to_f32(b);
                 }
             }
             MatrixData::Mxfp4 { packed, scales } => {
@@ -103,7 +103,7 @@ impl RowDot for Matrix {
         match &self.data {
             MatrixData::Bf16(v) => {
                 let w = elems::<u16>(v);
-                kernels::dot_bf16_rows4_wide([0, 1, 2, 3].map(|k| &w[(r + k) * c..(r + k + 1) * c]), x)
+                kernels::dot_bf16_rows4([0, 1, 2, 3].map(|k| &w[(r + k) * c..(r + k + 1) * c]), x)
             }
             _ => [self.row_dot(r, x), self.row_dot(r + 1, x), self.row_dot(r + 2, x), self.row_dot(r + 3, x)],
         }
@@ -137,9 +137,9 @@ impl RowDot for Matrix {
     fn row_dot(&self, r: usize, x: &[f64]) -> f32 {
         let c = self.cols;
         match &self.data {
-            MatrixData::F32(v) => kernels::dot_f32_wide(&elems::<f32>(v)[r * c..(r + 1) * c], x),
-            MatrixData::Bf16(v) => kernels::dot_bf16_wide(&elems::<u16>(v)[r * c..(r + 1) * c], x),
-            MatrixData::Mxfp4 { packed, scales } => kernels::dot_mxfp4_wide(
+            MatrixData::F32(v) => kernels::dot_f32(&elems::<f32>(v)[r * c..(r + 1) * c], x),
+            MatrixData::Bf16(v) => kernels::dot_bf16(&elems::<u16>(v)[r * c..(r + 1) * c], x),
+            MatrixData::Mxfp4 { packed, scales } => kernels::dot_mxfp4(
                 &packed.bytes()[r * c / 2..(r + 1) * c / 2],
                 &scales.bytes()[r * c / 32..(r + 1) * c / 32],
                 x,
