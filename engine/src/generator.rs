@@ -177,10 +177,10 @@ impl ExpertSource for SharedCache {
     fn prefetch(&self, layer_idx: usize, experts: &[usize]) {
         self.0.prefetch(layer_idx, experts)
     }
-    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<crate::model::moe::GluMlp>> {
+    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<crate::model::mlp::GluMlp>> {
         self.0.expert(layer_idx, expert_idx)
     }
-    fn expert_uses(&self, layer_idx: usize, expert_idx: usize, n: usize) -> Result<Arc<crate::model::moe::GluMlp>> {
+    fn expert_uses(&self, layer_idx: usize, expert_idx: usize, n: usize) -> Result<Arc<crate::model::mlp::GluMlp>> {
         self.0.expert_uses(layer_idx, expert_idx, n)
     }
 }
