@@ -112,3 +112,54 @@ impl Residuals {
         &self.partial
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EPS: f32 = 1e-5;
+
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    #[test]
+    fn before_attention_is_a_plain_copy_until_a_block_closes() {
+        // A mix of one source would turn -0.0 into +0.0 (`0.0 + 1.0 · -0.0`); a copy keeps it.
+        let embedding = vec![-0.0f32, 2.0, 3.0, -4.0];
+        let residuals = Residuals::new(embedding.clone(), 2, EPS);
+        let mut out = vec![9.0f32; 4];
+        residuals.mix_before_attention(&[0.5, 0.25], &mut out);
+        assert_eq!(bits(&out), bits(&embedding));
+    }
+
+    #[test]
+    fn first_output_of_a_block_is_copied_not_added_to_zero() {
+        let mut residuals = Residuals::new(vec![1.0, 2.0], 2, EPS);
+        residuals.close_block();
+        residuals.add(&[-0.0, 3.0]);
+        assert_eq!(bits(residuals.partial()), bits(&[-0.0, 3.0]));
+        residuals.add(&[0.5, 0.25]);
+        assert_eq!(residuals.partial(), &[0.5, 3.25]);
+    }
+
+    #[test]
+    fn sources_are_completed_blocks_oldest_first_then_the_partial_sum() {
+        let (first, second, partial) = (vec![1.0f32, -2.0], vec![0.5f32, 4.0], vec![-3.0f32, 1.5]);
+        let query = [0.7f32, -0.2];
+        let mut residuals = Residuals::new(first.clone(), 2, EPS);
+        residuals.close_block();
+        residuals.add(&second);
+        residuals.close_block();
+        let mut out = vec![0.0f32; 2];
+        let mut want = vec![0.0f32; 2];
+        // Right after a boundary the (empty) partial sum is no source.
+        residuals.mix_into(&query, &mut out);
+        attn_res_batch(&[&first, &second], &query, EPS, 2, &mut want);
+        assert_eq!(bits(&out), bits(&want));
+        residuals.add(&partial);
+        residuals.mix_into(&query, &mut out);
+        attn_res_batch(&[&first, &second, &partial], &query, EPS, 2, &mut want);
+        assert_eq!(bits(&out), bits(&want));
+    }
+}

@@ -127,7 +127,7 @@ impl Model {
     ) -> Result<Option<Vec<f32>>> {
         let (e, n_tokens) = (self.cfg.hidden_size, tokens.len());
         // The embedding is the first partial sum; no block is complete yet.
-        let mut residuals = Residuals::new(self.embed(tokens)?, e, self.cfg.rms_norm_eps);
+        let mut residuals = Residuals::new(self.embed_tokens(tokens)?, e, self.cfg.rms_norm_eps);
         // Work buffers `[n_tokens × hidden]`, shared by every layer and the head.
         let mut scratch = Scratch::new(n_tokens, e);
         for layer_idx in 0..self.cfg.n_layers {
@@ -136,7 +136,9 @@ impl Model {
             }
             // The trunk hands out one layer at a time; it is dropped before the next.
             let layer = self.trunk.layer(layer_idx)?;
+            // One decoder layer: its attention and MLP outputs join the partial sum.
             layer.forward(&self.cfg, self.experts.as_ref(), state, &mut residuals, &mut scratch)?;
+            // Observers see both module outputs and the partial sum the layer hands on.
             if let Some(t) = tap.as_deref_mut() {
                 let (attn_out, mlp_out, prefix) = (&scratch.attn_out, &scratch.mlp_out, residuals.partial());
                 t.layer(&LayerTap { layer_idx, n_tokens, attn_out, mlp_out, prefix });
@@ -146,11 +148,12 @@ impl Model {
             return Ok(None);
         }
         state.advance(n_tokens);
+        // Model-level AttnRes, final norm, lm_head.
         Ok(Some(self.head(&residuals, &mut scratch, want, tap)))
     }
 
     /// Embedding rows of `tokens` widened to f32, `[n_tokens × hidden]`.
-    fn embed(&self, tokens: &[u32]) -> Result<Vec<f32>> {
+    fn embed_tokens(&self, tokens: &[u32]) -> Result<Vec<f32>> {
         if tokens.is_empty() {
             return Err(Error::Empty { what: "token batch" });
         }
