@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use crate::config::ModelConfig;
 use crate::io::{Blob, ByteView};
 use crate::model::matrix::{Matrix, MatrixData};
-use crate::model::moe::GluMlp;
+use crate::model::mlp::GluMlp;
 
 /// One measured case.
 #[derive(Debug, Clone)]

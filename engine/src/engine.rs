@@ -115,8 +115,10 @@ impl Engine {
         let index = Arc::new(TensorIndex::open(&opts.model_dir)?);
         let pool = build_pool(opts.threads)?;
         let counters = Arc::new(Counters::default());
+        // Every tensor is checked before the plan measures the checkpoint or any weight is read.
+        Model::validate(&cfg, &index)?;
         let (residency, sources) = Residency::new(&cfg, index.clone(), &opts.memory, counters.clone())?;
-        let model = Model::bind(cfg, &index, sources.trunk, sources.experts)?;
+        let model = Model::bind_validated(cfg, &index, sources.trunk, sources.experts)?;
         Ok(Engine { model, pool, residency, counters })
     }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::model::bind::Binder;
-use crate::model::moe::GluMlp;
+use crate::model::mlp::GluMlp;
 use crate::model::names::ExpertProj;
 
 /// Supplies routed-expert weights on demand.

@@ -154,60 +154,62 @@ pub fn kda_recurrence_step(s: &mut [f32], step: &KdaStep<'_>, u: &mut [f32], o: 
     }
 }
 
-/// Applies a KDA layer to `n` tokens `xs` (`[n][E]`, already input-normed), in order,
-/// carrying `state`; writes `[n][E]` into `out`.
-pub fn kda_forward(w: &KdaWeights, cfg: &ModelConfig, xs: &[f32], state: &mut KdaState, out: &mut [f32]) {
-    let (e, h, d, kern) = (cfg.hidden_size, cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
-    let p = h * d;
-    let n = xs.len() / e;
-    let mut q = vec![0.0f32; n * p];
-    let mut k = vec![0.0f32; n * p];
-    let mut v = vec![0.0f32; n * p];
-    let mut gate = vec![0.0f32; n * p];
-    let mut beta_raw = vec![0.0f32; n * h];
-    let mut f_low = vec![0.0f32; n * d];
-    let mut z = vec![0.0f32; n * p];
-    w.q.matmul(xs, &mut q);
-    w.k.matmul(xs, &mut k);
-    w.v.matmul(xs, &mut v);
-    w.g.matmul(xs, &mut gate);
-    w.b.matmul(xs, &mut beta_raw);
-    w.f_a.matmul(xs, &mut f_low);
-    w.f_b.matmul(&f_low, &mut z);
+impl KdaWeights {
+    /// Applies this KDA layer to `n` tokens `xs` (`[n × E]`, already input-normed), in order,
+    /// carrying `state`; writes `[n × E]` into `out`.
+    pub fn forward(&self, cfg: &ModelConfig, xs: &[f32], state: &mut KdaState, out: &mut [f32]) {
+        let (e, h, d, kern) = (cfg.hidden_size, cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
+        let p = h * d;
+        let n = xs.len() / e;
+        let mut q = vec![0.0f32; n * p];
+        let mut k = vec![0.0f32; n * p];
+        let mut v = vec![0.0f32; n * p];
+        let mut gate = vec![0.0f32; n * p];
+        let mut beta_raw = vec![0.0f32; n * h];
+        let mut f_low = vec![0.0f32; n * d];
+        let mut z = vec![0.0f32; n * p];
+        self.q.matmul(xs, &mut q);
+        self.k.matmul(xs, &mut k);
+        self.v.matmul(xs, &mut v);
+        self.g.matmul(xs, &mut gate);
+        self.b.matmul(xs, &mut beta_raw);
+        self.f_a.matmul(xs, &mut f_low);
+        self.f_b.matmul(&f_low, &mut z);
 
-    let q_scale = 1.0 / (d as f32).sqrt();
-    let g_min = cfg.kda.gate_lower_bound;
-    let mut gated = vec![0.0f32; n * p];
-    let (mut alpha, mut u, mut o) = (vec![0.0f32; d], vec![0.0f32; d], vec![0.0f32; d]);
-    let mut normed = vec![0.0f32; d];
-    for t in 0..n {
-        let span = t * p..(t + 1) * p;
-        short_conv_step(&mut q[span.clone()], &w.q_conv, &mut state.q_hist, kern);
-        short_conv_step(&mut k[span.clone()], &w.k_conv, &mut state.k_hist, kern);
-        short_conv_step(&mut v[span.clone()], &w.v_conv, &mut state.v_hist, kern);
-        for head in 0..h {
-            let c0 = t * p + head * d;
-            let hs = c0..c0 + d;
-            l2norm(&mut q[hs.clone()]);
-            l2norm(&mut k[hs.clone()]);
-            for qv in &mut q[hs.clone()] {
-                *qv *= q_scale;
-            }
-            let beta = sigmoid(beta_raw[t * h + head]);
-            let a_exp = w.a_log[head].exp();
-            for (di, a) in alpha.iter_mut().enumerate() {
-                let c = head * d + di;
-                let gate_u = a_exp * (z[t * p + c] + w.dt_bias[c]);
-                *a = (g_min * sigmoid(gate_u)).exp();
-            }
-            let s = &mut state.s[head * d * d..(head + 1) * d * d];
-            let step = KdaStep { q: &q[hs.clone()], k: &k[hs.clone()], v: &v[hs.clone()], alpha: &alpha, beta };
-            kda_recurrence_step(s, &step, &mut u, &mut o);
-            rmsnorm(&o, &w.o_norm, cfg.rms_norm_eps, &mut normed);
-            for (di, &val) in normed.iter().enumerate() {
-                gated[c0 + di] = val * sigmoid(gate[c0 + di]);
+        let q_scale = 1.0 / (d as f32).sqrt();
+        let g_min = cfg.kda.gate_lower_bound;
+        let mut gated = vec![0.0f32; n * p];
+        let (mut alpha, mut u, mut o) = (vec![0.0f32; d], vec![0.0f32; d], vec![0.0f32; d]);
+        let mut normed = vec![0.0f32; d];
+        for t in 0..n {
+            let span = t * p..(t + 1) * p;
+            short_conv_step(&mut q[span.clone()], &self.q_conv, &mut state.q_hist, kern);
+            short_conv_step(&mut k[span.clone()], &self.k_conv, &mut state.k_hist, kern);
+            short_conv_step(&mut v[span.clone()], &self.v_conv, &mut state.v_hist, kern);
+            for head in 0..h {
+                let c0 = t * p + head * d;
+                let hs = c0..c0 + d;
+                l2norm(&mut q[hs.clone()]);
+                l2norm(&mut k[hs.clone()]);
+                for qv in &mut q[hs.clone()] {
+                    *qv *= q_scale;
+                }
+                let beta = sigmoid(beta_raw[t * h + head]);
+                let a_exp = self.a_log[head].exp();
+                for (di, a) in alpha.iter_mut().enumerate() {
+                    let c = head * d + di;
+                    let gate_u = a_exp * (z[t * p + c] + self.dt_bias[c]);
+                    *a = (g_min * sigmoid(gate_u)).exp();
+                }
+                let s = &mut state.s[head * d * d..(head + 1) * d * d];
+                let step = KdaStep { q: &q[hs.clone()], k: &k[hs.clone()], v: &v[hs.clone()], alpha: &alpha, beta };
+                kda_recurrence_step(s, &step, &mut u, &mut o);
+                rmsnorm(&o, &self.o_norm, cfg.rms_norm_eps, &mut normed);
+                for (di, &val) in normed.iter().enumerate() {
+                    gated[c0 + di] = val * sigmoid(gate[c0 + di]);
+                }
             }
         }
+        self.o.matmul(&gated, out);
     }
-    w.o.matmul(&gated, out);
 }

@@ -74,37 +74,71 @@ impl MlaCache {
     }
 }
 
-/// Applies an MLA layer to `n` new tokens `xs` (`[n][E]`) after the cached positions,
-/// appending them to `cache`; writes `[n][E]` into `out`.
-pub fn mla_forward(w: &MlaWeights, cfg: &ModelConfig, xs: &[f32], cache: &mut MlaCache, out: &mut [f32]) {
+impl MlaWeights {
+    /// Applies this MLA layer to `n` new tokens `xs` (`[n × E]`) after the cached
+    /// positions, appending them to `cache`; writes `[n × E]` into `out`.
+    pub fn forward(&self, cfg: &ModelConfig, xs: &[f32], cache: &mut MlaCache, out: &mut [f32]) {
+        let n = xs.len() / cfg.hidden_size;
+        // Queries `[n × H·qh]`, then the new positions' keys and values into the cache.
+        let q = self.queries(cfg, xs);
+        let past = self.append_to_cache(cfg, xs, cache);
+        // Causal softmax attention of each new token over every visible position.
+        let mut attn = attend(cfg, &q, cache, past, n);
+        // Output gate (when the layer has one), then the output projection.
+        if let Some(g) = &self.g {
+            let mut gate = vec![0.0f32; attn.len()];
+            g.matmul(xs, &mut gate);
+            for (a, &gv) in attn.iter_mut().zip(&gate) {
+                *a *= sigmoid(gv);
+            }
+        }
+        self.o.matmul(&attn, out);
+    }
+
+    /// `q = Wqb · RMSNorm(Wqa x)` for every token, `[n × H·qh]`.
+    fn queries(&self, cfg: &ModelConfig, xs: &[f32]) -> Vec<f32> {
+        let m = &cfg.mla;
+        let n = xs.len() / cfg.hidden_size;
+        let mut q_lat = vec![0.0f32; n * m.q_lora_rank];
+        self.q_a.matmul(xs, &mut q_lat);
+        let mut q_normed = vec![0.0f32; n * m.q_lora_rank];
+        for (src, dst) in q_lat.chunks(m.q_lora_rank).zip(q_normed.chunks_mut(m.q_lora_rank)) {
+            rmsnorm(src, &self.q_a_norm, cfg.rms_norm_eps, dst);
+        }
+        let mut q = vec![0.0f32; n * m.n_heads * m.qk_head_dim()];
+        self.q_b.matmul(&q_normed, &mut q);
+        q
+    }
+
+    /// Projects the new tokens to the latent, normalises it (not `k_rope`), expands it to
+    /// `[H][nope | v]` and appends both to `cache`. Returns the positions held before.
+    fn append_to_cache(&self, cfg: &ModelConfig, xs: &[f32], cache: &mut MlaCache) -> usize {
+        let m = &cfg.mla;
+        let (lora, rope) = (m.kv_lora_rank, m.qk_rope_head_dim);
+        let n = xs.len() / cfg.hidden_size;
+        let kv_w = lora + rope;
+        let mut c = vec![0.0f32; n * kv_w];
+        self.kv_a.matmul(xs, &mut c);
+        let mut latent = vec![0.0f32; n * lora];
+        for (t, row) in c.chunks(kv_w).enumerate() {
+            rmsnorm(&row[..lora], &self.kv_a_norm, cfg.rms_norm_eps, &mut latent[t * lora..(t + 1) * lora]);
+            cache.k_rope.extend_from_slice(&row[lora..]);
+        }
+        let mut kv_new = vec![0.0f32; n * m.n_heads * (m.qk_nope_head_dim + m.v_head_dim)];
+        self.kv_b.matmul(&latent, &mut kv_new);
+        cache.kv.extend_from_slice(&kv_new);
+        let past = cache.n_positions;
+        cache.n_positions += n;
+        past
+    }
+}
+
+/// Causal attention of the `n` new tokens (queries `q`, `[n × H·qh]`, the first after
+/// `past` cached positions) over `cache`; returns the head outputs `[n × H·v]`.
+fn attend(cfg: &ModelConfig, q: &[f32], cache: &MlaCache, past: usize, n: usize) -> Vec<f32> {
     let m = &cfg.mla;
-    let (e, heads, nope, rope, vd) = (cfg.hidden_size, m.n_heads, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim);
-    let (qh, kvd, lora) = (m.qk_head_dim(), nope + vd, m.kv_lora_rank);
-    let n = xs.len() / e;
-
-    let mut q_lat = vec![0.0f32; n * m.q_lora_rank];
-    w.q_a.matmul(xs, &mut q_lat);
-    let mut q_normed = vec![0.0f32; n * m.q_lora_rank];
-    for (src, dst) in q_lat.chunks(m.q_lora_rank).zip(q_normed.chunks_mut(m.q_lora_rank)) {
-        rmsnorm(src, &w.q_a_norm, cfg.rms_norm_eps, dst);
-    }
-    let mut q = vec![0.0f32; n * heads * qh];
-    w.q_b.matmul(&q_normed, &mut q);
-
-    let kv_w = lora + rope;
-    let mut c = vec![0.0f32; n * kv_w];
-    w.kv_a.matmul(xs, &mut c);
-    let mut latent = vec![0.0f32; n * lora];
-    for (t, row) in c.chunks(kv_w).enumerate() {
-        rmsnorm(&row[..lora], &w.kv_a_norm, cfg.rms_norm_eps, &mut latent[t * lora..(t + 1) * lora]);
-        cache.k_rope.extend_from_slice(&row[lora..]);
-    }
-    let mut kv_new = vec![0.0f32; n * heads * kvd];
-    w.kv_b.matmul(&latent, &mut kv_new);
-    cache.kv.extend_from_slice(&kv_new);
-    let past = cache.n_positions;
-    cache.n_positions += n;
-
+    let (heads, nope, rope, vd) = (m.n_heads, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim);
+    let (qh, kvd) = (m.qk_head_dim(), nope + vd);
     let scale = 1.0 / (qh as f32).sqrt();
     let mut attn = vec![0.0f32; n * heads * vd];
     let mut scores = Vec::with_capacity(cache.n_positions);
@@ -135,12 +169,5 @@ pub fn mla_forward(w: &MlaWeights, cfg: &ModelConfig, xs: &[f32], cache: &mut Ml
             }
         }
     }
-    if let Some(g) = &w.g {
-        let mut gate = vec![0.0f32; n * heads * vd];
-        g.matmul(xs, &mut gate);
-        for (a, &gv) in attn.iter_mut().zip(&gate) {
-            *a *= sigmoid(gv);
-        }
-    }
-    w.o.matmul(&attn, out);
+    attn
 }

@@ -1,4 +1,5 @@
-//! Stable LatentMoE and the dense FFN (spec §4.5, §4.6).
+//! Stable LatentMoE (spec §4.6); the MLP it runs for the shared and routed experts is
+//! [`GluMlp`] in `mlp.rs`.
 //!
 //! Owns: the sigmoid router (bias selects, unbiased scores weight), top-k selection with
 //! the lowest index winning ties, renormalisation and routed scaling, the latent
@@ -10,48 +11,12 @@
 
 use crate::config::ModelConfig;
 use crate::error::Result;
-use crate::kernels::{rmsnorm, sigmoid, situ_glu};
+use crate::kernels::{rmsnorm, sigmoid};
 use crate::model::bind::Binder;
 use crate::model::experts::ExpertSource;
 use crate::model::matrix::Matrix;
+use crate::model::mlp::GluMlp;
 use crate::model::names;
-
-/// A gated MLP `down · SiTU-GLU(gate·x, up·x)`: the dense FFN, the fused shared experts
-/// and (in latent space) each routed expert.
-pub struct GluMlp {
-    /// `[I, in]`.
-    pub gate: Matrix,
-    /// `[I, in]`.
-    pub up: Matrix,
-    /// `[in, I]`.
-    pub down: Matrix,
-}
-
-impl GluMlp {
-    /// Applies the MLP to `n` tokens `xs` (`[n][in]`) → `out` (`[n][in]`).
-    pub fn forward(&self, cfg: &ModelConfig, xs: &[f32], out: &mut [f32]) {
-        let inter = self.gate.rows();
-        let n = xs.len() / self.gate.cols();
-        let mut g = vec![0.0f32; n * inter];
-        let mut u = vec![0.0f32; n * inter];
-        self.gate.matmul(xs, &mut g);
-        self.up.matmul(xs, &mut u);
-        let mut a = vec![0.0f32; n * inter];
-        situ_glu(&g, &u, cfg.situ_beta_gate, cfg.situ_beta_up, &mut a);
-        self.down.matmul(&a, out);
-    }
-
-    /// Dense FFN of layer `layer_idx`.
-    pub fn bind_dense(b: &Binder, cfg: &ModelConfig, layer_idx: usize) -> Result<Self> {
-        let (e, i) = (cfg.hidden_size, cfg.dense_intermediate);
-        let n = |s: &str| names::layer(layer_idx, s);
-        Ok(GluMlp {
-            gate: b.matrix(&n(names::DENSE_GATE), i, e)?,
-            up: b.matrix(&n(names::DENSE_UP), i, e)?,
-            down: b.matrix(&n(names::DENSE_DOWN), e, i)?,
-        })
-    }
-}
 
 /// The trunk (always-used) part of one MoE layer.
 pub struct MoeWeights {
@@ -124,45 +89,99 @@ pub fn route(logits: &[f32], bias: &[f32], top_k: usize, renormalize: bool, scal
     Routing { experts, weights }
 }
 
-/// Applies the MoE of `layer_idx` to `n` tokens `xs` (`[n][E]`) → `out` (`[n][E]`).
-pub fn moe_forward(
-    w: &MoeWeights,
-    cfg: &ModelConfig,
-    layer_idx: usize,
-    experts: &dyn ExpertSource,
-    xs: &[f32],
-    out: &mut [f32],
-) -> Result<Vec<Routing>> {
-    let (e, moe) = (cfg.hidden_size, &cfg.moe);
-    let (l, n) = (moe.latent_dim, xs.len() / e);
-    let mut logits = vec![0.0f32; n * moe.n_experts];
-    w.router.matmul(xs, &mut logits);
-    let routings: Vec<Routing> = (0..n)
-        .map(|t| {
-            let logits_t = &logits[t * moe.n_experts..(t + 1) * moe.n_experts];
-            route(logits_t, &w.router_bias, moe.top_k, moe.renormalize, moe.routed_scaling_factor)
-        })
-        .collect();
-    // Batch prefetch as soon as routing is known: every distinct expert of this layer, in
-    // first-use order. Arrival order never changes the accumulation order below.
+impl MoeWeights {
+    /// Applies this MoE (of layer `layer_idx`) to `n` tokens `xs` (`[n × E]`) → `out`
+    /// (`[n × E]`), fetching routed experts from `experts`. Returns each token's routing.
+    pub fn forward(
+        &self,
+        cfg: &ModelConfig,
+        layer_idx: usize,
+        experts: &dyn ExpertSource,
+        xs: &[f32],
+        out: &mut [f32],
+    ) -> Result<Vec<Routing>> {
+        let (e, l, n) = (cfg.hidden_size, cfg.moe.latent_dim, xs.len() / cfg.hidden_size);
+        let routings = self.route_tokens(cfg, xs);
+        // Batch prefetch as soon as routing is known: every distinct expert of this layer,
+        // in first-use order. Arrival order never changes the accumulation order below.
+        let wanted = distinct_experts(&routings);
+        experts.prefetch(layer_idx, &wanted);
+        // While the prefetch reads, compute what needs no routed expert: the latent
+        // down-projection and the shared experts (added after the up-projection, as always).
+        let mut z = vec![0.0f32; n * l];
+        self.latent_down.matmul(xs, &mut z);
+        let mut shared = vec![0.0f32; n * e];
+        self.shared.forward(cfg, xs, &mut shared);
+        let expert_out = run_experts(cfg, layer_idx, experts, &routings, &wanted, &z)?;
+        let acc_all = self.combine(cfg, &routings, &expert_out);
+        self.latent_up.matmul(&acc_all, out);
+        for (o, &s) in out.iter_mut().zip(&shared) {
+            *o += s;
+        }
+        Ok(routings)
+    }
+
+    /// Router logits on the full width, then [`route`] for every token of `xs` (`[n × E]`).
+    fn route_tokens(&self, cfg: &ModelConfig, xs: &[f32]) -> Vec<Routing> {
+        let moe = &cfg.moe;
+        let n = xs.len() / cfg.hidden_size;
+        let mut logits = vec![0.0f32; n * moe.n_experts];
+        self.router.matmul(xs, &mut logits);
+        (0..n)
+            .map(|t| {
+                let logits_t = &logits[t * moe.n_experts..(t + 1) * moe.n_experts];
+                route(logits_t, &self.router_bias, moe.top_k, moe.renormalize, moe.routed_scaling_factor)
+            })
+            .collect()
+    }
+
+    /// Sums each token's expert outputs (`[n][k][L]`) with its weights in selection order,
+    /// whatever order the experts ran in, then norms the aggregate; returns `[n × L]`.
+    fn combine(&self, cfg: &ModelConfig, routings: &[Routing], expert_out: &[f32]) -> Vec<f32> {
+        let (l, k) = (cfg.moe.latent_dim, cfg.moe.top_k);
+        let mut acc_all = vec![0.0f32; routings.len() * l];
+        let mut normed = vec![0.0f32; l];
+        for (t, r) in routings.iter().enumerate() {
+            let acc = &mut acc_all[t * l..(t + 1) * l];
+            for (j, &wt) in r.weights.iter().enumerate() {
+                for (a, &v) in acc.iter_mut().zip(&expert_out[(t * k + j) * l..(t * k + j + 1) * l]) {
+                    *a += wt * v;
+                }
+            }
+            if cfg.moe.aggregate_norm {
+                rmsnorm(acc, &self.latent_norm, cfg.rms_norm_eps, &mut normed);
+                acc.copy_from_slice(&normed);
+            }
+        }
+        acc_all
+    }
+}
+
+/// Every expert the tokens chose, once each, in first-use order.
+fn distinct_experts(routings: &[Routing]) -> Vec<usize> {
     let mut wanted: Vec<usize> = Vec::new();
     for ex in routings.iter().flat_map(|r| r.experts.iter().copied()) {
         if !wanted.contains(&ex) {
             wanted.push(ex);
         }
     }
-    experts.prefetch(layer_idx, &wanted);
-    // While the prefetch reads, compute what needs no routed expert: the latent
-    // down-projection and the shared experts (added after the up-projection, as always).
-    let mut z = vec![0.0f32; n * l];
-    w.latent_down.matmul(xs, &mut z);
-    let mut shared = vec![0.0f32; n * e];
-    w.shared.forward(cfg, xs, &mut shared);
-    let k = moe.top_k;
-    // Each expert runs once for all the tokens that chose it (one read per chunk, batched
-    // kernels); its outputs wait in `expert_out[t][j]` for the per-token sum below.
-    let mut expert_out = vec![0.0f32; n * k * l];
-    for &ex in &wanted {
+    wanted
+}
+
+/// Runs each `wanted` expert once for all the tokens that chose it (one fetch, batched
+/// kernels) on their latents `z` (`[n × L]`); returns the outputs `[n][k][L]`, slot
+/// `[t][j]` for token `t`'s `j`-th choice.
+fn run_experts(
+    cfg: &ModelConfig,
+    layer_idx: usize,
+    experts: &dyn ExpertSource,
+    routings: &[Routing],
+    wanted: &[usize],
+    z: &[f32],
+) -> Result<Vec<f32>> {
+    let (l, k) = (cfg.moe.latent_dim, cfg.moe.top_k);
+    let mut expert_out = vec![0.0f32; routings.len() * k * l];
+    for &ex in wanted {
         let users: Vec<(usize, usize)> = routings
             .iter()
             .enumerate()
@@ -176,24 +195,5 @@ pub fn moe_forward(
             expert_out[(t * k + j) * l..(t * k + j + 1) * l].copy_from_slice(y);
         }
     }
-    let mut acc_all = vec![0.0f32; n * l];
-    let mut normed = vec![0.0f32; l];
-    for (t, r) in routings.iter().enumerate() {
-        let acc = &mut acc_all[t * l..(t + 1) * l];
-        // Selection order, whatever order the experts ran in.
-        for (j, &wt) in r.weights.iter().enumerate() {
-            for (a, &v) in acc.iter_mut().zip(&expert_out[(t * k + j) * l..(t * k + j + 1) * l]) {
-                *a += wt * v;
-            }
-        }
-        if moe.aggregate_norm {
-            rmsnorm(acc, &w.latent_norm, cfg.rms_norm_eps, &mut normed);
-            acc.copy_from_slice(&normed);
-        }
-    }
-    w.latent_up.matmul(&acc_all, out);
-    for (o, &s) in out.iter_mut().zip(&shared) {
-        *o += s;
-    }
-    Ok(routings)
+    Ok(expert_out)
 }

@@ -25,7 +25,7 @@ use crate::format::TensorIndex;
 use crate::io::DirectFile;
 use crate::model::bind::{Binder, RunView};
 use crate::model::experts::{bind_expert, ExpertSource};
-use crate::model::moe::GluMlp;
+use crate::model::mlp::GluMlp;
 use crate::stream::expert_dir::{locate, Placement};
 use crate::stream::metrics::Counters;
 
