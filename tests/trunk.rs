@@ -11,7 +11,7 @@ use k3_tests::{fixture, scratch_dir, TINY_CHECKPOINTS};
 
 use crate::gates::{golden, greedy};
 
-fn pack(name: &str) -> PathBuf {
+pub fn pack(name: &str) -> PathBuf {
     let out = scratch_dir(&format!("trunk-{name}"));
     let mut calls = 0;
     pack_trunk(&fixture(name), &out, &mut |_| calls += 1).unwrap();
@@ -32,7 +32,7 @@ fn bits(v: &[f32]) -> Vec<u32> {
 }
 
 /// A sweep of trunk budgets from the smallest ring to everything pinned.
-fn trunk_budgets(name: &str) -> Vec<(u64, &'static str)> {
+pub fn trunk_budgets(name: &str) -> Vec<(u64, &'static str)> {
     let cfg = k3_engine::ModelConfig::load(&fixture(name).join("config.json")).unwrap();
     let index = k3_engine::format::TensorIndex::open(&fixture(name)).unwrap();
     let runs: Vec<u64> = (0..cfg.n_layers).map(|l| layer_run(&index, l).unwrap().run_len).collect();
