@@ -223,7 +223,7 @@ fn a_bad_model_folder_is_a_readable_error_and_the_old_model_stays() {
     let broken = dir.path().join("broken-model");
     std::fs::create_dir(&broken).unwrap();
     std::fs::write(broken.join("config.json"), "{\"model_type\": \"kimi_k3\"").unwrap();
-    let e = h.worker.open_model(ModelTarget { path: broken.clone(), is_demo: false }).unwrap_err();
+    let e = h.worker.open_model(ModelTarget::folder(broken.clone(), false)).unwrap_err();
     assert_eq!(e.code, ErrorCode::ModelConfig, "{e:?}");
     assert!(e.message.contains("config.json"), "{}", e.message);
     let status = h.worker.status();
@@ -233,7 +233,7 @@ fn a_bad_model_folder_is_a_readable_error_and_the_old_model_stays() {
     let no_shards = dir.path().join("no-shards");
     std::fs::create_dir(&no_shards).unwrap();
     std::fs::copy(demo_model(None).path.join("config.json"), no_shards.join("config.json")).unwrap();
-    let e = h.worker.open_model(ModelTarget { path: no_shards, is_demo: false }).unwrap_err();
+    let e = h.worker.open_model(ModelTarget::folder(no_shards, false)).unwrap_err();
     assert_eq!(e.code, ErrorCode::Checkpoint, "{e:?}");
 
     let id = conversation(&h, &settings(3));
