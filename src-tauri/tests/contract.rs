@@ -80,7 +80,11 @@ fn request(cmd: &str, body: Value) -> InvokeRequest {
 /// A mock-runtime app with the real commands, the real capability file (the app's own
 /// context), a real history file and the demo model.
 fn app(data: &Path) -> (tauri::App<tauri::test::MockRuntime>, tauri::WebviewWindow<tauri::test::MockRuntime>) {
-    let options = k3_desktop::options::AppOptions { startup_model: None, data_dir: Some(data.into()) };
+    let options = k3_desktop::options::AppOptions {
+        startup_model: None,
+        data_dir: Some(data.into()),
+        context_length: k3_engine::DEFAULT_CONTEXT_LENGTH,
+    };
     let state = k3_desktop::state::AppState::start(&options, data, None).unwrap();
     let app = k3_desktop::with_commands(mock_builder()).build(tauri::generate_context!(test = true)).unwrap();
     app.manage(state);
