@@ -60,7 +60,7 @@ pub struct FinishedReply {
 /// How a job ended.
 #[derive(Debug)]
 pub enum ReplyOutcome {
-    Finished(FinishedReply),
+    Finished(Box<FinishedReply>),
     /// The engine (or the runtime) failed; `partial_text` is what had streamed when the
     /// engine had started.
     Failed {

@@ -53,9 +53,10 @@ impl Runtime {
         Ok(Runtime { queue: Mutex::new(tx), cancels, next_job: AtomicU64::new(1), probe })
     }
 
-    fn submit(&self, job: Job) -> Result<(), Job> {
+    /// Queues `job`; gives it back when the worker has stopped.
+    fn submit(&self, job: Job) -> Result<(), Box<Job>> {
         let queue = self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        queue.send(job).map_err(|mpsc::SendError(job)| job)
+        queue.send(job).map_err(|mpsc::SendError(job)| Box::new(job))
     }
 
     /// The live view of this runtime.
@@ -94,7 +95,8 @@ impl Runtime {
         lock(&self.cancels).insert(id, cancel.clone());
         let position = self.probe.queued(1);
         handler.queued(id, position);
-        if let Err(Job::Reply { mut handler, .. }) = self.submit(Job::Reply { id, cancel, handler }) {
+        let refused = self.submit(Job::Reply { id, cancel, handler }).err().map(|job| *job);
+        if let Some(Job::Reply { mut handler, .. }) = refused {
             self.probe.queued(-1);
             lock(&self.cancels).remove(&id);
             let error = Arc::new(RuntimeError::WorkerGone);
@@ -193,7 +195,7 @@ impl Worker {
         self.probe.idle();
         self.unregister(id);
         let outcome = match result {
-            Ok(finished) => ReplyOutcome::Finished(finished),
+            Ok(finished) => ReplyOutcome::Finished(Box::new(finished)),
             Err(e) => ReplyOutcome::Failed { error: Arc::new(e), partial_text: Some(partial) },
         };
         handler.end(id, outcome);

@@ -82,7 +82,7 @@ fn outcome(rx: &Receiver<Seen>) -> ReplyOutcome {
 
 fn finished(rx: &Receiver<Seen>) -> k3_runtime::FinishedReply {
     match outcome(rx) {
-        ReplyOutcome::Finished(f) => f,
+        ReplyOutcome::Finished(f) => *f,
         other => panic!("expected a finished reply, got {other:?}"),
     }
 }

@@ -127,3 +127,60 @@ fn history_survives_a_killed_writer() {
     let texts: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(texts, vec!["saved question", "saved answer"], "committed messages kept, the uncommitted one gone");
 }
+
+/// The JSON columns hold the history's own row types: their keys are a file format,
+/// independent of the UI's DTOs, and rows written by earlier builds still read.
+#[test]
+fn stored_rows_keep_their_own_format_and_old_rows_still_read() {
+    use k3_desktop::history::{SETTINGS_KEYS, STATS_KEYS};
+    use k3_desktop::ipc::dto::{FinishReason, MessageStats};
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = open(dir.path());
+    let c = store.create(&SamplingSettings::default()).unwrap();
+    store.add_user_message(c.id, "hi").unwrap();
+    let stats = MessageStats {
+        prompt_tokens: 9,
+        prefilled_tokens: 9,
+        output_tokens: 3,
+        time_to_first_token_ms: 12,
+        total_ms: 40,
+        seconds_per_token: Some(0.014),
+        io_share: None,
+        true_hit_rate: Some(0.5),
+        bytes_read: 4096,
+        finish_reason: FinishReason::ContextFull,
+        seed: None,
+        model: "demo".into(),
+    };
+    let saved =
+        store.add_assistant_message(c.id, &NewAssistantMessage { stats: Some(stats.clone()), ..reply("ok") }).unwrap();
+    assert_eq!(saved.stats.as_ref(), Some(&stats), "stats round-trip through their stored form");
+    let keys = |json: String| -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let sorted = |names: &[&str]| -> Vec<String> {
+        let mut k: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        k.sort();
+        k
+    };
+    let conn = store.connection();
+    let settings: String = conn.query_row("SELECT settings FROM conversations", [], |r| r.get(0)).unwrap();
+    let stored_stats: String =
+        conn.query_row("SELECT stats FROM messages WHERE stats IS NOT NULL", [], |r| r.get(0)).unwrap();
+    assert_eq!(keys(settings), sorted(&SETTINGS_KEYS));
+    assert_eq!(keys(stored_stats), sorted(&STATS_KEYS));
+
+    // A row exactly as the first release of the app wrote it.
+    let old = r#"{"promptTokens":5,"prefilledTokens":5,"outputTokens":2,"timeToFirstTokenMs":7,"totalMs":9,"secondsPerToken":0.002,"ioShare":0.1,"trueHitRate":null,"bytesRead":0,"finishReason":"length","seed":3,"model":"Demo model (tiny same-graph Kimi K3)"}"#;
+    conn.execute(
+        "INSERT INTO messages (conversation_id, role, content, status, stats, created_at) VALUES (?1, 'assistant', 'old', 'complete', ?2, 0)",
+        rusqlite::params![c.id, old],
+    )
+    .unwrap();
+    let read = store.messages(c.id).unwrap();
+    let last = read.last().unwrap().stats.clone().unwrap();
+    assert_eq!((last.finish_reason, last.seed, last.output_tokens), (FinishReason::Length, Some(3), 2));
+}

@@ -172,7 +172,7 @@ fn reply(
     let outcome = outcome.recv().map_err(|_| runtime_error("the engine worker has stopped".into()));
     *current.lock().unwrap_or_else(|p| p.into_inner()) = None;
     let out = match outcome? {
-        ReplyOutcome::Finished(out) => out,
+        ReplyOutcome::Finished(out) => *out,
         ReplyOutcome::Failed { error, .. } => {
             let exit_code = if error.is_input_error() { 2 } else { 1 };
             return Err(Failure { exit_code, message: error.to_string() });

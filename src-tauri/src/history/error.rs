@@ -1,6 +1,9 @@
-//! Errors of the history store, each naming the database file or the missing row.
+//! Errors of the history store, each naming the database file or the missing row, and
+//! their IPC codes (the history depends on `ipc`, never the other way round).
 
 use std::path::PathBuf;
+
+use crate::ipc::error::{ErrorCode, IpcError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
@@ -26,4 +29,17 @@ pub enum HistoryError {
     Invalid { reason: String },
     #[error("chat history {path}: stored {field} is not valid: {reason}")]
     Corrupt { path: PathBuf, field: &'static str, reason: String },
+}
+
+impl From<HistoryError> for IpcError {
+    fn from(e: HistoryError) -> Self {
+        match e {
+            HistoryError::NotFound { .. } => IpcError::new(ErrorCode::NotFound, e.to_string()),
+            HistoryError::Invalid { .. } => IpcError::invalid(e.to_string()),
+            HistoryError::Sqlite { .. }
+            | HistoryError::TooNew { .. }
+            | HistoryError::Folder { .. }
+            | HistoryError::Corrupt { .. } => IpcError::new(ErrorCode::History, e.to_string()),
+        }
+    }
 }

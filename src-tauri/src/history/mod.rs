@@ -2,17 +2,20 @@
 //!
 //! Owns: the database file (`chats.sqlite`, WAL), its schema migrations, reads and writes
 //! of conversations and messages, and exports to Markdown and JSON.
-//! Must not: know about Tauri or the engine; callers map rows to engine messages.
+//! Must not: know about Tauri or the engine (callers map rows to engine messages), or
+//! store the wire DTOs as they are: the JSON columns are `records`' own row types.
 //! Easy to break: a message is written in one transaction when it completes, so a crash
 //! mid-reply loses only the reply in progress; never hold a transaction open across a
 //! generation.
 
 mod error;
 mod export;
+mod records;
 mod schema;
 mod store;
 
 pub use error::HistoryError;
 pub use export::{export_conversation, export_file_name};
+pub use records::{SETTINGS_KEYS, STATS_KEYS};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
 pub use store::{HistoryStore, NewAssistantMessage, DEFAULT_TITLE};

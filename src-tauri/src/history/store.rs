@@ -12,6 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::error::HistoryError;
+use super::records::{SettingsRecord, StatsRecord};
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 use crate::ipc::dto::{
     Conversation, ConversationSummary, Message, MessageStats, MessageStatus, Role, SamplingSettings,
@@ -115,7 +116,8 @@ impl HistoryStore {
     }
 
     fn settings_json(&self, settings: &SamplingSettings) -> Result<String, HistoryError> {
-        serde_json::to_string(settings).map_err(|e| HistoryError::Invalid { reason: e.to_string() })
+        serde_json::to_string(&SettingsRecord::from(settings))
+            .map_err(|e| HistoryError::Invalid { reason: e.to_string() })
     }
 
     /// A conversation with all its messages.
@@ -127,7 +129,8 @@ impl HistoryStore {
         );
         let (title, system_prompt, settings, created_at, updated_at) =
             self.sql(head.optional())?.ok_or(HistoryError::NotFound { what: "conversation", id })?;
-        let settings = serde_json::from_str(&settings).map_err(|e| self.corrupt("settings", e))?;
+        let settings =
+            serde_json::from_str::<SettingsRecord>(&settings).map_err(|e| self.corrupt("settings", e))?.into();
         let messages = self.messages(id)?;
         Ok(Conversation { id, title, system_prompt, settings, created_at, updated_at, messages })
     }
@@ -160,7 +163,7 @@ impl HistoryStore {
             other => return Err(self.corrupt("status", other)),
         };
         let stats = match m.stats {
-            Some(s) => Some(serde_json::from_str(&s).map_err(|e| self.corrupt("stats", e))?),
+            Some(s) => Some(serde_json::from_str::<StatsRecord>(&s).map_err(|e| self.corrupt("stats", e))?.into()),
             None => None,
         };
         Ok(Message { id: m.id, role, content: m.content, think: m.think, status, stats, created_at: m.created_at })
@@ -232,7 +235,10 @@ impl HistoryStore {
         reply: &NewAssistantMessage,
     ) -> Result<Message, HistoryError> {
         let stats = match &reply.stats {
-            Some(s) => Some(serde_json::to_string(s).map_err(|e| HistoryError::Invalid { reason: e.to_string() })?),
+            Some(s) => Some(
+                serde_json::to_string(&StatsRecord::from(s))
+                    .map_err(|e| HistoryError::Invalid { reason: e.to_string() })?,
+            ),
             None => None,
         };
         let status = match reply.status {

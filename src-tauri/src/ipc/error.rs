@@ -12,8 +12,6 @@ use ts_rs::TS;
 
 use k3_runtime::RuntimeError;
 
-use crate::history::HistoryError;
-
 /// What kind of failure an [`IpcError`] reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -105,18 +103,5 @@ impl From<&RuntimeError> for IpcError {
             RuntimeError::WorkerGone => ErrorCode::Internal,
         };
         IpcError::new(code, e.to_string())
-    }
-}
-
-impl From<HistoryError> for IpcError {
-    fn from(e: HistoryError) -> Self {
-        match e {
-            HistoryError::NotFound { .. } => IpcError::new(ErrorCode::NotFound, e.to_string()),
-            HistoryError::Invalid { .. } => IpcError::invalid(e.to_string()),
-            HistoryError::Sqlite { .. }
-            | HistoryError::TooNew { .. }
-            | HistoryError::Folder { .. }
-            | HistoryError::Corrupt { .. } => IpcError::new(ErrorCode::History, e.to_string()),
-        }
     }
 }

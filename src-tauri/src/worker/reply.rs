@@ -135,7 +135,7 @@ impl ReplyHandler for HistoryReply {
 
     fn end(&mut self, job: JobId, outcome: ReplyOutcome) {
         let event = match outcome {
-            ReplyOutcome::Finished(reply) => self.save_finished(job, reply),
+            ReplyOutcome::Finished(reply) => self.save_finished(job, *reply),
             ReplyOutcome::Failed { error, partial_text } => self.save_failed(job, &error, partial_text),
             ReplyOutcome::Refused => {
                 let error = self.refusal.take().unwrap_or_else(|| IpcError::internal("the reply was refused"));

@@ -1,0 +1,173 @@
+//! The stored form of the history's JSON columns: `conversations.settings` and
+//! `messages.stats`.
+//!
+//! Owns: row types whose JSON field names are part of the file format, frozen here and
+//! written out one by one, and the conversions to and from the wire DTOs.
+//! Must not: derive anything from the DTOs: renaming a camelCase field of the UI's types
+//! must not turn stored rows into "corrupt" ones; a change of the stored form is a new
+//! migration in `schema.rs`.
+//! Easy to break: the names below are what files written since schema version 1 hold.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ipc::dto::{FinishReason, MessageStats, SamplingSettings};
+
+/// `conversations.settings`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct SettingsRecord {
+    #[serde(rename = "temperature")]
+    temperature: f32,
+    #[serde(rename = "topP")]
+    top_p: f32,
+    #[serde(rename = "seed")]
+    seed: u64,
+    #[serde(rename = "maxTokens")]
+    max_tokens: u32,
+    #[serde(rename = "thinking")]
+    thinking: bool,
+}
+
+/// How a stored reply ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum FinishRecord {
+    #[serde(rename = "stop")]
+    Stop,
+    #[serde(rename = "length")]
+    Length,
+    #[serde(rename = "cancelled")]
+    Cancelled,
+    #[serde(rename = "contextFull")]
+    ContextFull,
+}
+
+/// `messages.stats`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct StatsRecord {
+    #[serde(rename = "promptTokens")]
+    prompt_tokens: u32,
+    #[serde(rename = "prefilledTokens")]
+    prefilled_tokens: u32,
+    #[serde(rename = "outputTokens")]
+    output_tokens: u32,
+    #[serde(rename = "timeToFirstTokenMs")]
+    time_to_first_token_ms: u64,
+    #[serde(rename = "totalMs")]
+    total_ms: u64,
+    #[serde(rename = "secondsPerToken")]
+    seconds_per_token: Option<f64>,
+    #[serde(rename = "ioShare")]
+    io_share: Option<f64>,
+    #[serde(rename = "trueHitRate")]
+    true_hit_rate: Option<f64>,
+    #[serde(rename = "bytesRead")]
+    bytes_read: u64,
+    #[serde(rename = "finishReason")]
+    finish_reason: FinishRecord,
+    #[serde(rename = "seed")]
+    seed: Option<u64>,
+    #[serde(rename = "model")]
+    model: String,
+}
+
+impl From<&SamplingSettings> for SettingsRecord {
+    fn from(s: &SamplingSettings) -> Self {
+        SettingsRecord {
+            temperature: s.temperature,
+            top_p: s.top_p,
+            seed: s.seed,
+            max_tokens: s.max_tokens,
+            thinking: s.thinking,
+        }
+    }
+}
+
+impl From<SettingsRecord> for SamplingSettings {
+    fn from(r: SettingsRecord) -> Self {
+        SamplingSettings {
+            temperature: r.temperature,
+            top_p: r.top_p,
+            seed: r.seed,
+            max_tokens: r.max_tokens,
+            thinking: r.thinking,
+        }
+    }
+}
+
+impl From<FinishReason> for FinishRecord {
+    fn from(f: FinishReason) -> Self {
+        match f {
+            FinishReason::Stop => FinishRecord::Stop,
+            FinishReason::Length => FinishRecord::Length,
+            FinishReason::Cancelled => FinishRecord::Cancelled,
+            FinishReason::ContextFull => FinishRecord::ContextFull,
+        }
+    }
+}
+
+impl From<FinishRecord> for FinishReason {
+    fn from(f: FinishRecord) -> Self {
+        match f {
+            FinishRecord::Stop => FinishReason::Stop,
+            FinishRecord::Length => FinishReason::Length,
+            FinishRecord::Cancelled => FinishReason::Cancelled,
+            FinishRecord::ContextFull => FinishReason::ContextFull,
+        }
+    }
+}
+
+impl From<&MessageStats> for StatsRecord {
+    fn from(s: &MessageStats) -> Self {
+        StatsRecord {
+            prompt_tokens: s.prompt_tokens,
+            prefilled_tokens: s.prefilled_tokens,
+            output_tokens: s.output_tokens,
+            time_to_first_token_ms: s.time_to_first_token_ms,
+            total_ms: s.total_ms,
+            seconds_per_token: s.seconds_per_token,
+            io_share: s.io_share,
+            true_hit_rate: s.true_hit_rate,
+            bytes_read: s.bytes_read,
+            finish_reason: s.finish_reason.into(),
+            seed: s.seed,
+            model: s.model.clone(),
+        }
+    }
+}
+
+impl From<StatsRecord> for MessageStats {
+    fn from(r: StatsRecord) -> Self {
+        MessageStats {
+            prompt_tokens: r.prompt_tokens,
+            prefilled_tokens: r.prefilled_tokens,
+            output_tokens: r.output_tokens,
+            time_to_first_token_ms: r.time_to_first_token_ms,
+            total_ms: r.total_ms,
+            seconds_per_token: r.seconds_per_token,
+            io_share: r.io_share,
+            true_hit_rate: r.true_hit_rate,
+            bytes_read: r.bytes_read,
+            finish_reason: r.finish_reason.into(),
+            seed: r.seed,
+            model: r.model,
+        }
+    }
+}
+
+/// The JSON keys a stored settings row has (for the format test).
+pub const SETTINGS_KEYS: [&str; 5] = ["temperature", "topP", "seed", "maxTokens", "thinking"];
+
+/// The JSON keys a stored stats row has (for the format test).
+pub const STATS_KEYS: [&str; 12] = [
+    "promptTokens",
+    "prefilledTokens",
+    "outputTokens",
+    "timeToFirstTokenMs",
+    "totalMs",
+    "secondsPerToken",
+    "ioShare",
+    "trueHitRate",
+    "bytesRead",
+    "finishReason",
+    "seed",
+    "model",
+];
