@@ -173,3 +173,85 @@ fn the_plan_reserves_the_context_length_and_the_engine_enforces_it() {
     let zero = Engine::load(&EngineOptions { model_dir: fixture(name), threads: Some(1), memory });
     assert!(matches!(zero, Err(Error::Option { option: "context-length", .. })), "a zero context is refused");
 }
+
+/// A replan down really gives memory back: on a synthetic checkpoint whose experts
+/// (~130 MB) dwarf everything else, the resident set after shrinking to the smallest plan
+/// stays within that plan (plus the process's own baseline), far below the large plan.
+/// Runs as a child process so the resident set measured is this test's alone.
+#[test]
+fn the_resident_set_follows_a_replan_down_on_a_streaming_checkpoint() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "replan::rss_child", "--ignored", "--nocapture", "--test-threads", "1"])
+        .env("K3_RSS_CHILD", "1")
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    eprintln!("{text}");
+    assert!(out.status.success(), "the child failed:\n{text}");
+    assert!(text.contains("rss after replan"), "the child ran:\n{text}");
+}
+
+#[test]
+#[ignore = "run by the_resident_set_follows_a_replan_down_on_a_streaming_checkpoint as a child process"]
+fn rss_child() {
+    use k3_engine::io::sysinfo::current_rss_bytes;
+    use k3_engine::stream::trunk_pack::pack_trunk;
+    use k3_engine::synth::{write_checkpoint, SynthSpec};
+    if std::env::var_os("K3_RSS_CHILD").is_none() {
+        return;
+    }
+    let dir = k3_tests::scratch_dir("replan-rss");
+    std::fs::remove_dir_all(&dir).ok();
+    let mut spec = SynthSpec {
+        hidden_size: 256,
+        num_experts: 64,
+        num_experts_per_token: 4,
+        routed_expert_hidden_size: 256,
+        moe_intermediate_size: 1024,
+        seed: 5,
+        ..SynthSpec::tiny()
+    };
+    spec.set_layers(8);
+    let summary = write_checkpoint(&spec, &dir, &mut |_| {}).unwrap();
+    let trunk = k3_tests::scratch_dir("replan-rss-trunk");
+    pack_trunk(&dir, &trunk, &mut |_| {}).unwrap();
+    let mut memory = MemoryOptions::resident();
+    memory.budget = fixed(u64::MAX, u64::MAX);
+    memory.trunk_dir = Some(trunk.clone());
+    memory.io_threads = 2;
+    memory.context_length = 256;
+    let mb = |b: u64| b as f64 / 1e6;
+    let baseline = current_rss_bytes().unwrap();
+    let mut e = Engine::load(&EngineOptions { model_dir: dir.clone(), threads: Some(2), memory }).unwrap();
+    let prompt: Vec<u32> = (0..96).map(|i| (i * 7 + 3) % 700).collect();
+    let mut session = e.new_session();
+    let mut out = (Vec::new(), Vec::new());
+    step(&e, &mut session, &prompt, 8, &mut out);
+    let large = e.plan().unwrap().clone();
+    let rss_large = current_rss_bytes().unwrap();
+    let slot = k3_plan::expert_slot_bytes(summary.expert_bytes);
+    let ring = crate::trunk::trunk_budgets_of(&dir)[0].0;
+    e.replan(fixed(ring, (spec.num_experts_per_token as u64 + 1) * slot), &mut |_, _| {}).unwrap();
+    let small = e.plan().unwrap().clone();
+    step(&e, &mut session, &[], 4, &mut out);
+    let rss_small = current_rss_bytes().unwrap();
+    println!(
+        "baseline {:.1} MB; large plan {:.1} MB, rss {:.1} MB; small plan {:.1} MB, rss after replan {:.1} MB",
+        mb(baseline),
+        mb(large.total_bytes),
+        mb(rss_large),
+        mb(small.total_bytes),
+        mb(rss_small)
+    );
+    assert!(rss_large - baseline > 100_000_000, "the large plan held the experts: {:.1} MB", mb(rss_large - baseline));
+    // Allocator and thread bookkeeping beyond what the plan counts.
+    let slack = 24_000_000;
+    assert!(
+        rss_small <= baseline + small.total_bytes + slack,
+        "after the replan the process holds {:.1} MB beyond its baseline; the plan allows {:.1} MB",
+        mb(rss_small.saturating_sub(baseline)),
+        mb(small.total_bytes)
+    );
+    std::fs::remove_dir_all(dir).ok();
+    std::fs::remove_dir_all(trunk).ok();
+}

@@ -33,8 +33,13 @@ fn bits(v: &[f32]) -> Vec<u32> {
 
 /// A sweep of trunk budgets from the smallest ring to everything pinned.
 pub fn trunk_budgets(name: &str) -> Vec<(u64, &'static str)> {
-    let cfg = k3_engine::ModelConfig::load(&fixture(name).join("config.json")).unwrap();
-    let index = k3_engine::format::TensorIndex::open(&fixture(name)).unwrap();
+    trunk_budgets_of(&fixture(name))
+}
+
+/// [`trunk_budgets`] of the checkpoint in `dir`.
+pub fn trunk_budgets_of(dir: &Path) -> Vec<(u64, &'static str)> {
+    let cfg = k3_engine::ModelConfig::load(&dir.join("config.json")).unwrap();
+    let index = k3_engine::format::TensorIndex::open(dir).unwrap();
     let runs: Vec<u64> = (0..cfg.n_layers).map(|l| layer_run(&index, l).unwrap().run_len).collect();
     let slot = |from: usize| k3_plan::align_4096(*runs[from..].iter().max().unwrap()) + 4096;
     let all: u64 = runs.iter().sum();

@@ -17,6 +17,7 @@ use k3_plan::{BudgetChoice, Footprint, MachineMemory, MemoryPlan};
 use crate::config::ModelConfig;
 use crate::error::Result;
 use crate::format::TensorIndex;
+use crate::io::release::return_freed_memory;
 use crate::io::sysinfo::machine_memory;
 use crate::model::bind::Binder;
 use crate::model::experts::{ExpertSource, ResidentExperts};
@@ -204,6 +205,8 @@ impl Residency {
     ) -> Result<()> {
         self.opts = opts;
         self.plan = plan;
+        // What the shrink freed leaves the process before anything new is read.
+        return_freed_memory();
         if let Some(trunk) = &self.trunk {
             trunk.repin(pinned, ring, progress)?;
         }
