@@ -292,3 +292,34 @@ fn bench_stream_reports_floors_and_ratio() {
     assert!(out["expert_bytes_per_token"].as_f64().unwrap() > 0.0, "a 60 KB cache streams experts: {out}");
     assert_input_error(&["bench", "stream", "--model", model.to_str().unwrap()], "budget");
 }
+
+#[test]
+fn chat_replans_between_turns_and_keeps_the_conversation() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let model = fixture("tiny-mxfp4");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_k3"))
+        .args(["chat", "--model", model.to_str().unwrap(), "--max-tokens", "4"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let script =
+        "Hello!\n/budget 300KB 40KB\nAnd again?\n/preset nonsense\n/budget 1B 1B\n/preset laptop\nOnce more\n/quit\n";
+    child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let plans: Vec<&str> = stdout.lines().filter(|l| l.contains("the conversation continues")).collect();
+    assert_eq!(plans.len(), 2, "two replans took effect:\n{stdout}");
+    assert!(plans[0].contains("expert slots") && plans[0].contains("the conversation continues"), "{}", plans[0]);
+    let stats: Vec<&str> = stdout.lines().filter(|l| l.starts_with('[') && l.contains("tokens ·")).collect();
+    assert_eq!(stats.len(), 3, "{stdout}");
+    assert!(
+        !stats[1].contains("full history") && !stats[2].contains("full history"),
+        "replans keep the state: {stats:?}"
+    );
+    assert!(stdout.contains("(/preset: unknown preset `nonsense`"), "{stdout}");
+    assert!(stdout.contains("cache budget 1 B holds fewer than"), "a refused budget says why:\n{stdout}");
+}

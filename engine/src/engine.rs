@@ -171,7 +171,7 @@ impl Engine {
     }
 
     pub fn new_session(&self) -> Session {
-        Session { tokens: Vec::new(), state: SequenceState::new(self.config()) }
+        Session { tokens: Vec::new(), state: self.fresh_state() }
     }
 
     /// Teacher forcing: one pass over `ids` from an empty state; logits `[n][vocab]`.
@@ -183,7 +183,7 @@ impl Engine {
         tap: Option<&mut (dyn Tap + Send)>,
     ) -> Result<Option<Vec<f32>>> {
         self.check_ids(ids, 0)?;
-        let mut state = SequenceState::new(self.config());
+        let mut state = SequenceState::new(self.config(), ids.len());
         self.pool.install(|| self.model.forward(ids, &mut state, LogitsFor::All, cancel, tap))
     }
 
@@ -287,7 +287,7 @@ impl Engine {
         match self.feed(&mut session.state, &pending, cancel, &mut crate::events::NullSink)? {
             Some(_) => Ok(FinishReason::Length),
             None => {
-                session.state = SequenceState::new(self.config());
+                session.state.reset();
                 Ok(FinishReason::Cancelled)
             }
         }
@@ -302,13 +302,13 @@ impl Engine {
         sink: &mut dyn EventSink,
     ) -> Result<Option<Vec<f32>>> {
         if mode == DecodeMode::FullRecompute || session.state.n_positions() > session.tokens.len() {
-            session.state = SequenceState::new(self.config());
+            session.state.reset();
         }
         let pending = session.tokens[session.state.n_positions()..].to_vec();
         let out = self.feed(&mut session.state, &pending, cancel, sink)?;
         if out.is_none() {
             // A pass stopped between layers leaves some layers ahead of others: rebuild later.
-            session.state = SequenceState::new(self.config());
+            session.state.reset();
         }
         Ok(out)
     }
@@ -336,6 +336,11 @@ impl Engine {
             }
         }
         Ok(last)
+    }
+
+    /// A state with KV room for the context length.
+    fn fresh_state(&self) -> SequenceState {
+        SequenceState::new(self.config(), self.context_length())
     }
 
     /// Refuses ids outside the vocabulary, and `ids` after `already` positions beyond the

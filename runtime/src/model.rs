@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use k3_engine::chat::ChatTemplate;
 use k3_engine::tokenizer::Tokenizer;
 use k3_engine::{Engine, EngineOptions};
-use k3_plan::MemoryPlan;
+use k3_plan::{BudgetChoice, MemoryPlan};
 
 use crate::error::RuntimeError;
 
@@ -78,7 +78,9 @@ pub struct ModelSummary {
     pub experts_per_token: usize,
     /// Total size of the folder's `*.safetensors` shards.
     pub checkpoint_bytes: u64,
-    /// `None`: every weight resident.
+    /// The budget asked for (`None`: every weight resident).
+    pub budget: Option<BudgetChoice>,
+    /// The plan it became (`None`: every weight resident).
     pub plan: Option<MemoryPlan>,
     pub context_length: usize,
     pub load_time: Duration,
@@ -109,6 +111,7 @@ impl LoadedModel {
     /// The summary after a replan changed the plan.
     pub fn refresh_summary(&mut self) {
         self.summary.plan = self.engine.plan().cloned();
+        self.summary.budget = self.engine.memory_options().budget;
         self.summary.context_length = self.engine.context_length();
     }
 }
@@ -131,6 +134,7 @@ fn summarize(engine: &Engine, request: &ModelRequest, load_time: Duration) -> Mo
         vocab_size: cfg.vocab_size,
         routed_experts: cfg.moe.n_experts,
         experts_per_token: cfg.moe.top_k,
+        budget: engine.memory_options().budget,
         plan: engine.plan().cloned(),
         context_length: engine.context_length(),
         load_time,

@@ -5,11 +5,14 @@
 //! | `K3_MODEL_DIR` | model folder to open at start instead of the bundled demo |
 //! | `K3APP_DATA_DIR` | app data folder (chat history) instead of the platform's app-data folder |
 //! | `K3_CONTEXT_LENGTH` | positions of one conversation the memory plan reserves (default 4096) |
+//! | `K3_PRESET` | memory preset every model is opened with: laptop … max or auto (default auto) |
 //!
 //! Owns: resolving the bundled demo model (bundle resources, else the repository's
 //! `fixtures/tiny-mxfp4` for builds run from a checkout).
 
 use std::path::{Path, PathBuf};
+
+use k3_plan::Preset;
 
 use crate::worker::ModelTarget;
 
@@ -20,6 +23,8 @@ pub struct AppOptions {
     pub data_dir: Option<PathBuf>,
     /// Positions of one conversation the memory plan reserves.
     pub context_length: usize,
+    /// The memory preset models open with (parsed by `k3_plan`).
+    pub preset: Preset,
 }
 
 impl AppOptions {
@@ -29,7 +34,14 @@ impl AppOptions {
             .ok()
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(k3_engine::DEFAULT_CONTEXT_LENGTH);
-        AppOptions { startup_model: dir("K3_MODEL_DIR"), data_dir: dir("K3APP_DATA_DIR"), context_length }
+        let preset = match std::env::var("K3_PRESET") {
+            Ok(name) if !name.trim().is_empty() => Preset::from_name(name.trim()).unwrap_or_else(|e| {
+                eprintln!("k3-desktop: K3_PRESET: {e}; using auto");
+                Preset::Auto
+            }),
+            _ => Preset::Auto,
+        };
+        AppOptions { startup_model: dir("K3_MODEL_DIR"), data_dir: dir("K3APP_DATA_DIR"), context_length, preset }
     }
 }
 
@@ -48,5 +60,5 @@ pub fn startup_model(options: &AppOptions, resource_dir: Option<&Path>) -> Model
         Some(path) => ModelTarget::folder(path, false),
         None => demo_model(resource_dir),
     };
-    ModelTarget { context_length: options.context_length, ..target }
+    ModelTarget { context_length: options.context_length, preset: options.preset, ..target }
 }

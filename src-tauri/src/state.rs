@@ -16,6 +16,8 @@ pub struct AppState {
     pub demo: ModelTarget,
     /// Positions of one conversation every model is opened with.
     pub context_length: usize,
+    /// The memory preset every model is opened with.
+    pub preset: k3_plan::Preset,
 }
 
 /// Name of the history database inside the data folder.
@@ -28,8 +30,13 @@ impl AppState {
         let startup = startup_model(options, resource_dir);
         let worker = Worker::spawn(store.clone(), startup)
             .map_err(|source| HistoryError::Folder { path: data_dir.into(), source })?;
-        let demo = ModelTarget { context_length: options.context_length, ..crate::options::demo_model(resource_dir) };
-        Ok(AppState { worker: Arc::new(worker), store, demo, context_length: options.context_length })
+        let demo = ModelTarget {
+            context_length: options.context_length,
+            preset: options.preset,
+            ..crate::options::demo_model(resource_dir)
+        };
+        let (context_length, preset) = (options.context_length, options.preset);
+        Ok(AppState { worker: Arc::new(worker), store, demo, context_length, preset })
     }
 
     pub fn history(&self) -> Result<MutexGuard<'_, HistoryStore>, IpcError> {

@@ -84,6 +84,7 @@ fn app(data: &Path) -> (tauri::App<tauri::test::MockRuntime>, tauri::WebviewWind
         startup_model: None,
         data_dir: Some(data.into()),
         context_length: k3_engine::DEFAULT_CONTEXT_LENGTH,
+        preset: k3_plan::Preset::Auto,
     };
     let state = k3_desktop::state::AppState::start(&options, data, None).unwrap();
     let app = k3_desktop::with_commands(mock_builder()).build(tauri::generate_context!(test = true)).unwrap();

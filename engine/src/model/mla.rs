@@ -63,6 +63,24 @@ pub struct MlaCache {
 }
 
 impl MlaCache {
+    /// An empty cache with room for exactly `positions` positions, so growing to them
+    /// never reallocates (the memory plan reserved this much, not a doubling more).
+    pub fn with_capacity(cfg: &ModelConfig, positions: usize) -> Self {
+        let m = &cfg.mla;
+        MlaCache {
+            kv: Vec::with_capacity(positions * m.n_heads * (m.qk_nope_head_dim + m.v_head_dim)),
+            k_rope: Vec::with_capacity(positions * m.qk_rope_head_dim),
+            n_positions: 0,
+        }
+    }
+
+    /// Forgets every position, keeping the reserved room.
+    pub fn clear(&mut self) {
+        self.kv.clear();
+        self.k_rope.clear();
+        self.n_positions = 0;
+    }
+
     /// Positions held.
     pub fn len(&self) -> usize {
         self.n_positions

@@ -20,25 +20,26 @@ pub struct SequenceState {
 }
 
 impl SequenceState {
-    /// A fresh state for `cfg` (no positions).
-    pub fn new(cfg: &ModelConfig) -> Self {
+    /// A fresh state for `cfg` (no positions) whose MLA caches have room for exactly
+    /// `context_length` positions.
+    pub fn new(cfg: &ModelConfig, context_length: usize) -> Self {
         let layers = cfg
             .layer_kinds
             .iter()
             .map(|k| match k {
                 LayerKind::Kda => LayerMemory::Kda(Box::new(KdaState::new(cfg))),
-                LayerKind::Mla => LayerMemory::Mla(MlaCache::default()),
+                LayerKind::Mla => LayerMemory::Mla(MlaCache::with_capacity(cfg, context_length)),
             })
             .collect();
         SequenceState { layers, n_positions: 0 }
     }
 
-    /// Back to no positions, keeping the allocations' shapes.
+    /// Back to no positions, keeping the allocations.
     pub fn reset(&mut self) {
         for layer in &mut self.layers {
             match layer {
                 LayerMemory::Kda(s) => s.clear(),
-                LayerMemory::Mla(c) => *c = MlaCache::default(),
+                LayerMemory::Mla(c) => c.clear(),
             }
         }
         self.n_positions = 0;

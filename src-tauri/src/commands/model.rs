@@ -21,7 +21,11 @@ pub async fn current_model(state: State<'_, AppState>) -> Result<ModelStatus, Ip
 #[tauri::command]
 pub async fn open_model(state: State<'_, AppState>, path: Option<String>) -> Result<ModelInfo, IpcError> {
     let target = match path {
-        Some(p) => ModelTarget { context_length: state.context_length, ..ModelTarget::folder(PathBuf::from(p), false) },
+        Some(p) => ModelTarget {
+            context_length: state.context_length,
+            preset: state.preset,
+            ..ModelTarget::folder(PathBuf::from(p), false)
+        },
         None => state.demo.clone(),
     };
     let worker = state.worker.clone();

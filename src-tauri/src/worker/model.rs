@@ -1,15 +1,15 @@
 //! Which model folder the app opens, and how the runtime's model summary reaches the UI.
 //!
-//! Owns: [`ModelTarget`] → the runtime's `ModelRequest` (memory budget `auto`: weights
-//! stream through a plan sized from this machine's available RAM; the context length the
-//! app reserves) and `ModelSummary` → the `ModelInfo` DTO with its one-line memory text.
+//! Owns: [`ModelTarget`] → the runtime's `ModelRequest` (the memory preset, `auto` unless
+//! `K3_PRESET` says otherwise: weights stream through a plan sized by `k3_plan`; the
+//! context length the app reserves) and `ModelSummary` → the `ModelInfo` DTO with its one-line memory text.
 //! Must not: open folders itself: opening (folder, vocabulary and template checks) is
 //! the runtime's, shared with the CLI and the server.
 
 use std::path::PathBuf;
 
 use k3_engine::{EngineOptions, MemoryOptions, DEFAULT_CONTEXT_LENGTH};
-use k3_plan::{format_bytes, Preset};
+use k3_plan::{format_bytes, BudgetChoice, Preset};
 use k3_runtime::{ModelRequest, ModelSummary};
 
 use crate::ipc::dto::ModelInfo;
@@ -22,18 +22,20 @@ pub struct ModelTarget {
     pub is_demo: bool,
     /// Positions the plan reserves KV cache for (prompt + replies of one conversation).
     pub context_length: usize,
+    /// The memory preset the model opens with.
+    pub preset: Preset,
 }
 
 impl ModelTarget {
     /// `path` with the default context length.
     pub fn folder(path: impl Into<PathBuf>, is_demo: bool) -> Self {
-        ModelTarget { path: path.into(), is_demo, context_length: DEFAULT_CONTEXT_LENGTH }
+        ModelTarget { path: path.into(), is_demo, context_length: DEFAULT_CONTEXT_LENGTH, preset: Preset::Auto }
     }
 
-    /// The runtime request: the `auto` preset of `k3_plan`, all kernel threads.
+    /// The runtime request: the target's preset, all kernel threads.
     pub fn request(&self) -> ModelRequest {
         let memory = MemoryOptions {
-            budget: Some(Preset::Auto.choice()),
+            budget: Some(self.preset.choice()),
             context_length: self.context_length,
             ..MemoryOptions::resident()
         };
@@ -44,11 +46,23 @@ impl ModelTarget {
     }
 }
 
+/// The preset a budget came from, in words.
+fn budget_name(budget: Option<BudgetChoice>) -> &'static str {
+    match budget {
+        None => "no",
+        Some(BudgetChoice::Auto) => Preset::Auto.name(),
+        Some(BudgetChoice::Fixed(b)) => {
+            Preset::ALL.into_iter().find(|p| p.fixed_budget() == Some(b)).map_or("custom", Preset::name)
+        }
+    }
+}
+
 /// The UI's view of the model in use.
 pub fn model_info(s: &ModelSummary) -> ModelInfo {
     let memory = match &s.plan {
         Some(p) => format!(
-            "auto budget: {}/{} layers in RAM, {} expert slots, plan {}, context {} tokens",
+            "{} budget: {}/{} layers in RAM, {} expert slots, plan {}, context {} tokens",
+            budget_name(s.budget),
             p.pinned_layers,
             s.layers,
             p.cache_slots,

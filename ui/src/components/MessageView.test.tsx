@@ -168,7 +168,7 @@ describe("StreamingMessage", () => {
 
   it("a failed stream keeps its partial text and says why", () => {
     const s = newStream({ localId: 1, conversationId: 1, mode: { kind: "regenerate" }, maxTokens: 50 });
-    const failed = { ...s, text: "partial", phase: { kind: "failed" as const, error: { code: "EXPERT_READ" as const, message: "boom", details: null } } };
+    const failed = { ...s, text: "partial", phase: { kind: "failed" as const, error: { code: "INTERNAL" as const, message: "boom", details: null } } };
     const el = mount(<StreamingMessage stream={failed} />);
     const msg = el.querySelector(".message")!;
     expect(msg.getAttribute("data-status")).toBe("failed");

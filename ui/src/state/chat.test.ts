@@ -105,7 +105,7 @@ describe("stop and failure", () => {
   });
 
   it("failed with nothing saved keeps the partial reply on screen and shows the error", () => {
-    const error = { code: "EXPERT_READ" as const, message: "out of memory", details: "rss 9 GB" };
+    const error = { code: "INTERNAL" as const, message: "out of memory", details: "rss 9 GB" };
     const s = run(
       opened(),
       begin({ kind: "send", text: "x" }),

@@ -43,6 +43,7 @@ describe("phaseText", () => {
     );
     expect(phaseText({ kind: "done", reason: "stop" })).toBe("Done");
     expect(phaseText({ kind: "done", reason: "length" })).toBe("Done (reached max tokens)");
+    expect(phaseText({ kind: "done", reason: "contextFull" })).toBe("Done (the conversation filled its context)");
     expect(phaseText({ kind: "stopped" })).toBe("Stopped");
     expect(phaseText({ kind: "failed", error: { code: "EXPERT_READ", message: "shard 37 at 1234", details: null } })).toBe(
       "Failed: output unsound. shard 37 at 1234",
