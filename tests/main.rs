@@ -12,6 +12,7 @@ mod kernels_twins;
 mod layers;
 mod mxfp4_released;
 mod ops;
+mod reader;
 mod replan;
 mod streaming;
 mod synth;

@@ -74,6 +74,15 @@ pub struct MemoryArgs {
     /// reply that reaches it ends as "context full", a longer prompt is refused.
     #[arg(long, value_name = "N", default_value_t = k3_engine::DEFAULT_CONTEXT_LENGTH, visible_alias = "max-positions")]
     pub context_length: usize,
+    /// The drive's best read pattern, as saved by `k3 bench disk --save FILE`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["read_size", "read_depth"])]
+    pub read_pattern: Option<PathBuf>,
+    /// Size of each streamed read request, e.g. 8MiB (default 8 MiB).
+    #[arg(long, value_name = "SIZE")]
+    pub read_size: Option<String>,
+    /// Read requests in flight together (default 8).
+    #[arg(long, value_name = "N")]
+    pub read_depth: Option<usize>,
 }
 
 #[derive(Args, Debug)]
@@ -230,8 +239,39 @@ pub struct SimCacheArgs {
 pub enum BenchCommand {
     /// Kernels at the real K3 dimensions vs the memory read bandwidth.
     Kernels(BenchKernelsArgs),
-    /// Streamed decode vs the I/O floor (this drive's O_DIRECT bandwidth) and compute time.
+    /// Streamed decode vs the honest I/O floor (bytes per token ÷ this drive's best measured
+    /// O_DIRECT bandwidth) and the compute time.
     Stream(BenchStreamArgs),
+    /// This drive's O_DIRECT bandwidth over request size × requests in flight.
+    Disk(BenchDiskArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchDiskArgs {
+    /// Files to read (shards, trunk.bin), or a folder on the drive for a scratch file.
+    #[arg(long = "path", value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// A model folder: its *.safetensors shards are read.
+    #[arg(long, value_name = "DIR")]
+    pub model: Option<PathBuf>,
+    /// Size of the scratch file written into a folder given with --path.
+    #[arg(long, value_name = "SIZE", default_value = "4GB")]
+    pub scratch_size: String,
+    /// Request sizes in MiB (default 1,2,4,8,16,32,64).
+    #[arg(long, value_name = "CSV")]
+    pub sizes: Option<String>,
+    /// Requests in flight (default 1,2,4,8,16,32).
+    #[arg(long, value_name = "CSV")]
+    pub depths: Option<String>,
+    /// Bytes each point reads.
+    #[arg(long, value_name = "SIZE", default_value = "512MB")]
+    pub bytes_per_point: String,
+    /// Write the best point for --read-pattern.
+    #[arg(long, value_name = "FILE")]
+    pub save: Option<PathBuf>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

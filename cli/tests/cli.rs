@@ -285,7 +285,8 @@ fn bench_stream_reports_floors_and_ratio() {
         "io_floor_seconds",
         "compute_floor_seconds",
         "ratio_to_larger_floor",
-        "direct_read_gbps_experts",
+        "drive_best_gbps",
+        "achieved_read_gbps",
     ] {
         assert!(out[key].as_f64().is_some_and(|v| v >= 0.0), "{key}: {out}");
     }

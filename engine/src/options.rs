@@ -2,7 +2,7 @@
 //! thread count and how weights are held.
 //!
 //! Owns: [`EngineOptions`] and [`MemoryOptions`] (budget choice, packed trunk, I/O
-//! threads, cache policy, context length). The engine reads no environment variable:
+//! threads, cache policy, context length, read pattern). The engine reads no environment variable:
 //! every option arrives here from a flag or a setting.
 //! Must not: decide memory: sizes and presets are `k3_plan`'s; this only carries the choice.
 //! Easy to break: `context_length` is a promise: the plan reserves KV cache for exactly
@@ -13,6 +13,7 @@ use std::path::PathBuf;
 pub use k3_plan::BudgetChoice;
 
 use crate::error::{Error, Result};
+use crate::io::ReadPattern;
 use crate::stream::CachePolicy;
 
 /// The longest context the engine accepts at all (prompt + generated positions).
@@ -58,6 +59,8 @@ pub struct MemoryOptions {
     pub check_available: bool,
     /// Record every routed-expert request (see [`crate::Engine::take_expert_trace`]).
     pub record_trace: bool,
+    /// How streamed reads are issued (from `k3 bench disk`, else the default).
+    pub read_pattern: ReadPattern,
 }
 
 impl MemoryOptions {
@@ -70,6 +73,7 @@ impl MemoryOptions {
             context_length: DEFAULT_CONTEXT_LENGTH,
             check_available: true,
             record_trace: false,
+            read_pattern: ReadPattern::DEFAULT,
         }
     }
 
@@ -84,6 +88,6 @@ impl MemoryOptions {
         if self.io_threads == 0 {
             return Err(Error::Option { option: "io-threads", reason: "must be at least 1".into() });
         }
-        Ok(())
+        self.read_pattern.validate()
     }
 }

@@ -1,8 +1,9 @@
 //! `k3 bench kernels`: production kernels at K3 dimensions against the memory floor.
 
-use k3_engine::bench::{direct_read_gbps, kernel_suite, KernelResult};
+use k3_engine::bench::{kernel_suite, KernelResult};
 use k3_engine::kernels::dispatch;
 use k3_engine::{CancelToken, DecodeMode, EventSink, GenerateParams, Sampling, TokenEvent};
+use k3_store::{sweep, SweepRequest};
 use serde_json::json;
 
 use super::{input_error, load_engine, Failure};
@@ -95,6 +96,7 @@ pub fn stream(args: BenchStreamArgs) -> Result<(), Failure> {
     }
     let engine = load_engine(&args.model)?;
     let plan = engine.plan().cloned();
+    let pattern = engine.memory_options().read_pattern;
     let params = GenerateParams {
         max_new_tokens: args.tokens.max(1) + 1,
         sampling: Sampling::Greedy,
@@ -104,52 +106,41 @@ pub fn stream(args: BenchStreamArgs) -> Result<(), Failure> {
     let mut steps = Steps::default();
     let prompt: Vec<u32> = (1..=4).map(|i| i % engine.config().vocab_size as u32).collect();
     engine.generate(&mut engine.new_session(), &prompt, &params, &CancelToken::new(), &mut steps)?;
-    let shards: Vec<std::path::PathBuf> = std::fs::read_dir(&args.model.model)
-        .map_err(|e| input_error(format!("{}: {e}", args.model.model.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "safetensors"))
-        .collect();
-    let io_threads = args.model.memory.io_threads.max(1);
-    // Expert reads: whole-expert windows on the I/O pool's queue depth.
-    let window = (engine.footprint().expert_bytes as usize).max(1);
-    // Trunk reads: one layer run at a time from trunk.bin, concurrently with the expert
-    // readers, as the engine reads (the ring's reader and the I/O pool run together).
-    let trunk_window = plan.as_ref().map(|p| p.ring_slot_bytes as usize).unwrap_or(0).clamp(1 << 20, 512 << 20);
-    let trunk_files: Vec<std::path::PathBuf> = args.model.memory.trunk.iter().map(|t| t.join("trunk.bin")).collect();
-    let (expert_gbps, trunk_gbps) = std::thread::scope(|s| {
-        let experts = s.spawn(|| direct_read_gbps(&shards, window, io_threads, 1_000_000_000));
-        let trunk = s.spawn(|| {
-            if trunk_files.is_empty() {
-                Ok(0.0)
-            } else {
-                direct_read_gbps(&trunk_files, trunk_window, 1, 2_000_000_000)
-            }
-        });
-        (experts.join().unwrap_or(Ok(0.0)), trunk.join().unwrap_or(Ok(0.0)))
-    });
-    let (expert_gbps, trunk_gbps) = (expert_gbps?, trunk_gbps?);
-    let trunk_gbps = if trunk_files.is_empty() { expert_gbps } else { trunk_gbps };
+    drop(engine);
+    // The floor is the drive's best, measured now on the same files (never the engine's
+    // own read pattern): bytes per token ÷ the fastest point of a sweep.
+    let mut files = super::disk::shards(&args.model.model)?;
+    files.extend(args.model.memory.trunk.iter().map(|t| t.join("trunk.bin")));
+    let drive = sweep(&SweepRequest {
+        files,
+        sizes: [4, 8, 16, 32].iter().map(|m| m * k3_store::diskbench::MIB).collect(),
+        depths: vec![4, 8, 16, 32],
+        bytes_per_point: 512_000_000,
+    })?;
+    let best = drive.best();
+    let best_gbps = best.map_or(0.0, |b| b.gbps);
     let s_per_token = mean(&steps.seconds);
     let (trunk_bytes, expert_bytes) = (mean(&steps.trunk_bytes), mean(&steps.expert_bytes));
     let bytes = trunk_bytes + expert_bytes;
-    // The two streams were measured running together: their sum is the drive's aggregate
-    // O_DIRECT bandwidth for the engine's mix of reads.
-    let aggregate_gbps = if trunk_files.is_empty() { expert_gbps } else { expert_gbps + trunk_gbps };
-    let io_floor = if aggregate_gbps > 0.0 { bytes / (aggregate_gbps * 1e9) } else { 0.0 };
+    let io_floor = if best_gbps > 0.0 { bytes / (best_gbps * 1e9) } else { 0.0 };
+    let achieved_gbps = if s_per_token > 0.0 { bytes / s_per_token / 1e9 } else { 0.0 };
     let compute = (s_per_token - mean(&steps.io_wait)).max(0.0);
     let floor = io_floor.max(compute);
     let v = json!({
         "tokens": steps.seconds.len(),
         "seconds_per_token": s_per_token,
-        "trunk_bytes_per_token": mean(&steps.trunk_bytes),
-        "expert_bytes_per_token": mean(&steps.expert_bytes),
+        "trunk_bytes_per_token": trunk_bytes,
+        "expert_bytes_per_token": expert_bytes,
         "io_wait_seconds_per_token": mean(&steps.io_wait),
         "compute_seconds_per_token": compute,
-        "direct_read_gbps_experts": expert_gbps,
-        "direct_read_gbps_trunk": trunk_gbps,
-        "direct_read_gbps_aggregate": aggregate_gbps,
-        "expert_window_bytes": window,
-        "trunk_window_bytes": trunk_window,
+        "drive_best_gbps": best_gbps,
+        "drive_best_request_bytes": best.map(|b| b.request_bytes),
+        "drive_best_depth": best.map(|b| b.depth),
+        "drive_direct": drive.direct,
+        "achieved_read_gbps": achieved_gbps,
+        "achieved_over_drive_best": if best_gbps > 0.0 { achieved_gbps / best_gbps } else { 0.0 },
+        "read_request_bytes": pattern.request_bytes,
+        "read_depth": pattern.depth,
         "io_floor_seconds": io_floor,
         "compute_floor_seconds": compute,
         "ratio_to_larger_floor": if floor > 0.0 { s_per_token / floor } else { 0.0 },
@@ -161,11 +152,13 @@ pub fn stream(args: BenchStreamArgs) -> Result<(), Failure> {
     } else {
         println!(
             "{:.2} s/token over {} tokens · read {:.2} GB/token (trunk {:.2}, experts {:.2}) · I/O wait {:.2} s, compute {:.2} s",
-            s_per_token, steps.seconds.len(), bytes / 1e9, mean(&steps.trunk_bytes) / 1e9, mean(&steps.expert_bytes) / 1e9,
+            s_per_token, steps.seconds.len(), bytes / 1e9, trunk_bytes / 1e9, expert_bytes / 1e9,
             mean(&steps.io_wait), compute
         );
         println!(
-            "O_DIRECT read: experts {expert_gbps:.2} GB/s ({window} B windows × {io_threads}), trunk {trunk_gbps:.2} GB/s, together {aggregate_gbps:.2} GB/s → I/O floor {io_floor:.2} s; compute floor {compute:.2} s; measured / larger floor = {:.2}",
+            "reading at {achieved_gbps:.2} of {best_gbps:.2} GB/s (the drive's best: {} MiB × {} in flight; the engine reads {} MiB × {}) → I/O floor {io_floor:.2} s; compute floor {compute:.2} s; measured / larger floor = {:.2}",
+            best.map_or(0, |b| b.request_bytes >> 20), best.map_or(0, |b| b.depth),
+            pattern.request_bytes >> 20, pattern.depth,
             v["ratio_to_larger_floor"].as_f64().unwrap_or(0.0)
         );
     }

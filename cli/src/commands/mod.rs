@@ -2,6 +2,7 @@
 
 mod bench;
 mod chat;
+mod disk;
 mod pack;
 mod plan;
 mod run;
@@ -55,6 +56,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Pack(args) => pack::pack(args),
         Command::Bench(crate::args::BenchCommand::Kernels(args)) => bench::kernels(args),
         Command::Bench(crate::args::BenchCommand::Stream(args)) => bench::stream(args),
+        Command::Bench(crate::args::BenchCommand::Disk(args)) => disk::disk(args),
         Command::SimCache(args) => sim_cache::sim_cache(args),
         Command::Synth(args) => synth::synth(args),
     }
@@ -103,6 +105,7 @@ pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure
     opts.cache_policy = k3_engine::stream::CachePolicy::parse(&args.cache_policy)
         .ok_or_else(|| input_error(format!("--cache-policy {}: use lru or layer-ahead", args.cache_policy)))?;
     opts.budget = budget_choice(args)?;
+    opts.read_pattern = disk::read_pattern(args)?;
     Ok(opts)
 }
 

@@ -127,3 +127,55 @@ impl ByteView {
 
 #[cfg(target_endian = "big")]
 compile_error!("k3-engine reads little-endian checkpoint bytes in place; big-endian targets are not supported");
+
+/// Aligned buffers of one size, reused so the hot path never allocates or zeroes: a
+/// buffer comes back when its last view is gone ([`BlobPool::give`]).
+pub struct BlobPool {
+    size: usize,
+    max_free: std::sync::atomic::AtomicUsize,
+    free: std::sync::Mutex<Vec<Blob>>,
+}
+
+impl BlobPool {
+    /// A pool of `size`-byte buffers keeping at most `max_free` idle ones.
+    pub fn new(size: usize, max_free: usize) -> BlobPool {
+        BlobPool { size, max_free: max_free.into(), free: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    /// Bytes of each buffer.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// An idle buffer, or a new one (its old contents are not cleared: every reader
+    /// overwrites what it later reads).
+    pub fn take(&self) -> Blob {
+        self.lock().pop().unwrap_or_else(|| Blob::zeroed(self.size))
+    }
+
+    /// Returns `blob` to the pool when nothing else holds it; false when it is still
+    /// shared (it is then freed by its last holder).
+    pub fn give(&self, blob: Arc<Blob>) -> bool {
+        let Ok(blob) = Arc::try_unwrap(blob) else { return false };
+        let mut free = self.lock();
+        if blob.capacity() >= self.size && free.len() < self.max_free.load(std::sync::atomic::Ordering::Relaxed) {
+            free.push(blob);
+        }
+        true
+    }
+
+    /// Keeps at most `max_free` idle buffers from now on, freeing the rest at once.
+    pub fn set_max_free(&self, max_free: usize) {
+        self.max_free.store(max_free, std::sync::atomic::Ordering::Relaxed);
+        self.lock().truncate(max_free);
+    }
+
+    /// Idle buffers held now.
+    pub fn idle(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Blob>> {
+        self.free.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}

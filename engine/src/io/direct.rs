@@ -79,10 +79,17 @@ impl DirectFile {
     /// Fills `blob` from the aligned file offset `start` until at least `need` bytes are in.
     fn read_into(&self, blob: &mut Blob, start: u64, need: usize) -> Result<()> {
         let padded = (need as u64).div_ceil(ALIGN) * ALIGN;
-        let buf = &mut blob.pages_mut()[..padded as usize];
+        self.read_range(&mut blob.pages_mut()[..padded as usize], start, need)
+    }
+
+    /// Fills `buf` (4096-aligned, a whole number of pages) from the aligned file offset
+    /// `start` until at least `need` bytes are in; each `pread` asks for at most 1 GiB
+    /// (Linux caps one call just below 2 GiB) and short reads are continued.
+    pub fn read_range(&self, buf: &mut [u8], start: u64, need: usize) -> Result<()> {
         let mut done = 0usize;
         while done < need {
-            match self.file.read_at(&mut buf[done..], start + done as u64) {
+            let end = buf.len().min(done + MAX_CALL_BYTES);
+            match self.file.read_at(&mut buf[done..end], start + done as u64) {
                 Ok(0) => {
                     let msg = format!(
                         "short read at offset {}: file ends {} bytes before the data does",
@@ -103,11 +110,14 @@ impl DirectFile {
             }
         }
         if !self.direct {
-            drop_from_page_cache(&self.file, start, padded);
+            drop_from_page_cache(&self.file, start, buf.len() as u64);
         }
         Ok(())
     }
 }
+
+/// The most one `pread` asks for (aligned).
+const MAX_CALL_BYTES: usize = 1 << 30;
 
 /// The window `[offset, offset + len)` widened outward to `ALIGN`: (start, length).
 pub fn widen(offset: u64, len: usize) -> (u64, usize) {

@@ -23,6 +23,8 @@ use crate::model::names::{self, ExpertProj};
 pub struct RunView {
     pub blob: Arc<Blob>,
     pub payload_start: usize,
+    /// Bytes of the run from `payload_start` (the blob may be a larger reused buffer).
+    pub payload_len: usize,
     pub shard_idx: usize,
     pub run_start: u64,
 }
@@ -70,7 +72,10 @@ impl<'a> Binder<'a> {
             Source::Run(run) => {
                 let outside =
                     || Error::Expert { name: info.name.clone(), reason: "tensor lies outside its layer's run".into() };
-                if info.shard_idx != run.shard_idx || info.offset < run.run_start {
+                if info.shard_idx != run.shard_idx
+                    || info.offset < run.run_start
+                    || info.offset + info.nbytes > run.run_start + run.payload_len as u64
+                {
                     return Err(outside());
                 }
                 let start = run.payload_start + (info.offset - run.run_start) as usize;

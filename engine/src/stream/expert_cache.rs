@@ -9,8 +9,10 @@
 //! read failed (that is an error for the generation), or hold more than `capacity`
 //! experts it owns (an expert still borrowed by a computation keeps its slot until the
 //! borrow ends; victims are only experts nobody holds).
-//! Also owns resizing between generations ([`ExpertCache::resize`]): a smaller capacity
-//! evicts at once, down to the new number of slots.
+//! Also owns the slot buffers (read through the shared `io::Reader`, reused through a
+//! `BlobPool`: an evicted expert's buffer serves the next read, so reads never allocate
+//! once the cache is warm; owned experts + idle buffers ≤ capacity) and resizing between
+//! generations ([`ExpertCache::resize`]): a smaller capacity evicts at once.
 //! Easy to break: a victim search must skip in-flight slots; a prefetch must not reserve
 //! more slots than are free, or demand reads could wait forever.
 
@@ -22,7 +24,7 @@ use std::time::Instant;
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::TensorIndex;
-use crate::io::DirectFile;
+use crate::io::{Blob, BlobPool, DirectFile, Reader};
 use crate::model::bind::{Binder, RunView};
 use crate::model::experts::{bind_expert, ExpertSource};
 use crate::model::mlp::GluMlp;
@@ -36,7 +38,8 @@ enum Slot {
     /// A read is running; waiters sleep on the condvar.
     InFlight,
     /// Ready to use. `prefetched` until its first use after a batch prefetch read it.
-    Ready { mlp: Arc<GluMlp>, last_use: u64, prefetched: bool },
+    /// `blob` is the slot buffer the expert is bound in (`None`: scattered tensors).
+    Ready { mlp: Arc<GluMlp>, blob: Option<Arc<Blob>>, last_use: u64, prefetched: bool },
     /// The read failed; the first waiter reports it and clears the slot.
     Failed(String),
 }
@@ -47,6 +50,19 @@ struct State {
     /// The layer most recently routed (for layer-aware replacement).
     layer_now: usize,
     trace: Option<Vec<(u32, u32)>>,
+}
+
+/// How many expert slots, of how many bytes each (`k3_plan::expert_slot_bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheSlots {
+    pub capacity: usize,
+    pub slot_bytes: usize,
+}
+
+/// An expert just read, and the slot buffer it is bound in.
+struct Loaded {
+    mlp: Arc<GluMlp>,
+    blob: Option<Arc<Blob>>,
 }
 
 /// A bounded cache of routed experts over the checkpoint's shards.
@@ -60,6 +76,9 @@ struct Inner {
     index: Arc<TensorIndex>,
     cfg: ModelConfig,
     files: Vec<DirectFile>,
+    reader: Arc<Reader>,
+    /// Slot buffers, reused: an evicted expert's buffer serves the next read.
+    blobs: BlobPool,
     capacity: AtomicUsize,
     policy: CachePolicy,
     state: Mutex<State>,
@@ -68,15 +87,18 @@ struct Inner {
 }
 
 impl ExpertCache {
-    /// A cache of `capacity` experts (at least top-k + 1) reading with `io_threads` threads.
+    /// A cache of `capacity` slots of `slot_bytes` (at least top-k + 1), prefetching on
+    /// `io_threads` threads that read through `reader`.
     pub fn new(
         index: Arc<TensorIndex>,
         cfg: &ModelConfig,
-        capacity: usize,
+        slots: CacheSlots,
         policy: CachePolicy,
         io_threads: usize,
+        reader: Arc<Reader>,
         counters: Arc<Counters>,
     ) -> Result<Self> {
+        let CacheSlots { capacity, slot_bytes } = slots;
         let files = index.shard_paths().iter().map(|p| DirectFile::open(p)).collect::<Result<Vec<_>>>()?;
         let io_pool = rayon::ThreadPoolBuilder::new()
             .num_threads(io_threads.max(1))
@@ -88,6 +110,8 @@ impl ExpertCache {
             index,
             cfg: cfg.clone(),
             files,
+            reader,
+            blobs: BlobPool::new(slot_bytes, capacity),
             capacity: AtomicUsize::new(capacity),
             policy,
             state,
@@ -129,6 +153,8 @@ impl ExpertCache {
                 break;
             }
         }
+        // Buffers alive never exceed the slots: owned experts plus idle buffers.
+        inner.blobs.set_max_free(capacity.saturating_sub(state.slots.len()));
     }
 
     /// Experts currently owned (ready or in flight).
@@ -146,20 +172,43 @@ impl Inner {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Reads and binds one expert (no locks held).
-    fn load(&self, key: Key) -> Result<Arc<GluMlp>> {
+    /// Reads and binds one expert (no locks held) into a reused slot buffer.
+    fn load(&self, key: Key) -> Result<Loaded> {
         let (layer_idx, expert_idx) = key;
         let (placement, nbytes) = locate(&self.index, layer_idx, expert_idx)?;
-        let mlp = match placement {
+        let loaded = match placement {
             Placement::Contiguous { shard_idx, start, len } => {
-                let view = self.files[shard_idx].read_window(start, len)?;
-                let run = RunView { blob: view.blob(), payload_start: view.start(), shard_idx, run_start: start };
-                bind_expert(&Binder::over_run(&self.index, run), &self.cfg, layer_idx, expert_idx)?
+                let mut blob = self.blobs.take();
+                if blob.capacity() < crate::io::direct::widen(start, len).1 {
+                    blob = Blob::zeroed(crate::io::direct::widen(start, len).1);
+                }
+                let read = self.reader.read_window_into(&self.files[shard_idx], &mut blob, start, len)?;
+                let blob = Arc::new(blob);
+                let run = RunView {
+                    blob: blob.clone(),
+                    payload_start: read.payload_start,
+                    payload_len: len,
+                    shard_idx,
+                    run_start: start,
+                };
+                let mlp = bind_expert(&Binder::over_run(&self.index, run), &self.cfg, layer_idx, expert_idx)?;
+                Loaded { mlp: Arc::new(mlp), blob: Some(blob) }
             }
-            Placement::Scattered => bind_expert(&Binder::new(&self.index, true), &self.cfg, layer_idx, expert_idx)?,
+            Placement::Scattered => {
+                let mlp = bind_expert(&Binder::new(&self.index, true), &self.cfg, layer_idx, expert_idx)?;
+                Loaded { mlp: Arc::new(mlp), blob: None }
+            }
         };
         Counters::add(&self.counters.expert_bytes_read, nbytes);
-        Ok(Arc::new(mlp))
+        Ok(loaded)
+    }
+
+    /// Drops an evicted slot, handing its buffer back once the expert is gone.
+    fn recycle(&self, slot: Slot) {
+        if let Slot::Ready { mlp, blob: Some(blob), .. } = slot {
+            drop(mlp);
+            self.blobs.give(blob);
+        }
     }
 
     /// Frees one slot if the cache is full: the policy's victim among ready experts that
@@ -178,19 +227,21 @@ impl Inner {
         });
         match self.policy.victim(candidates, state.layer_now, self.cfg.n_layers) {
             Some(key) => {
-                state.slots.remove(&key);
+                if let Some(slot) = state.slots.remove(&key) {
+                    self.recycle(slot);
+                }
                 true
             }
             None => false,
         }
     }
 
-    fn publish(&self, key: Key, result: &Result<Arc<GluMlp>>, prefetched: bool) {
+    fn publish(&self, key: Key, result: &Result<Loaded>, prefetched: bool) {
         let mut state = self.lock();
         state.clock += 1;
         let clock = state.clock;
         let slot = match result {
-            Ok(mlp) => Slot::Ready { mlp: mlp.clone(), last_use: clock, prefetched },
+            Ok(l) => Slot::Ready { mlp: l.mlp.clone(), blob: l.blob.clone(), last_use: clock, prefetched },
             Err(e) => Slot::Failed(e.to_string()),
         };
         state.slots.insert(key, slot);
@@ -257,7 +308,7 @@ impl Inner {
             state.clock += 1;
             let clock = state.clock;
             match state.slots.get_mut(&key) {
-                Some(Slot::Ready { mlp, last_use, prefetched }) => {
+                Some(Slot::Ready { mlp, last_use, prefetched, .. }) => {
                     *last_use = clock;
                     let counter = if std::mem::take(prefetched) {
                         &self.counters.expert_prefetch_hits
@@ -302,7 +353,7 @@ impl Inner {
                             self.changed.notify_all();
                         }
                     }
-                    return result;
+                    return result.map(|l| l.mlp);
                 }
             }
         }

@@ -12,22 +12,24 @@
 
 use std::sync::Arc;
 
-use k3_plan::{BudgetChoice, Footprint, MachineMemory, MemoryPlan};
+use k3_plan::{expert_slot_bytes, BudgetChoice, Footprint, MachineMemory, MemoryPlan};
 
 use crate::config::ModelConfig;
 use crate::error::Result;
 use crate::format::TensorIndex;
 use crate::io::release::return_freed_memory;
 use crate::io::sysinfo::machine_memory;
+use crate::io::Reader;
 use crate::model::bind::Binder;
 use crate::model::experts::{ExpertSource, ResidentExperts};
 use crate::model::trunk::TrunkSource;
 use crate::model::Model;
 use crate::options::MemoryOptions;
+use crate::stream::expert_cache::CacheSlots;
 use crate::stream::footprint::footprint;
 use crate::stream::plan::make_plan;
 use crate::stream::trunk_manifest::open_packed_trunk;
-use crate::stream::trunk_stream::StreamedTrunk;
+use crate::stream::trunk_stream::{RingShape, StreamedTrunk};
 use crate::stream::{Counters, ExpertCache};
 
 /// The sources a model is first bound with (`None`: bind resident from the shards).
@@ -46,6 +48,8 @@ pub(crate) struct Residency {
     cache: Option<Arc<ExpertCache>>,
     trunk: Option<Arc<StreamedTrunk>>,
     counters: Arc<Counters>,
+    /// The one I/O engine every streamed read goes through.
+    io: Arc<Reader>,
 }
 
 impl Residency {
@@ -68,6 +72,7 @@ impl Residency {
             cache: None,
             trunk: None,
             counters,
+            io: Arc::new(Reader::new(opts.read_pattern)?),
         };
         let Some(choice) = opts.budget else {
             return Ok((r, Sources { trunk: None, experts: None }));
@@ -84,8 +89,8 @@ impl Residency {
                 packed,
                 r.index.clone(),
                 cfg,
-                plan.pinned_layers,
-                plan.ring_slots,
+                RingShape { n_pinned: plan.pinned_layers, ring_slots: plan.ring_slots },
+                r.io.clone(),
                 r.counters.clone(),
             )?)),
             _ => None,
@@ -101,12 +106,14 @@ impl Residency {
     }
 
     fn new_cache(&self, capacity: usize) -> Result<ExpertCache> {
+        let slots = CacheSlots { capacity, slot_bytes: expert_slot_bytes(self.footprint.expert_bytes) as usize };
         let cache = ExpertCache::new(
             self.index.clone(),
             &self.cfg,
-            capacity,
+            slots,
             self.opts.cache_policy,
             self.opts.io_threads,
+            self.io.clone(),
             self.counters.clone(),
         )?;
         if self.opts.record_trace {
@@ -178,14 +185,9 @@ impl Residency {
                     return self.finish_replan(model, opts, plan, (pinned, ring), progress);
                 };
                 let packed = open_packed_trunk(dir, &self.cfg, &self.index)?;
-                let trunk = Arc::new(StreamedTrunk::new(
-                    packed,
-                    self.index.clone(),
-                    &self.cfg,
-                    0,
-                    ring,
-                    self.counters.clone(),
-                )?);
+                let shape = RingShape { n_pinned: 0, ring_slots: ring };
+                let (index, io, counters) = (self.index.clone(), self.io.clone(), self.counters.clone());
+                let trunk = Arc::new(StreamedTrunk::new(packed, index, &self.cfg, shape, io, counters)?);
                 model.set_trunk(Box::new(trunk.clone()));
                 self.trunk = Some(trunk);
             }

@@ -2,8 +2,10 @@
 //! through a ring of one or two slots, the next layer read while the current computes.
 //!
 //! Owns: the ring (at most `ring_slots` unpinned layers alive: the one computing and, with
-//! two slots, the one being read ahead), O_DIRECT reads of whole runs into aligned blobs,
-//! the CRC-32 check of every run read, and binding a layer as views into its blob.
+//! two slots, the one being read ahead) and its buffers, reused layer after layer (no
+//! allocation or zeroing per read); reads of whole runs through the shared `io::Reader`
+//! (pieces in flight together, CRC-32 computed piece by piece on the reader threads); the
+//! CRC check of every run read; and binding a layer as views into its buffer.
 //! Must not: hand out a layer whose read or check failed (the error goes to the
 //! generation), or read ahead with one slot.
 //! Also owns changing the pinned prefix between generations ([`StreamedTrunk::repin`]):
@@ -19,9 +21,10 @@ use std::time::Instant;
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::TensorIndex;
-use crate::io::DirectFile;
+use crate::io::direct::widen;
+use crate::io::{Blob, BlobPool, DirectFile, Reader};
 use crate::model::bind::{Binder, RunView};
-use crate::model::trunk::{ResidentTrunk, TrunkSource};
+use crate::model::trunk::TrunkSource;
 use crate::model::{bind_layer, Layer};
 use crate::stream::metrics::Counters;
 use crate::stream::trunk_manifest::PackedTrunk;
@@ -39,6 +42,56 @@ struct Inner {
     ahead: Mutex<Ahead>,
     changed: Condvar,
     counters: Arc<Counters>,
+    /// The shared I/O engine (pieces in flight together).
+    io: Arc<Reader>,
+    /// Ring slot buffers, reused layer after layer.
+    ring: Mutex<RingBuffers>,
+}
+
+/// The ring's buffers: idle ones, and the ones layers are bound in (each comes back when
+/// its layer is dropped).
+struct RingBuffers {
+    idle: BlobPool,
+    in_use: Vec<Arc<Blob>>,
+}
+
+impl RingBuffers {
+    fn new(slot_bytes: usize, slots: usize) -> Self {
+        RingBuffers { idle: BlobPool::new(slot_bytes, slots.max(1)), in_use: Vec::new() }
+    }
+
+    /// A buffer of at least `bytes`: a reclaimed one when a layer let go of it.
+    fn take(&mut self, bytes: usize) -> Blob {
+        let (free, held): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.in_use).into_iter().partition(|b| Arc::strong_count(b) == 1);
+        self.in_use = held;
+        for blob in free {
+            self.idle.give(blob);
+        }
+        let blob = self.idle.take();
+        if blob.capacity() >= bytes {
+            blob
+        } else {
+            Blob::zeroed(bytes)
+        }
+    }
+}
+
+/// The pinned prefix and the ring of a streamed trunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RingShape {
+    pub n_pinned: usize,
+    pub ring_slots: usize,
+}
+
+/// Bytes of a ring buffer able to hold every layer from `n_pinned` on, widened for
+/// O_DIRECT as the reader reads it.
+fn ring_slot_bytes(packed: &PackedTrunk, n_pinned: usize) -> usize {
+    packed.layers[n_pinned.min(packed.layers.len())..]
+        .iter()
+        .map(|p| widen(p.file_off, p.run_len as usize).1)
+        .max()
+        .unwrap_or(0)
 }
 
 /// A trunk streamed from a packed file under a memory plan.
@@ -46,21 +99,23 @@ pub struct StreamedTrunk {
     inner: Arc<Inner>,
     /// Two ring slots: read the next layer while this one computes.
     read_ahead: AtomicBool,
+    /// The thread that runs the read-ahead (its pieces go to the shared reader).
     reader: rayon::ThreadPool,
 }
 
 impl StreamedTrunk {
-    /// Pins layers `0..n_pinned` (read from the shards now) and streams the rest; with
-    /// `ring_slots == 2` the next layer is read while the current one computes.
+    /// Pins layers `0..n_pinned` (read from the shards now) and streams the rest through
+    /// `io`; with `ring_slots == 2` the next layer is read while the current one computes.
     pub fn new(
         packed: PackedTrunk,
         index: Arc<TensorIndex>,
         cfg: &ModelConfig,
-        n_pinned: usize,
-        ring_slots: usize,
+        ring: RingShape,
+        io: Arc<Reader>,
         counters: Arc<Counters>,
     ) -> Result<Self> {
-        let pinned = ResidentTrunk::bind_prefix(&Binder::new(&index, true), cfg, n_pinned)?.into_layers();
+        let RingShape { n_pinned, ring_slots } = ring;
+        let slot_bytes = ring_slot_bytes(&packed, n_pinned);
         let file = DirectFile::open(&packed.bin_path)?;
         let reader = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
@@ -68,7 +123,7 @@ impl StreamedTrunk {
             .build()
             .map_err(|e| Error::Option { option: "trunk reader", reason: e.to_string() })?;
         let inner = Inner {
-            pinned: RwLock::new(pinned),
+            pinned: RwLock::new(Vec::new()),
             packed,
             file,
             index,
@@ -76,8 +131,16 @@ impl StreamedTrunk {
             ahead: Mutex::new(None),
             changed: Condvar::new(),
             counters,
+            io,
+            ring: Mutex::new(RingBuffers::new(slot_bytes, ring_slots)),
         };
-        Ok(StreamedTrunk { inner: Arc::new(inner), read_ahead: AtomicBool::new(ring_slots >= 2), reader })
+        let trunk = StreamedTrunk { inner: Arc::new(inner), read_ahead: AtomicBool::new(ring_slots >= 2), reader };
+        // The pinned prefix: whole runs from trunk.bin, CRC-checked like every streamed read.
+        for l in 0..n_pinned.min(cfg.n_layers) {
+            let layer = trunk.inner.read_pinned_layer(l)?;
+            trunk.inner.write_pinned().push(layer);
+        }
+        Ok(trunk)
     }
 
     /// Layers resident now.
@@ -93,13 +156,16 @@ impl StreamedTrunk {
         let n_pinned = n_pinned.min(self.inner.cfg.n_layers);
         self.read_ahead.store(ring_slots >= 2, Ordering::Relaxed);
         self.inner.drain_ahead();
+        // New ring buffers sized for the layers that stream under the new prefix.
+        let slot_bytes = ring_slot_bytes(&self.inner.packed, n_pinned);
+        *self.inner.lock_ring() = RingBuffers::new(slot_bytes, ring_slots);
         let have = self.n_pinned();
         if n_pinned <= have {
             self.inner.write_pinned().truncate(n_pinned);
             return Ok(());
         }
         for l in have..n_pinned {
-            let layer = self.inner.read_layer(l)?;
+            let layer = self.inner.read_pinned_layer(l)?;
             self.inner.write_pinned().push(layer);
             progress(l + 1 - have, n_pinned - have);
         }
@@ -160,26 +226,54 @@ impl Inner {
         *ahead = None;
     }
 
-    /// Reads, checks and binds unpinned layer `l`.
+    fn lock_ring(&self) -> MutexGuard<'_, RingBuffers> {
+        self.ring.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reads, checks and binds unpinned layer `l` into a ring buffer.
     fn read_layer(&self, l: usize) -> Result<Arc<Layer>> {
         let p = &self.packed.layers[l];
-        let view = self.file.read_window(p.file_off, p.run_len as usize)?;
+        let blob = self.lock_ring().take(widen(p.file_off, p.run_len as usize).1);
+        let (layer, blob) = self.read_layer_into(l, blob)?;
+        self.lock_ring().in_use.push(blob);
+        Ok(layer)
+    }
+
+    /// Reads, checks and binds layer `l` into a buffer of its own (a pinned layer).
+    fn read_pinned_layer(&self, l: usize) -> Result<Arc<Layer>> {
+        let p = &self.packed.layers[l];
+        let blob = Blob::zeroed(widen(p.file_off, p.run_len as usize).1);
+        Ok(self.read_layer_into(l, blob)?.0)
+    }
+
+    /// Reads layer `l`'s run into `blob` through the shared reader (its CRC-32 computed
+    /// piece by piece as the pieces arrive), checks it and binds the layer in place.
+    fn read_layer_into(&self, l: usize, mut blob: Blob) -> Result<(Arc<Layer>, Arc<Blob>)> {
+        let p = &self.packed.layers[l];
+        let read = self.io.read_window_into(&self.file, &mut blob, p.file_off, p.run_len as usize)?;
         if let Some(want) = p.crc32 {
-            let got = crc32fast::hash(view.bytes());
-            if got != want {
+            if read.crc32 != want {
                 return Err(Error::Trunk {
                     path: self.packed.bin_path.clone(),
                     reason: format!(
-                        "layer {l} fails its CRC-32 check (stored {want:08x}, read {got:08x}): re-run `k3 pack`"
+                        "layer {l} fails its CRC-32 check (stored {want:08x}, read {:08x}): re-run `k3 pack`",
+                        read.crc32
                     ),
                 });
             }
         }
         Counters::add(&self.counters.trunk_bytes_read, p.run_len);
         Counters::add(&self.counters.trunk_layers_read, 1);
-        let run =
-            RunView { blob: view.blob(), payload_start: view.start(), shard_idx: p.shard_idx, run_start: p.run_start };
-        bind_layer(&Binder::over_run(&self.index, run), &self.cfg, l).map(Arc::new)
+        let blob = Arc::new(blob);
+        let run = RunView {
+            blob: blob.clone(),
+            payload_start: read.payload_start,
+            payload_len: p.run_len as usize,
+            shard_idx: p.shard_idx,
+            run_start: p.run_start,
+        };
+        let layer = bind_layer(&Binder::over_run(&self.index, run), &self.cfg, l).map(Arc::new)?;
+        Ok((layer, blob))
     }
 
     /// Takes layer `l` from the read-ahead, waiting if it is in flight; a read-ahead of

@@ -1,0 +1,199 @@
+//! The drive's best read pattern, measured: request size × requests in flight, O_DIRECT,
+//! random aligned offsets, on the model's shards or a scratch file on the same drive.
+//!
+//! Owns: [`sweep`] (one point per size × depth: `depth` threads each reading
+//! `request_bytes` at random 4096-aligned offsets into one reused aligned buffer until the
+//! point's byte budget is read; GB/s = bytes ÷ wall clock), [`ScratchFile`] (a file of
+//! incompressible bytes, written and synced, removed on drop), and [`SavedPattern`], the
+//! JSON `--save` writes and `--read-pattern` reads.
+//! Must not: measure the page cache: reads are O_DIRECT (a file system that refuses it is
+//! reported as `direct: false`, and its figures are not a drive's).
+//! Easy to break: a point must read enough bytes to leave the drive's burst behaviour
+//! behind (at least 256 MB by default), and files smaller than two requests are skipped.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use k3_engine::io::{Blob, DirectFile, ReadPattern};
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// One MiB.
+pub const MIB: usize = 1 << 20;
+
+/// What to sweep.
+#[derive(Debug, Clone)]
+pub struct SweepRequest {
+    pub files: Vec<PathBuf>,
+    /// Request sizes (multiples of 4096).
+    pub sizes: Vec<usize>,
+    /// Requests in flight.
+    pub depths: Vec<usize>,
+    /// Bytes each point reads in all.
+    pub bytes_per_point: u64,
+}
+
+impl SweepRequest {
+    /// 1–64 MiB × 1–32 in flight over `files`.
+    pub fn full(files: Vec<PathBuf>, bytes_per_point: u64) -> Self {
+        SweepRequest {
+            files,
+            sizes: [1, 2, 4, 8, 16, 32, 64].iter().map(|m| m * MIB).collect(),
+            depths: vec![1, 2, 4, 8, 16, 32],
+            bytes_per_point,
+        }
+    }
+}
+
+/// One measured point.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DiskPoint {
+    pub request_bytes: usize,
+    pub depth: usize,
+    pub gbps: f64,
+    pub bytes_read: u64,
+    pub seconds: f64,
+}
+
+/// The sweep's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiskSweep {
+    pub points: Vec<DiskPoint>,
+    /// False when the file system refused O_DIRECT (buffered reads: not the drive's figure).
+    pub direct: bool,
+    pub files: Vec<PathBuf>,
+}
+
+impl DiskSweep {
+    /// The fastest point.
+    pub fn best(&self) -> Option<DiskPoint> {
+        self.points.iter().copied().max_by(|a, b| a.gbps.total_cmp(&b.gbps))
+    }
+}
+
+/// What `k3 bench disk --save` writes and the engine's `--read-pattern` reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedPattern {
+    pub request_bytes: usize,
+    pub depth: usize,
+    /// The bandwidth measured at that point.
+    pub gbps: f64,
+    pub direct: bool,
+    pub measured_on: Vec<PathBuf>,
+}
+
+impl SavedPattern {
+    pub fn pattern(&self) -> ReadPattern {
+        ReadPattern { request_bytes: self.request_bytes, depth: self.depth }
+    }
+}
+
+/// Measures every size × depth of `req`.
+pub fn sweep(req: &SweepRequest) -> k3_engine::Result<DiskSweep> {
+    let files: Vec<(DirectFile, u64)> = req
+        .files
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok().map(|m| (p, m.len())))
+        .map(|(p, len)| DirectFile::open(p).map(|f| (f, len)))
+        .collect::<k3_engine::Result<_>>()?;
+    let direct = files.iter().all(|(f, _)| f.is_direct());
+    let mut points = Vec::new();
+    for &size in &req.sizes {
+        let usable: Vec<&(DirectFile, u64)> = files.iter().filter(|(_, len)| *len >= 2 * size as u64).collect();
+        if usable.is_empty() {
+            continue;
+        }
+        for &depth in &req.depths {
+            points.push(measure(&usable, size, depth, req.bytes_per_point)?);
+        }
+    }
+    Ok(DiskSweep { points, direct, files: req.files.clone() })
+}
+
+/// One point: `depth` threads of `size`-byte reads until `budget` bytes are read.
+fn measure(files: &[&(DirectFile, u64)], size: usize, depth: usize, budget: u64) -> k3_engine::Result<DiskPoint> {
+    let per_thread = (budget / depth as u64 / size as u64).max(1);
+    let start = Instant::now();
+    let read: Vec<k3_engine::Result<u64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..depth)
+            .map(|t| {
+                s.spawn(move || {
+                    let mut rng = ChaCha8Rng::seed_from_u64((size as u64) << 8 | t as u64);
+                    let mut buf = Blob::zeroed(size);
+                    let mut bytes = 0u64;
+                    for _ in 0..per_thread {
+                        let (file, len) = files[rng.random_range(0..files.len())];
+                        let offset = rng.random_range(0..(len - size as u64) / 4096) * 4096;
+                        file.read_range(buf.pages_mut(), offset, size)?;
+                        bytes += size as u64;
+                    }
+                    Ok(bytes)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or(Ok(0))).collect()
+    });
+    let seconds = start.elapsed().as_secs_f64();
+    let bytes_read: u64 = read.into_iter().collect::<k3_engine::Result<Vec<_>>>()?.iter().sum();
+    Ok(DiskPoint { request_bytes: size, depth, gbps: bytes_read as f64 / seconds / 1e9, bytes_read, seconds })
+}
+
+/// A file of incompressible bytes on the drive under test, removed on drop.
+pub struct ScratchFile {
+    path: PathBuf,
+}
+
+impl ScratchFile {
+    /// Writes `bytes` (rounded up to MiB) of seeded random data into `dir` and syncs it.
+    pub fn create(dir: &Path, bytes: u64) -> std::io::Result<ScratchFile> {
+        let path = dir.join(format!(".k3-disk-bench-{}.bin", std::process::id()));
+        let scratch = ScratchFile { path };
+        let mut file = std::fs::File::create(&scratch.path)?;
+        let mut rng = ChaCha8Rng::seed_from_u64(0x6b33);
+        let mut chunk = vec![0u8; MIB];
+        for _ in 0..bytes.div_ceil(MIB as u64) {
+            rng.fill_bytes(&mut chunk);
+            file.write_all(&chunk)?;
+        }
+        file.sync_all()?;
+        Ok(scratch)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweep_measures_every_point_and_names_the_best() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = ScratchFile::create(dir.path(), 8 * MIB as u64).unwrap();
+        let req = SweepRequest {
+            files: vec![scratch.path().to_path_buf()],
+            sizes: vec![MIB, 2 * MIB, 8 * MIB],
+            depths: vec![1, 2],
+            bytes_per_point: 4 * MIB as u64,
+        };
+        let s = sweep(&req).unwrap();
+        // 8 MiB requests need a file of at least two requests: skipped on an 8 MiB file.
+        assert_eq!(s.points.len(), 4, "{:?}", s.points);
+        assert!(s.points.iter().all(|p| p.gbps > 0.0 && p.bytes_read >= MIB as u64));
+        let best = s.best().unwrap();
+        assert!(s.points.iter().all(|p| p.gbps <= best.gbps));
+        let path = scratch.path().to_path_buf();
+        drop(scratch);
+        assert!(!path.exists(), "the scratch file is removed");
+    }
+}

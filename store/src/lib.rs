@@ -1,0 +1,11 @@
+//! k3-store: getting the model onto a drive, and knowing the drive.
+//!
+//! Owns (so far): [`diskbench`], the O_DIRECT sweep of request size × requests in flight
+//! behind `k3 bench disk`, whose best point becomes the engine's `ReadPattern`. Downloads
+//! and verification land here next (the engine never learns HTTP or drives).
+//! Must not: read weights for the engine: streamed reads are `k3_engine::io`'s.
+#![forbid(unsafe_code)]
+
+pub mod diskbench;
+
+pub use diskbench::{sweep, DiskPoint, DiskSweep, SavedPattern, ScratchFile, SweepRequest};

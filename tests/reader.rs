@@ -1,0 +1,49 @@
+//! The shared I/O engine (`io::Reader`): a window read in pieces in flight together holds
+//! exactly the file's bytes, its CRC-32 is the payload's, whatever the piece size, depth
+//! and alignment; a file that ends before the window is a named error.
+
+use k3_engine::io::{Blob, DirectFile, ReadPattern, Reader};
+use k3_tests::scratch_dir;
+
+fn file_of(len: usize) -> (std::path::PathBuf, Vec<u8>) {
+    let dir = scratch_dir("reader");
+    let bytes: Vec<u8> = (0..len).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let path = dir.join(format!("data-{len}.bin"));
+    std::fs::write(&path, &bytes).unwrap();
+    (path, bytes)
+}
+
+#[test]
+fn every_pattern_reads_the_same_bytes_and_crc() {
+    let (path, bytes) = file_of(3 * 1024 * 1024 + 12_345);
+    let file = DirectFile::open(&path).unwrap();
+    let windows = [(0u64, 4096usize), (17, 1_000_000), (8191, 2 * 1024 * 1024 + 3), (5000, bytes.len() - 5000)];
+    for request_bytes in [4096, 64 * 1024, 1 << 20] {
+        for depth in [1, 3, 8] {
+            let reader = Reader::new(ReadPattern { request_bytes, depth }).unwrap();
+            for &(offset, len) in &windows {
+                let mut blob = Blob::zeroed(len + 8192);
+                let read = reader.read_window_into(&file, &mut blob, offset, len).unwrap();
+                let got = &blob.bytes()[read.payload_start..read.payload_start + len];
+                let want = &bytes[offset as usize..offset as usize + len];
+                assert!(got == want, "{request_bytes} B × {depth}: window {offset}+{len} differs");
+                assert_eq!(read.crc32, crc32fast::hash(want), "{request_bytes} B × {depth}: window {offset}+{len}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_file_that_ends_early_is_a_named_error_and_bad_patterns_are_refused() {
+    let (path, bytes) = file_of(100_000);
+    let file = DirectFile::open(&path).unwrap();
+    let reader = Reader::new(ReadPattern { request_bytes: 16 * 1024, depth: 4 }).unwrap();
+    let mut blob = Blob::zeroed(200_000);
+    let e = reader.read_window_into(&file, &mut blob, 50_000, bytes.len()).unwrap_err().to_string();
+    assert!(e.contains("data-100000.bin") && e.contains("short read"), "{e}");
+    let mut small = Blob::zeroed(4096);
+    assert!(reader.read_window_into(&file, &mut small, 0, 10_000).is_err(), "a buffer too small is refused");
+    for bad in [ReadPattern { request_bytes: 1000, depth: 4 }, ReadPattern { request_bytes: 4096, depth: 0 }] {
+        assert!(Reader::new(bad).is_err(), "{bad:?}");
+    }
+}
