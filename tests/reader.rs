@@ -2,7 +2,7 @@
 //! exactly the file's bytes, its CRC-32 is the payload's, whatever the piece size, depth
 //! and alignment; a file that ends before the window is a named error.
 
-use k3_engine::io::{Blob, DirectFile, ReadPattern, Reader};
+use k3_engine::io::{Blob, DirectFile, ReadPattern, Reader, Urgency};
 use k3_tests::scratch_dir;
 
 fn file_of(len: usize) -> (std::path::PathBuf, Vec<u8>) {
@@ -23,7 +23,8 @@ fn every_pattern_reads_the_same_bytes_and_crc() {
             let reader = Reader::new(ReadPattern { request_bytes, depth }).unwrap();
             for &(offset, len) in &windows {
                 let mut blob = Blob::zeroed(len + 8192);
-                let read = reader.read_window_into(&file, &mut blob, offset, len).unwrap();
+                let urgency = if depth == 3 { Urgency::Next } else { Urgency::Now };
+                let read = reader.read_window_into(&file, &mut blob, offset, len, urgency).unwrap();
                 let got = &blob.bytes()[read.payload_start..read.payload_start + len];
                 let want = &bytes[offset as usize..offset as usize + len];
                 assert!(got == want, "{request_bytes} B × {depth}: window {offset}+{len} differs");
@@ -39,10 +40,13 @@ fn a_file_that_ends_early_is_a_named_error_and_bad_patterns_are_refused() {
     let file = DirectFile::open(&path).unwrap();
     let reader = Reader::new(ReadPattern { request_bytes: 16 * 1024, depth: 4 }).unwrap();
     let mut blob = Blob::zeroed(200_000);
-    let e = reader.read_window_into(&file, &mut blob, 50_000, bytes.len()).unwrap_err().to_string();
+    let e = reader.read_window_into(&file, &mut blob, 50_000, bytes.len(), Urgency::Now).unwrap_err().to_string();
     assert!(e.contains("data-100000.bin") && e.contains("short read"), "{e}");
     let mut small = Blob::zeroed(4096);
-    assert!(reader.read_window_into(&file, &mut small, 0, 10_000).is_err(), "a buffer too small is refused");
+    assert!(
+        reader.read_window_into(&file, &mut small, 0, 10_000, Urgency::Next).is_err(),
+        "a buffer too small is refused"
+    );
     for bad in [ReadPattern { request_bytes: 1000, depth: 4 }, ReadPattern { request_bytes: 4096, depth: 0 }] {
         assert!(Reader::new(bad).is_err(), "{bad:?}");
     }

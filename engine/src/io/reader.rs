@@ -6,6 +6,9 @@
 //! trunk ring and the expert cache. A window is read into a caller's aligned blob in
 //! `request_bytes` pieces (each clamped below 2 GiB, looping on short reads), with the
 //! CRC-32 of the payload computed piece by piece on the reader threads and combined.
+//! Priorities: pieces of every read share one FIFO queue; a read needed `Now` (experts)
+//! queues all its pieces, a read needed `Next` (the trunk read-ahead) keeps at most
+//! `depth` queued, so the bytes needed soonest wait behind at most one piece per thread.
 //! Must not: allocate on the hot path (the caller owns the destination), or report a
 //! window as read before every piece is in.
 //! Easy to break: pieces must start at 4096-aligned file offsets and buffer addresses for
@@ -52,6 +55,17 @@ impl ReadPattern {
     }
 }
 
+/// How soon a read's bytes are needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Urgency {
+    /// Needed now (a layer's missing experts): every piece is queued at once.
+    Now,
+    /// Needed next (the next layer's trunk): at most `depth` pieces are queued at a time,
+    /// so a read queued `Now` meanwhile waits behind at most that many pieces, never
+    /// behind a whole layer.
+    Next,
+}
+
 /// A window read into a blob.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowRead {
@@ -83,8 +97,16 @@ impl Reader {
     }
 
     /// Reads the widened window of `[offset, offset + len)` of `file` into `blob`, which
-    /// must hold it; the pieces are in flight together on the reader threads.
-    pub fn read_window_into(&self, file: &DirectFile, blob: &mut Blob, offset: u64, len: usize) -> Result<WindowRead> {
+    /// must hold it; the pieces are in flight together on the reader threads (queued as
+    /// `urgency` says).
+    pub fn read_window_into(
+        &self,
+        file: &DirectFile,
+        blob: &mut Blob,
+        offset: u64,
+        len: usize,
+        urgency: Urgency,
+    ) -> Result<WindowRead> {
         let (start, padded) = widen(offset, len);
         if blob.capacity() < padded {
             let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "read buffer too small");
@@ -112,10 +134,20 @@ impl Reader {
             results.push(read_piece(0, pages));
         } else {
             results.resize_with(n_pieces, || Ok(crc32fast::Hasher::new()));
-            self.pool.scope(|s| {
+            // Pieces are queued from this thread (FIFO with every other read's pieces);
+            // `Next` reads keep at most `depth` of theirs queued or running.
+            let window = Window::new(match urgency {
+                Urgency::Now => n_pieces,
+                Urgency::Next => self.pattern.depth,
+            });
+            self.pool.in_place_scope(|s| {
                 for (i, (buf, slot)) in pages.chunks_mut(piece).zip(results.iter_mut()).enumerate() {
-                    let read_piece = &read_piece;
-                    s.spawn(move |_| *slot = read_piece(i, buf));
+                    window.enter();
+                    let (read_piece, window) = (&read_piece, &window);
+                    s.spawn(move |_| {
+                        *slot = read_piece(i, buf);
+                        window.leave();
+                    });
                 }
             });
         }
@@ -124,5 +156,30 @@ impl Reader {
             crc.combine(&r?);
         }
         Ok(WindowRead { payload_start, crc32: crc.finalize() })
+    }
+}
+
+/// A counting gate: at most `size` pieces of one read between `enter` and `leave`.
+struct Window {
+    open: std::sync::Mutex<usize>,
+    changed: std::sync::Condvar,
+}
+
+impl Window {
+    fn new(size: usize) -> Self {
+        Window { open: std::sync::Mutex::new(size.max(1)), changed: std::sync::Condvar::new() }
+    }
+
+    fn enter(&self) {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        while *open == 0 {
+            open = self.changed.wait(open).unwrap_or_else(|p| p.into_inner());
+        }
+        *open -= 1;
+    }
+
+    fn leave(&self) {
+        *self.open.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.changed.notify_one();
     }
 }

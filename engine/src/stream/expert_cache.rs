@@ -24,7 +24,7 @@ use std::time::Instant;
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::TensorIndex;
-use crate::io::{Blob, BlobPool, DirectFile, Reader};
+use crate::io::{Blob, BlobPool, DirectFile, Reader, Urgency};
 use crate::model::bind::{Binder, RunView};
 use crate::model::experts::{bind_expert, ExpertSource};
 use crate::model::mlp::GluMlp;
@@ -182,7 +182,7 @@ impl Inner {
                 if blob.capacity() < crate::io::direct::widen(start, len).1 {
                     blob = Blob::zeroed(crate::io::direct::widen(start, len).1);
                 }
-                let read = self.reader.read_window_into(&self.files[shard_idx], &mut blob, start, len)?;
+                let read = self.reader.read_window_into(&self.files[shard_idx], &mut blob, start, len, Urgency::Now)?;
                 let blob = Arc::new(blob);
                 let run = RunView {
                     blob: blob.clone(),

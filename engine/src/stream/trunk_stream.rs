@@ -22,7 +22,7 @@ use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::TensorIndex;
 use crate::io::direct::widen;
-use crate::io::{Blob, BlobPool, DirectFile, Reader};
+use crate::io::{Blob, BlobPool, DirectFile, Reader, Urgency};
 use crate::model::bind::{Binder, RunView};
 use crate::model::trunk::TrunkSource;
 use crate::model::{bind_layer, Layer};
@@ -250,7 +250,7 @@ impl Inner {
     /// piece by piece as the pieces arrive), checks it and binds the layer in place.
     fn read_layer_into(&self, l: usize, mut blob: Blob) -> Result<(Arc<Layer>, Arc<Blob>)> {
         let p = &self.packed.layers[l];
-        let read = self.io.read_window_into(&self.file, &mut blob, p.file_off, p.run_len as usize)?;
+        let read = self.io.read_window_into(&self.file, &mut blob, p.file_off, p.run_len as usize, Urgency::Next)?;
         if let Some(want) = p.crc32 {
             if read.crc32 != want {
                 return Err(Error::Trunk {
