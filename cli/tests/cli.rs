@@ -324,3 +324,59 @@ fn chat_replans_between_turns_and_keeps_the_conversation() {
     assert!(stdout.contains("(/preset: unknown preset `nonsense`"), "{stdout}");
     assert!(stdout.contains("cache budget 1 B holds fewer than"), "a refused budget says why:\n{stdout}");
 }
+
+#[test]
+fn bench_disk_sweeps_a_scratch_file_and_its_saved_pattern_drives_the_engine() {
+    let dir = k3_tests::scratch_dir("cli-bench-disk");
+    let saved = dir.join("pattern.json");
+    let out = stdout_json(&k3(&[
+        "bench",
+        "disk",
+        "--path",
+        dir.to_str().unwrap(),
+        "--scratch-size",
+        "16MB",
+        "--sizes",
+        "1,2",
+        "--depths",
+        "1,2",
+        "--bytes-per-point",
+        "8MB",
+        "--save",
+        saved.to_str().unwrap(),
+        "--json",
+    ]));
+    let points = out["points"].as_array().unwrap();
+    assert_eq!(points.len(), 8, "2 sizes × 2 depths × random and sequential: {out}");
+    assert!(points.iter().all(|p| p["gbps"].as_f64().is_some_and(|g| g > 0.0)), "{out}");
+    let best = &out["best"];
+    let pattern: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!((&pattern["request_bytes"], &pattern["depth"]), (&best["request_bytes"], &best["depth"]));
+    let leftovers: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).filter(|e| e.path() != saved).collect();
+    assert!(leftovers.is_empty(), "the scratch file is removed: {leftovers:?}");
+    // The saved pattern is what a streamed run reads with; the output does not change.
+    let model = fixture("tiny-mxfp4");
+    let ids = "156,400,651,463";
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--model",
+            model.to_str().unwrap(),
+            "--ids",
+            ids,
+            "--gen",
+            "3",
+            "--cache-budget",
+            "60KB",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        stdout_json(&k3(&args))["generated_ids"].clone()
+    };
+    assert_eq!(run(&["--read-pattern", saved.to_str().unwrap()]), run(&[]));
+    assert_input_error(
+        &["run", "--model", model.to_str().unwrap(), "--ids", ids, "--gen", "1", "--read-size", "1000"],
+        "read-size",
+    );
+}

@@ -8,4 +8,6 @@
 
 pub mod diskbench;
 
-pub use diskbench::{sweep, DiskPoint, DiskSweep, SavedPattern, ScratchFile, SweepRequest};
+pub use diskbench::{
+    best_over, floor_grid, sweep, Access, DiskPoint, DiskSweep, SavedPattern, ScratchFile, SweepRequest,
+};

@@ -55,10 +55,14 @@ fn print_table(result: &DiskSweep) {
         println!("note: this file system refused O_DIRECT; the figures include the page cache, not the drive's");
     }
     for p in &result.points {
-        println!("{:>3} MiB × {:>2} in flight: {:>6.2} GB/s", p.request_bytes >> 20, p.depth, p.gbps);
+        let access = match p.access {
+            k3_store::Access::Random => "random",
+            k3_store::Access::Sequential => "sequential",
+        };
+        println!("{access:>10} {:>3} MiB × {:>2} in flight: {:>6.2} GB/s", p.request_bytes >> 20, p.depth, p.gbps);
     }
     if let Some(b) = result.best() {
-        println!("best: {} MiB × {} in flight = {:.2} GB/s", b.request_bytes >> 20, b.depth, b.gbps);
+        println!("best: {:?} {} MiB × {} in flight = {:.2} GB/s", b.access, b.request_bytes >> 20, b.depth, b.gbps);
     }
 }
 
