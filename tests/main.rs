@@ -8,6 +8,7 @@ mod config_errors;
 mod determinism;
 mod gates;
 mod generation;
+mod hardening;
 mod kernels_twins;
 mod layers;
 mod mxfp4_released;

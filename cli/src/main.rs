@@ -4,6 +4,8 @@
 //! naming the file, tensor or field; 1 a failure while running. Never a panic.
 
 mod args;
+#[macro_use]
+mod out;
 mod commands;
 
 use std::process::ExitCode;

@@ -380,3 +380,52 @@ fn bench_disk_sweeps_a_scratch_file_and_its_saved_pattern_drives_the_engine() {
         "read-size",
     );
 }
+
+#[test]
+fn issue_13_a_closed_stdout_ends_quietly_and_dumps_never_replace_what_is_not_a_file() {
+    use std::process::Stdio;
+    let model = fixture("tiny-mxfp4");
+    let m = model.to_str().unwrap();
+    // The reader goes away at once: the command stops without a panic.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_k3"))
+        .args(["run", "--model", m, "--ids", "156,400", "--gen", "400"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+
+    // A dump to a character device or through a symlink is written in place.
+    use std::os::unix::fs::FileTypeExt;
+    let run =
+        |dump: &str| k3(&["run", "--model", m, "--ids", "156,400", "--gen", "2", "--json", "--dump-logits", dump]);
+    assert!(run("/dev/null").status.success());
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null is still a device");
+    let dir = k3_tests::scratch_dir("cli-dump-link");
+    let (target, link) = (dir.join("target.bin"), dir.join("link.bin"));
+    std::fs::write(&target, b"old").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert!(run(link.to_str().unwrap()).status.success());
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the symlink stays a symlink");
+    assert_eq!(std::fs::metadata(&target).unwrap().len(), 2 * 768 * 4, "two rows of logits landed in the target");
+}
+
+#[test]
+fn issue_13_unbounded_inputs_are_refused_before_they_run() {
+    let model = fixture("tiny-mxfp4");
+    let m = model.to_str().unwrap();
+    assert_input_error(&["run", "--model", m, "--prompt-file", "/dev/zero", "--gen", "1"], "larger than 64 MiB");
+    assert_input_error(&["run", "--model", m, "--ids", "1", "--gen", "1", "--threads", "1000000"], "threads");
+    assert_input_error(
+        &["bench", "stream", "--model", m, "--cache-budget", "60KB", "--tokens", "18446744073709551615"],
+        "--tokens",
+    );
+    assert_input_error(
+        &["plan", "--model", m, "--preset", "laptop", "--context-length", "18446744073709551615"],
+        "context-length",
+    );
+}

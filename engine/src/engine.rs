@@ -359,9 +359,12 @@ impl Engine {
     }
 }
 
+/// The most kernel threads an engine starts.
+const MAX_THREADS: usize = 1024;
+
 fn build_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
-    if threads == Some(0) {
-        return Err(Error::Option { option: "threads", reason: "must be at least 1".into() });
+    if let Some(n) = threads.filter(|&n| n == 0 || n > MAX_THREADS) {
+        return Err(Error::Option { option: "threads", reason: format!("{n} is not between 1 and {MAX_THREADS}") });
     }
     let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("k3-worker-{i}"));
     if let Some(n) = threads {

@@ -101,6 +101,11 @@ pub enum Error {
         reason: String,
     },
 
+    /// The forward pass produced a NaN or infinite logit: the checkpoint's weights or
+    /// config cannot be used (nothing is sampled from it).
+    #[error("the forward pass produced a non-finite logit ({value}) at position {position}: the checkpoint's weights or config.json values are unusable")]
+    NonFiniteLogits { position: usize, value: f32 },
+
     /// A chat template failed to render.
     #[error("chat template: {reason}")]
     Template { reason: String },
@@ -145,6 +150,7 @@ impl Error {
             | Error::ContextLimit { .. }
             | Error::Tokenizer { .. }
             | Error::Template { .. }
+            | Error::NonFiniteLogits { .. }
             | Error::Budget(_)
             | Error::OutputFolder { .. }
             | Error::Empty { .. } => true,

@@ -85,8 +85,11 @@ impl MemoryOptions {
                 reason: format!("{} is not between 1 and {MAX_CONTEXT} positions", self.context_length),
             });
         }
-        if self.io_threads == 0 {
-            return Err(Error::Option { option: "io-threads", reason: "must be at least 1".into() });
+        if self.io_threads == 0 || self.io_threads > 256 {
+            return Err(Error::Option {
+                option: "io-threads",
+                reason: format!("{} is not between 1 and 256", self.io_threads),
+            });
         }
         self.read_pattern.validate()
     }

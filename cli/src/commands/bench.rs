@@ -23,17 +23,17 @@ pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
     }
     if args.json {
         let cases: Vec<_> = runs.iter().flat_map(|(mem, rs)| rs.iter().map(move |r| case_json(r, *mem))).collect();
-        println!("{}", json!({ "cpu": cpu_name(), "isa": isa.name(), "available_isas": available, "cases": cases }));
+        outln!("{}", json!({ "cpu": cpu_name(), "isa": isa.name(), "available_isas": available, "cases": cases }));
         return Ok(());
     }
-    println!("{}", cpu_name());
-    println!("kernel bodies: {isa} (this CPU runs: {})", available.join(", "));
+    outln!("{}", cpu_name());
+    outln!("kernel bodies: {isa} (this CPU runs: {})", available.join(", "));
     for (mem, results) in &runs {
-        println!("memory read bandwidth at {} thread(s): {mem:.1} GB/s", results[0].threads);
+        outln!("memory read bandwidth at {} thread(s): {mem:.1} GB/s", results[0].threads);
         for r in results {
             let batched =
                 r.speedup_vs_one_token.map(|s| format!("  {s:.2}× one token's throughput")).unwrap_or_default();
-            println!(
+            outln!(
                 "  {:<28} {:>9.3} ms  {:>7.1} GFLOP/s  {:>6.1} GB/s weights  {:>5.2}× memory floor{batched}",
                 r.name,
                 r.median.as_secs_f64() * 1e3,
@@ -94,6 +94,15 @@ pub fn stream(args: BenchStreamArgs) -> Result<(), Failure> {
     if args.model.memory.preset.is_none() && args.model.memory.cache_budget.is_none() {
         return Err(input_error("bench stream needs a budget: --preset P or --trunk-budget/--cache-budget".into()));
     }
+    // A 4-token prompt, then the measured steps, within the context the plan reserves.
+    let context = args.model.memory.context_length;
+    if args.tokens == 0 || args.tokens.saturating_add(5) > context {
+        return Err(input_error(format!(
+            "--tokens {}: use 1 to {} (the context length less the prompt)",
+            args.tokens,
+            context.saturating_sub(5)
+        )));
+    }
     // The floor is the drive's best, never the engine's own read pattern: the fastest
     // point measured on the same files just before and just after the engine runs (a
     // virtual disk's bandwidth moves with bursts and host caching; the best figure the
@@ -107,7 +116,7 @@ pub fn stream(args: BenchStreamArgs) -> Result<(), Failure> {
     let plan = engine.plan().cloned();
     let pattern = engine.memory_options().read_pattern;
     let params = GenerateParams {
-        max_new_tokens: args.tokens.max(1) + 1,
+        max_new_tokens: args.tokens + 1,
         sampling: Sampling::Greedy,
         stop_ids: vec![],
         mode: DecodeMode::Incremental,
@@ -152,14 +161,14 @@ pub fn stream(args: BenchStreamArgs) -> Result<(), Failure> {
         "cache_slots": plan.as_ref().map(|p| p.cache_slots),
     });
     if args.json {
-        println!("{v}");
+        outln!("{v}");
     } else {
-        println!(
+        outln!(
             "{:.2} s/token over {} tokens · read {:.2} GB/token (trunk {:.2}, experts {:.2}) · I/O wait {:.2} s, compute {:.2} s",
             s_per_token, steps.seconds.len(), bytes / 1e9, trunk_bytes / 1e9, expert_bytes / 1e9,
             mean(&steps.io_wait), compute
         );
-        println!(
+        outln!(
             "reading at {achieved_gbps:.2} of {best_gbps:.2} GB/s (the drive's best: {} MiB × {} in flight; the engine reads {} MiB × {}) → I/O floor {io_floor:.2} s; compute floor {compute:.2} s; measured / larger floor = {:.2}",
             best.map_or(0, |b| b.request_bytes >> 20), best.map_or(0, |b| b.depth),
             pattern.request_bytes >> 20, pattern.depth,

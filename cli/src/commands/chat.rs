@@ -6,7 +6,7 @@
 //! before whenever the history matches, and a replan keeps it. Ctrl-C stops the reply in
 //! progress, not the program; end of input (Ctrl-D) exits. A stats line follows each reply.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 
@@ -33,8 +33,7 @@ impl ReplyHandler for TerminalReply {
 
     fn progress(&mut self, _job: JobId, progress: ReplyProgress) {
         if let ReplyProgress::Text { text, .. } = progress {
-            print!("{text}");
-            let _ = std::io::stdout().flush();
+            out!("{text}");
         }
     }
 
@@ -89,8 +88,7 @@ pub fn chat(args: ChatArgs) -> Result<(), Failure> {
     let mut lines = std::io::stdin().lock().lines();
     loop {
         if interactive {
-            print!("you> ");
-            let _ = std::io::stdout().flush();
+            out!("you> ");
         }
         let Some(line) = lines.next() else { break };
         let line = line.map_err(|e| runtime_error(format!("reading standard input: {e}")))?;
@@ -109,25 +107,25 @@ fn slash_command(runtime: &Runtime, conversation: &mut Conversation, slash: Slas
     match slash {
         Slash::Quit => {}
         Slash::Help => {
-            println!("/reset · /system [TEXT] · /preset NAME · /budget TRUNK CACHE · /quit · Ctrl-C stops a reply")
+            outln!("/reset · /system [TEXT] · /preset NAME · /budget TRUNK CACHE · /quit · Ctrl-C stops a reply")
         }
         Slash::Reset => {
             conversation.messages.clear();
-            println!("(conversation cleared)");
+            outln!("(conversation cleared)");
         }
         Slash::System(text) => {
             conversation.system = text;
             conversation.messages.clear();
-            println!(
+            outln!(
                 "(system prompt {}; conversation cleared)",
                 if conversation.system.is_some() { "set" } else { "removed" }
             );
         }
         Slash::Memory(choice) => match choice.and_then(|c| replan(runtime, c)) {
-            Ok(summary) => println!("(memory plan: {}; the conversation continues)", describe_plan(&summary)),
-            Err(failure) => println!("({})", failure.message),
+            Ok(summary) => outln!("(memory plan: {}; the conversation continues)", describe_plan(&summary)),
+            Err(failure) => outln!("({})", failure.message),
         },
-        Slash::Unknown(c) => println!("(unknown command {c}; try /help)"),
+        Slash::Unknown(c) => outln!("(unknown command {c}; try /help)"),
     }
 }
 
@@ -182,7 +180,7 @@ fn reply(
     conversation.messages.push(ChatMessage::new(Role::User, line));
     conversation.messages.push(ChatMessage { role: Role::Assistant, content: out.text.clone(), think: out.think });
     let f = &out.figures;
-    println!(
+    outln!(
         "\n[{} tokens · {} · prefilled {} tokens{} in {:.2} s · {}]",
         f.output_tokens,
         finish_word(out.finish),

@@ -40,10 +40,7 @@ pub fn disk(args: BenchDiskArgs) -> Result<(), Failure> {
         std::fs::write(path, text).map_err(|e| runtime_error(format!("writing {}: {e}", path.display())))?;
     }
     if args.json {
-        println!(
-            "{}",
-            json!({ "points": result.points, "best": best, "direct": result.direct, "files": result.files })
-        );
+        outln!("{}", json!({ "points": result.points, "best": best, "direct": result.direct, "files": result.files }));
     } else {
         print_table(&result);
     }
@@ -52,17 +49,17 @@ pub fn disk(args: BenchDiskArgs) -> Result<(), Failure> {
 
 fn print_table(result: &DiskSweep) {
     if !result.direct {
-        println!("note: this file system refused O_DIRECT; the figures include the page cache, not the drive's");
+        outln!("note: this file system refused O_DIRECT; the figures include the page cache, not the drive's");
     }
     for p in &result.points {
         let access = match p.access {
             k3_store::Access::Random => "random",
             k3_store::Access::Sequential => "sequential",
         };
-        println!("{access:>10} {:>3} MiB × {:>2} in flight: {:>6.2} GB/s", p.request_bytes >> 20, p.depth, p.gbps);
+        outln!("{access:>10} {:>3} MiB × {:>2} in flight: {:>6.2} GB/s", p.request_bytes >> 20, p.depth, p.gbps);
     }
     if let Some(b) = result.best() {
-        println!("best: {:?} {} MiB × {} in flight = {:.2} GB/s", b.access, b.request_bytes >> 20, b.depth, b.gbps);
+        outln!("best: {:?} {} MiB × {} in flight = {:.2} GB/s", b.access, b.request_bytes >> 20, b.depth, b.gbps);
     }
 }
 

@@ -96,7 +96,7 @@ pub(super) fn budget_choice(args: &MemoryArgs) -> Result<Option<BudgetChoice>, F
 /// Memory flags → engine memory options (resident when no budget flag is given).
 pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure> {
     let mut opts = MemoryOptions::resident();
-    opts.io_threads = args.io_threads.max(1);
+    opts.io_threads = args.io_threads;
     opts.context_length = args.context_length;
     if let Some(dir) = &args.trunk {
         require_dir("--trunk", dir)?;
@@ -137,8 +137,18 @@ fn sampling(args: &SamplingArgs) -> Sampling {
     }
 }
 
-/// Reads a UTF-8 text file for flag `flag`.
+/// The largest text file a flag reads (a full K3 context is well under 1 MB of text).
+const MAX_TEXT_FILE_BYTES: u64 = 64 << 20;
+
+/// Reads a UTF-8 text file for flag `flag`, refusing one larger than 64 MiB (or an endless
+/// stream such as `/dev/zero`) before reading it all.
 fn read_text(flag: &str, path: &Path) -> Result<String, Failure> {
-    let bytes = std::fs::read(path).map_err(|e| input_error(format!("{flag} {}: {e}", path.display())))?;
+    use std::io::Read;
+    let fail = |e: std::io::Error| input_error(format!("{flag} {}: {e}", path.display()));
+    let mut bytes = Vec::new();
+    std::fs::File::open(path).map_err(fail)?.take(MAX_TEXT_FILE_BYTES + 1).read_to_end(&mut bytes).map_err(fail)?;
+    if bytes.len() as u64 > MAX_TEXT_FILE_BYTES {
+        return Err(input_error(format!("{flag} {}: larger than 64 MiB", path.display())));
+    }
     String::from_utf8(bytes).map_err(|e| input_error(format!("{flag} {}: not UTF-8 ({e})", path.display())))
 }

@@ -31,9 +31,9 @@ pub fn pack(args: PackArgs) -> Result<(), Failure> {
             "trunk_bin": summary.trunk_bin, "trunk_json": summary.trunk_json,
             "payload_bytes": summary.payload_bytes, "file_bytes": summary.file_bytes, "seconds": secs,
         });
-        println!("{v}");
+        outln!("{v}");
     } else {
-        println!(
+        outln!(
             "packed {} of trunk into {} ({} with alignment) in {secs:.1} s",
             format_bytes(summary.payload_bytes),
             summary.trunk_bin.display(),

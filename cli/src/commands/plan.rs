@@ -51,10 +51,10 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
             "mem_available_bytes": available,
             "fits": available.map(|a| p.total_bytes <= a),
         });
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
-    println!(
+    outln!(
         "trunk: {}/{} layers pinned ({}), ring {} × {}",
         p.pinned_layers,
         cfg.n_layers,
@@ -62,13 +62,13 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         p.ring_slots,
         format_bytes(p.ring_slot_bytes)
     );
-    println!(
+    outln!(
         "expert cache: {} slots × {} = {}",
         p.cache_slots,
         format_bytes(p.cache_slot_bytes),
         format_bytes(p.cache_bytes)
     );
-    println!(
+    outln!(
         "fixed: {} (embeddings + head {}, state {}, KV {} × {} positions, scratch {}), I/O buffers {}",
         format_bytes(p.fixed_bytes),
         format_bytes(fp.resident_bytes),
@@ -79,13 +79,13 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         format_bytes(p.io_buffer_bytes)
     );
     match available {
-        Some(a) => println!(
+        Some(a) => outln!(
             "total: {} of {} available — {}",
             format_bytes(p.total_bytes),
             format_bytes(a),
             if p.total_bytes <= a { "fits" } else { "does NOT fit" }
         ),
-        None => println!("total: {}", format_bytes(p.total_bytes)),
+        None => outln!("total: {}", format_bytes(p.total_bytes)),
     }
     Ok(())
 }

@@ -1,6 +1,5 @@
 //! `k3 run` (raw continuation) and `k3 score` (teacher forcing).
 
-use std::io::Write;
 use std::path::Path;
 
 use k3_engine::tokenizer::{StreamDecoder, Tokenizer};
@@ -44,10 +43,9 @@ impl EventSink for RunSink<'_> {
             return;
         }
         match &mut self.text {
-            Some((tok, stream)) => print!("{}", stream.push(tok.token_bytes(event.id).unwrap_or_default())),
-            None => print!("{}{}", if event.index == 0 { "" } else { "," }, event.id),
+            Some((tok, stream)) => out!("{}", stream.push(tok.token_bytes(event.id).unwrap_or_default())),
+            None => out!("{}{}", if event.index == 0 { "" } else { "," }, event.id),
         }
-        let _ = std::io::stdout().flush();
     }
 }
 
@@ -76,7 +74,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     let mut session = engine.new_session();
     let out = engine.generate(&mut session, &prompt, &params, &CancelToken::new(), &mut sink)?;
     if let Some((_, stream)) = &mut sink.text {
-        print!("{}", stream.finish());
+        out!("{}", stream.finish());
     }
     if let Some(path) = &args.dump_logits {
         write_f32_file(path, &sink.logits)?;
@@ -105,9 +103,9 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         if let Some(tok) = &tokenizer {
             obj["text"] = json!(tok.decode(&out.generated)?);
         }
-        println!("{obj}");
+        outln!("{obj}");
     } else {
-        println!();
+        outln!();
         eprintln!(
             "{} tokens, {}, {:.3} s total, {:.3} s to the first token, {}",
             out.generated.len(),
@@ -134,9 +132,9 @@ pub fn score(args: ScoreArgs) -> Result<(), Failure> {
         write_f32_file(path, &logits)?;
     }
     if args.json {
-        println!("{}", json!({ "ids": ids, "argmax": argmax, "vocab_size": vocab }));
+        outln!("{}", json!({ "ids": ids, "argmax": argmax, "vocab_size": vocab }));
     } else {
-        println!("{}", argmax.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
+        outln!("{}", argmax.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
     }
     Ok(())
 }
@@ -176,11 +174,19 @@ fn write_f32_file(path: &Path, values: &[f32]) -> Result<(), Failure> {
     write_bytes_file(path, &bytes)
 }
 
-/// Writes `bytes` to `path` via a temporary file and a rename.
+/// Writes `bytes` to `path`: a regular file (or a new one) via a temporary file and a
+/// rename, so a failure never leaves half a file under the name; anything else (a device
+/// such as `/dev/null`, a FIFO, a symlink) is written in place and never replaced.
 fn write_bytes_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let fail = |e: std::io::Error| runtime_error(format!("writing {}: {e}", path.display()));
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.file_type().is_file() => return std::fs::write(path, bytes).map_err(fail),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(fail(e)),
+    }
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.partial"));
-    let fail = |e: std::io::Error| runtime_error(format!("writing {}: {e}", path.display()));
     std::fs::write(&tmp, bytes).map_err(fail)?;
     std::fs::rename(&tmp, path).map_err(fail)
 }

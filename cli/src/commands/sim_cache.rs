@@ -25,7 +25,7 @@ pub fn sim_cache(args: SimCacheArgs) -> Result<(), Failure> {
     let rows = cachesim::sweep(&trace, &capacities, &PolicyKind::ALL).map_err(|e| runtime_error(e.to_string()))?;
     let distinct = cachesim::distinct_count(&trace);
     if args.json {
-        println!("{}", report_json(&args.trace, trace.len(), distinct, &rows));
+        outln!("{}", report_json(&args.trace, trace.len(), distinct, &rows));
     } else {
         print_table(&args.trace, trace.len(), distinct, &rows);
     }
@@ -80,12 +80,12 @@ fn percent(r: &SimResult) -> String {
 }
 
 fn print_table(path: &Path, requests: usize, distinct: usize, rows: &[SweepRow]) {
-    println!("{}: {requests} requests, {distinct} distinct experts (hit % per policy)", path.display());
+    outln!("{}: {requests} requests, {distinct} distinct experts (hit % per policy)", path.display());
     let titles: Vec<String> = PolicyKind::ALL.iter().map(|k| format!("{} %", k.build().name())).collect();
-    println!("{:>10}{}", "capacity", titles.iter().map(|t| format!("{t:>14}")).collect::<String>());
+    outln!("{:>10}{}", "capacity", titles.iter().map(|t| format!("{t:>14}")).collect::<String>());
     for row in rows {
         let cells: String = row.results.iter().map(|(_, r)| format!("{:>14}", percent(r))).collect();
-        println!("{:>10}{cells}", row.capacity);
+        outln!("{:>10}{cells}", row.capacity);
     }
 }
 

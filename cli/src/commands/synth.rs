@@ -94,9 +94,9 @@ pub fn synth(args: SynthArgs) -> Result<(), Failure> {
         let v =
             json!({"n_shards": n_shards, "n_tensors": n_tensors, "shard_bytes": shard_bytes, "data_bytes": data_bytes});
         if args.json {
-            println!("{v}");
+            outln!("{v}");
         } else {
-            println!(
+            outln!(
                 "would write {n_shards} shards, {n_tensors} tensors, {shard_bytes} bytes ({:.2} GB)",
                 gb(shard_bytes)
             );
@@ -136,10 +136,10 @@ fn print_summary(args: &SynthArgs, spec: &SynthSpec, s: &SynthSummary) {
             "seconds": s.seconds,
             "mb_per_s": s.mb_per_s(),
         });
-        println!("{v}");
+        outln!("{v}");
         return;
     }
-    println!(
+    outln!(
         "wrote {}: {} shards, {} tensors, {} bytes ({:.2} GB) in {:.1} s, {:.0} MB/s",
         s.out_dir.display(),
         s.n_shards,
@@ -149,7 +149,7 @@ fn print_summary(args: &SynthArgs, spec: &SynthSpec, s: &SynthSummary) {
         s.seconds,
         s.mb_per_s()
     );
-    println!(
+    outln!(
         "layers {}, {} experts of {} bytes ({}), seed {}, tokenizer files {}",
         s.layer_map,
         spec.num_experts,

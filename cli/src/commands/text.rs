@@ -14,9 +14,9 @@ pub fn tokenize(args: TokenizeArgs) -> Result<(), Failure> {
     let tokenizer = load_tokenizer(&args.model)?;
     let ids = tokenizer.encode(&text);
     if args.json {
-        println!("{}", json!({ "ids": ids }));
+        outln!("{}", json!({ "ids": ids }));
     } else {
-        println!("{}", ids.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
+        outln!("{}", ids.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
     }
     Ok(())
 }
@@ -27,9 +27,9 @@ pub fn detokenize(args: DetokenizeArgs) -> Result<(), Failure> {
     let bytes = tokenizer.decode_bytes(&ids)?;
     let text = String::from_utf8_lossy(&bytes);
     if args.json {
-        println!("{}", json!({ "text": text, "bytes": bytes, "valid_utf8": std::str::from_utf8(&bytes).is_ok() }));
+        outln!("{}", json!({ "text": text, "bytes": bytes, "valid_utf8": std::str::from_utf8(&bytes).is_ok() }));
     } else {
-        println!("{text}");
+        outln!("{text}");
     }
     Ok(())
 }

@@ -176,9 +176,20 @@ impl Model {
         if cancel.is_cancelled() {
             return Ok(None);
         }
+        let first_position = state.n_positions();
         state.advance(n_tokens);
         // Model-level AttnRes, final norm, lm_head.
-        Ok(Some(self.head(&residuals, &mut scratch, want, tap)))
+        let logits = self.head(&residuals, &mut scratch, want, tap);
+        // Nothing non-finite is ever sampled from: NaN or ±inf logits are an error.
+        if let Some(at) = logits.iter().position(|v| !v.is_finite()) {
+            let row = at / self.cfg.vocab_size;
+            let position = match want {
+                LogitsFor::All => first_position + row,
+                LogitsFor::Last | LogitsFor::None => first_position + n_tokens - 1,
+            };
+            return Err(Error::NonFiniteLogits { position, value: logits[at] });
+        }
+        Ok(Some(logits))
     }
 
     /// Embedding rows of `tokens` widened to f32, `[n_tokens × hidden]`.

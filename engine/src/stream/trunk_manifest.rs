@@ -3,9 +3,11 @@
 //!
 //! Owns: the manifest's fields (spec §8: `n_layers`, `align`, per layer `shard`,
 //! `run_start`, `nbytes`, `file_off`, `tensors{off, nbytes, dtype, shape}`, plus our
-//! `run_len` and `crc32`), and the cross-check against the shard index: same shard, every
-//! trunk tensor present with the same dtype, shape, size and position, nothing extra, and
-//! `trunk.bin` long enough.
+//! `run_len`, a required `crc32`, and `sources`: each shard's name, size and modification
+//! time at packing), and the cross-check against the shard index: the same shards, unchanged
+//! since packing (a stale trunk would serve old weights while a resident run serves new ones:
+//! the budget would change the output), every trunk tensor present with the same dtype,
+//! shape, size and position, nothing extra, and `trunk.bin` long enough.
 //! Must not: accept a manifest that uses a codec it does not implement (`blocks`,
 //! `stored_nbytes`), or one that disagrees with the shards in any field.
 
@@ -25,8 +27,8 @@ pub struct PackedLayer {
     pub run_start: u64,
     pub run_len: u64,
     pub file_off: u64,
-    /// CRC-32 of the run, checked after every read when present.
-    pub crc32: Option<u32>,
+    /// CRC-32 of the run, checked after every read.
+    pub crc32: u32,
 }
 
 /// A validated packed trunk.
@@ -69,6 +71,7 @@ pub fn open_packed_trunk(dir: &Path, cfg: &ModelConfig, index: &TensorIndex) -> 
     if entries.len() != cfg.n_layers {
         return Err(bad(&json_path, format!("{} layer entries for {} layers", entries.len(), cfg.n_layers)));
     }
+    check_sources(&json_path, root.get("sources"), index)?;
     let bin_len = std::fs::metadata(&bin_path).map_err(|e| Error::io(&bin_path, e))?.len();
     let mut layers = Vec::with_capacity(entries.len());
     for (l, entry) in entries.iter().enumerate() {
@@ -129,6 +132,37 @@ fn check_layer(path: &Path, l: usize, entry: &Value, index: &TensorIndex) -> Res
             return Err(disagree(format!("tensor `{}`", t.name)));
         }
     }
-    let crc32 = entry.get("crc32").and_then(Value::as_u64).map(|c| c as u32);
+    let crc32 =
+        entry.get("crc32").and_then(Value::as_u64).and_then(|c| u32::try_from(c).ok()).ok_or_else(|| {
+            bad(path, format!("layer {l}: `crc32` missing or not a 32-bit integer (re-run `k3 pack`)"))
+        })?;
     Ok(PackedLayer { shard_idx: run.shard_idx, run_start, run_len, file_off, crc32 })
+}
+
+/// Refuses a trunk packed from other shards than the ones here: every shard's name, size
+/// and modification time must equal what `k3 pack` recorded.
+fn check_sources(path: &Path, sources: Option<&Value>, index: &TensorIndex) -> Result<()> {
+    let recorded = sources.and_then(Value::as_array).ok_or_else(|| {
+        bad(path, "`sources` missing: this trunk cannot be tied to the shards it was packed from (re-run `k3 pack`)")
+    })?;
+    let shards = index.shard_paths();
+    if recorded.len() != shards.len() {
+        return Err(bad(
+            path,
+            format!("packed from {} shards, the checkpoint has {} (re-run `k3 pack`)", recorded.len(), shards.len()),
+        ));
+    }
+    for (want, shard) in recorded.iter().zip(shards) {
+        let now = crate::stream::trunk_pack::source_identity(shard)?;
+        if want != &now {
+            return Err(bad(
+                path,
+                format!(
+                    "stale: {} changed since the trunk was packed (recorded {want}, now {now}); re-run `k3 pack`",
+                    shard.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

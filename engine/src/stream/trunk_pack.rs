@@ -137,13 +137,30 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
     out.set_len(file_off).map_err(|e| Error::io(&bin_tmp, e))?;
     out.sync_all().map_err(|e| Error::io(&bin_tmp, e))?;
     verify(&out, &bin_tmp, &layers)?;
-    let manifest =
-        json!({ "n_layers": runs.len(), "align": TRUNK_ALIGN, "format": "k3-desktop trunk v1", "layers": layers });
+    let sources = index.shard_paths().iter().map(|p| source_identity(p)).collect::<Result<Vec<_>>>()?;
+    let manifest = json!({
+        "n_layers": runs.len(),
+        "align": TRUNK_ALIGN,
+        "format": "k3-desktop trunk v1",
+        "sources": sources,
+        "layers": layers,
+    });
     write_synced(&json_tmp, manifest.to_string().as_bytes())?;
     std::fs::rename(&bin_tmp, &bin).map_err(|e| Error::io(&bin, e))?;
     std::fs::rename(&json_tmp, &json_path).map_err(|e| Error::io(&json_path, e))?;
     File::open(out_dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(out_dir, e))?;
     Ok(PackSummary { trunk_bin: bin, trunk_json: json_path, payload_bytes: bytes_total, file_bytes: file_off })
+}
+
+/// What binds a trunk to the shards it was packed from: each shard's name, size and
+/// modification time (nanoseconds since the epoch). Rewriting a shard, even with the same
+/// headers and size, changes its time, and the trunk is then refused as stale.
+pub(crate) fn source_identity(path: &Path) -> Result<serde_json::Value> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    let modified = meta.modified().map_err(|e| Error::io(path, e))?;
+    let modified_ns = modified.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(json!({ "shard": name, "bytes": meta.len(), "modified_ns": modified_ns }))
 }
 
 /// Copies one run to `file_off` in 64 MiB chunks; returns its CRC-32.

@@ -251,16 +251,14 @@ impl Inner {
     fn read_layer_into(&self, l: usize, mut blob: Blob) -> Result<(Arc<Layer>, Arc<Blob>)> {
         let p = &self.packed.layers[l];
         let read = self.io.read_window_into(&self.file, &mut blob, p.file_off, p.run_len as usize, Urgency::Next)?;
-        if let Some(want) = p.crc32 {
-            if read.crc32 != want {
-                return Err(Error::Trunk {
-                    path: self.packed.bin_path.clone(),
-                    reason: format!(
-                        "layer {l} fails its CRC-32 check (stored {want:08x}, read {:08x}): re-run `k3 pack`",
-                        read.crc32
-                    ),
-                });
-            }
+        if read.crc32 != p.crc32 {
+            return Err(Error::Trunk {
+                path: self.packed.bin_path.clone(),
+                reason: format!(
+                    "layer {l} fails its CRC-32 check (stored {:08x}, read {:08x}): re-run `k3 pack`",
+                    p.crc32, read.crc32
+                ),
+            });
         }
         Counters::add(&self.counters.trunk_bytes_read, p.run_len);
         Counters::add(&self.counters.trunk_layers_read, 1);

@@ -80,7 +80,8 @@ impl From<&k3_engine::Error> for IpcError {
             | E::Dtype { .. }
             | E::Expert { .. }
             | E::Trunk { .. }
-            | E::Pack { .. } => ErrorCode::Checkpoint,
+            | E::Pack { .. }
+            | E::NonFiniteLogits { .. } => ErrorCode::Checkpoint,
             E::Tokenizer { .. } => ErrorCode::Tokenizer,
             E::Template { .. } => ErrorCode::Template,
             E::ExpertRead { .. } => ErrorCode::ExpertRead,
