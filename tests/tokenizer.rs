@@ -223,6 +223,11 @@ fn malformed_tokenizer_files_are_refused_with_a_named_error() {
     let twice = serde_json::json!({ "added_tokens_decoder": { "3": {"content": "<|x|>"}, "4": {"content": "<|x|>"} } });
     expect_refused(&files(ok, Some(twice)), "tokenizer_config.json", "given twice");
     let bad_key = serde_json::json!({ "added_tokens_decoder": { "three": {"content": "<|x|>"} } });
+    for key in ["03", "+3", " 3", "3.0"] {
+        // issue 13: only the canonical decimal form names an id.
+        let config = serde_json::json!({ "added_tokens_decoder": { key: {"content": "<|x|>"} } });
+        expect_refused(&files(ok, Some(config)), "tokenizer_config.json", &format!("{key:?}"));
+    }
     expect_refused(&files(ok, Some(bad_key)), "tokenizer_config.json", "not a token id");
     let no_decoder = serde_json::json!({ "eos_token": "<|end_of_msg|>" });
     expect_refused(&files(ok, Some(no_decoder)), "tokenizer_config.json", "added_tokens_decoder");

@@ -429,3 +429,29 @@ fn issue_13_unbounded_inputs_are_refused_before_they_run() {
         "context-length",
     );
 }
+
+#[test]
+fn issue_13_one_bad_chat_line_ends_that_turn_not_the_session() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let model = fixture("tiny-mxfp4");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_k3"))
+        .args(["chat", "--model", model.to_str().unwrap(), "--max-tokens", "3", "--context-length", "96"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut script = Vec::new();
+    script.extend_from_slice(format!("{}\n", "word ".repeat(400)).as_bytes());
+    script.extend_from_slice(b"caf\xe9 is not UTF-8\n");
+    script.extend_from_slice(b"Hello!\n/quit\n");
+    child.stdin.take().unwrap().write_all(&script).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("(that message failed:") && stdout.contains("context length of 96"), "{stdout}");
+    assert!(stdout.contains("(that line is not UTF-8; it was not sent)"), "{stdout}");
+    let stats: Vec<&str> = stdout.lines().filter(|l| l.starts_with('[') && l.contains("tokens ·")).collect();
+    assert_eq!(stats.len(), 1, "the good message is answered after the bad ones:\n{stdout}");
+}

@@ -85,22 +85,52 @@ pub fn chat(args: ChatArgs) -> Result<(), Failure> {
     let current: CurrentReply = Arc::new(Mutex::new(None));
     install_ctrl_c(runtime.clone(), current.clone())?;
     let interactive = std::io::stdin().is_terminal();
-    let mut lines = std::io::stdin().lock().lines();
+    let mut stdin = std::io::stdin().lock();
     loop {
         if interactive {
             out!("you> ");
         }
-        let Some(line) = lines.next() else { break };
-        let line = line.map_err(|e| runtime_error(format!("reading standard input: {e}")))?;
-        let line = line.trim_end_matches('\r');
+        let Some(line) = read_line(&mut stdin)? else { break };
+        let Ok(line) = String::from_utf8(line) else {
+            outln!("(that line is not UTF-8; it was not sent)");
+            continue;
+        };
+        let line = line.trim_end_matches(['\r', '\n']);
         match command(line) {
             Some(Slash::Quit) => break,
             Some(slash) => slash_command(&runtime, &mut conversation, slash),
             None if line.trim().is_empty() => {}
-            None => reply(&runtime, &mut conversation, line, &current)?,
+            None => match reply(&runtime, &mut conversation, line, &current) {
+                Ok(()) => {}
+                // One bad turn (too long for the context, …) ends that turn, not the session.
+                Err(f) if runtime.probe().snapshot().model.is_some() && f.exit_code == 2 => {
+                    outln!("\n(that message failed: {}; the conversation is unchanged)", f.message)
+                }
+                Err(f) => return Err(f),
+            },
         }
     }
     Ok(())
+}
+
+/// The next line of standard input as bytes (`None` at its end); a line longer than
+/// 16 MiB is refused without reading it all.
+fn read_line(input: &mut impl BufRead) -> Result<Option<Vec<u8>>, Failure> {
+    use std::io::Read;
+    let mut line = Vec::new();
+    let limit = 16 << 20;
+    let n = input
+        .by_ref()
+        .take(limit + 1)
+        .read_until(b'\n', &mut line)
+        .map_err(|e| runtime_error(format!("reading standard input: {e}")))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if line.len() as u64 > limit {
+        return Err(input_error("a line of standard input is longer than 16 MiB".into()));
+    }
+    Ok(Some(line))
 }
 
 fn slash_command(runtime: &Runtime, conversation: &mut Conversation, slash: Slash) {

@@ -55,6 +55,12 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         Some(csv) => parse_ids("--stop-ids", csv)?,
         None => Vec::new(),
     };
+    if args.trace.is_some() && super::budget_choice(&args.model.memory)?.is_none() {
+        // Resident experts are never requested from a cache: the trace would be empty.
+        return Err(input_error(
+            "--trace records the expert cache's requests: give a budget (--preset or --cache-budget)".into(),
+        ));
+    }
     let engine = load_engine_with(&args.model, args.trace.is_some())?;
     if let Some(tok) = &tokenizer {
         check_vocab(tok, &engine, &args.model.model)?;

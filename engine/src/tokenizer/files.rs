@@ -118,9 +118,12 @@ pub fn read_config(path: &Path, ranks: &Ranks) -> Result<TokenizerConfig> {
     let mut added = Vec::with_capacity(decoder.len());
     let mut contents: HashMap<String, u32> = HashMap::new();
     for (key, entry) in decoder {
+        // Only the canonical decimal form: "0600", "+600" and "600" must not all be id 600.
         let id: u32 = key
             .parse()
-            .map_err(|_| fault(path, None, format!("added_tokens_decoder key {key:?} is not a token id")))?;
+            .ok()
+            .filter(|id: &u32| id.to_string() == *key)
+            .ok_or_else(|| fault(path, None, format!("added_tokens_decoder key {key:?} is not a token id")))?;
         let content = entry
             .get("content")
             .and_then(Value::as_str)
