@@ -248,3 +248,22 @@ fn every_tiny_checkpoint_carries_a_tokenizer_matching_its_vocab_size() {
         assert_eq!(tok.vocab_size(), cfg.vocab_size, "{name}");
     }
 }
+
+/// issue 13: a million spaces or tabs made the tokenizer panic (fancy-regex gave up inside
+/// tiktoken-rs); runs up to `MAX_WHITESPACE_RUN` are encoded in one piece as before (the
+/// corpus parity tests above hold them to `tiktoken`).
+#[test]
+fn issue_13_huge_whitespace_runs_encode_without_a_panic() {
+    use k3_engine::tokenizer::MAX_WHITESPACE_RUN;
+    let tok = Tokenizer::load(&k3_tests::fixture("tiny-mxfp4")).unwrap();
+    for ws in [" ", "\t", "\u{3000}"] {
+        let text = format!("a{}b", ws.repeat(1_000_000));
+        let ids = tok.encode(&text);
+        let bytes = tok.decode_bytes(&ids).unwrap();
+        assert_eq!(bytes, text.as_bytes(), "{ws:?}: the ids decode back to the text");
+    }
+    // A run at the limit is one piece: the same ids as the run alone between the letters.
+    let at_limit = " ".repeat(MAX_WHITESPACE_RUN);
+    let ids = tok.encode(&format!("a{at_limit}b"));
+    assert_eq!(tok.decode_bytes(&ids).unwrap().len(), MAX_WHITESPACE_RUN + 2);
+}

@@ -12,6 +12,9 @@ use std::path::Path;
 
 use tiktoken_rs::CoreBPE;
 
+/// The longest whitespace run encoded in one piece (see [`Tokenizer::encode_plain`]).
+pub const MAX_WHITESPACE_RUN: usize = 65_536;
+
 use crate::error::{Error, Result};
 use crate::tokenizer::files::{self, AddedToken};
 use crate::tokenizer::pattern::kimi_pattern;
@@ -105,7 +108,7 @@ impl Tokenizer {
         let bytes = text.as_bytes();
         while i < bytes.len() {
             if let Some((len, id)) = self.added_at(&text[i..]) {
-                ids.extend(self.bpe.encode_ordinary(&text[plain_start..i]));
+                ids.extend(self.encode_plain(&text[plain_start..i]));
                 ids.push(id);
                 i += len;
                 plain_start = i;
@@ -113,13 +116,32 @@ impl Tokenizer {
                 i += utf8_len(bytes[i]);
             }
         }
-        ids.extend(self.bpe.encode_ordinary(&text[plain_start..]));
+        ids.extend(self.encode_plain(&text[plain_start..]));
         ids
     }
 
     /// Encodes `text` with no added-token matching (the strings stay ordinary text).
     pub fn encode_ordinary(&self, text: &str) -> Vec<u32> {
-        self.bpe.encode_ordinary(text)
+        self.encode_plain(text)
+    }
+
+    /// Rank-BPE of text without added tokens. A run of more than [`MAX_WHITESPACE_RUN`]
+    /// whitespace characters is encoded in pieces of that many: the split pattern's
+    /// whitespace branch backtracks once per character and `fancy-regex` gives up (inside
+    /// `tiktoken-rs`, a panic) somewhere between 300,000 and 1,000,000; every shorter run is
+    /// encoded exactly as `tiktoken` does.
+    fn encode_plain(&self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        let (mut start, mut run) = (0, 0usize);
+        for (at, c) in text.char_indices() {
+            run = if c.is_whitespace() { run + 1 } else { 0 };
+            if run > MAX_WHITESPACE_RUN {
+                ids.extend(self.bpe.encode_ordinary(&text[start..at]));
+                (start, run) = (at, 1);
+            }
+        }
+        ids.extend(self.bpe.encode_ordinary(&text[start..]));
+        ids
     }
 
     /// The longest added token that `rest` starts with: `(byte length, id)`.

@@ -13,5 +13,5 @@ pub mod files;
 pub mod pattern;
 mod stream;
 
-pub use encoder::Tokenizer;
+pub use encoder::{Tokenizer, MAX_WHITESPACE_RUN};
 pub use stream::StreamDecoder;
