@@ -6,6 +6,7 @@
 //! Must not: re-tokenise history that the engine already holds: the session's tokens are
 //! the truth, rendered text only tells what to append.
 
+pub mod literal;
 pub mod session;
 pub mod template;
 

@@ -5,11 +5,13 @@
 //! tokens to append: render the whole conversation, and when it extends `fed_text`,
 //! encode and feed only the extension; otherwise (a template that renders history
 //! differently than it was generated) clear the session and prefill everything.
-//! Must not: re-encode text the engine already consumed (tokens are the truth).
+//! Must not: re-encode text the engine already consumed (tokens are the truth), or let a
+//! special-token string a person typed become a control token (`chat::literal`).
 //! Easy to break: the assistant message is stored as the reply's text minus the closing
 //! markers, so rendering it again reproduces exactly what was generated followed by the
 //! close (a reply cut short by the token limit is closed in the next turn's delta).
 
+use crate::chat::literal::Literals;
 use crate::chat::template::{ChatMessage, ChatMode, ChatTemplate, Role, ASSISTANT_CLOSE};
 use crate::engine::{Engine, GenerateParams, Generation, Session};
 use crate::error::Result;
@@ -33,8 +35,11 @@ pub struct ChatSession {
     messages: Vec<ChatMessage>,
     mode: ChatMode,
     template: ChatTemplate,
-    /// The text equivalent of every token in `session` (special tokens as their strings).
+    /// The marked render (user and system text as markers, see `chat::literal`) that every
+    /// token in `session` was encoded from.
     fed_text: String,
+    /// Keeps user and system text apart from control tokens.
+    literals: Literals,
 }
 
 impl ChatSession {
@@ -46,6 +51,7 @@ impl ChatSession {
             mode,
             template,
             fed_text: String::new(),
+            literals: Literals::new(),
         }
     }
 
@@ -104,7 +110,10 @@ impl ChatSession {
         sink: &mut dyn EventSink,
     ) -> Result<ChatReply> {
         let user = ChatMessage::new(Role::User, user_text);
-        let full = self.template.render(&self.conversation(Some(&user)), self.mode, true)?;
+        let conversation = self.conversation(Some(&user));
+        // User and system text go in as markers and come out as plain text: only the
+        // template's own markup becomes control tokens.
+        let full = self.template.render(&self.literals.mark(&conversation), self.mode, true)?;
         let reused_history = !self.fed_text.is_empty() && full.starts_with(&self.fed_text);
         let new_text = if reused_history {
             &full[self.fed_text.len()..]
@@ -113,7 +122,7 @@ impl ChatSession {
             self.fed_text.clear();
             &full[..]
         };
-        let prompt = tokenizer.encode(new_text);
+        let prompt = self.literals.encode(tokenizer, new_text, &conversation)?;
         let mut params = params.clone();
         if let Some(eos) = tokenizer.eos_id() {
             if !params.stop_ids.contains(&eos) {

@@ -1,0 +1,93 @@
+//! Keeping people's text apart from control tokens: what a user (or the system prompt)
+//! types is encoded as text, whatever it contains; only the chat template inserts special
+//! tokens.
+//!
+//! Owns: [`Literals`]: before rendering, each user and system message's content is
+//! replaced by a marker (`U+E000`, a per-session nonce, the message's index, `U+E001`);
+//! after rendering, [`Literals::encode`] encodes the template's text with added-token
+//! matching and each marker's original content with none (`Tokenizer::encode_ordinary`).
+//! Must not: change the tokens of text that holds no special-token string: the template
+//! puts message content between special tokens, which split the text there anyway.
+//! Easy to break: markers are stable per message index for the whole session, so the
+//! rendered (marked) text of earlier turns stays a prefix of later renders; a marker the
+//! template mangled is refused (`Error::Template`), never encoded with added tokens.
+
+use crate::chat::template::{ChatMessage, Role};
+use crate::error::{Error, Result};
+use crate::tokenizer::Tokenizer;
+
+const OPEN: char = '\u{E000}';
+const CLOSE: char = '\u{E001}';
+
+/// The markers of one session.
+#[derive(Debug, Clone)]
+pub struct Literals {
+    nonce: u64,
+}
+
+impl Literals {
+    /// Markers with a nonce no message will contain by chance.
+    pub fn new() -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(0x6b33);
+        Literals { nonce: h.finish() }
+    }
+
+    fn marker(&self, index: usize) -> String {
+        format!("{OPEN}{:016x}{index:08x}{CLOSE}", self.nonce)
+    }
+
+    /// `messages` with every user and system content replaced by its marker.
+    pub fn mark(&self, messages: &[ChatMessage]) -> Vec<ChatMessage> {
+        messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| match m.role {
+                Role::User | Role::System => ChatMessage { content: self.marker(i), ..m.clone() },
+                Role::Assistant => m.clone(),
+            })
+            .collect()
+    }
+
+    /// Token ids of `marked_tail` (the part of a marked render not yet fed): template text
+    /// with added tokens, marked contents as plain text.
+    pub fn encode(&self, tokenizer: &Tokenizer, marked_tail: &str, messages: &[ChatMessage]) -> Result<Vec<u32>> {
+        let mut ids = Vec::new();
+        let mut rest = marked_tail;
+        while let Some(open) = rest.find(OPEN) {
+            ids.extend(tokenizer.encode(&rest[..open]));
+            let after = &rest[open..];
+            let close = after.find(CLOSE).ok_or_else(altered)?;
+            let index = self.index_of(&after[..close + CLOSE.len_utf8()]).ok_or_else(altered)?;
+            let content = messages.get(index).map(|m| m.content.as_str()).ok_or_else(altered)?;
+            ids.extend(tokenizer.encode_ordinary(content));
+            rest = &after[close + CLOSE.len_utf8()..];
+        }
+        ids.extend(tokenizer.encode(rest));
+        Ok(ids)
+    }
+
+    /// The message index a whole marker names, if it is one of this session's.
+    fn index_of(&self, marker: &str) -> Option<usize> {
+        let body = marker.strip_prefix(OPEN)?.strip_suffix(CLOSE)?;
+        let (nonce, index) = (body.get(..16)?, body.get(16..)?);
+        (u64::from_str_radix(nonce, 16).ok()? == self.nonce && index.len() == 8)
+            .then(|| usize::from_str_radix(index, 16).ok())
+            .flatten()
+    }
+}
+
+impl Default for Literals {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn altered() -> Error {
+    Error::Template {
+        reason: "the chat template alters or repeats message text, so what a person typed cannot be kept apart from \
+                 control tokens"
+            .into(),
+    }
+}
