@@ -455,3 +455,32 @@ fn issue_13_one_bad_chat_line_ends_that_turn_not_the_session() {
     let stats: Vec<&str> = stdout.lines().filter(|l| l.starts_with('[') && l.contains("tokens ·")).collect();
     assert_eq!(stats.len(), 1, "the good message is answered after the bad ones:\n{stdout}");
 }
+
+#[test]
+fn issue_13_plan_refuses_a_checkpoint_that_run_refuses() {
+    let dir = k3_tests::copy_checkpoint("tiny-mxfp4", "cli-plan-refuses");
+    let path = dir.join("config.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut cfg: Value = serde_json::from_str(&text).unwrap();
+    fn set(v: &mut Value, key: &str, to: &Value) -> bool {
+        let mut found = false;
+        if let Some(map) = v.as_object_mut() {
+            for (k, child) in map.iter_mut() {
+                if k == key {
+                    *child = to.clone();
+                    found = true;
+                } else {
+                    found |= set(child, key, to);
+                }
+            }
+        }
+        found
+    }
+    assert!(set(&mut cfg, "intermediate_size", &16_777_216.into()));
+    std::fs::write(&path, cfg.to_string()).unwrap();
+    let m = dir.to_str().unwrap();
+    let run = k3(&["run", "--model", m, "--ids", "1", "--gen", "1"]);
+    let plan = k3(&["plan", "--model", m, "--preset", "laptop"]);
+    assert_eq!(run.status.code(), Some(2), "run refuses it");
+    assert_eq!(plan.status.code(), Some(2), "so does plan: {}", String::from_utf8_lossy(&plan.stdout));
+}

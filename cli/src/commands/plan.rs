@@ -15,6 +15,8 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
     require_dir("--model", &args.model)?;
     let cfg = ModelConfig::load(&args.model.join("config.json"))?;
     let index = TensorIndex::open(&args.model)?;
+    // The same checks as `run`: a checkpoint run refuses has no plan.
+    k3_engine::model::Model::validate(&cfg, &index)?;
     let mut opts = memory_options(&args.memory)?;
     opts.check_available = false;
     let Some(choice) = opts.budget else {
