@@ -306,8 +306,8 @@ fn chat_replans_between_turns_and_keeps_the_conversation() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let script =
-        "Hello!\n/budget 300KB 40KB\nAnd again?\n/preset nonsense\n/budget 1B 1B\n/preset laptop\nOnce more\n/quit\n";
+    let script = "Hello!\n/budget 1GB 40KB\nAnd again?\n/preset nonsense\n/budget 1GB 1B\n/budget 300KB 40KB\n\
+                  /preset laptop\nOnce more\n/quit\n";
     child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -323,6 +323,7 @@ fn chat_replans_between_turns_and_keeps_the_conversation() {
     );
     assert!(stdout.contains("(/preset: unknown preset `nonsense`"), "{stdout}");
     assert!(stdout.contains("cache budget 1 B holds fewer than"), "a refused budget says why:\n{stdout}");
+    assert!(stdout.contains("smaller than the whole trunk"), "without --trunk the trunk must fit:\n{stdout}");
 }
 
 #[test]

@@ -12,6 +12,9 @@ use crate::presets::format_bytes;
 pub enum PlanError {
     /// The trunk budget cannot hold even one ring slot and its read buffer.
     TrunkBudgetTooSmall { budget_bytes: u64, minimum_bytes: u64 },
+    /// Without a packed trunk every layer stays resident, and the trunk budget is smaller
+    /// than the whole trunk.
+    TrunkNotPacked { budget_bytes: u64, trunk_bytes: u64 },
     /// The cache budget holds fewer than `top_k + 1` expert slots.
     CacheBudgetTooSmall { budget_bytes: u64, minimum_bytes: u64, slot_bytes: u64, minimum_slots: u64 },
     /// `auto`: after the headroom and the fixed needs, too little memory is left.
@@ -35,6 +38,13 @@ impl std::fmt::Display for PlanError {
                 "trunk budget {} cannot hold one ring slot; at least {} is needed",
                 b(budget_bytes),
                 b(minimum_bytes)
+            ),
+            PlanError::TrunkNotPacked { budget_bytes, trunk_bytes } => write!(
+                f,
+                "trunk budget {} is smaller than the whole trunk ({}), which stays in RAM without a packed trunk: \
+                 pack it (`k3 pack`) and give --trunk, or raise the trunk budget",
+                b(budget_bytes),
+                b(trunk_bytes)
             ),
             PlanError::CacheBudgetTooSmall { budget_bytes, minimum_bytes, slot_bytes, minimum_slots } => write!(
                 f,

@@ -6,7 +6,7 @@
 //! refuses to start when the result does not fit the machine.
 //! Must not: round budgets up, or let a plan exceed its budgets: `trunk_bytes ≤
 //! budget.trunk_bytes` and `cache_bytes ≤ budget.cache_bytes` whenever `plan` succeeds
-//! (a resident trunk, chosen when no packed trunk exists, is reported as such).
+//! (without a packed trunk the whole trunk is resident, so it must fit the trunk budget).
 //! Easy to break: the ring must hold the LARGEST unpinned layer, so pinning more layers
 //! can shrink the ring; the pin count is the largest prefix whose cost fits. When layers
 //! stream, two ring slots are preferred over one more pinned layer (overlap of reads and
@@ -143,6 +143,10 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
     let n = layers.len();
     let budget = req.budget;
     let (pinned, slots) = if !req.streamed_trunk {
+        let whole = fp.trunk_total_bytes();
+        if whole > budget.trunk_bytes {
+            return Err(PlanError::TrunkNotPacked { budget_bytes: budget.trunk_bytes, trunk_bytes: whole });
+        }
         (n, 0)
     } else {
         let fits = |p: usize, s: u64| {

@@ -91,9 +91,18 @@ fn too_small_budgets_are_refused_with_the_minimum() {
 }
 
 #[test]
-fn without_a_packed_trunk_everything_is_resident() {
-    let req = PlanRequest { streamed_trunk: false, ..request(Preset::Laptop) };
-    let p = plan(&k3(), &req).unwrap();
+fn without_a_packed_trunk_everything_is_resident_and_must_fit_the_trunk_budget() {
+    // issue 13: the trunk budget was ignored without a packed trunk (a 3 GB budget "fit"
+    // a 108 GB resident trunk).
+    let laptop = PlanRequest { streamed_trunk: false, ..request(Preset::Laptop) };
+    match plan(&k3(), &laptop) {
+        Err(e @ PlanError::TrunkNotPacked { budget_bytes: 3_000_000_000, trunk_bytes: 108_811_877_376 }) => {
+            assert!(e.to_string().contains("k3 pack"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let whole = Budget { trunk_bytes: 110 * GB, cache_bytes: GB };
+    let p = plan(&k3(), &PlanRequest { budget: whole, ..laptop }).unwrap();
     assert_eq!((p.pinned_layers, p.ring_slots), (93, 0));
     assert_eq!(p.trunk_bytes, 108_811_877_376);
 }
