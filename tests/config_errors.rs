@@ -179,6 +179,14 @@ fn unsupported_variants_are_refused() {
         "tie_word_embeddings",
         "not supported",
     );
+    // issue 13 / RELIABILITY CF-06: another architecture or dtype is named, not run.
+    expect_invalid(nested(|t| drop(t.insert("model_type".into(), json!("llama")))), "text_config.model_type", "llama");
+    let mut v = base("tiny-mxfp4");
+    v["model_type"] = json!("deepseek_v3");
+    expect_invalid(v, "model_type", "unsupported architecture `deepseek_v3`");
+    let mut v = base("tiny-mxfp4");
+    v["torch_dtype"] = json!("float8");
+    expect_invalid(v, "torch_dtype", "unsupported dtype `float8`");
     let mut v = base("tiny-mxfp4");
     v["quantization_config"] = json!({ "group_size": 64 });
     v["text_config"]["quantization_config"] = json!({ "group_size": 64 });

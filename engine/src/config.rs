@@ -123,6 +123,7 @@ impl ModelConfig {
             Some(Value::Object(inner)) => inner.clone(),
             _ => root,
         };
+        check_architecture(&root, path)?;
         let reader = FieldReader::new(&root, path);
         let cfg = reader.read_all()?;
         reader.check_extras(&cfg)?;
@@ -193,6 +194,42 @@ fn syntax(path: &Path, message: &str) -> Error {
 
 /// Plausibility ceiling for sizes and counts (CF-03): far above K3, far below overflow.
 const MAX_DIM: u64 = 1 << 24;
+
+/// The architectures this engine runs (`model_type` at the root, in `text_config`).
+const MODEL_TYPES: [&str; 2] = ["kimi_k3", "kimi_k3_text"];
+
+/// The checkpoint dtypes `torch_dtype` may name.
+const TORCH_DTYPES: [&str; 3] = ["bfloat16", "float16", "float32"];
+
+/// Refuses a config that names another architecture or an unknown dtype (RELIABILITY
+/// CF-06): where `model_type` or `torch_dtype` is given, at the root or in `text_config`,
+/// it must be one this engine implements.
+fn check_architecture(root: &Map<String, Value>, path: &Path) -> Result<()> {
+    let text = root.get("text_config").and_then(Value::as_object);
+    for (scope, obj) in [("", Some(root)), ("text_config.", text)] {
+        let Some(obj) = obj else { continue };
+        for (key, allowed, what) in [
+            ("model_type", &MODEL_TYPES[..], "unsupported architecture"),
+            ("torch_dtype", &TORCH_DTYPES[..], "unsupported dtype"),
+        ] {
+            let Some(v) = obj.get(key) else { continue };
+            let field = format!("{scope}{key}");
+            let Some(s) = v.as_str() else {
+                return Err(Error::ConfigType {
+                    path: path.to_path_buf(),
+                    field,
+                    expected: "a string",
+                    found: v.to_string(),
+                });
+            };
+            if !allowed.contains(&s) {
+                let reason = format!("{what} `{s}` (this engine runs {})", allowed.join(", "));
+                return Err(Error::ConfigInvalid { path: path.to_path_buf(), field, reason });
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Where a field is searched first.
 #[derive(Clone, Copy)]
