@@ -85,3 +85,29 @@ fn unusable_input_exits_2_with_one_line() {
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "the folder is left as it was");
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// issue 13: a dry run with 16,777,216 experts per layer allocated gigabytes planning them;
+/// it is refused first, naming the field. `pack --out` onto a regular file and a shard that
+/// is a symlink loop are input errors (exit 2), not failures.
+#[test]
+fn issue_13_absurd_synth_sizes_and_unusable_paths_exit_2() {
+    let dir = k3_tests::scratch_dir("synth-absurd");
+    let out = k3(&["synth", "--out", dir.join("o").to_str().unwrap(), "--experts", "16777216", "--dry-run", "--json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("num_experts"));
+    let file = dir.join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let model = k3_tests::fixture("tiny-mxfp4");
+    let out = k3(&["pack", "--model", model.to_str().unwrap(), "--out", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "pack --out onto a file: {}", String::from_utf8_lossy(&out.stderr));
+    let looped = k3_tests::copy_checkpoint("tiny-mxfp4", "synth-loop");
+    let shard = std::fs::read_dir(&looped)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "safetensors"))
+        .unwrap();
+    std::fs::remove_file(&shard).unwrap();
+    std::os::unix::fs::symlink(&shard, &shard).unwrap();
+    let out = k3(&["run", "--model", looped.to_str().unwrap(), "--ids", "1", "--gen", "1"]);
+    assert_eq!(out.status.code(), Some(2), "a symlink-loop shard: {}", String::from_utf8_lossy(&out.stderr));
+}

@@ -128,10 +128,17 @@ impl Error {
     /// a failure while running. The CLI maps this to exit status 2.
     pub fn is_input_error(&self) -> bool {
         match self {
-            Error::Io { source, .. } => matches!(
-                source.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidInput
-            ),
+            // A path that names nothing usable (missing, forbidden, not a folder, a folder,
+            // a symlink loop) is the caller's input; other I/O errors happen while running.
+            Error::Io { source, .. } => {
+                matches!(
+                    source.kind(),
+                    std::io::ErrorKind::NotFound
+                        | std::io::ErrorKind::PermissionDenied
+                        | std::io::ErrorKind::InvalidInput
+                        | std::io::ErrorKind::AlreadyExists
+                ) || matches!(source.raw_os_error(), Some(libc::ENOTDIR | libc::EISDIR | libc::ELOOP))
+            }
             Error::ExpertRead { .. } => false,
             Error::ConfigSyntax { .. }
             | Error::ConfigMissing { .. }

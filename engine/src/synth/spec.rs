@@ -163,6 +163,19 @@ impl SynthSpec {
         let path = Path::new("<synth spec>");
         let json = super::config_json::render(self);
         let cfg = ModelConfig::from_json(json.as_bytes(), path)?;
+        // Every expert is a few tensors in the plan: bound the count before planning them.
+        let moe_layers = cfg.n_layers.saturating_sub(cfg.first_k_dense) as u64;
+        let experts = moe_layers.saturating_mul(cfg.moe.n_experts as u64);
+        if experts > MAX_SYNTH_EXPERTS {
+            return Err(Error::ConfigInvalid {
+                path: path.to_path_buf(),
+                field: "num_experts".into(),
+                reason: format!(
+                    "{} × {moe_layers} MoE layers = {experts} routed experts, above synth's limit of {MAX_SYNTH_EXPERTS}",
+                    cfg.moe.n_experts
+                ),
+            });
+        }
         if self.expert_storage == ExpertStorage::Mxfp4 {
             for (field, v) in [
                 ("routed_expert_hidden_size", self.routed_expert_hidden_size),
@@ -180,6 +193,9 @@ impl SynthSpec {
         Ok(cfg)
     }
 }
+
+/// The most routed experts a synthetic checkpoint has in all (K3: 92 × 896 = 82,432).
+pub const MAX_SYNTH_EXPERTS: u64 = 1 << 20;
 
 /// K3's layer pattern at any depth: every fourth layer is MLA, and so is the last
 /// (one-based; 13 layers give `[4, 8, 12, 13]`, 93 give K3's 24 entries).
