@@ -149,3 +149,22 @@ fn unreadable_path_and_bad_capacity_are_refused_with_status_2() {
     }
     std::fs::remove_file(&path).ok();
 }
+
+/// issue 13: a 2 GB trace was read whole next to its decoded pairs (4.2 GB RSS); a trace
+/// over the 512 MiB limit is refused before it is read, and a partial pair that straddles
+/// the 1 MiB read pieces is still found.
+#[test]
+fn issue_13_a_huge_trace_is_refused_before_it_is_read() {
+    let path = temp_file("huge.bin", b"");
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(600 << 20).unwrap();
+    let out = k3(&["sim-cache", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("limit"), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_file(&path).ok();
+    let mut odd = pairs(&[(1, 2); (1 << 20) / 8 + 3]);
+    odd.extend_from_slice(&[0, 0, 0]);
+    let path = temp_file("odd.bin", &odd);
+    let out = k3(&["sim-cache", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("whole number"), "{}", String::from_utf8_lossy(&out.stderr));
+}
