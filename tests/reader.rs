@@ -51,3 +51,32 @@ fn a_file_that_ends_early_is_a_named_error_and_bad_patterns_are_refused() {
         assert!(Reader::new(bad).is_err(), "{bad:?}");
     }
 }
+
+/// issue 13 (reads within limits): one logical read of 2.3 GiB — past what a single
+/// `pread` may return on Linux (just under 2 GiB) — is split into calls of at most 1 GiB
+/// and lands every byte where it belongs (a sparse file with markers at the seams).
+#[test]
+fn a_read_past_two_gib_is_split_into_calls_and_lands_every_byte() {
+    use std::os::unix::fs::FileExt;
+    let dir = scratch_dir("reader-sparse");
+    let path = dir.join("sparse.bin");
+    let len: u64 = 2_469_606_195; // 2.3 GiB
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(len).unwrap();
+    let gib = 1u64 << 30;
+    let marks = [0, gib - 1, gib, 2 * gib - 1, 2 * gib, 2 * gib + 4097, len - 1];
+    for (i, &at) in marks.iter().enumerate() {
+        file.write_all_at(&[0xA0 + i as u8], at).unwrap();
+    }
+    drop(file);
+    let direct = DirectFile::open(&path).unwrap();
+    let view = direct.read_window(0, len as usize).unwrap();
+    assert_eq!(view.len() as u64, len);
+    let bytes = view.bytes();
+    for (i, &at) in marks.iter().enumerate() {
+        assert_eq!(bytes[at as usize], 0xA0 + i as u8, "marker {i} at {at}");
+    }
+    assert_eq!(bytes[(gib + 12_345) as usize], 0, "a hole reads as zero");
+    drop(view);
+    std::fs::remove_file(&path).ok();
+}
