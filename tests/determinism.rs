@@ -71,3 +71,26 @@ fn logits_are_byte_identical_on_every_kernel_body() {
         eprintln!("{name}: logits identical on {:?}", runs.iter().map(|r| r.0).collect::<Vec<_>>());
     }
 }
+
+/// issue 13: teacher forcing in chunks (so a long context never holds every position's
+/// logits) is bit-identical to one pass over the whole sequence.
+#[test]
+fn chunked_scoring_equals_one_pass_bit_for_bit() {
+    for name in TINY_CHECKPOINTS {
+        let e = engine(name, Some(2));
+        let seq: Vec<u32> = (0..150u32).map(|i| (i * 37 + 11) % 700).collect();
+        let whole = e.score(&seq, &CancelToken::new(), None).unwrap().unwrap();
+        let mut chunked = Vec::new();
+        let mut firsts = Vec::new();
+        let done = e
+            .score_chunked(&seq, &CancelToken::new(), &mut |first, logits| {
+                firsts.push(first);
+                chunked.extend_from_slice(logits);
+                Ok(())
+            })
+            .unwrap();
+        assert!(done);
+        assert_eq!(firsts, vec![0, 64, 128], "{name}: chunks of 64 positions");
+        assert_eq!(bits(&chunked), bits(&whole), "{name}: chunked vs one pass");
+    }
+}

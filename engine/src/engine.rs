@@ -187,6 +187,30 @@ impl Engine {
         self.pool.install(|| self.model.forward(ids, &mut state, LogitsFor::All, cancel, tap))
     }
 
+    /// Teacher forcing in chunks of `PREFILL_CHUNK` positions: `each(first_position,
+    /// logits)` receives each chunk's logits `[chunk][vocab]` as soon as they exist, so a
+    /// long sequence never holds all its logits at once. Bit-identical to [`Engine::score`]
+    /// (the arithmetic per position does not depend on the chunking). False when cancelled.
+    pub fn score_chunked(
+        &self,
+        ids: &[u32],
+        cancel: &CancelToken,
+        each: &mut dyn FnMut(usize, &[f32]) -> Result<()>,
+    ) -> Result<bool> {
+        self.check_ids(ids, 0)?;
+        if ids.is_empty() {
+            return Err(Error::Empty { what: "token batch" });
+        }
+        let mut state = SequenceState::new(self.config(), ids.len());
+        for (i, chunk) in ids.chunks(PREFILL_CHUNK).enumerate() {
+            match self.pool.install(|| self.model.forward(chunk, &mut state, LogitsFor::All, cancel, None))? {
+                Some(logits) => each(i * PREFILL_CHUNK, &logits)?,
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
     /// Appends `prompt` to the session and generates up to `params.max_new_tokens`.
     pub fn generate(
         &self,

@@ -1,6 +1,6 @@
 //! `k3 run` (raw continuation) and `k3 score` (teacher forcing).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use k3_engine::tokenizer::{StreamDecoder, Tokenizer};
 use k3_engine::{CancelToken, DecodeMode, EventSink, FinishReason, GenerateParams, TokenEvent};
@@ -131,11 +131,21 @@ pub fn score(args: ScoreArgs) -> Result<(), Failure> {
     }
     let engine = load_engine(&args.model)?;
     let vocab = engine.config().vocab_size;
-    let logits =
-        engine.score(&ids, &CancelToken::new(), None)?.ok_or_else(|| runtime_error("scoring was cancelled".into()))?;
-    let argmax: Vec<u32> = logits.chunks(vocab).map(k3_engine::sampling::argmax).collect();
-    if let Some(path) = &args.dump_logits {
-        write_f32_file(path, &logits)?;
+    let mut argmax: Vec<u32> = Vec::with_capacity(ids.len());
+    // Logits go to the dump chunk by chunk: a long context never holds them all.
+    let mut dump = args.dump_logits.as_deref().map(OutputFile::create).transpose()?;
+    let done = engine.score_chunked(&ids, &CancelToken::new(), &mut |_, logits| {
+        argmax.extend(logits.chunks(vocab).map(k3_engine::sampling::argmax));
+        if let Some(out) = dump.as_mut() {
+            out.write_f32(logits).map_err(|e| k3_engine::Error::io(out.path(), e))?;
+        }
+        Ok(())
+    })?;
+    if !done {
+        return Err(runtime_error("scoring was cancelled".into()));
+    }
+    if let Some(out) = dump {
+        out.finish()?;
     }
     if args.json {
         outln!("{}", json!({ "ids": ids, "argmax": argmax, "vocab_size": vocab }));
@@ -180,19 +190,62 @@ fn write_f32_file(path: &Path, values: &[f32]) -> Result<(), Failure> {
     write_bytes_file(path, &bytes)
 }
 
-/// Writes `bytes` to `path`: a regular file (or a new one) via a temporary file and a
-/// rename, so a failure never leaves half a file under the name; anything else (a device
-/// such as `/dev/null`, a FIFO, a symlink) is written in place and never replaced.
+/// Writes `bytes` to `path` (see [`OutputFile`]).
 fn write_bytes_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let fail = |e: std::io::Error| runtime_error(format!("writing {}: {e}", path.display()));
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if !meta.file_type().is_file() => return std::fs::write(path, bytes).map_err(fail),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(fail(e)),
+    let mut out = OutputFile::create(path)?;
+    out.write(bytes).map_err(|e| runtime_error(format!("writing {}: {e}", path.display())))?;
+    out.finish()
+}
+
+/// A file being written: a regular file (or a new one) goes to a temporary name and is
+/// renamed when finished, so a failure never leaves half a file under the name; anything
+/// else (a device such as `/dev/null`, a FIFO, a symlink) is written in place and never
+/// replaced.
+struct OutputFile {
+    path: PathBuf,
+    /// The temporary name to rename from, for regular files.
+    partial: Option<PathBuf>,
+    writer: std::io::BufWriter<std::fs::File>,
+}
+
+impl OutputFile {
+    fn create(path: &Path) -> Result<OutputFile, Failure> {
+        let fail = |e: std::io::Error| runtime_error(format!("writing {}: {e}", path.display()));
+        let in_place = match std::fs::symlink_metadata(path) {
+            Ok(meta) => !meta.file_type().is_file(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(fail(e)),
+        };
+        let partial = (!in_place).then(|| {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            path.with_file_name(format!(".{name}.partial"))
+        });
+        let target = partial.as_deref().unwrap_or(path);
+        let file = std::fs::File::create(target).map_err(fail)?;
+        Ok(OutputFile { path: path.to_path_buf(), partial, writer: std::io::BufWriter::new(file) })
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.partial"));
-    std::fs::write(&tmp, bytes).map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(fail)
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        use std::io::Write;
+        self.writer.write_all(bytes)
+    }
+
+    /// Little-endian f32 values.
+    fn write_f32(&mut self, values: &[f32]) -> std::io::Result<()> {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.write(&bytes)
+    }
+
+    fn finish(self) -> Result<(), Failure> {
+        let fail = |e: std::io::Error| runtime_error(format!("writing {}: {e}", self.path.display()));
+        self.writer.into_inner().map_err(|e| fail(e.into_error()))?;
+        match &self.partial {
+            Some(partial) => std::fs::rename(partial, &self.path).map_err(fail),
+            None => Ok(()),
+        }
+    }
 }
