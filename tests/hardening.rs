@@ -76,28 +76,12 @@ fn issue_13_a_trunk_layer_without_a_valid_crc_is_refused() {
     }
 }
 
-/// Sets `key` wherever it appears in the config's JSON.
-fn set_everywhere(v: &mut serde_json::Value, key: &str, value: &serde_json::Value) -> bool {
-    let mut found = false;
-    if let Some(map) = v.as_object_mut() {
-        for (k, child) in map.iter_mut() {
-            if k == key {
-                *child = value.clone();
-                found = true;
-            } else {
-                found |= set_everywhere(child, key, value);
-            }
-        }
-    }
-    found
-}
-
 #[test]
 fn issue_13_non_finite_logits_are_an_error_not_tokens() {
     let dir = copy_checkpoint("tiny-mxfp4", "nan-logits");
     let path = dir.join("config.json");
     let mut cfg: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    assert!(set_everywhere(&mut cfg, "routed_scaling_factor", &1e38.into()), "the fixture has the field");
+    assert!(k3_tests::set_json_key(&mut cfg, "routed_scaling_factor", &1e38.into()), "the fixture has the field");
     std::fs::write(&path, cfg.to_string()).unwrap();
     let e = Engine::load(&EngineOptions::resident(&dir, Some(1))).unwrap();
     let out = e.generate(

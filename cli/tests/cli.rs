@@ -463,21 +463,7 @@ fn issue_13_plan_refuses_a_checkpoint_that_run_refuses() {
     let path = dir.join("config.json");
     let text = std::fs::read_to_string(&path).unwrap();
     let mut cfg: Value = serde_json::from_str(&text).unwrap();
-    fn set(v: &mut Value, key: &str, to: &Value) -> bool {
-        let mut found = false;
-        if let Some(map) = v.as_object_mut() {
-            for (k, child) in map.iter_mut() {
-                if k == key {
-                    *child = to.clone();
-                    found = true;
-                } else {
-                    found |= set(child, key, to);
-                }
-            }
-        }
-        found
-    }
-    assert!(set(&mut cfg, "intermediate_size", &16_777_216.into()));
+    assert!(k3_tests::set_json_key(&mut cfg, "intermediate_size", &16_777_216.into()));
     std::fs::write(&path, cfg.to_string()).unwrap();
     let m = dir.to_str().unwrap();
     let run = k3(&["run", "--model", m, "--ids", "1", "--gen", "1"]);

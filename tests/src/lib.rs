@@ -181,3 +181,20 @@ pub fn copy_checkpoint(name: &str, tag: &str) -> PathBuf {
     }
     dst
 }
+
+/// Sets `key` to `value` wherever it appears in a JSON document (a config edited in tests);
+/// true when it appeared at least once.
+pub fn set_json_key(v: &mut serde_json::Value, key: &str, value: &serde_json::Value) -> bool {
+    let mut found = false;
+    if let Some(map) = v.as_object_mut() {
+        for (k, child) in map.iter_mut() {
+            if k == key {
+                *child = value.clone();
+                found = true;
+            } else {
+                found |= set_json_key(child, key, value);
+            }
+        }
+    }
+    found
+}
