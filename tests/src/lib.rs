@@ -4,6 +4,8 @@
 //! Must not: hide a failure: every comparison prints index, got, want, absolute and
 //! relative error, and how many elements missed.
 
+pub mod fake_hub;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;

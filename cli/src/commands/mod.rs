@@ -3,12 +3,14 @@
 mod bench;
 mod chat;
 mod disk;
+mod download;
 mod pack;
 mod plan;
 mod run;
 mod sim_cache;
 mod synth;
 mod text;
+mod verify;
 
 use std::path::Path;
 
@@ -59,6 +61,8 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Bench(crate::args::BenchCommand::Disk(args)) => disk::disk(args),
         Command::SimCache(args) => sim_cache::sim_cache(args),
         Command::Synth(args) => synth::synth(args),
+        Command::Download(args) => download::download(args),
+        Command::Verify(args) => verify::verify(args),
     }
 }
 

@@ -31,6 +31,7 @@ mod header;
 mod index;
 mod json_probe;
 mod names;
+pub mod remote;
 mod shard;
 mod table;
 mod weight_map;

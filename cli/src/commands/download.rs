@@ -1,0 +1,227 @@
+//! `k3 download`: a Hugging Face repository into a store folder (pinned, resumable,
+//! verified: k3-store does the work), then the trunk packed beside it and the model opened
+//! once with the `auto` preset. Progress as a bar on a terminal or JSON lines (`--json`);
+//! Ctrl-C pauses (everything durable is kept; the same command resumes).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use k3_engine::stream::trunk_pack::{pack_trunk, PackProgress};
+use k3_engine::{EngineOptions, MemoryOptions};
+use k3_plan::{format_bytes, parse_size, BudgetChoice};
+use k3_store::download::space::tb;
+use k3_store::{DownloadEvent, DownloadOptions, HubClient, HubSettings, StoreError};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::{input_error, runtime_error, Failure};
+use crate::args::DownloadArgs;
+
+pub fn download(args: DownloadArgs) -> Result<(), Failure> {
+    let opts = options(&args)?;
+    let mut settings = HubSettings::from_env();
+    if let Some(endpoint) = &args.endpoint {
+        settings.endpoint = endpoint.trim_end_matches('/').to_string();
+    }
+    let hub = HubClient::new(settings).map_err(store_failure)?;
+    let stop = CancellationToken::new();
+    let on_ctrl_c = stop.clone();
+    let _ = ctrlc::set_handler(move || on_ctrl_c.cancel());
+    let view = Arc::new(View::new(args.json));
+    let sink_view = view.clone();
+    let events: k3_store::download::EventSink = Arc::new(move |e| sink_view.event(e));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| runtime_error(format!("cannot start the async runtime: {e}")))?;
+    let store = opts.store.clone();
+    let trunk_dir = opts.trunk_dir.clone().unwrap_or_else(|| store.join(".k3-desktop").join("trunk"));
+    let result = runtime.block_on(k3_store::download(opts, hub, events, stop));
+    view.finish();
+    drop(runtime);
+    let summary = result.map_err(store_failure)?;
+    view.line(json!({"event": "verified", "commit": summary.commit, "files": summary.files, "total_bytes": summary.total_bytes}), &format!("all {} files verified ({}) at commit {}", summary.files, tb(summary.total_bytes), summary.commit));
+    if args.no_pack || !store.join("config.json").is_file() {
+        return Ok(());
+    }
+    pack(&store, &trunk_dir, &view)?;
+    first_load(&store, &trunk_dir, &view)
+}
+
+fn options(args: &DownloadArgs) -> Result<DownloadOptions, Failure> {
+    let secs = |flag: &str, v: f64| {
+        if v.is_finite() && v > 0.0 && v < 86_400.0 {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            Err(input_error(format!("{flag} {v}: give seconds between 0 and 86400")))
+        }
+    };
+    let chunk = parse_size(&args.chunk_size).map_err(|e| input_error(format!("--chunk-size: {e}")))?;
+    if !(4096..=(1 << 30)).contains(&chunk) {
+        return Err(input_error(format!("--chunk-size {}: between 4 KiB and 1 GiB", args.chunk_size)));
+    }
+    if args.jobs == 0 || args.jobs > 64 {
+        return Err(input_error(format!("--jobs {}: between 1 and 64", args.jobs)));
+    }
+    std::fs::create_dir_all(&args.to).map_err(|e| input_error(format!("--to {}: {e}", args.to.display())))?;
+    let revision =
+        args.revision.clone().or_else(|| HubSettings::from_env().revision_override).unwrap_or_else(|| "main".into());
+    let mut o = DownloadOptions::new(&args.repo, &revision, args.to.clone());
+    o.trunk_dir = args.trunk_to.clone();
+    o.jobs = args.jobs;
+    o.chunk_bytes = chunk as usize;
+    o.backoff_base = secs("--retry-base", args.retry_base)?;
+    o.backoff_cap = secs("--retry-cap", args.retry_cap)?;
+    o.stall_timeout = secs("--stall-timeout", args.stall_timeout)?;
+    o.space_poll = secs("--space-poll", args.space_poll)?;
+    Ok(o)
+}
+
+fn store_failure(e: StoreError) -> Failure {
+    let code = match &e {
+        StoreError::Stopped => 130,
+        StoreError::BadRepo { .. }
+        | StoreError::NoSpace(_)
+        | StoreError::Locked { .. }
+        | StoreError::CommitMismatch { .. }
+        | StoreError::Denied { .. }
+        | StoreError::NotFound { .. }
+        | StoreError::Offline => 2,
+        _ => 1,
+    };
+    Failure { exit_code: code, message: e.to_string() }
+}
+
+fn pack(store: &Path, trunk_dir: &Path, view: &View) -> Result<(), Failure> {
+    let start = Instant::now();
+    let mut last = Instant::now() - Duration::from_secs(1);
+    let summary = pack_trunk(store, trunk_dir, &mut |p: PackProgress| {
+        if last.elapsed() >= Duration::from_millis(100) || p.layer_idx + 1 == p.n_layers {
+            last = Instant::now();
+            let mbps = p.bytes_done as f64 / start.elapsed().as_secs_f64().max(1e-9) / 1e6;
+            view.transient(json!({"event": "packing", "layer": p.layer_idx + 1, "layers": p.n_layers, "bytes_done": p.bytes_done, "bytes_total": p.bytes_total}), &format!("packing the trunk: layer {}/{} · {mbps:.0} MB/s", p.layer_idx + 1, p.n_layers));
+        }
+    })?;
+    view.line(json!({"event": "packed", "trunk": trunk_dir, "bytes": summary.file_bytes, "seconds": start.elapsed().as_secs_f64()}), &format!("packed the trunk ({}) into {}", format_bytes(summary.file_bytes), trunk_dir.display()));
+    Ok(())
+}
+
+fn first_load(store: &Path, trunk_dir: &Path, view: &View) -> Result<(), Failure> {
+    let start = Instant::now();
+    let mut memory = MemoryOptions::resident();
+    memory.budget = Some(BudgetChoice::Auto);
+    memory.trunk_dir = Some(trunk_dir.to_path_buf());
+    let options = EngineOptions { model_dir: store.to_path_buf(), threads: None, memory };
+    let engine = k3_runtime::model::open_engine(&options)?;
+    let tokenizer = k3_runtime::model::open_tokenizer(store)?;
+    k3_runtime::model::check_vocab(&tokenizer, &engine, store)?;
+    let secs = start.elapsed().as_secs_f64();
+    view.line(
+        json!({"event": "ready", "model": store, "trunk": trunk_dir, "preset": "auto", "load_seconds": secs}),
+        &format!(
+            "ready: {} opens with the auto preset in {secs:.1} s (k3 chat --model {} --trunk {} --preset auto)",
+            store.display(),
+            store.display(),
+            trunk_dir.display()
+        ),
+    );
+    Ok(())
+}
+
+/// Draws events: JSON lines, or a progress bar with notices printed above it.
+struct View {
+    json: bool,
+    bar: Option<ProgressBar>,
+    states: Mutex<Vec<String>>,
+}
+
+impl View {
+    fn new(json: bool) -> View {
+        let bar = (!json).then(|| {
+            let bar = ProgressBar::new(0);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:30} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        View { json, bar, states: Mutex::new(Vec::new()) }
+    }
+
+    fn event(&self, e: DownloadEvent) {
+        if self.json {
+            if let Ok(text) = serde_json::to_string(&e) {
+                outln!("{text}");
+            }
+            return;
+        }
+        let Some(bar) = &self.bar else { return };
+        match e {
+            DownloadEvent::Progress(p) => {
+                bar.set_length(p.total_bytes);
+                bar.set_position(p.done_bytes);
+                let eta = p.eta_seconds.map_or("—".to_string(), |s| format!("{:.0} s", s));
+                bar.set_message(format!(
+                    "{} of {} · {:.1} MB/s · ETA {eta} · {} active",
+                    tb(p.done_bytes),
+                    tb(p.total_bytes),
+                    p.speed_bytes_per_s / 1e6,
+                    p.active_files
+                ));
+            }
+            DownloadEvent::Pinned { repo, commit, files, total_bytes, kept_bytes } => {
+                bar.println(format!(
+                    "{repo} at commit {commit}: {files} files, {}; {} already kept",
+                    tb(total_bytes),
+                    tb(kept_bytes)
+                ));
+            }
+            DownloadEvent::SpaceChecked { dir, need, free } => {
+                bar.println(format!("{}: {} free, {} needed", dir.display(), tb(free), tb(need.total())))
+            }
+            DownloadEvent::FileState { path, state, detail } => {
+                if let Ok(mut s) = self.states.lock() {
+                    s.push(path.clone());
+                }
+                if matches!(state, k3_store::FileState::Verified | k3_store::FileState::Failed) {
+                    bar.println(
+                        format!("{path}: {state:?}{}", detail.map(|d| format!(" — {d}")).unwrap_or_default())
+                            .to_lowercase(),
+                    );
+                }
+            }
+            DownloadEvent::Retrying { path, reason, attempt, wait_seconds } => {
+                bar.println(format!("{path}: {reason}; retrying in {wait_seconds:.0} s (attempt {attempt})"))
+            }
+            DownloadEvent::Paused { path, reason, free, needed } => bar.println(format!(
+                "paused at {path}: {reason}; {} free, {} needed — free space and it resumes",
+                tb(free),
+                tb(needed)
+            )),
+            DownloadEvent::Notice { path, message } => bar.println(format!("{path}: {message}")),
+            DownloadEvent::Complete { .. } => {}
+        }
+    }
+
+    /// A status that replaces the previous one (the bar's message, or a JSON line).
+    fn transient(&self, value: serde_json::Value, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.set_message(text.to_string()),
+            None => outln!("{value}"),
+        }
+    }
+
+    fn line(&self, value: serde_json::Value, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => outln!("{value}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

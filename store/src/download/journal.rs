@@ -1,0 +1,174 @@
+//! The durable record of a partial file (RELIABILITY §2.3): a header line naming the file,
+//! its size, hash and commit, then one line per chunk made durable — its index, where it
+//! ends, its CRC-32 and the SHA-256 state after it — appended only after the chunk's
+//! `fdatasync`, and `fsync`ed itself. A resume restores the hash state instead of reading
+//! the file again, after re-checking the last chunk's CRC against the disk.
+//!
+//! Owns: [`Journal`], [`ChunkRecord`], [`JournalHeader`], [`Resume`].
+//! Must not: be ahead of the data (the caller's order: data → `fdatasync` → append →
+//! `fsync`), or trust a line that does not end in `\n` and parse (a torn tail is dropped).
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::digest::common::hazmat::SerializableState;
+use sha2::Sha256;
+
+use super::failpoint;
+use crate::durable::{create_dirs, fsync_dir, write_atomic};
+use crate::error::{StoreError, StoreResult};
+
+/// The journal format this build writes; any other version restarts the file (DL-23).
+pub const JOURNAL_VERSION: u32 = 1;
+/// How many chunks back a resume looks for one whose CRC still matches the disk.
+const ROLLBACK_LIMIT: usize = 4;
+
+/// What the partial is a partial of; a journal for anything else is not resumed.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct JournalHeader {
+    pub k3_journal: u32,
+    pub path: String,
+    pub size: u64,
+    pub sha256: String,
+    pub commit: String,
+}
+
+/// One chunk made durable.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ChunkRecord {
+    pub index: u64,
+    pub start: u64,
+    pub end: u64,
+    pub crc32: u32,
+    /// Hex of the SHA-256 state after the chunk.
+    pub state: String,
+}
+
+/// Where a resumed file continues.
+pub struct Resume {
+    pub end: u64,
+    pub next_index: u64,
+    pub hasher: Sha256,
+}
+
+pub struct Journal {
+    file: File,
+    path: PathBuf,
+}
+
+impl Journal {
+    /// A fresh journal for `header` (any old one at `path` is replaced).
+    pub fn create(path: &Path, header: &JournalHeader) -> StoreResult<Journal> {
+        let mut text = serde_json::to_string(header).map_err(|e| StoreError::io(path, std::io::Error::other(e)))?;
+        text.push('\n');
+        write_atomic(path, text.as_bytes())?;
+        Journal::open_append(path)
+    }
+
+    /// Reads the journal at `path`, checks it describes `header`, and finds the last chunk
+    /// whose bytes in `data` still match their CRC; rewrites the journal to end there.
+    /// `Ok(None)`: nothing usable (missing, another file or version, or no good chunk).
+    pub fn resume(path: &Path, header: &JournalHeader, data: &File) -> StoreResult<Option<(Journal, Resume)>> {
+        let text = match std::fs::read(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StoreError::io(path, e)),
+        };
+        let mut lines = complete_lines(&text);
+        let Some(first) = lines.next() else { return Ok(None) };
+        match serde_json::from_slice::<JournalHeader>(first) {
+            Ok(h) if h == *header => {}
+            _ => return Ok(None),
+        }
+        let records: Vec<ChunkRecord> = lines.map_while(|l| serde_json::from_slice(l).ok()).collect();
+        let Some((good, resume)) = last_good(&records, data) else { return Ok(None) };
+        let mut rewritten = String::new();
+        for line in std::iter::once(serde_json::to_string(header))
+            .chain(records.iter().take(good + 1).map(serde_json::to_string))
+        {
+            rewritten.push_str(&line.map_err(|e| StoreError::io(path, std::io::Error::other(e)))?);
+            rewritten.push('\n');
+        }
+        write_atomic(path, rewritten.as_bytes())?;
+        Ok(Some((Journal::open_append(path)?, resume)))
+    }
+
+    /// Appends `rec` and makes it durable.
+    pub fn append(&mut self, rec: &ChunkRecord) -> std::io::Result<()> {
+        let mut line = serde_json::to_string(rec).map_err(std::io::Error::other)?;
+        line.push('\n');
+        self.file.write_all(line.as_bytes())?;
+        failpoint::hit(failpoint::AFTER_JOURNAL_WRITE);
+        self.file.sync_data()?;
+        failpoint::hit(failpoint::AFTER_JOURNAL_SYNC);
+        Ok(())
+    }
+
+    pub fn remove(self) -> StoreResult<()> {
+        let path = self.path.clone();
+        drop(self.file);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(StoreError::io(&path, e)),
+        }
+    }
+
+    fn open_append(path: &Path) -> StoreResult<Journal> {
+        if let Some(dir) = path.parent() {
+            create_dirs(dir)?;
+        }
+        let file = OpenOptions::new().append(true).open(path).map_err(|e| StoreError::io(path, e))?;
+        if let Some(dir) = path.parent() {
+            fsync_dir(dir)?;
+        }
+        Ok(Journal { file, path: path.to_path_buf() })
+    }
+}
+
+/// Lines that end in `\n` (a torn last line is not one).
+fn complete_lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let end = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    text[..end].split(|&b| b == b'\n').filter(|l| !l.is_empty())
+}
+
+/// The index of the last record whose chunk is intact on disk, with its resume point.
+fn last_good(records: &[ChunkRecord], data: &File) -> Option<(usize, Resume)> {
+    let contiguous = records.iter().enumerate().take_while(|(i, r)| r.index == *i as u64 && r.end > r.start).count();
+    let chained =
+        records.windows(2).take(contiguous.saturating_sub(1)).take_while(|w| w[0].end == w[1].start).count() + 1;
+    let usable = contiguous.min(chained);
+    for i in (0..usable).rev().take(ROLLBACK_LIMIT) {
+        let r = &records[i];
+        if crc_on_disk(data, r.start, r.end) != Some(r.crc32) {
+            continue;
+        }
+        let state = hex::decode(&r.state).ok()?;
+        let hasher = Sha256::deserialize(state.as_slice().try_into().ok()?).ok()?;
+        return Some((i, Resume { end: r.end, next_index: r.index + 1, hasher }));
+    }
+    None
+}
+
+fn crc_on_disk(data: &File, start: u64, end: u64) -> Option<u32> {
+    let mut crc = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = start;
+    while at < end {
+        let n = ((end - at) as usize).min(buf.len());
+        data.read_exact_at(&mut buf[..n], at).ok()?;
+        crc.update(&buf[..n]);
+        at += n as u64;
+    }
+    Some(crc.finalize())
+}
+
+/// The serialised SHA-256 state, as a journal stores it.
+pub fn state_hex(hasher: &Sha256) -> String {
+    hex::encode(hasher.serialize())
+}
