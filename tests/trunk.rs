@@ -255,3 +255,47 @@ fn a_synthetic_checkpoint_streams_byte_identically_at_every_budget() {
     std::fs::remove_dir_all(dir).ok();
     std::fs::remove_dir_all(trunk).ok();
 }
+
+#[test]
+fn an_interrupted_pack_resumes_after_its_last_durable_layer_and_equals_a_clean_pack() {
+    let clean = pack("tiny-mxfp4");
+    let model = scratch_dir("pack-resume-model");
+    for e in std::fs::read_dir(fixture("tiny-mxfp4")).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, model.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let out = scratch_dir("pack-resume-out");
+    let interrupt_at = 6;
+    let crashed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pack_trunk(&model, &out, &mut |p| assert!(p.layer_idx < interrupt_at, "interrupted")).unwrap();
+    }));
+    assert!(crashed.is_err());
+    assert!(!out.join("trunk.json").exists(), "an interrupted pack published a manifest");
+    let resumed =
+        pack_trunk(&model, &out, &mut |p| assert!(p.layer_idx >= interrupt_at, "layer {} copied again", p.layer_idx))
+            .unwrap();
+    assert_eq!(resumed.resumed_layers, interrupt_at);
+    assert_eq!(std::fs::read(out.join("trunk.bin")).unwrap(), std::fs::read(clean.join("trunk.bin")).unwrap());
+    let manifest = |dir: &Path| -> serde_json::Value {
+        let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("trunk.json")).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("sources");
+        v
+    };
+    assert_eq!(manifest(&out), manifest(&clean));
+    assert!(!out.join("trunk.pack-progress.json").exists());
+
+    // A shard rewritten between the two runs: the pack starts over.
+    let crashed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pack_trunk(&model, &out, &mut |p| assert!(p.layer_idx < interrupt_at, "interrupted")).unwrap();
+    }));
+    assert!(crashed.is_err());
+    let shard = model.join("model-00001-of-000014.safetensors");
+    let bytes = std::fs::read(&shard).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&shard, bytes).unwrap();
+    let again = pack_trunk(&model, &out, &mut |_| {}).unwrap();
+    assert_eq!(again.resumed_layers, 0, "resumed over a changed shard");
+    assert_eq!(std::fs::read(out.join("trunk.bin")).unwrap(), std::fs::read(clean.join("trunk.bin")).unwrap());
+}

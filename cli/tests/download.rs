@@ -640,3 +640,82 @@ fn dl_17_a_full_drive_is_refused_with_numbers_at_start_and_pauses_then_resumes_m
     let resumed = hub.requests().iter().filter(|q| q.end.is_none() && q.start > 0).count();
     assert!(resumed >= 1, "nothing resumed mid-file after the pause ({restarted_from_zero} from 0)");
 }
+
+#[test]
+fn a_hugging_face_cache_copy_is_adopted_by_link_and_a_corrupt_blob_in_it_is_caught() {
+    let hub = FakeHub::start(vec![repo(COMMIT_A, 0)], COMMIT_A);
+    let r = repo(COMMIT_A, 0);
+    let store = tmp("hfcache");
+    let cache = store.with_extension("hf-home").join("hub").join(format!("models--{}", REPO.replace('/', "--")));
+    let _ = std::fs::remove_dir_all(store.with_extension("hf-home"));
+    let snapshot = cache.join("snapshots").join(COMMIT_A);
+    std::fs::create_dir_all(cache.join("blobs")).unwrap();
+    std::fs::create_dir_all(cache.join("refs")).unwrap();
+    std::fs::write(cache.join("refs/main"), COMMIT_A).unwrap();
+    let corrupt = "model-00005-of-000014.safetensors";
+    for f in &r.files {
+        let blob_name = if f.lfs { f.sha256() } else { f.git_oid() };
+        let mut bytes = f.bytes.to_vec();
+        if f.path == corrupt {
+            bytes[100] ^= 4;
+        }
+        std::fs::write(cache.join("blobs").join(&blob_name), &bytes).unwrap();
+        let link = snapshot.join(&f.path);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        let depth = f.path.matches('/').count() + 2;
+        let target = format!("{}blobs/{blob_name}", "../".repeat(depth));
+        std::os::unix::fs::symlink(target, &link).unwrap();
+    }
+    let out = k3_download(&hub, &store, &["--no-pack"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fetched: Vec<String> = hub
+        .requests()
+        .iter()
+        .filter(|q| q.end.is_none() || q.path.ends_with(".json"))
+        .map(|q| q.path.clone())
+        .collect();
+    assert_eq!(fetched, vec![corrupt.to_string()], "only the corrupt blob is downloaded");
+    assert_store_complete(&store, &r);
+    let linked = store.join(EXTRAS[0].0);
+    assert!(std::fs::symlink_metadata(&linked).unwrap().file_type().is_symlink(), "adopted by copying");
+    assert!(std::fs::read_link(&linked).unwrap().starts_with(std::fs::canonicalize(&cache).unwrap()));
+    golden_tokens_from(&store, None);
+    let _ = std::fs::remove_dir_all(&store);
+    let _ = std::fs::remove_dir_all(store.with_extension("hf-home"));
+}
+
+/// A measurement, not a check (run it by name with `--ignored --nocapture`): `k3 download`
+/// of one large LFS file from the loopback fake hub against a plain `curl` of the same URL
+/// from the same server, both written to the same drive.
+#[test]
+#[ignore]
+fn loopback_download_speed_against_curl() {
+    let mib: usize = std::env::var("K3_LOOPBACK_MIB").ok().and_then(|v| v.parse().ok()).unwrap_or(1024);
+    let file = HubFile { path: "big.bin".into(), bytes: Bytes::from(noise(mib << 20, 3)), lfs: true };
+    let hub = FakeHub::start(vec![HubRepo { id: REPO.into(), commit: COMMIT_A.into(), files: vec![file] }], COMMIT_A);
+    let dir = std::env::var_os("K3_LOOPBACK_DIR").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    for round in 0..2 {
+        let store = dir.join(format!("k3-loopback-store-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&store);
+        let t = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_k3"))
+            .args(["download", "--repo", REPO, "--to"])
+            .arg(&store)
+            .args(["--endpoint", &hub.endpoint, "--json", "--no-pack"])
+            .env("HF_HOME", dir.join("k3-loopback-hf"))
+            .output()
+            .unwrap();
+        let k3_secs = t.elapsed().as_secs_f64();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let target = dir.join(format!("k3-loopback-curl-{}", std::process::id()));
+        let t = Instant::now();
+        let url = format!("{}/{REPO}/resolve/{COMMIT_A}/big.bin", hub.endpoint);
+        let status = Command::new("curl").args(["-sSfL", "-o"]).arg(&target).arg(&url).status().unwrap();
+        let curl_secs = t.elapsed().as_secs_f64();
+        assert!(status.success());
+        let mb = (mib << 20) as f64 / 1e6;
+        eprintln!("round {round}: {mib} MiB: k3 download {:.0} MB/s ({k3_secs:.2} s, SHA-256 while writing, fdatasync per 64 MiB chunk) · curl {:.0} MB/s ({curl_secs:.2} s, no hash, no sync) · ratio {:.2}", mb / k3_secs, mb / curl_secs, curl_secs / k3_secs);
+        let _ = std::fs::remove_dir_all(&store);
+        let _ = std::fs::remove_file(&target);
+    }
+}

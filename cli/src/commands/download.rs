@@ -94,7 +94,21 @@ fn store_failure(e: StoreError) -> Failure {
     Failure { exit_code: code, message: e.to_string() }
 }
 
+/// Whether `trunk_dir` already holds a trunk packed from exactly these shards.
+fn trunk_is_current(store: &Path, trunk_dir: &Path) -> bool {
+    let Ok(cfg) = k3_engine::ModelConfig::load(&store.join("config.json")) else { return false };
+    let Ok(index) = k3_engine::format::TensorIndex::open(store) else { return false };
+    k3_engine::stream::trunk_manifest::open_packed_trunk(trunk_dir, &cfg, &index).is_ok()
+}
+
 fn pack(store: &Path, trunk_dir: &Path, view: &View) -> Result<(), Failure> {
+    if trunk_is_current(store, trunk_dir) {
+        view.line(
+            json!({"event": "packed", "trunk": trunk_dir, "already": true}),
+            &format!("the trunk in {} is already packed from these shards", trunk_dir.display()),
+        );
+        return Ok(());
+    }
     let start = Instant::now();
     let mut last = Instant::now() - Duration::from_secs(1);
     let summary = pack_trunk(store, trunk_dir, &mut |p: PackProgress| {
@@ -104,7 +118,14 @@ fn pack(store: &Path, trunk_dir: &Path, view: &View) -> Result<(), Failure> {
             view.transient(json!({"event": "packing", "layer": p.layer_idx + 1, "layers": p.n_layers, "bytes_done": p.bytes_done, "bytes_total": p.bytes_total}), &format!("packing the trunk: layer {}/{} · {mbps:.0} MB/s", p.layer_idx + 1, p.n_layers));
         }
     })?;
-    view.line(json!({"event": "packed", "trunk": trunk_dir, "bytes": summary.file_bytes, "seconds": start.elapsed().as_secs_f64()}), &format!("packed the trunk ({}) into {}", format_bytes(summary.file_bytes), trunk_dir.display()));
+    let resumed = match summary.resumed_layers {
+        0 => String::new(),
+        n => format!("; resumed after layer {n}"),
+    };
+    view.line(
+        json!({"event": "packed", "trunk": trunk_dir, "bytes": summary.file_bytes, "resumed_layers": summary.resumed_layers, "seconds": start.elapsed().as_secs_f64()}),
+        &format!("packed the trunk ({}) into {}{resumed}", format_bytes(summary.file_bytes), trunk_dir.display()),
+    );
     Ok(())
 }
 

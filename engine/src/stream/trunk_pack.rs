@@ -7,7 +7,9 @@
 //! verifying the written file, and publishing atomically.
 //! Must not: leave a file the engine would accept after an interruption: the pack is
 //! written under `*.partial` names, an older `trunk.json` is removed first, and
-//! `trunk.json` is renamed into place last, after `trunk.bin`, both fsynced.
+//! `trunk.json` is renamed into place last, after `trunk.bin`, both fsynced. An
+//! interrupted pack resumes after its last durable layer (`trunk.pack-progress.json`,
+//! written after the layer's `fdatasync`) only when the shards are unchanged.
 //! Easy to break: `nbytes` in the manifest is the run length rounded UP to 4096; the exact
 //! length is `run_len`.
 
@@ -44,6 +46,8 @@ pub struct PackSummary {
     pub trunk_json: PathBuf,
     pub payload_bytes: u64,
     pub file_bytes: u64,
+    /// Layers taken from an interrupted pack instead of copied again.
+    pub resumed_layers: usize,
 }
 
 /// One layer's run in its shard.
@@ -98,7 +102,9 @@ pub fn layer_run<'a>(index: &'a TensorIndex, layer_idx: usize) -> Result<LayerRu
     Ok(LayerRun { shard_idx: first.shard_idx, run_start: first.offset, run_len, tensors })
 }
 
-/// Packs the trunk of the model in `model_dir` into `out_dir/trunk.{bin,json}`.
+/// Packs the trunk of the model in `model_dir` into `out_dir/trunk.{bin,json}`. A pack
+/// interrupted earlier resumes after the last layer it made durable, when the shards are
+/// still the ones it was reading.
 pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(PackProgress)) -> Result<PackSummary> {
     let cfg = ModelConfig::load(&model_dir.join("config.json"))?;
     let index = TensorIndex::open(model_dir)?;
@@ -112,32 +118,42 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
         }
     }
     let (bin_tmp, json_tmp) = (out_dir.join("trunk.bin.partial"), out_dir.join("trunk.json.partial"));
+    let progress_path = out_dir.join(PROGRESS_FILE);
+    let sources = index.shard_paths().iter().map(|p| source_identity(p)).collect::<Result<Vec<_>>>()?;
+    let mut layers = resumable_layers(&progress_path, &bin_tmp, &sources, &runs, &index);
     let out = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
-        .truncate(true)
+        .truncate(layers.is_empty())
         .open(&bin_tmp)
         .map_err(|e| Error::io(&bin_tmp, e))?;
+    let resumed_layers = layers.len();
     let bytes_total: u64 = runs.iter().map(|r| r.run_len).sum();
-    let mut bytes_done = 0;
-    let mut file_off = 0u64;
-    let mut layers = Vec::with_capacity(runs.len());
-    for (layer_idx, run) in runs.iter().enumerate() {
+    let mut bytes_done: u64 = runs.iter().take(resumed_layers).map(|r| r.run_len).sum();
+    let mut file_off = runs.iter().take(resumed_layers).map(|r| aligned(r.run_len)).sum::<u64>();
+    for (layer_idx, run) in runs.iter().enumerate().skip(resumed_layers) {
         let shard_path = &index.shard_paths()[run.shard_idx];
         let shard = File::open(shard_path).map_err(|e| Error::io(shard_path, e))?;
         let crc = copy_run(&shard, shard_path, run, &out, &bin_tmp, file_off, &mut |n| {
             bytes_done += n;
             progress(PackProgress { layer_idx, n_layers: runs.len(), bytes_done, bytes_total });
         })?;
-        let nbytes = run.run_len.div_ceil(TRUNK_ALIGN) * TRUNK_ALIGN;
+        let nbytes = aligned(run.run_len);
         layers.push(manifest_entry(layer_idx, run, shard_path, file_off, nbytes, crc));
         file_off += nbytes;
+        // The layer's bytes are durable before the progress file says so.
+        out.sync_data().map_err(|e| Error::io(&bin_tmp, e))?;
+        let note = json!({ "format": PROGRESS_FORMAT, "sources": sources, "layers": layers });
+        write_synced(&progress_path, note.to_string().as_bytes())?;
     }
     out.set_len(file_off).map_err(|e| Error::io(&bin_tmp, e))?;
     out.sync_all().map_err(|e| Error::io(&bin_tmp, e))?;
-    verify(&out, &bin_tmp, &layers)?;
-    let sources = index.shard_paths().iter().map(|p| source_identity(p)).collect::<Result<Vec<_>>>()?;
+    if let Err(e) = verify(&out, &bin_tmp, &layers) {
+        // Never resume from bytes that did not read back.
+        let _ = std::fs::remove_file(&progress_path);
+        return Err(e);
+    }
     let manifest = json!({
         "n_layers": runs.len(),
         "align": TRUNK_ALIGN,
@@ -149,7 +165,55 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
     std::fs::rename(&bin_tmp, &bin).map_err(|e| Error::io(&bin, e))?;
     std::fs::rename(&json_tmp, &json_path).map_err(|e| Error::io(&json_path, e))?;
     File::open(out_dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(out_dir, e))?;
-    Ok(PackSummary { trunk_bin: bin, trunk_json: json_path, payload_bytes: bytes_total, file_bytes: file_off })
+    let _ = std::fs::remove_file(&progress_path);
+    Ok(PackSummary {
+        trunk_bin: bin,
+        trunk_json: json_path,
+        payload_bytes: bytes_total,
+        file_bytes: file_off,
+        resumed_layers,
+    })
+}
+
+/// The progress note of an interrupted pack, beside `trunk.bin.partial`.
+const PROGRESS_FILE: &str = "trunk.pack-progress.json";
+const PROGRESS_FORMAT: &str = "k3-desktop trunk pack progress v1";
+
+fn aligned(len: u64) -> u64 {
+    len.div_ceil(TRUNK_ALIGN) * TRUNK_ALIGN
+}
+
+/// The manifest entries of the layers an interrupted pack finished, when its note names
+/// the same shards (name, size, time) and each entry is the one this pack would write;
+/// empty otherwise (the pack starts over). The final read-back check covers their bytes.
+fn resumable_layers(
+    note: &Path,
+    bin_tmp: &Path,
+    sources: &[Value],
+    runs: &[LayerRun],
+    index: &TensorIndex,
+) -> Vec<Value> {
+    let Ok(text) = std::fs::read(note) else { return Vec::new() };
+    let Ok(v) = serde_json::from_slice::<Value>(&text) else { return Vec::new() };
+    if v["format"] != PROGRESS_FORMAT || v["sources"].as_array().map(|s| s.as_slice()) != Some(sources) {
+        return Vec::new();
+    }
+    let Some(done) = v["layers"].as_array() else { return Vec::new() };
+    let mut file_off = 0u64;
+    for (layer_idx, (entry, run)) in done.iter().zip(runs).enumerate() {
+        let crc = entry["crc32"].as_u64().and_then(|c| u32::try_from(c).ok()).unwrap_or(0);
+        let expected =
+            manifest_entry(layer_idx, run, &index.shard_paths()[run.shard_idx], file_off, aligned(run.run_len), crc);
+        if *entry != expected {
+            return Vec::new();
+        }
+        file_off += aligned(run.run_len);
+    }
+    let on_disk = std::fs::metadata(bin_tmp).map(|m| m.len()).unwrap_or(0);
+    if done.len() > runs.len() || on_disk < file_off {
+        return Vec::new();
+    }
+    done.clone()
 }
 
 /// What binds a trunk to the shards it was packed from: each shard's name, size and

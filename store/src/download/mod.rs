@@ -16,6 +16,7 @@ pub mod events;
 pub mod failpoint;
 pub mod fetch;
 pub mod header;
+pub mod hf_cache;
 pub mod journal;
 pub mod layout;
 pub mod lock;
@@ -265,6 +266,11 @@ async fn adopt_or_fetch(ctx: &Arc<Context>, idx: usize, f: &RepoFile) -> StoreRe
             return ctx.record_verified(f).await;
         }
         ctx.notice(&f.path, "the copy on disk does not match the pinned hash; downloading it".into());
+    } else if let Some(blob) = hf_cache::cached_blob(&ctx.hub.settings().hub_cache, &ctx.opts.repo, &ctx.commit, f) {
+        if adopt_cached(ctx, f, &blob, &dest).await? {
+            ctx.tracker.set_have(idx, f.size);
+            return ctx.record_verified(f).await;
+        }
     }
     match &f.hash {
         FileHash::GitBlob(id) => small::fetch_git_file(ctx, f, id).await,
@@ -275,6 +281,39 @@ async fn adopt_or_fetch(ctx: &Arc<Context>, idx: usize, f: &RepoFile) -> StoreRe
             fetch::fetch_lfs(ctx, idx, f, sha).await
         }
     }
+}
+
+/// Hashes the Hugging Face cache's `blob` in place and, when it is `f`, links it into the
+/// store at `dest`.
+async fn adopt_cached(
+    ctx: &Arc<Context>,
+    f: &RepoFile,
+    blob: &std::path::Path,
+    dest: &std::path::Path,
+) -> StoreResult<bool> {
+    ctx.file_state(
+        &f.path,
+        FileState::Verifying,
+        Some(format!("found in the Hugging Face cache ({}): hashing it in place", blob.display())),
+    );
+    let (path, file) = (blob.to_path_buf(), f.clone());
+    if !ctx.blocking(move || file_matches(&path, &file, &mut |_| {})).await? {
+        ctx.notice(
+            &f.path,
+            format!("the Hugging Face cache's copy {} does not match the pinned hash; downloading it", blob.display()),
+        );
+        return Ok(false);
+    }
+    let (blob, dest) = (blob.to_path_buf(), dest.to_path_buf());
+    ctx.blocking(move || {
+        let dir = dest.parent().unwrap_or(std::path::Path::new("."));
+        create_dirs(dir)?;
+        std::os::unix::fs::symlink(&blob, &dest).map_err(|e| StoreError::io(&dest, e))?;
+        crate::durable::fsync_dir(dir)
+    })
+    .await?;
+    ctx.notice(&f.path, "adopted from the Hugging Face cache (linked, not copied)".into());
+    Ok(true)
 }
 
 /// `config.json`, once fetched, must be a Kimi K3 config before any shard is fetched.
