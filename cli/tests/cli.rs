@@ -326,6 +326,48 @@ fn chat_replans_between_turns_and_keeps_the_conversation() {
     assert!(stdout.contains("smaller than the whole trunk"), "without --trunk the trunk must fit:\n{stdout}");
 }
 
+/// A folder on the build's drive (not a RAM /tmp, which `bench disk` refuses).
+fn drive_dir(tag: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("k3-cli-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn bench_disk_reads_whole_experts_at_depth_1_and_16_and_removes_its_scratch_file() {
+    let dir = drive_dir("bench-experts");
+    let out = stdout_json(&k3(&[
+        "bench",
+        "disk",
+        "--path",
+        dir.to_str().unwrap(),
+        "--scratch-size",
+        "64MB",
+        "--seconds",
+        "1",
+        "--json",
+    ]));
+    assert_eq!(out["block_bytes"], 17_547_264, "{out}");
+    assert_eq!(out["direct"], true, "{out}");
+    assert_eq!(out["files"].as_array().map(Vec::len), Some(1), "{out}");
+    for qd in ["qd1", "qd16"] {
+        let p = &out[qd];
+        let f = |k: &str| p[k].as_f64().unwrap_or_else(|| panic!("{qd}.{k} in {out}"));
+        let (mbps, eps, p50, p99) = (f("mb_per_s"), f("experts_per_s"), f("p50_ms"), f("p99_ms"));
+        assert!(mbps > 0.0 && 0.0 < p50 && p50 <= p99, "{qd}: {p}");
+        let from_experts = eps * 17_547_264.0 / 1e6;
+        assert!((from_experts - mbps).abs() <= 0.01 + 1e-5 * mbps, "{qd}: {from_experts} vs {mbps}");
+        assert!(f("reads") >= 1.0 && f("seconds") >= 1.0, "{qd}: {p}");
+    }
+    assert!(out["qd16"]["reads"].as_u64() >= Some(16), "every one of the 16 readers read: {out}");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).collect();
+    assert!(leftovers.is_empty(), "the scratch file is removed: {leftovers:?}");
+    assert_input_error(&["bench", "disk", "--path", dir.to_str().unwrap(), "--seconds", "0"], "--seconds");
+    assert_input_error(&["bench", "disk", "--path", dir.to_str().unwrap(), "--save", "x.json"], "--sweep");
+    let _ = std::fs::remove_dir(&dir);
+}
+
 #[test]
 fn bench_disk_sweeps_a_scratch_file_and_its_saved_pattern_drives_the_engine() {
     let dir = k3_tests::scratch_dir("cli-bench-disk");
@@ -333,6 +375,7 @@ fn bench_disk_sweeps_a_scratch_file_and_its_saved_pattern_drives_the_engine() {
     let out = stdout_json(&k3(&[
         "bench",
         "disk",
+        "--sweep",
         "--path",
         dir.to_str().unwrap(),
         "--scratch-size",

@@ -1,13 +1,15 @@
 //! k3-store: getting the model onto a drive, and knowing the drive.
 //!
-//! Owns (so far): [`diskbench`], the O_DIRECT sweep of request size × requests in flight
-//! behind `k3 bench disk`, whose best point becomes the engine's `ReadPattern`. Downloads
-//! and verification land here next (the engine never learns HTTP or drives).
+//! Owns (so far): [`diskbench`] (`k3 bench disk`: one-expert O_DIRECT reads at depth 1 and
+//! 16 with latencies, and the `--sweep` of request size × requests in flight whose best
+//! point becomes the engine's `ReadPattern`). Downloads and verification land here next
+//! (the engine never learns HTTP or drives).
 //! Must not: read weights for the engine: streamed reads are `k3_engine::io`'s.
 #![forbid(unsafe_code)]
 
 pub mod diskbench;
 
 pub use diskbench::{
-    best_over, floor_grid, sweep, Access, DiskPoint, DiskSweep, SavedPattern, ScratchFile, SweepRequest,
+    best_over, floor_grid, measure_expert_reads, sweep, Access, DiskBenchError, DiskPoint, DiskSweep,
+    ExpertReadProgress, ExpertReadReport, ExpertReadRequest, PassFigures, SavedPattern, ScratchFile, SweepRequest,
 };

@@ -37,6 +37,12 @@ impl From<RuntimeError> for Failure {
     }
 }
 
+impl From<k3_store::DiskBenchError> for Failure {
+    fn from(e: k3_store::DiskBenchError) -> Self {
+        Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: format!("bench disk: {e}") }
+    }
+}
+
 pub fn input_error(message: String) -> Failure {
     Failure { exit_code: 2, message }
 }
