@@ -34,6 +34,18 @@ pub enum Command {
     SimCache(SimCacheArgs),
     /// Write a synthetic checkpoint with the released K3 tensor graph, at any size.
     Synth(SynthArgs),
+    /// This machine as the engine sees it: CPU, memory, drives, verdicts, a preset.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// Folders to judge as a model store (default: every mounted volume).
+    #[arg(long = "path", value_name = "DIR")]
+    pub paths: Vec<PathBuf>,
+    /// Print one JSON object (cpu, memory, drives, verdicts, recommended_preset).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options shared by every command that loads a model.

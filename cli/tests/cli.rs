@@ -514,3 +514,29 @@ fn issue_13_plan_refuses_a_checkpoint_that_run_refuses() {
     assert_eq!(run.status.code(), Some(2), "run refuses it");
     assert_eq!(plan.status.code(), Some(2), "so does plan: {}", String::from_utf8_lossy(&plan.stdout));
 }
+
+#[test]
+fn doctor_json_names_the_machine_and_the_folders_drive() {
+    let dir = k3_tests::scratch_dir("doctor");
+    let out = stdout_json(&k3(&["doctor", "--json", "--path", dir.to_str().unwrap()]));
+    let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys.len(), 5, "{keys:?}");
+    for key in ["cpu", "memory", "drives", "verdicts", "recommended_preset"] {
+        assert!(out.get(key).is_some(), "{key} missing: {out}");
+    }
+    assert!(out["cpu"]["logical_cores"].as_u64() >= Some(1), "{out}");
+    assert!(out["memory"]["total_bytes"].as_u64() >= out["memory"]["available_bytes"].as_u64(), "{out}");
+    let drives = out["drives"].as_array().unwrap();
+    assert_eq!(drives.len(), 1, "one folder, one drive: {out}");
+    let d = &drives[0];
+    assert_eq!(d["paths"][0].as_str(), dir.to_str(), "{d}");
+    let (total, free) = (d["total_bytes"].as_u64().unwrap(), d["free_bytes"].as_u64().unwrap());
+    assert!(total >= free && free > 0, "{d}");
+    assert!(!d["fs_type"].as_str().unwrap().is_empty(), "{d}");
+    let verdicts = out["verdicts"].as_array().unwrap();
+    let item = format!("drive {}", d["mount_point"].as_str().unwrap());
+    assert!(verdicts.iter().any(|v| v["item"] == item.as_str()), "a verdict for the drive: {out}");
+    assert!(verdicts.iter().all(|v| ["green", "amber", "red"].contains(&v["level"].as_str().unwrap())), "{out}");
+    assert_input_error(&["doctor", "--path", dir.join("missing").to_str().unwrap()], "missing");
+    let _ = std::fs::remove_dir_all(&dir);
+}

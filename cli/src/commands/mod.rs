@@ -3,6 +3,7 @@
 mod bench;
 mod chat;
 mod disk;
+mod doctor;
 mod pack;
 mod plan;
 mod run;
@@ -65,6 +66,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Bench(crate::args::BenchCommand::Disk(args)) => disk::disk(args),
         Command::SimCache(args) => sim_cache::sim_cache(args),
         Command::Synth(args) => synth::synth(args),
+        Command::Doctor(args) => doctor::doctor(args),
     }
 }
 
