@@ -2,14 +2,22 @@
 # fio-check.sh DIR [SECONDS]: checks `k3 bench disk` against fio on the same file and pattern.
 #
 # Writes a scratch file in DIR (SIZE, default 4G, O_DIRECT, removed on exit), then ROUNDS
-# times (default 3), alternating which goes first:
-#   k3 bench disk --path FILE --seconds SECONDS --json          (QD1 and QD16)
+# times (default 3), for each depth, back to back and alternating which goes first:
+#   k3 bench disk --path FILE --seconds SECONDS --depths 1 --json
 #   fio --direct=1 --rw=randread --bs=17547264 --blockalign=4096 --ioengine=psync --numjobs=1
-#   fio ... --numjobs=16 --group_reporting
+# and the same at 16 (`--depths 16`; fio `--numjobs=16 --group_reporting`).
 # Our QD16 is 16 threads each issuing blocking pread()s of one expert, so fio's equivalent is
 # psync × 16 jobs (not libaio iodepth=16). Prints every figure and the medians, and exits 1
 # when a median of ours differs from fio's by more than TOLERANCE percent (default 15).
 # K3 names the binary (default: target/debug/k3 under the repository, or $CARGO_TARGET_DIR).
+#
+# Measured (2026-12, dev VM: shared virtio disk, ext4, 2 cores busy with other builds;
+# 8G file, 3 rounds × 20 s):
+#   paired runs (this script):  QD1  k3 1030 / fio 1024 MB/s (+0.6 %)   pairs 1022/967 1098/1061 1030/1024
+#                               QD16 k3 1576 / fio 1673 MB/s (-5.8 %)   pairs 1576/1714 1133/1164 2123/1673
+#   unpaired (k3 both depths, then fio both): QD1 1418/1448 (-2.1 %), QD16 2176/1955 (+11.3 %);
+#   a second unpaired run under heavier load failed (-17 %, -25 %; QD1 fell to ~300 MB/s for
+#   both) — hence the pairs. The disk itself swings 1.0–2.5 GB/s at QD16 from minute to minute.
 set -euo pipefail
 
 dir=${1:?usage: fio-check.sh DIR [SECONDS]}
@@ -43,23 +51,23 @@ fio_mbps() {
 }
 
 k3_qd1=() k3_qd16=() fio_qd1=() fio_qd16=()
-run_k3() {
+# One depth of ours: MB/s of `k3 bench disk --depths $1`.
+k3_mbps() {
     local out
-    out=$("$k3" bench disk --path "$file" --seconds "$secs" --json)
+    out=$("$k3" bench disk --path "$file" --seconds "$secs" --depths "$1" --json)
     [ "$(jq .direct <<<"$out")" = true ] || { echo "fio-check: k3 did not read with O_DIRECT" >&2; exit 1; }
-    k3_qd1+=("$(jq .qd1.mb_per_s <<<"$out")")
-    k3_qd16+=("$(jq .qd16.mb_per_s <<<"$out")")
-    printf '  k3   QD1 %8.1f MB/s   QD16 %8.1f MB/s\n' "${k3_qd1[-1]}" "${k3_qd16[-1]}"
-}
-run_fio() {
-    fio_qd1+=("$(fio_mbps 1)")
-    fio_qd16+=("$(fio_mbps 16)")
-    printf '  fio  QD1 %8.1f MB/s   QD16 %8.1f MB/s\n' "${fio_qd1[-1]}" "${fio_qd16[-1]}"
+    jq ".qd$1.mb_per_s" <<<"$out"
 }
 
+# Each depth as a back-to-back pair, the order alternating, so drift hits both alike.
 for ((r = 1; r <= rounds; r++)); do
-    echo "round $r/$rounds (${secs} s per depth)"
-    if ((r % 2)); then run_k3; run_fio; else run_fio; run_k3; fi
+    echo "round $r/$rounds (${secs} s per run)"
+    for qd in 1 16; do
+        if (((r + qd) % 2)); then ours=$(k3_mbps $qd); theirs=$(fio_mbps $qd); first=k3
+        else theirs=$(fio_mbps $qd); ours=$(k3_mbps $qd); first=fio; fi
+        eval "k3_qd$qd+=(\"\$ours\"); fio_qd$qd+=(\"\$theirs\")"
+        printf '  QD%-2s  k3 %8.1f MB/s   fio %8.1f MB/s   (%s first)\n' "$qd" "$ours" "$theirs" "$first"
+    done
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }

@@ -280,8 +280,8 @@ pub struct BenchDiskArgs {
     /// --sweep: request sizes in MiB (default 1,2,4,8,16,32,64).
     #[arg(long, value_name = "CSV", requires = "sweep")]
     pub sizes: Option<String>,
-    /// --sweep: requests in flight (default 1,2,4,8,16,32).
-    #[arg(long, value_name = "CSV", requires = "sweep")]
+    /// Queue depths (default 1,16; with --sweep, requests in flight: 1,2,4,8,16,32).
+    #[arg(long, value_name = "CSV")]
     pub depths: Option<String>,
     /// --sweep: bytes each point reads (default 512MB).
     #[arg(long, value_name = "SIZE", requires = "sweep")]

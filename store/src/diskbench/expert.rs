@@ -316,7 +316,7 @@ fn figures(depth: usize, block: usize, start: Instant, runs: Vec<ThreadRun>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diskbench::{ScratchFile, MIB};
+    use crate::diskbench::{drive_tempdir, ScratchFile, MIB};
     use std::path::Path;
 
     fn request(files: Vec<PathBuf>) -> ExpertReadRequest {
@@ -330,7 +330,7 @@ mod tests {
 
     #[test]
     fn each_depth_gets_a_pass_with_consistent_figures_and_progress() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = drive_tempdir();
         let never = AtomicBool::new(false);
         let scratch = ScratchFile::create(dir.path(), 8 * MIB as u64, &never).unwrap();
         let mut seen = Vec::new();
@@ -350,7 +350,7 @@ mod tests {
 
     #[test]
     fn offsets_are_aligned_and_cover_every_file_by_length() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = drive_tempdir();
         let never = AtomicBool::new(false);
         let a = ScratchFile::create(dir.path(), 4 * MIB as u64, &never).unwrap();
         let b = ScratchFile::create(dir.path(), MIB as u64, &never).unwrap();
@@ -377,7 +377,7 @@ mod tests {
         let mut none = |_| {};
         let err = measure_expert_reads(&request(vec![]), &mut none, &never).err();
         assert!(matches!(err, Some(DiskBenchError::NoFiles)), "{err:?}");
-        let dir = tempfile::tempdir().unwrap();
+        let dir = drive_tempdir();
         let small = dir.path().join("small");
         std::fs::write(&small, vec![0u8; 8192]).unwrap();
         let err = measure_expert_reads(&request(vec![small.clone()]), &mut none, &never).err();
@@ -395,7 +395,7 @@ mod tests {
 
     #[test]
     fn a_raised_cancel_flag_stops_the_measurement() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = drive_tempdir();
         let never = AtomicBool::new(false);
         let scratch = ScratchFile::create(dir.path(), 4 * MIB as u64, &never).unwrap();
         let cancel = AtomicBool::new(false);

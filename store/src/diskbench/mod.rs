@@ -28,3 +28,13 @@ pub use sweep::{best_over, floor_grid, sweep, Access, DiskPoint, DiskSweep, Save
 
 /// One MiB.
 pub const MIB: usize = 1 << 20;
+
+/// A temporary folder on the drive the crate lives on: `/tmp` may be a RAM file system,
+/// which the expert bench refuses.
+#[cfg(test)]
+pub(crate) fn drive_tempdir() -> tempfile::TempDir {
+    match tempfile::Builder::new().prefix(".k3-store-test-").tempdir_in(env!("CARGO_MANIFEST_DIR")) {
+        Ok(dir) => dir,
+        Err(e) => panic!("a temporary folder in {}: {e}", env!("CARGO_MANIFEST_DIR")),
+    }
+}

@@ -2,7 +2,8 @@
 //! one 17,547,264-byte expert per read at random 4 KiB-aligned offsets, queue depth 1 and
 //! 16 — printed as a short table against the 3.2 and 4.6 GB/s NVMe drives of the published
 //! speeds, or as one JSON object (`qd1`, `qd16`, `block_bytes`, `direct`, `files`).
-//! Ctrl-C stops the measurement; the scratch file is removed on the way out.
+//! `--depths` measures other queue depths (JSON keys `qd<N>`). Ctrl-C stops the
+//! measurement; the scratch file is removed on the way out.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use k3_store::{measure_expert_reads, ExpertReadProgress, ExpertReadReport, ExpertReadRequest, PassFigures};
 use serde_json::{json, Map, Value};
 
-use super::targets;
+use super::{csv_list, targets};
 use crate::args::BenchDiskArgs;
 use crate::commands::{input_error, Failure};
 
@@ -24,7 +25,10 @@ pub fn expert(args: BenchDiskArgs) -> Result<(), Failure> {
     }
     let cancel = ctrl_c_flag();
     let (files, _scratch) = targets(&args, "2GiB", &cancel)?;
-    let req = ExpertReadRequest::new(files, args.seconds);
+    let mut req = ExpertReadRequest::new(files, args.seconds);
+    if let Some(csv) = &args.depths {
+        req.depths = csv_list("--depths", csv)?;
+    }
     let terminal = std::io::stderr().is_terminal();
     let mut bar = |p: ExpertReadProgress| {
         if terminal {
