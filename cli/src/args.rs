@@ -39,6 +39,18 @@ pub enum Command {
     Download(DownloadArgs),
     /// Re-hash a downloaded store against its manifest and name every bad file.
     Verify(VerifyArgs),
+    /// This machine as the engine sees it: CPU, memory, drives, verdicts, a preset.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// Folders to judge as a model store (default: every mounted volume).
+    #[arg(long = "path", value_name = "DIR")]
+    pub paths: Vec<PathBuf>,
+    /// Print one JSON object (cpu, memory, drives, verdicts, recommended_preset).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Options shared by every command that loads a model.
@@ -247,7 +259,8 @@ pub enum BenchCommand {
     /// Streamed decode vs the honest I/O floor (bytes per token ÷ this drive's best measured
     /// O_DIRECT bandwidth) and the compute time.
     Stream(BenchStreamArgs),
-    /// This drive's O_DIRECT bandwidth over request size × requests in flight.
+    /// This drive read as the engine reads experts: O_DIRECT, one expert per read, at queue
+    /// depth 1 and 16 (`--sweep`: request size × requests in flight).
     Disk(BenchDiskArgs),
 }
 
@@ -256,23 +269,30 @@ pub struct BenchDiskArgs {
     /// Files to read (shards, trunk.bin), or a folder on the drive for a scratch file.
     #[arg(long = "path", value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// A model folder: its *.safetensors shards are read.
+    /// A model folder: its *.safetensors shards are read (read-only).
     #[arg(long, value_name = "DIR")]
     pub model: Option<PathBuf>,
-    /// Size of the scratch file written into a folder given with --path.
-    #[arg(long, value_name = "SIZE", default_value = "4GB")]
-    pub scratch_size: String,
-    /// Request sizes in MiB (default 1,2,4,8,16,32,64).
-    #[arg(long, value_name = "CSV")]
+    /// Seconds each queue depth (1, then 16) reads for.
+    #[arg(long, value_name = "N", default_value_t = 20.0)]
+    pub seconds: f64,
+    /// Size of the scratch file written into a folder given with --path (default 2GiB; 4GB
+    /// with --sweep).
+    #[arg(long, value_name = "SIZE")]
+    pub scratch_size: Option<String>,
+    /// Instead: sweep request size × requests in flight (the engine's read pattern).
+    #[arg(long)]
+    pub sweep: bool,
+    /// --sweep: request sizes in MiB (default 1,2,4,8,16,32,64).
+    #[arg(long, value_name = "CSV", requires = "sweep")]
     pub sizes: Option<String>,
-    /// Requests in flight (default 1,2,4,8,16,32).
+    /// Queue depths (default 1,16; with --sweep, requests in flight: 1,2,4,8,16,32).
     #[arg(long, value_name = "CSV")]
     pub depths: Option<String>,
-    /// Bytes each point reads.
-    #[arg(long, value_name = "SIZE", default_value = "512MB")]
-    pub bytes_per_point: String,
-    /// Write the best point for --read-pattern.
-    #[arg(long, value_name = "FILE")]
+    /// --sweep: bytes each point reads (default 512MB).
+    #[arg(long, value_name = "SIZE", requires = "sweep")]
+    pub bytes_per_point: Option<String>,
+    /// --sweep: write the best point for --read-pattern.
+    #[arg(long, value_name = "FILE", requires = "sweep")]
     pub save: Option<PathBuf>,
     /// Print one JSON object.
     #[arg(long)]

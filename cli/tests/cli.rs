@@ -326,6 +326,48 @@ fn chat_replans_between_turns_and_keeps_the_conversation() {
     assert!(stdout.contains("smaller than the whole trunk"), "without --trunk the trunk must fit:\n{stdout}");
 }
 
+/// A folder on the build's drive (not a RAM /tmp, which `bench disk` refuses).
+fn drive_dir(tag: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("k3-cli-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn bench_disk_reads_whole_experts_at_depth_1_and_16_and_removes_its_scratch_file() {
+    let dir = drive_dir("bench-experts");
+    let out = stdout_json(&k3(&[
+        "bench",
+        "disk",
+        "--path",
+        dir.to_str().unwrap(),
+        "--scratch-size",
+        "64MB",
+        "--seconds",
+        "1",
+        "--json",
+    ]));
+    assert_eq!(out["block_bytes"], 17_547_264, "{out}");
+    assert_eq!(out["direct"], true, "{out}");
+    assert_eq!(out["files"].as_array().map(Vec::len), Some(1), "{out}");
+    for qd in ["qd1", "qd16"] {
+        let p = &out[qd];
+        let f = |k: &str| p[k].as_f64().unwrap_or_else(|| panic!("{qd}.{k} in {out}"));
+        let (mbps, eps, p50, p99) = (f("mb_per_s"), f("experts_per_s"), f("p50_ms"), f("p99_ms"));
+        assert!(mbps > 0.0 && 0.0 < p50 && p50 <= p99, "{qd}: {p}");
+        let from_experts = eps * 17_547_264.0 / 1e6;
+        assert!((from_experts - mbps).abs() <= 0.01 + 1e-5 * mbps, "{qd}: {from_experts} vs {mbps}");
+        assert!(f("reads") >= 1.0 && f("seconds") >= 1.0, "{qd}: {p}");
+    }
+    assert!(out["qd16"]["reads"].as_u64() >= Some(16), "every one of the 16 readers read: {out}");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).collect();
+    assert!(leftovers.is_empty(), "the scratch file is removed: {leftovers:?}");
+    assert_input_error(&["bench", "disk", "--path", dir.to_str().unwrap(), "--seconds", "0"], "--seconds");
+    assert_input_error(&["bench", "disk", "--path", dir.to_str().unwrap(), "--save", "x.json"], "--sweep");
+    let _ = std::fs::remove_dir(&dir);
+}
+
 #[test]
 fn bench_disk_sweeps_a_scratch_file_and_its_saved_pattern_drives_the_engine() {
     let dir = k3_tests::scratch_dir("cli-bench-disk");
@@ -333,6 +375,7 @@ fn bench_disk_sweeps_a_scratch_file_and_its_saved_pattern_drives_the_engine() {
     let out = stdout_json(&k3(&[
         "bench",
         "disk",
+        "--sweep",
         "--path",
         dir.to_str().unwrap(),
         "--scratch-size",
@@ -470,4 +513,30 @@ fn issue_13_plan_refuses_a_checkpoint_that_run_refuses() {
     let plan = k3(&["plan", "--model", m, "--preset", "laptop"]);
     assert_eq!(run.status.code(), Some(2), "run refuses it");
     assert_eq!(plan.status.code(), Some(2), "so does plan: {}", String::from_utf8_lossy(&plan.stdout));
+}
+
+#[test]
+fn doctor_json_names_the_machine_and_the_folders_drive() {
+    let dir = k3_tests::scratch_dir("doctor");
+    let out = stdout_json(&k3(&["doctor", "--json", "--path", dir.to_str().unwrap()]));
+    let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys.len(), 5, "{keys:?}");
+    for key in ["cpu", "memory", "drives", "verdicts", "recommended_preset"] {
+        assert!(out.get(key).is_some(), "{key} missing: {out}");
+    }
+    assert!(out["cpu"]["logical_cores"].as_u64() >= Some(1), "{out}");
+    assert!(out["memory"]["total_bytes"].as_u64() >= out["memory"]["available_bytes"].as_u64(), "{out}");
+    let drives = out["drives"].as_array().unwrap();
+    assert_eq!(drives.len(), 1, "one folder, one drive: {out}");
+    let d = &drives[0];
+    assert_eq!(d["paths"][0].as_str(), dir.to_str(), "{d}");
+    let (total, free) = (d["total_bytes"].as_u64().unwrap(), d["free_bytes"].as_u64().unwrap());
+    assert!(total >= free && free > 0, "{d}");
+    assert!(!d["fs_type"].as_str().unwrap().is_empty(), "{d}");
+    let verdicts = out["verdicts"].as_array().unwrap();
+    let item = format!("drive {}", d["mount_point"].as_str().unwrap());
+    assert!(verdicts.iter().any(|v| v["item"] == item.as_str()), "a verdict for the drive: {out}");
+    assert!(verdicts.iter().all(|v| ["green", "amber", "red"].contains(&v["level"].as_str().unwrap())), "{out}");
+    assert_input_error(&["doctor", "--path", dir.join("missing").to_str().unwrap()], "missing");
+    let _ = std::fs::remove_dir_all(&dir);
 }

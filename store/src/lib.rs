@@ -2,13 +2,16 @@
 //!
 //! Owns: [`hub`] (the Hugging Face protocol: pin, list, ranged GETs), [`download`] (a
 //! repository into a store folder through a durable journal), [`verify`] (hashing files in
-//! place: adoption and `k3 verify`), and [`diskbench`] (the O_DIRECT measurements behind
-//! `k3 bench disk`). The engine never learns HTTP or drives; this crate uses its format
-//! checks (config, shard headers) and I/O.
+//! place: adoption and `k3 verify`), [`diskbench`] (`k3 bench disk`: one-expert O_DIRECT
+//! reads at depth 1 and 16 with latencies, and the `--sweep` of request size × requests in
+//! flight whose best point becomes the engine's `ReadPattern`) and [`doctor`] (`k3 doctor`:
+//! CPU, memory and drives with green/amber/red verdicts and the recommended preset). The
+//! engine never learns HTTP or drives; this crate uses its format checks and I/O.
 //! Must not: read weights for the engine (streamed reads are `k3_engine::io`'s).
 #![forbid(unsafe_code)]
 
 pub mod diskbench;
+pub mod doctor;
 pub mod download;
 pub mod durable;
 pub mod error;
@@ -17,7 +20,8 @@ pub mod retry;
 pub mod verify;
 
 pub use diskbench::{
-    best_over, floor_grid, sweep, Access, DiskPoint, DiskSweep, SavedPattern, ScratchFile, SweepRequest,
+    best_over, floor_grid, measure_expert_reads, sweep, Access, DiskBenchError, DiskPoint, DiskSweep,
+    ExpertReadProgress, ExpertReadReport, ExpertReadRequest, PassFigures, SavedPattern, ScratchFile, SweepRequest,
 };
 pub use download::{download, DownloadEvent, DownloadOptions, DownloadSummary, FileState};
 pub use error::{StoreError, StoreResult};

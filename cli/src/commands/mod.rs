@@ -4,6 +4,7 @@ mod bench;
 mod chat;
 mod disk;
 mod download;
+mod doctor;
 mod pack;
 mod plan;
 mod run;
@@ -39,6 +40,12 @@ impl From<RuntimeError> for Failure {
     }
 }
 
+impl From<k3_store::DiskBenchError> for Failure {
+    fn from(e: k3_store::DiskBenchError) -> Self {
+        Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: format!("bench disk: {e}") }
+    }
+}
+
 pub fn input_error(message: String) -> Failure {
     Failure { exit_code: 2, message }
 }
@@ -63,6 +70,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Synth(args) => synth::synth(args),
         Command::Download(args) => download::download(args),
         Command::Verify(args) => verify::verify(args),
+        Command::Doctor(args) => doctor::doctor(args),
     }
 }
 

@@ -1,29 +1,27 @@
-//! The drive's best read pattern, measured: request size × requests in flight, O_DIRECT,
-//! random aligned offsets, on the model's shards or a scratch file on the same drive.
+//! The drive's best read pattern, measured (`k3 bench disk --sweep`): request size ×
+//! requests in flight, O_DIRECT, random aligned offsets, on the model's shards or a scratch
+//! file on the same drive.
 //!
 //! Owns: [`sweep`] (one point per access × size × depth: `depth` threads each reading
 //! `request_bytes` into one reused aligned buffer, at random 4096-aligned offsets or
 //! walking one stretch of a file together as the engine's pieces do, until the point's
 //! byte budget is read; GB/s = bytes ÷ wall clock; the best point of either access is the
-//! floor every benchmark divides by), [`ScratchFile`] (a file of
-//! incompressible bytes, written and synced, removed on drop), and [`SavedPattern`], the
-//! JSON `--save` writes and `--read-pattern` reads.
+//! floor every benchmark divides by) and [`SavedPattern`], the JSON `--save` writes and
+//! `--read-pattern` reads.
 //! Must not: measure the page cache: reads are O_DIRECT (a file system that refuses it is
 //! reported as `direct: false`, and its figures are not a drive's).
 //! Easy to break: a point must read enough bytes to leave the drive's burst behaviour
 //! behind (at least 256 MB by default), and files smaller than two requests are skipped.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use k3_engine::io::{Blob, DirectFile, ReadPattern};
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-/// One MiB.
-pub const MIB: usize = 1 << 20;
+use super::MIB;
 
 /// Where the requests of one point go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,38 +182,6 @@ fn measure(files: &[&(DirectFile, u64)], point: Point, budget: u64) -> k3_engine
     Ok(DiskPoint { access, request_bytes: size, depth, gbps: bytes_read as f64 / seconds / 1e9, bytes_read, seconds })
 }
 
-/// A file of incompressible bytes on the drive under test, removed on drop.
-pub struct ScratchFile {
-    path: PathBuf,
-}
-
-impl ScratchFile {
-    /// Writes `bytes` (rounded up to MiB) of seeded random data into `dir` and syncs it.
-    pub fn create(dir: &Path, bytes: u64) -> std::io::Result<ScratchFile> {
-        let path = dir.join(format!(".k3-disk-bench-{}.bin", std::process::id()));
-        let scratch = ScratchFile { path };
-        let mut file = std::fs::File::create(&scratch.path)?;
-        let mut rng = ChaCha8Rng::seed_from_u64(0x6b33);
-        let mut chunk = vec![0u8; MIB];
-        for _ in 0..bytes.div_ceil(MIB as u64) {
-            rng.fill_bytes(&mut chunk);
-            file.write_all(&chunk)?;
-        }
-        file.sync_all()?;
-        Ok(scratch)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for ScratchFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
 /// The best point over groups of files, each group swept with `grid`'s sizes, depths and
 /// accesses on its own (shards and trunk.bin differ: a file read every token may be
 /// served faster); `direct` is false when any file refused O_DIRECT.
@@ -245,11 +211,13 @@ pub fn floor_grid() -> SweepRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diskbench::ScratchFile;
 
     #[test]
     fn a_sweep_measures_every_point_and_names_the_best() {
         let dir = tempfile::tempdir().unwrap();
-        let scratch = ScratchFile::create(dir.path(), 8 * MIB as u64).unwrap();
+        let scratch =
+            ScratchFile::create(dir.path(), 8 * MIB as u64, &std::sync::atomic::AtomicBool::new(false)).unwrap();
         let req = SweepRequest {
             files: vec![scratch.path().to_path_buf()],
             accesses: vec![Access::Random, Access::Sequential],

@@ -1,82 +1,51 @@
-//! `k3 bench disk`: the drive's O_DIRECT bandwidth over request size × requests in flight,
-//! and the memory flags that hand its best point to the engine (`--read-pattern`,
-//! `--read-size`, `--read-depth`).
+//! `k3 bench disk`: the drive read as the engine reads experts ([`expert`], the default),
+//! or swept over request size × requests in flight ([`sweep`], `--sweep`); the files both
+//! read; and the memory flags that hand the sweep's best point to the engine
+//! (`--read-pattern`, `--read-size`, `--read-depth`).
+
+mod expert;
+mod sweep;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use k3_engine::io::ReadPattern;
 use k3_plan::parse_size;
-use k3_store::{sweep, DiskSweep, SavedPattern, ScratchFile, SweepRequest};
-use serde_json::json;
+use k3_store::{DiskBenchError, SavedPattern, ScratchFile};
 
 use super::{input_error, runtime_error, Failure};
 use crate::args::{BenchDiskArgs, MemoryArgs};
 
 pub fn disk(args: BenchDiskArgs) -> Result<(), Failure> {
-    let bytes_per_point = size_flag("--bytes-per-point", &args.bytes_per_point)?;
-    let (files, _scratch) = targets(&args)?;
-    let mut req = SweepRequest::full(files, bytes_per_point);
-    if let Some(csv) = &args.sizes {
-        req.sizes = csv_list("--sizes", csv)?.into_iter().map(|m| m * k3_store::diskbench::MIB).collect();
-    }
-    if let Some(csv) = &args.depths {
-        req.depths = csv_list("--depths", csv)?;
-    }
-    let result = sweep(&req)?;
-    let Some(best) = result.best() else {
-        return Err(input_error(
-            "bench disk: no file is at least two requests long; give larger files or a folder".into(),
-        ));
-    };
-    if let Some(path) = &args.save {
-        let saved = SavedPattern {
-            request_bytes: best.request_bytes,
-            depth: best.depth,
-            gbps: best.gbps,
-            direct: result.direct,
-            measured_on: result.files.clone(),
-        };
-        let text = serde_json::to_string_pretty(&saved).map_err(|e| runtime_error(e.to_string()))?;
-        std::fs::write(path, text).map_err(|e| runtime_error(format!("writing {}: {e}", path.display())))?;
-    }
-    if args.json {
-        outln!("{}", json!({ "points": result.points, "best": best, "direct": result.direct, "files": result.files }));
+    if args.sweep {
+        sweep::sweep(args)
     } else {
-        print_table(&result);
-    }
-    Ok(())
-}
-
-fn print_table(result: &DiskSweep) {
-    if !result.direct {
-        outln!("note: this file system refused O_DIRECT; the figures include the page cache, not the drive's");
-    }
-    for p in &result.points {
-        let access = match p.access {
-            k3_store::Access::Random => "random",
-            k3_store::Access::Sequential => "sequential",
-        };
-        outln!("{access:>10} {:>3} MiB × {:>2} in flight: {:>6.2} GB/s", p.request_bytes >> 20, p.depth, p.gbps);
-    }
-    if let Some(b) = result.best() {
-        outln!("best: {:?} {} MiB × {} in flight = {:.2} GB/s", b.access, b.request_bytes >> 20, b.depth, b.gbps);
+        expert::expert(args)
     }
 }
 
 /// The files to read, and the scratch file that backs them when a folder was given.
-fn targets(args: &BenchDiskArgs) -> Result<(Vec<PathBuf>, Option<ScratchFile>), Failure> {
+/// `scratch_default` sizes a scratch file when `--scratch-size` is not given; `cancel` stops
+/// its writing.
+fn targets(
+    args: &BenchDiskArgs,
+    scratch_default: &str,
+    cancel: &AtomicBool,
+) -> Result<(Vec<PathBuf>, Vec<ScratchFile>), Failure> {
     let mut files = Vec::new();
-    let mut scratch = None;
+    let mut scratch = Vec::new();
     if let Some(dir) = &args.model {
         files.extend(shards(dir)?);
     }
     for p in &args.paths {
         if p.is_dir() {
-            let bytes = size_flag("--scratch-size", &args.scratch_size)?;
-            let s = ScratchFile::create(p, bytes)
-                .map_err(|e| runtime_error(format!("writing a scratch file in {}: {e}", p.display())))?;
+            let bytes = size_flag("--scratch-size", args.scratch_size.as_deref().unwrap_or(scratch_default))?;
+            let s = ScratchFile::create(p, bytes, cancel).map_err(|e| match e {
+                DiskBenchError::Cancelled => runtime_error("bench disk: cancelled".into()),
+                e => runtime_error(format!("writing a scratch file in {}: {e}", p.display())),
+            })?;
             files.push(s.path().to_path_buf());
-            scratch = Some(s);
+            scratch.push(s);
         } else if p.is_file() {
             files.push(p.clone());
         } else {

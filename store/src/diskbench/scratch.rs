@@ -1,0 +1,108 @@
+//! [`ScratchFile`]: incompressible bytes on the drive under test, written without filling
+//! the page cache, removed on drop (also after an error or a cancel).
+//!
+//! Owns: the scratch file's name, its O_DIRECT writes from one aligned buffer, and the
+//! fallback where a file system refuses O_DIRECT (buffered writes, `fdatasync`, then
+//! `POSIX_FADV_DONTNEED`, a chunk at a time).
+//! Must not: leave the file behind: [`ScratchFile`] exists before the first byte is
+//! written, so every early return removes it.
+//! Easy to break: O_DIRECT writes need whole 4096-byte pages: sizes round up to MiB.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use k3_engine::io::Blob;
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::cache::drop_cached_file;
+use super::{DiskBenchError, MIB};
+
+/// Bytes written per call.
+const CHUNK_BYTES: usize = 16 * MIB;
+
+/// Scratch files made by this process so far (names stay distinct).
+static MADE: AtomicUsize = AtomicUsize::new(0);
+
+/// A file of incompressible bytes on the drive under test, removed on drop.
+pub struct ScratchFile {
+    path: PathBuf,
+}
+
+impl ScratchFile {
+    /// Writes `bytes` (rounded up to MiB) of seeded random data into `dir`, keeping it out
+    /// of the page cache; stops with [`DiskBenchError::Cancelled`] when `cancel` is raised.
+    pub fn create(dir: &Path, bytes: u64, cancel: &AtomicBool) -> Result<ScratchFile, DiskBenchError> {
+        let n = MADE.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!(".k3-disk-bench-{}-{n}.bin", std::process::id()));
+        let scratch = ScratchFile { path };
+        let (file, direct) = open_for_writing(&scratch.path)?;
+        let mut rng = ChaCha8Rng::seed_from_u64(0x6b33);
+        let mut chunk = Blob::zeroed(CHUNK_BYTES);
+        let total = bytes.div_ceil(MIB as u64) * MIB as u64;
+        let mut done = 0u64;
+        while done < total {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(DiskBenchError::Cancelled);
+            }
+            let len = (total - done).min(CHUNK_BYTES as u64) as usize;
+            let buf = &mut chunk.pages_mut()[..len];
+            rng.fill_bytes(buf);
+            file.write_all_at(buf, done).map_err(|e| DiskBenchError::io(&scratch.path, e))?;
+            if !direct {
+                file.sync_data().map_err(|e| DiskBenchError::io(&scratch.path, e))?;
+                drop_cached_file(&file, &scratch.path)?;
+            }
+            done += len as u64;
+        }
+        file.sync_all().map_err(|e| DiskBenchError::io(&scratch.path, e))?;
+        Ok(scratch)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Opens `path` for O_DIRECT writes, or for buffered ones where O_DIRECT is refused.
+fn open_for_writing(path: &Path) -> Result<(File, bool), DiskBenchError> {
+    let mut opts = OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    match opts.clone().custom_flags(nix::libc::O_DIRECT).open(path) {
+        Ok(file) => Ok((file, true)),
+        Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => {
+            opts.open(path).map(|f| (f, false)).map_err(|e| DiskBenchError::io(path, e))
+        }
+        Err(e) => Err(DiskBenchError::io(path, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scratch_file_has_its_size_and_is_removed_on_drop_and_on_cancel() {
+        let dir = tempfile::tempdir().unwrap();
+        let never = AtomicBool::new(false);
+        let s = ScratchFile::create(dir.path(), 3 * MIB as u64 - 5, &never).unwrap();
+        assert_eq!(std::fs::metadata(s.path()).unwrap().len(), 3 * MIB as u64);
+        let bytes = std::fs::read(s.path()).unwrap();
+        assert!(bytes.iter().filter(|&&b| b == 0).count() < bytes.len() / 100, "random bytes, not zeros");
+        let path = s.path().to_path_buf();
+        drop(s);
+        assert!(!path.exists());
+        let cancelled = AtomicBool::new(true);
+        let err = ScratchFile::create(dir.path(), 32 * MIB as u64, &cancelled).err();
+        assert!(matches!(err, Some(DiskBenchError::Cancelled)), "{err:?}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "a cancelled scratch file is removed");
+    }
+}

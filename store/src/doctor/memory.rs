@@ -1,0 +1,36 @@
+//! The machine's memory as the planner sees it, plus swap, for the doctor.
+//!
+//! Owns: [`MemoryInfo`]: the engine's own reading of `/proc/meminfo` and the cgroup
+//! (`k3_engine::io::sysinfo`, not a second parser) and `SwapTotal`/`SwapFree`.
+
+use k3_engine::io::sysinfo::{machine_memory, meminfo_bytes};
+use k3_plan::MachineMemory;
+use serde::Serialize;
+
+/// Memory figures in bytes (0 where unknown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MemoryInfo {
+    pub total_bytes: u64,
+    pub available_bytes: u64,
+    pub swap_total_bytes: u64,
+    pub swap_free_bytes: u64,
+    /// The cgroup v2 `memory.max` (`None`: no limit).
+    pub cgroup_limit_bytes: Option<u64>,
+    /// `MemAvailable` capped by what the cgroup has left: what the planner may use.
+    pub usable_available_bytes: u64,
+}
+
+impl MemoryInfo {
+    pub fn detect() -> (MemoryInfo, MachineMemory) {
+        let machine = machine_memory();
+        let info = MemoryInfo {
+            total_bytes: machine.total_bytes,
+            available_bytes: machine.available_bytes,
+            swap_total_bytes: meminfo_bytes("SwapTotal:").unwrap_or(0),
+            swap_free_bytes: meminfo_bytes("SwapFree:").unwrap_or(0),
+            cgroup_limit_bytes: machine.cgroup.map(|c| c.limit_bytes),
+            usable_available_bytes: machine.usable_available_bytes(),
+        };
+        (info, machine)
+    }
+}

@@ -1,0 +1,91 @@
+//! `k3 doctor`: this machine as the engine sees it, with a green/amber/red verdict per item.
+//!
+//! Owns: [`examine`] (measure, then judge) and [`DoctorReport`] (`cpu`, `memory`, `drives`,
+//! `verdicts`, `recommended_preset`: the JSON `k3 doctor --json` prints). Measuring lives in
+//! [`cpu`], [`memory`], [`drives`] (with [`mounts`]); judging in [`verdict`] and [`preset`],
+//! pure functions of the measurements; the released checkpoint's sizes in [`released`].
+//! Must not: plan memory itself (`k3_plan` does) or read `/proc/meminfo` a second way
+//! (`k3_engine::io::sysinfo` does).
+//! Easy to break: Linux only so far (`/proc`, `/sys`, `statvfs`); macOS and Windows need
+//! their own `cpu`/`drives` sources (the `sysinfo` crate) behind the same report.
+
+pub mod cpu;
+pub mod drives;
+pub mod memory;
+pub mod mounts;
+pub mod preset;
+pub mod released;
+pub mod verdict;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub use cpu::{CpuInfo, Isa};
+pub use drives::{Drive, DriveKind};
+pub use memory::MemoryInfo;
+pub use preset::{Recommendation, RunShape};
+pub use verdict::{Level, SpaceNeed, Verdict};
+
+/// Why the machine could not be examined.
+#[derive(Debug, thiserror::Error)]
+pub enum DoctorError {
+    /// A folder asked about, or a system table, could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// No mount holds the folder (a mount table without `/`).
+    #[error("{}: on no mounted volume", .0.display())]
+    NoMount(PathBuf),
+}
+
+impl DoctorError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        DoctorError::Io { path: path.to_path_buf(), source }
+    }
+
+    /// True when the caller's input is at fault (a `--path` that does not exist).
+    pub fn is_input_error(&self) -> bool {
+        match self {
+            DoctorError::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+            DoctorError::NoMount(_) => true,
+        }
+    }
+}
+
+/// Everything `k3 doctor` reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DoctorReport {
+    pub cpu: CpuInfo,
+    pub memory: MemoryInfo,
+    pub drives: Vec<Drive>,
+    pub verdicts: Vec<Verdict>,
+    /// The preset name, or `None` when even `auto` refuses.
+    pub recommended_preset: Option<&'static str>,
+}
+
+/// The released K3 model store's needs (checkpoint + packed trunk + 1 %).
+pub fn k3_space_need() -> SpaceNeed {
+    SpaceNeed {
+        checkpoint_bytes: released::CHECKPOINT_BYTES,
+        trunk_bytes: released::PACKED_TRUNK_BYTES,
+        margin: released::SPACE_MARGIN,
+    }
+}
+
+/// Examines this machine for the released K3 run as `shape`; `paths` empty: every volume.
+pub fn examine(paths: &[PathBuf], shape: RunShape) -> Result<DoctorReport, DoctorError> {
+    let cpu = CpuInfo::detect();
+    let (memory, machine) = MemoryInfo::detect();
+    let drives = drives::list_drives(paths)?;
+    let fp = released::footprint();
+    let auto = preset::auto_budget(&fp, machine, shape);
+    let recommended = preset::recommend_preset(&fp, machine, shape);
+    let mut verdicts = vec![verdict::cpu_verdict(&cpu), verdict::memory_verdict(&memory, &auto, recommended)];
+    let need = k3_space_need();
+    verdicts.extend(drives.iter().flat_map(|d| verdict::drive_verdicts(d, need)));
+    Ok(DoctorReport { cpu, memory, drives, verdicts, recommended_preset: recommended.map(|r| r.preset.name()) })
+}
