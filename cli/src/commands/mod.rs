@@ -3,8 +3,8 @@
 mod bench;
 mod chat;
 mod disk;
-mod download;
 mod doctor;
+mod download;
 mod pack;
 mod plan;
 mod run;
