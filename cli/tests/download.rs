@@ -719,3 +719,21 @@ fn loopback_download_speed_against_curl() {
         let _ = std::fs::remove_file(&target);
     }
 }
+
+#[test]
+fn without_a_terminal_or_json_the_download_prints_plain_lines() {
+    let hub = FakeHub::start(vec![repo(COMMIT_A, 0)], COMMIT_A);
+    let store = tmp("plain");
+    let c = k3_download(&hub, &store, &["--no-pack"]);
+    let args: Vec<String> = c.get_args().map(|a| a.to_string_lossy().into_owned()).filter(|a| a != "--json").collect();
+    let mut plain = Command::new(env!("CARGO_BIN_EXE_k3"));
+    plain.args(&args).envs(c.get_envs().filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))));
+    let out = plain.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("at commit {COMMIT_A}")), "{text}");
+    assert!(text.contains("config.json: verified"), "{text}");
+    assert!(text.contains("files verified"), "{text}");
+    assert!(!text.contains("{\""), "JSON without --json: {text}");
+    let _ = std::fs::remove_dir_all(&store);
+}

@@ -23,6 +23,6 @@ pub use diskbench::{
     best_over, floor_grid, measure_expert_reads, sweep, Access, DiskBenchError, DiskPoint, DiskSweep,
     ExpertReadProgress, ExpertReadReport, ExpertReadRequest, PassFigures, SavedPattern, ScratchFile, SweepRequest,
 };
-pub use download::{download, DownloadEvent, DownloadOptions, DownloadSummary, FileState};
+pub use download::{download, DownloadEvent, DownloadOptions, DownloadSummary, FileState, ProgressSnapshot};
 pub use error::{StoreError, StoreResult};
 pub use hub::{HubClient, HubSettings, RepoFile};

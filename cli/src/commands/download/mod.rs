@@ -4,17 +4,20 @@
 //! Ctrl-C pauses (everything durable is kept; the same command resumes).
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use k3_engine::stream::trunk_pack::{pack_trunk, PackProgress};
 use k3_engine::{EngineOptions, MemoryOptions};
 use k3_plan::{format_bytes, parse_size, BudgetChoice};
 use k3_store::download::space::tb;
-use k3_store::{DownloadEvent, DownloadOptions, HubClient, HubSettings, StoreError};
+use k3_store::{DownloadOptions, HubClient, HubSettings, StoreError};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+
+mod view;
+
+use view::View;
 
 use super::{input_error, runtime_error, Failure};
 use crate::args::DownloadArgs;
@@ -149,100 +152,4 @@ fn first_load(store: &Path, trunk_dir: &Path, view: &View) -> Result<(), Failure
         ),
     );
     Ok(())
-}
-
-/// Draws events: JSON lines, or a progress bar with notices printed above it.
-struct View {
-    json: bool,
-    bar: Option<ProgressBar>,
-    states: Mutex<Vec<String>>,
-}
-
-impl View {
-    fn new(json: bool) -> View {
-        let bar = (!json).then(|| {
-            let bar = ProgressBar::new(0);
-            bar.set_style(
-                ProgressStyle::with_template("{bar:30} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar
-        });
-        View { json, bar, states: Mutex::new(Vec::new()) }
-    }
-
-    fn event(&self, e: DownloadEvent) {
-        if self.json {
-            if let Ok(text) = serde_json::to_string(&e) {
-                outln!("{text}");
-            }
-            return;
-        }
-        let Some(bar) = &self.bar else { return };
-        match e {
-            DownloadEvent::Progress(p) => {
-                bar.set_length(p.total_bytes);
-                bar.set_position(p.done_bytes);
-                let eta = p.eta_seconds.map_or("—".to_string(), |s| format!("{:.0} s", s));
-                bar.set_message(format!(
-                    "{} of {} · {:.1} MB/s · ETA {eta} · {} active",
-                    tb(p.done_bytes),
-                    tb(p.total_bytes),
-                    p.speed_bytes_per_s / 1e6,
-                    p.active_files
-                ));
-            }
-            DownloadEvent::Pinned { repo, commit, files, total_bytes, kept_bytes } => {
-                bar.println(format!(
-                    "{repo} at commit {commit}: {files} files, {}; {} already kept",
-                    tb(total_bytes),
-                    tb(kept_bytes)
-                ));
-            }
-            DownloadEvent::SpaceChecked { dir, need, free } => {
-                bar.println(format!("{}: {} free, {} needed", dir.display(), tb(free), tb(need.total())))
-            }
-            DownloadEvent::FileState { path, state, detail } => {
-                if let Ok(mut s) = self.states.lock() {
-                    s.push(path.clone());
-                }
-                if matches!(state, k3_store::FileState::Verified | k3_store::FileState::Failed) {
-                    bar.println(
-                        format!("{path}: {state:?}{}", detail.map(|d| format!(" — {d}")).unwrap_or_default())
-                            .to_lowercase(),
-                    );
-                }
-            }
-            DownloadEvent::Retrying { path, reason, attempt, wait_seconds } => {
-                bar.println(format!("{path}: {reason}; retrying in {wait_seconds:.0} s (attempt {attempt})"))
-            }
-            DownloadEvent::Paused { path, reason, free, needed } => bar.println(format!(
-                "paused at {path}: {reason}; {} free, {} needed — free space and it resumes",
-                tb(free),
-                tb(needed)
-            )),
-            DownloadEvent::Notice { path, message } => bar.println(format!("{path}: {message}")),
-            DownloadEvent::Complete { .. } => {}
-        }
-    }
-
-    /// A status that replaces the previous one (the bar's message, or a JSON line).
-    fn transient(&self, value: serde_json::Value, text: &str) {
-        match &self.bar {
-            Some(bar) => bar.set_message(text.to_string()),
-            None => outln!("{value}"),
-        }
-    }
-
-    fn line(&self, value: serde_json::Value, text: &str) {
-        match &self.bar {
-            Some(bar) => bar.println(text),
-            None => outln!("{value}"),
-        }
-    }
-
-    fn finish(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
 }
