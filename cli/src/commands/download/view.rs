@@ -124,7 +124,11 @@ fn describe(e: &DownloadEvent) -> Option<String> {
     Some(match e {
         DownloadEvent::Progress(_) | DownloadEvent::Complete { .. } => return None,
         DownloadEvent::Pinned { repo, commit, files, total_bytes, kept_bytes } => {
-            format!("{repo} at commit {commit}: {files} files, {}; {} already kept", tb(*total_bytes), tb(*kept_bytes))
+            let kept = match kept_bytes {
+                0 => "nothing kept from before".to_string(),
+                k => format!("{} kept from before", tb(*k)),
+            };
+            format!("{repo} at commit {commit}: {files} files, {}; {kept}", tb(*total_bytes))
         }
         DownloadEvent::SpaceChecked { dir, need, free } => {
             format!("{}: {} free, {} needed", dir.display(), tb(*free), tb(need.total()))
