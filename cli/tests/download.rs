@@ -737,3 +737,17 @@ fn without_a_terminal_or_json_the_download_prints_plain_lines() {
     assert!(!text.contains("{\""), "JSON without --json: {text}");
     let _ = std::fs::remove_dir_all(&store);
 }
+
+#[test]
+fn dl_18_a_read_only_drive_is_refused_before_any_byte() {
+    let hub = FakeHub::start(vec![repo(COMMIT_A, 0)], COMMIT_A);
+    let Some(fs) = Tmpfs::mount("tmpfs-ro", 8) else { return };
+    let store = fs.0.join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    assert!(Command::new("mount").args(["-o", "remount,ro"]).arg(&fs.0).status().unwrap().success());
+    let out = k3_download(&hub, &store, &["--no-pack"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("read-only") || err.contains("Read-only"), "{err}");
+    assert!(hub.requests().is_empty());
+}

@@ -41,6 +41,8 @@ pub enum StoreError {
     CommitMismatch { store: PathBuf, pinned: String, requested: String, resolved: String },
     #[error("{}: the manifest is unreadable ({detail}); move the folder's .k3-desktop aside to start over", path.display())]
     BadManifest { path: PathBuf, detail: String },
+    #[error("{}: {reason}; choose another drive", dir.display())]
+    UnsuitableDrive { dir: PathBuf, reason: String },
     #[error("HF_HUB_OFFLINE is set: nothing can be fetched")]
     Offline,
     #[error("stopped; everything durable is kept and the next run resumes")]
@@ -56,6 +58,33 @@ fn summary(failed: &[(String, StoreError)]) -> String {
 }
 
 impl StoreError {
+    /// Whether the user's input or machine must change (a flag, a token, a drive, space),
+    /// as opposed to a failure a later run may get past.
+    pub fn is_input_error(&self) -> bool {
+        match self {
+            StoreError::Denied { .. }
+            | StoreError::NotFound { .. }
+            | StoreError::UnsafeName { .. }
+            | StoreError::BadRepo { .. }
+            | StoreError::NoSpace(_)
+            | StoreError::Locked { .. }
+            | StoreError::CommitMismatch { .. }
+            | StoreError::UnsuitableDrive { .. }
+            | StoreError::Offline => true,
+            StoreError::Http { .. }
+            | StoreError::Network { .. }
+            | StoreError::BadAnswer { .. }
+            | StoreError::Io { .. }
+            | StoreError::HashMismatch { .. }
+            | StoreError::BadShardHeader { .. }
+            | StoreError::BadConfig(_)
+            | StoreError::BadManifest { .. }
+            | StoreError::Stopped
+            | StoreError::FilesFailed { .. }
+            | StoreError::NotVerified { .. } => false,
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StoreError {
         StoreError::Io { path: path.into(), source }
     }

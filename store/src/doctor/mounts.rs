@@ -109,6 +109,18 @@ pub fn storage_mounts(mounts: &[Mount]) -> Vec<Mount> {
     out
 }
 
+/// FAT file systems: no file over 4 GiB, so no shard fits (RELIABILITY DL-19).
+pub fn is_fat(fs_type: &str) -> bool {
+    matches!(fs_type, "vfat" | "msdos" | "fat")
+}
+
+/// The mount the existing folder `dir` lives on, from this machine's mount table.
+pub fn mount_of_dir(dir: &Path) -> Option<Mount> {
+    let table = std::fs::read_to_string("/proc/mounts").ok()?;
+    let canonical = std::fs::canonicalize(dir).ok()?;
+    mount_of(&parse_mounts(&table), &canonical).cloned()
+}
+
 /// The mount `path` (absolute, canonical) lives on: the longest mount point that is a
 /// prefix of it, the latest such line when several mount the same point.
 pub fn mount_of<'a>(mounts: &'a [Mount], path: &Path) -> Option<&'a Mount> {

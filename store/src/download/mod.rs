@@ -69,6 +69,7 @@ pub async fn download(
     stop: CancellationToken,
 ) -> StoreResult<DownloadSummary> {
     let layout = StoreLayout::new(&opts.store);
+    check_file_system(layout.root(), &events)?;
     create_dirs(&layout.k3_dir())?;
     let _lock = StoreLock::acquire(&layout)?;
     let old = Manifest::load(&layout.manifest())?.filter(|m| m.repo == opts.repo);
@@ -199,6 +200,29 @@ fn preflight(
         free: space::free_bytes(layout.root())?,
     });
     space::check(layout.root(), need)
+}
+
+/// FAT refused (no file over 4 GiB: a shard is ~17 GB), read-only refused, a network file
+/// system warned about (its locks and syncs are not to be trusted: DL-19).
+fn check_file_system(dir: &std::path::Path, events: &EventSink) -> StoreResult<()> {
+    let Some(mount) = crate::doctor::mounts::mount_of_dir(dir) else { return Ok(()) };
+    let refuse = |reason: String| Err(StoreError::UnsuitableDrive { dir: dir.to_path_buf(), reason });
+    if crate::doctor::mounts::is_fat(&mount.fs_type) {
+        return refuse(format!(
+            "it is on a {} (FAT) file system, which cannot hold files over 4 GiB, and shards are about 17 GB",
+            mount.fs_type
+        ));
+    }
+    if mount.read_only() {
+        return refuse(format!("{} is mounted read-only", mount.mount_point.display()));
+    }
+    if crate::doctor::mounts::is_network_fs(&mount.fs_type) {
+        events(DownloadEvent::Notice {
+            path: dir.display().to_string(),
+            message: format!("this is a network file system ({}): downloads work, but locks and syncs there are not trustworthy, and streaming from it will be slow", mount.fs_type),
+        });
+    }
+    Ok(())
 }
 
 /// Small files first (one at a time), then `config.json` checked, then the shards,

@@ -85,13 +85,7 @@ fn options(args: &DownloadArgs) -> Result<DownloadOptions, Failure> {
 fn store_failure(e: StoreError) -> Failure {
     let code = match &e {
         StoreError::Stopped => 130,
-        StoreError::BadRepo { .. }
-        | StoreError::NoSpace(_)
-        | StoreError::Locked { .. }
-        | StoreError::CommitMismatch { .. }
-        | StoreError::Denied { .. }
-        | StoreError::NotFound { .. }
-        | StoreError::Offline => 2,
+        e if e.is_input_error() => 2,
         _ => 1,
     };
     Failure { exit_code: code, message: e.to_string() }
