@@ -158,3 +158,110 @@ impl PartialFile {
         self.journal.remove()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! DL-03 without a real power cut: the states a cut can leave (a torn journal line, a
+    //! last chunk whose bytes did not reach the disk, a journal of another file) and what a
+    //! resume makes of them.
+
+    use std::io::Write;
+
+    use super::*;
+    use crate::hub::FileHash;
+
+    const CHUNK: usize = 64 << 10;
+
+    fn setup(name: &str) -> (tempfile::TempDir, StoreLayout, RepoFile, Vec<u8>) {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = StoreLayout::new(dir.path());
+        let bytes: Vec<u8> = (0..CHUNK * 5 + 77).map(|i| (i * 31 % 251) as u8).collect();
+        let sha = hex::encode(Sha256::digest(&bytes));
+        let file = RepoFile { path: format!("sub/{name}.bin"), size: bytes.len() as u64, hash: FileHash::Sha256(sha) };
+        (dir, layout, file, bytes)
+    }
+
+    fn sha(file: &RepoFile) -> String {
+        file.hash.etag().to_string()
+    }
+
+    /// Writes the first `chunks` chunks durably, as a download would.
+    fn write_chunks(layout: &StoreLayout, file: &RepoFile, bytes: &[u8], chunks: usize) {
+        let mut p = PartialFile::open(layout, file, &sha(file), "c0mmit").unwrap();
+        for c in bytes.chunks(CHUNK).take(chunks) {
+            p.append(c).unwrap();
+        }
+    }
+
+    fn finish(layout: &StoreLayout, file: &RepoFile, bytes: &[u8]) -> String {
+        let mut p = PartialFile::open(layout, file, &sha(file), "c0mmit").unwrap();
+        let from = p.durable_end() as usize;
+        for c in bytes[from..].chunks(CHUNK) {
+            p.append(c).unwrap();
+        }
+        p.digest()
+    }
+
+    #[test]
+    fn a_resume_continues_at_the_last_chunk_and_the_hash_covers_the_whole_file() {
+        let (_d, layout, file, bytes) = setup("plain");
+        write_chunks(&layout, &file, &bytes, 3);
+        let p = PartialFile::open(&layout, &file, &sha(&file), "c0mmit").unwrap();
+        assert_eq!(p.durable_end(), 3 * CHUNK as u64);
+        drop(p);
+        assert_eq!(finish(&layout, &file, &bytes), sha(&file));
+    }
+
+    #[test]
+    fn dl_03_a_torn_journal_line_is_dropped() {
+        let (_d, layout, file, bytes) = setup("torn");
+        write_chunks(&layout, &file, &bytes, 3);
+        let mut j = std::fs::OpenOptions::new().append(true).open(layout.journal(&file.path)).unwrap();
+        j.write_all(br#"{"index":3,"start":196608,"end":262"#).unwrap();
+        let p = PartialFile::open(&layout, &file, &sha(&file), "c0mmit").unwrap();
+        assert_eq!(p.durable_end(), 3 * CHUNK as u64);
+        drop(p);
+        assert_eq!(finish(&layout, &file, &bytes), sha(&file));
+    }
+
+    #[test]
+    fn dl_03_a_last_chunk_that_never_reached_the_disk_is_rolled_back() {
+        let (_d, layout, file, bytes) = setup("lost");
+        write_chunks(&layout, &file, &bytes, 4);
+        // The device lost the last chunk's bytes although the journal has them: zeros.
+        let data = std::fs::OpenOptions::new().write(true).open(layout.partial(&file.path)).unwrap();
+        data.write_all_at(&vec![0u8; CHUNK], 3 * CHUNK as u64).unwrap();
+        let p = PartialFile::open(&layout, &file, &sha(&file), "c0mmit").unwrap();
+        assert_eq!(p.durable_end(), 3 * CHUNK as u64, "the lost chunk is fetched again");
+        drop(p);
+        assert_eq!(finish(&layout, &file, &bytes), sha(&file));
+        // A truncated file (the last chunks gone entirely) rolls back the same way.
+        let (_d2, layout, file, bytes) = setup("short");
+        write_chunks(&layout, &file, &bytes, 4);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(layout.partial(&file.path))
+            .unwrap()
+            .set_len(2 * CHUNK as u64 + 5)
+            .unwrap();
+        let p = PartialFile::open(&layout, &file, &sha(&file), "c0mmit").unwrap();
+        assert_eq!(p.durable_end(), 2 * CHUNK as u64);
+        drop(p);
+        assert_eq!(finish(&layout, &file, &bytes), sha(&file));
+    }
+
+    #[test]
+    fn dl_13_and_dl_23_a_journal_of_another_commit_or_version_restarts_the_file() {
+        let (_d, layout, file, bytes) = setup("other");
+        write_chunks(&layout, &file, &bytes, 2);
+        let p = PartialFile::open(&layout, &file, &sha(&file), "another-commit").unwrap();
+        assert_eq!(p.durable_end(), 0, "bytes of another commit were kept");
+        drop(p);
+        write_chunks(&layout, &file, &bytes, 2);
+        let path = layout.journal(&file.path);
+        let text = std::fs::read_to_string(&path).unwrap().replacen("\"k3_journal\":1", "\"k3_journal\":99", 1);
+        std::fs::write(&path, text).unwrap();
+        let p = PartialFile::open(&layout, &file, &sha(&file), "c0mmit").unwrap();
+        assert_eq!(p.durable_end(), 0, "a journal of another version was trusted");
+    }
+}
