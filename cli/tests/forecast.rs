@@ -101,7 +101,7 @@ fn a_human_table_names_every_preset_and_its_assumptions() {
     for name in ["laptop", "desktop", "workstation", "server", "max", "auto"] {
         assert!(text.lines().any(|l| l.starts_with(name)), "{name} missing from\n{text}");
     }
-    assert!(text.contains("3.20 GB/s, given with --disk-gbps"), "{text}");
+    assert!(text.contains("3.20 GB/s for trunk and expert reads, given with --disk-gbps"), "{text}");
     assert!(text.contains("with 1 thread(s)"), "{text}");
 }
 

@@ -9,8 +9,14 @@
 //! The model, per decoded token:
 //! * Reads: the unpinned trunk layers (all of them when the trunk streams and nothing is
 //!   pinned; none when the trunk is resident) plus one expert per cache miss; a token asks
-//!   for `W = top_k × moe_layers` experts.
-//! * Hit rate, three figures: `none` (0: no reuse at all), `uniform` (LRU, the engine's
+//!   for `W = top_k × moe_layers` experts. I/O seconds = trunk bytes ÷ the drive's rate for
+//!   trunk reads + expert bytes ÷ its rate for expert reads ([`DiskRates`]): the engine reads
+//!   a layer as one long window and an expert as a 17.5 MB window at a scattered offset, and
+//!   a drive need not read both alike (the shared virtio drive of our benchmarks read the
+//!   first at 2.2 GB/s, the second at 1.2); the two share one pool of reader threads, so
+//!   their times add.
+//! * Hit rate, three figures: `floor` (what LRU is sure of whatever the routing: 0, unless
+//!   every expert has a slot, then 1 once the cache is warm), `uniform` (LRU, the engine's
 //!   default policy, under independent uniform routing: a layer's experts survive until
 //!   `W` other requests per token have passed, so each layer keeps the experts of its last
 //!   `m = ⌊slots / W⌋` tokens and a request hits with probability `1 − (1 − k/E)^m`; for the
@@ -21,8 +27,8 @@
 //!   kernels once: BF16 bytes ÷ the BF16 matvec rate + expert bytes ÷ the MXFP4 expert
 //!   rate (other work — recurrences, attention over the context, norms — is not counted).
 //! * Seconds per token: `low = max(io at the ceiling hit rate, compute)` (reads fully
-//!   overlapped with compute, most hits), `high = io with no reuse + compute` (serial, no
-//!   hits); `expected` gives both combinations at the `uniform` hit rate.
+//!   overlapped with compute, most hits), `high = io at the floor hit rate + compute`
+//!   (serial, fewest hits); `expected` gives both combinations at the `uniform` hit rate.
 //!
 //! Easy to break: a plan whose trunk is resident reads no trunk bytes even though nothing
 //! is "pinned" in the streaming sense; pass `trunk_streamed` as the plan was made.
@@ -39,6 +45,22 @@ pub struct ComputeRates {
     pub expert_bytes_per_second: f64,
 }
 
+/// The drive's read bandwidth for each kind of read the engine makes, bytes per second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiskRates {
+    /// Trunk layers: whole windows, one after another through `trunk.bin`.
+    pub trunk_bytes_per_second: f64,
+    /// Routed experts: expert-sized windows at scattered offsets.
+    pub expert_bytes_per_second: f64,
+}
+
+impl DiskRates {
+    /// One figure for both (a bandwidth given rather than measured).
+    pub fn same(bytes_per_second: f64) -> Self {
+        DiskRates { trunk_bytes_per_second: bytes_per_second, expert_bytes_per_second: bytes_per_second }
+    }
+}
+
 /// What a forecast is made from.
 #[derive(Debug, Clone, Copy)]
 pub struct ForecastInput<'a> {
@@ -46,8 +68,7 @@ pub struct ForecastInput<'a> {
     pub plan: &'a MemoryPlan,
     /// True when unpinned layers stream from a packed trunk (the plan's `streamed_trunk`).
     pub trunk_streamed: bool,
-    /// The drive's read bandwidth, bytes per second.
-    pub disk_bytes_per_second: f64,
+    pub disk: DiskRates,
     pub rates: ComputeRates,
 }
 
@@ -55,14 +76,14 @@ pub struct ForecastInput<'a> {
 /// themselves are fractions of requests served by the cache).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ByHitRate {
-    pub none: f64,
+    pub floor: f64,
     pub uniform: f64,
     pub ceiling: f64,
 }
 
 impl ByHitRate {
     fn from_fn(hits: ByHitRate, f: impl Fn(f64) -> f64) -> Self {
-        ByHitRate { none: f(hits.none), uniform: f(hits.uniform), ceiling: f(hits.ceiling) }
+        ByHitRate { floor: f(hits.floor), uniform: f(hits.uniform), ceiling: f(hits.ceiling) }
     }
 }
 
@@ -71,7 +92,7 @@ impl ByHitRate {
 pub struct SecondsPerToken {
     /// Overlapped, at the ceiling hit rate: `max(io, compute)`.
     pub low: f64,
-    /// Serial, no reuse: `io + compute`.
+    /// Serial, at the floor hit rate: `io + compute`.
     pub high: f64,
     /// `max(io, compute)` at the uniform hit rate.
     pub expected_overlapped: f64,
@@ -151,7 +172,8 @@ pub fn hit_rate_ceiling(slots: u64, fp: &Footprint) -> f64 {
 
 /// The three hit rates of the module docs for a cache of `slots`.
 pub fn hit_rates(slots: u64, fp: &Footprint) -> ByHitRate {
-    ByHitRate { none: 0.0, uniform: lru_uniform_hit_rate(slots, fp), ceiling: hit_rate_ceiling(slots, fp) }
+    let floor = if fp.n_experts_total > 0 && slots >= fp.n_experts_total { 1.0 } else { 0.0 };
+    ByHitRate { floor, uniform: lru_uniform_hit_rate(slots, fp), ceiling: hit_rate_ceiling(slots, fp) }
 }
 
 /// Trunk bytes one token reads: the layers from `pinned` on when the trunk streams.
@@ -165,15 +187,17 @@ pub fn trunk_bytes_per_token(fp: &Footprint, plan: &MemoryPlan, trunk_streamed: 
 /// The forecast of the module docs.
 pub fn forecast(input: &ForecastInput<'_>) -> Result<Forecast, ForecastError> {
     let fp = input.footprint;
-    let bandwidth = positive("the disk bandwidth", input.disk_bytes_per_second)?;
+    let trunk_read_rate = positive("the disk bandwidth for trunk reads", input.disk.trunk_bytes_per_second)?;
+    let expert_read_rate = positive("the disk bandwidth for expert reads", input.disk.expert_bytes_per_second)?;
     let bf16_rate = positive("the BF16 kernel rate", input.rates.bf16_bytes_per_second)?;
     let expert_rate = positive("the expert kernel rate", input.rates.expert_bytes_per_second)?;
     let hits = hit_rates(input.plan.cache_slots, fp);
     let requests = fp.expert_requests_per_token();
     let trunk = trunk_bytes_per_token(fp, input.plan, input.trunk_streamed);
     let expert_bytes = ByHitRate::from_fn(hits, |h| requests as f64 * (1.0 - h) * fp.expert_bytes as f64);
-    let io =
-        ByHitRate::from_fn(hits, |h| (trunk as f64 + requests as f64 * (1.0 - h) * fp.expert_bytes as f64) / bandwidth);
+    let io = ByHitRate::from_fn(hits, |h| {
+        trunk as f64 / trunk_read_rate + requests as f64 * (1.0 - h) * fp.expert_bytes as f64 / expert_read_rate
+    });
     let bf16 = fp.trunk_total_bytes() + fp.head_bytes;
     let experts = requests * fp.expert_bytes;
     let compute = bf16 as f64 / bf16_rate + experts as f64 / expert_rate;
@@ -188,7 +212,7 @@ pub fn forecast(input: &ForecastInput<'_>) -> Result<Forecast, ForecastError> {
         compute_seconds: compute,
         seconds_per_token: SecondsPerToken {
             low: io.ceiling.max(compute),
-            high: io.none + compute,
+            high: io.floor + compute,
             expected_overlapped: io.uniform.max(compute),
             expected_serial: io.uniform + compute,
         },

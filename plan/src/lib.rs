@@ -23,7 +23,9 @@ pub mod sequence;
 
 pub use auto::{auto_budget, auto_budget_for, auto_headroom};
 pub use error::PlanError;
-pub use forecast::{forecast, ByHitRate, ComputeRates, Forecast, ForecastError, ForecastInput, SecondsPerToken};
+pub use forecast::{
+    forecast, ByHitRate, ComputeRates, DiskRates, Forecast, ForecastError, ForecastInput, SecondsPerToken,
+};
 pub use machine::{CgroupMemory, MachineMemory};
 pub use memory::{
     align_4096, expert_slot_bytes, fixed_bytes, plan, plan_memory, ring_slot_bytes_for, scratch_bytes_for, Footprint,

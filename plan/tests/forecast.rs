@@ -2,8 +2,8 @@
 
 use k3_plan::forecast::{hit_rate_ceiling, lru_uniform_hit_rate, trunk_bytes_per_token};
 use k3_plan::{
-    forecast, plan, released_footprint, ComputeRates, Footprint, ForecastError, ForecastInput, MemoryPlan, PlanRequest,
-    Preset, GB,
+    forecast, plan, released_footprint, ComputeRates, DiskRates, Footprint, ForecastError, ForecastInput, MemoryPlan,
+    PlanRequest, Preset, GB,
 };
 
 /// Four layers of 1 GB trunk, 3 MoE layers of 10 experts of 10 MB, top-2.
@@ -64,14 +64,14 @@ fn bytes_and_seconds_add_up() {
     let fp = small();
     let p = with_plan(1, 6);
     let input =
-        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk_bytes_per_second: 1e9, rates: RATES };
+        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk: DiskRates::same(1e9), rates: RATES };
     let f = forecast(&input).unwrap();
     assert_eq!(f.trunk_bytes, 3 * GB, "layers 1..4 stream");
     assert_eq!(f.expert_requests, 6);
-    assert_eq!(f.expert_bytes.none, 60e6);
+    assert_eq!(f.expert_bytes.floor, 60e6);
     assert!((f.expert_bytes.uniform - 48e6).abs() < 1e-3, "{}", f.expert_bytes.uniform);
     assert_eq!(f.expert_bytes.ceiling, 0.0, "6 slots can serve all 6 requests");
-    assert!((f.io_seconds.none - 3.06).abs() < 1e-9);
+    assert!((f.io_seconds.floor - 3.06).abs() < 1e-9);
     assert!((f.io_seconds.uniform - 3.048).abs() < 1e-9);
     assert_eq!(f.io_seconds.ceiling, 3.0);
     // Compute: 4 GB trunk + 0.5 GB head at 5 GB/s, 6 × 10 MB experts at 2 GB/s.
@@ -97,10 +97,12 @@ fn compute_bound_plans_take_compute_as_the_low_end() {
     let fp = small();
     let p = with_plan(4, 30);
     let input =
-        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk_bytes_per_second: 1e9, rates: RATES };
+        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk: DiskRates::same(1e9), rates: RATES };
     let f = forecast(&input).unwrap();
     assert_eq!(f.io_seconds.ceiling, 0.0);
+    assert_eq!(f.hit_rate.floor, 1.0, "every expert has a slot: no misses once warm");
     assert_eq!(f.seconds_per_token.low, f.compute_seconds);
+    assert_eq!(f.seconds_per_token.high, f.compute_seconds);
 }
 
 #[test]
@@ -109,7 +111,7 @@ fn released_laptop_reads_the_whole_trunk_and_every_expert() {
     let budget = Preset::Laptop.fixed_budget().unwrap();
     let p = plan(&fp, &PlanRequest { budget, streamed_trunk: true, context_length: 4096, io_threads: 4 }).unwrap();
     let input =
-        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk_bytes_per_second: 4.6e9, rates: RATES };
+        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk: DiskRates::same(4.6e9), rates: RATES };
     let f = forecast(&input).unwrap();
     // PRODUCT §3: ~135 GB at `laptop` (108.8 GB trunk + 25.8 GB of experts).
     assert_eq!(f.trunk_bytes, 108_811_877_376);
@@ -122,10 +124,23 @@ fn rates_that_are_not_positive_are_refused() {
     let fp = small();
     let p = with_plan(0, 6);
     let bad =
-        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk_bytes_per_second: 0.0, rates: RATES };
+        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk: DiskRates::same(0.0), rates: RATES };
     let err = forecast(&bad).unwrap_err();
-    assert_eq!(err, ForecastError::NotPositive { what: "the disk bandwidth", value: 0.0 });
-    assert_eq!(err.to_string(), "the disk bandwidth must be a positive number (got 0)");
+    assert_eq!(err, ForecastError::NotPositive { what: "the disk bandwidth for trunk reads", value: 0.0 });
+    assert_eq!(err.to_string(), "the disk bandwidth for trunk reads must be a positive number (got 0)");
     let nan = ComputeRates { bf16_bytes_per_second: f64::NAN, ..RATES };
-    assert!(forecast(&ForecastInput { rates: nan, disk_bytes_per_second: 1e9, ..bad }).is_err());
+    assert!(forecast(&ForecastInput { rates: nan, disk: DiskRates::same(1e9), ..bad }).is_err());
+    let no_mix = DiskRates { trunk_bytes_per_second: 1e9, expert_bytes_per_second: -1.0 };
+    assert!(forecast(&ForecastInput { disk: no_mix, ..bad }).is_err());
+}
+
+#[test]
+fn trunk_and_expert_reads_each_take_their_own_rate() {
+    let fp = small();
+    let disk = DiskRates { trunk_bytes_per_second: 2e9, expert_bytes_per_second: 1e9 };
+    let streamed = with_plan(1, 6);
+    let input = ForecastInput { footprint: &fp, plan: &streamed, trunk_streamed: true, disk, rates: RATES };
+    let f = forecast(&input).unwrap();
+    assert!((f.io_seconds.floor - (1.5 + 0.06)).abs() < 1e-9, "3 GB at 2 GB/s + 60 MB at 1 GB/s");
+    assert_eq!(f.io_seconds.ceiling, 1.5, "no expert reads at the ceiling");
 }

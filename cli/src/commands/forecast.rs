@@ -62,7 +62,7 @@ pub fn forecast(args: ForecastArgs) -> Result<(), Failure> {
     let custom = BudgetChoice::from_flags(None, args.trunk_budget.as_deref(), args.cache_budget.as_deref())
         .map_err(|e| input_error(format!("--trunk-budget/--cache-budget: {e}")))?;
     let subject = subject(&args)?;
-    let disk = disk(&args)?;
+    let disk = disk(&args, &subject.footprint)?;
     let compute = compute(&args)?;
     let mut report = Report {
         subject,
@@ -107,7 +107,7 @@ fn entry(report: &Report, name: String, choice: BudgetChoice) -> Result<Entry, F
         footprint: fp,
         plan: &plan,
         trunk_streamed: report.subject.trunk_streamed,
-        disk_bytes_per_second: report.disk.gbps * 1e9,
+        disk: report.disk.rates(),
         rates: report.compute.rates,
     };
     let forecast = k3_plan::forecast(&input).map_err(|e| input_error(format!("forecast: {e}")))?;

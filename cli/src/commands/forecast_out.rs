@@ -20,21 +20,28 @@ fn model_line(r: &Report) -> String {
 }
 
 fn disk_line(r: &Report) -> String {
-    let gbps = r.disk.gbps;
+    let (trunk, experts) = (r.disk.trunk_gbps, r.disk.expert_gbps);
     match &r.disk.source {
-        DiskSource::Flag => format!("disk: {gbps:.2} GB/s, given with --disk-gbps"),
+        DiskSource::Flag => format!("disk: {trunk:.2} GB/s for trunk and expert reads, given with --disk-gbps"),
         DiskSource::Default => format!(
-            "disk: {DEFAULT_DISK_GBPS:.2} GB/s, a conservative stated figure, not measured (measure with --disk DIR \
-             or give --disk-gbps X)"
+            "disk: {DEFAULT_DISK_GBPS:.2} GB/s for trunk and expert reads, a conservative stated figure, not \
+             measured (measure with --disk DIR or give --disk-gbps X)"
         ),
-        DiskSource::Measured { best, direct, files, scratch } => format!(
-            "disk: {gbps:.2} GB/s measured: the best point of an O_DIRECT sweep (8 and 32 MiB × 8 and 32 in flight, \
-             random and sequential, 256 MB a point) over {} ({:?} {} MiB × {} in flight){}",
-            if *scratch { "a scratch file".to_string() } else { format!("{} file(s)", files.len()) },
+        DiskSource::Measured { best, trunk: t, experts: e, files, scratch } => format!(
+            "disk: measured as the engine reads, through its reader (8 MiB pieces, 8 in flight, O_DIRECT): trunk \
+             {trunk:.2} GB/s ({} MB windows one after another, {:.1} GB), experts {experts:.2} GB/s ({} B windows \
+             at random offsets, {:.1} GB); the best point of a short O_DIRECT sweep was {:.2} GB/s ({:?} {} MiB × \
+             {} in flight, 128 MB a point); over {}{}",
+            t.window_bytes / 1_000_000,
+            t.bytes_read as f64 / 1e9,
+            e.window_bytes,
+            e.bytes_read as f64 / 1e9,
+            best.gbps,
             best.access,
             best.request_bytes >> 20,
             best.depth,
-            if *direct { "" } else { "; O_DIRECT was refused, so the page cache is in the figure" }
+            if *scratch { "a scratch file".to_string() } else { format!("{} file(s)", files.len()) },
+            if t.direct && e.direct { "" } else { "; O_DIRECT was refused, so the page cache is in the figure" }
         ),
     }
 }
@@ -62,14 +69,17 @@ fn model_notes(r: &Report) -> Vec<String> {
             "expert hit rate: expected = LRU (the engine's default) under independent uniform routing: each layer keeps \
              the experts of its last m = ⌊slots ÷ {w}⌋ tokens, a request hits with 1 − (1 − {k}/{e})^m; ceiling = \
              min(1, slots ÷ {w}): within a token each expert is asked for once, so a slot serves at most one of its \
-             {w} requests",
+             {w} requests; floor = 0 (LRU keeps nothing on an adversarial routing) unless every expert has a \
+             slot, then 1 once warm",
             w = fp.expert_requests_per_token(),
             k = fp.top_k,
             e = fp.experts_per_layer()
         ),
-        "bytes per token: unpinned trunk layers + expert misses × expert bytes".into(),
-        "s/token: low = max(I/O at the ceiling hit rate, compute) (reads overlapped with compute); high = I/O with \
-         no expert reuse + compute (serial); expected = max(I/O, compute) … I/O + compute at the expected hit rate"
+        "bytes per token: unpinned trunk layers + expert misses × expert bytes; I/O seconds = trunk bytes ÷ the \
+         trunk rate + expert bytes ÷ the expert rate"
+            .into(),
+        "s/token: low = max(I/O at the ceiling hit rate, compute) (reads overlapped with compute); high = I/O at the \
+         floor hit rate + compute (serial); expected = max(I/O, compute) … I/O + compute at the expected hit rate"
             .into(),
     ]
 }
@@ -95,15 +105,15 @@ fn plan_json(r: &Report, p: &Planned) -> Value {
 
 fn forecast_json(f: &Forecast) -> Value {
     json!({
-        "hit_rate": { "expected": f.hit_rate.uniform, "ceiling": f.hit_rate.ceiling },
+        "hit_rate": { "floor": f.hit_rate.floor, "expected": f.hit_rate.uniform, "ceiling": f.hit_rate.ceiling },
         "bytes_per_token": {
             "trunk": f.trunk_bytes,
             "experts": f.expert_bytes.uniform,
-            "experts_no_reuse": f.expert_bytes.none,
+            "experts_at_floor": f.expert_bytes.floor,
             "experts_at_ceiling": f.expert_bytes.ceiling,
         },
         "io_seconds": f.io_seconds.uniform,
-        "io_seconds_range": { "low": f.io_seconds.ceiling, "high": f.io_seconds.none },
+        "io_seconds_range": { "low": f.io_seconds.ceiling, "high": f.io_seconds.floor },
         "compute_seconds": f.compute_seconds,
         "seconds_per_token": {
             "low": f.seconds_per_token.low,
@@ -132,9 +142,10 @@ fn entry_json(r: &Report, e: &Entry) -> Value {
 fn hit_note(r: &Report, p: &Planned) -> String {
     let w = r.subject.footprint.expert_requests_per_token().max(1);
     format!(
-        "{} slots keep {} token(s) of {w} requests: expected hit rate {:.1} %, ceiling {:.1} %",
+        "{} slots keep {} token(s) of {w} requests: hit rate floor {:.1} %, expected {:.1} %, ceiling {:.1} %",
         p.plan.cache_slots,
         p.plan.cache_slots / w,
+        100.0 * p.forecast.hit_rate.floor,
         100.0 * p.forecast.hit_rate.uniform,
         100.0 * p.forecast.hit_rate.ceiling
     )
@@ -164,7 +175,12 @@ pub fn json(r: &Report) -> Value {
             "mem_total_bytes": r.machine.usable_total_bytes(),
             "mem_available_bytes": r.machine.usable_available_bytes(),
         },
-        "disk": { "gbps": r.disk.gbps, "source": disk_source },
+        "disk": {
+            "trunk_gbps": r.disk.trunk_gbps,
+            "expert_gbps": r.disk.expert_gbps,
+            "sweep_best_gbps": match &r.disk.source { DiskSource::Measured { best, .. } => Some(best.gbps), _ => None },
+            "source": disk_source,
+        },
         "compute": {
             "threads": r.compute.threads,
             "bf16_gbps": r.compute.rates.bf16_bytes_per_second / 1e9,
