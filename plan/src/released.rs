@@ -7,7 +7,8 @@
 //! derived from it ([`layer_trunk_bytes`], [`expert_bytes`], [`released_footprint`]), and
 //! the published totals it cannot derive ([`RELEASED_CHECKPOINT_BYTES`]).
 //! Must not: write down a size the catalogue can give: sizes are computed from shapes, and
-//! the planner's own functions size slots ([`crate::expert_slot_bytes`], [`crate::ring_slot_bytes_for`]).
+//! the planner's own functions size slots ([`crate::expert_slot_bytes`],
+//! [`crate::ring_slot_bytes_for`]).
 //! Easy to break (where our figures differ from the spec's published ones, on purpose):
 //! * recurrent state: 464,633,856 B for the 69 KDA layers, where spec §1 quotes
 //!   626,245,632 B because the C engine reserves a slot for all 93 layers;
