@@ -5,22 +5,31 @@
 //! Owns: everything that decides memory: presets, budget choices and size parsing
 //! ([`presets`]), the machine's figures as plain numbers ([`machine`]), the `auto` rule
 //! ([`auto`]), the memory plan with its fixed overheads, slot sizes and KV reservation
-//! ([`memory`]), the refusals with their numbers ([`error`]), and the offline
-//! expert-cache policy simulator ([`cachesim`]).
+//! ([`memory`]), a sequence's state and KV sizes ([`sequence`]), the refusals with their
+//! numbers ([`error`]), the offline expert-cache policy simulator ([`cachesim`]), the
+//! released K3 footprint derived from the spec's tensor catalogue ([`released`]) and the
+//! speed forecast of a plan ([`forecast`]).
 #![forbid(unsafe_code)]
 
 pub mod auto;
 pub mod cachesim;
 pub mod error;
+pub mod forecast;
 pub mod machine;
 pub mod memory;
 pub mod presets;
+pub mod released;
+pub mod sequence;
 
 pub use auto::{auto_budget, auto_budget_for, auto_headroom};
 pub use error::PlanError;
+pub use forecast::{
+    forecast, ByHitRate, ComputeRates, DiskRates, Forecast, ForecastError, ForecastInput, SecondsPerToken,
+};
 pub use machine::{CgroupMemory, MachineMemory};
 pub use memory::{
     align_4096, expert_slot_bytes, fixed_bytes, plan, plan_memory, ring_slot_bytes_for, scratch_bytes_for, Footprint,
     MemoryPlan, MemoryRequest, PlanRequest, PREFILL_CHUNK,
 };
 pub use presets::{format_bytes, parse_size, Budget, BudgetChoice, Preset, GB};
+pub use released::released_footprint;

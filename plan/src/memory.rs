@@ -35,8 +35,12 @@ pub struct Footprint {
     pub n_experts_total: u64,
     /// Experts one token uses per MoE layer.
     pub top_k: u64,
+    /// Layers with routed experts (`n_experts_total / moe_layers` experts each).
+    pub moe_layers: u64,
     /// Always-resident model-level tensors: embeddings, head, final norms.
     pub resident_bytes: u64,
+    /// Of `resident_bytes`, the output head (`lm_head`), multiplied in full every token.
+    pub head_bytes: u64,
     /// Recurrent state of one sequence (KDA state + conv histories).
     pub state_bytes: u64,
     /// MLA cache bytes per position of one sequence.
@@ -53,6 +57,16 @@ impl Footprint {
     /// MLA cache bytes of one sequence of `positions` positions.
     pub fn kv_bytes(&self, positions: u64) -> u64 {
         self.kv_bytes_per_position * positions
+    }
+
+    /// Routed experts in one MoE layer.
+    pub fn experts_per_layer(&self) -> u64 {
+        self.n_experts_total.checked_div(self.moe_layers).unwrap_or(0)
+    }
+
+    /// Routed-expert requests of one decoded token: top-k in every MoE layer.
+    pub fn expert_requests_per_token(&self) -> u64 {
+        self.moe_layers * self.top_k
     }
 }
 

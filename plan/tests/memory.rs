@@ -1,29 +1,13 @@
 //! The memory plan on the real K3 footprint (spec §6.5, §11) and on small edge cases.
 
 use k3_plan::{
-    auto_budget, auto_budget_for, fixed_bytes, parse_size, plan, plan_memory, Budget, BudgetChoice, CgroupMemory,
-    Footprint, MachineMemory, MemoryRequest, PlanError, PlanRequest, Preset, GB,
+    auto_budget, auto_budget_for, fixed_bytes, parse_size, plan, plan_memory, released_footprint, Budget, BudgetChoice,
+    CgroupMemory, Footprint, MachineMemory, MemoryRequest, PlanError, PlanRequest, Preset, GB,
 };
 
-/// K3's per-layer trunk runs: layer 0 (KDA + dense), then KDA+MoE or MLA+MoE by the map.
+/// The released K3 footprint, derived from the spec's tensor catalogue.
 fn k3() -> Footprint {
-    let layers = (0..93u64)
-        .map(|l| match l {
-            0 => 2_341_213_184,
-            l if (l + 1) % 4 == 0 || l == 92 => 844_335_616,
-            _ => 1_267_744_256,
-        })
-        .collect();
-    Footprint {
-        layer_trunk_bytes: layers,
-        expert_bytes: 17_547_264,
-        n_experts_total: 92 * 896,
-        top_k: 16,
-        resident_bytes: 4_697_663_488,
-        state_bytes: 626_245_632,
-        kv_bytes_per_position: 2_365_440,
-        scratch_bytes: 200_000_000,
-    }
+    released_footprint()
 }
 
 fn request(preset: Preset) -> PlanRequest {

@@ -5,7 +5,8 @@
 //! place: adoption and `k3 verify`), [`diskbench`] (`k3 bench disk`: one-expert O_DIRECT
 //! reads at depth 1 and 16 with latencies, and the `--sweep` of request size × requests in
 //! flight whose best point becomes the engine's `ReadPattern`) and [`doctor`] (`k3 doctor`:
-//! CPU, memory and drives with green/amber/red verdicts and the recommended preset). The
+//! CPU, memory and drives with green/amber/red verdicts and the recommended preset), and
+//! [`windows`] (the drive read as the engine reads it, for `k3 forecast`). The
 //! engine never learns HTTP or drives; this crate uses its format checks and I/O.
 //! Must not: read weights for the engine (streamed reads are `k3_engine::io`'s).
 #![forbid(unsafe_code)]
@@ -18,6 +19,7 @@ pub mod error;
 pub mod hub;
 pub mod retry;
 pub mod verify;
+pub mod windows;
 
 pub use diskbench::{
     best_over, floor_grid, measure_expert_reads, sweep, Access, DiskBenchError, DiskPoint, DiskSweep,
@@ -26,3 +28,4 @@ pub use diskbench::{
 pub use download::{download, DownloadEvent, DownloadOptions, DownloadSummary, FileState, ProgressSnapshot};
 pub use error::{StoreError, StoreResult};
 pub use hub::{HubClient, HubSettings, RepoFile};
+pub use windows::{measure_windows, Order, WindowRequest, WindowResult};

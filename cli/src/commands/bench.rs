@@ -54,7 +54,7 @@ fn case_json(r: &KernelResult, mem_gbps: f64) -> serde_json::Value {
     })
 }
 
-fn cpu_name() -> String {
+pub(super) fn cpu_name() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

@@ -5,6 +5,9 @@ mod chat;
 mod disk;
 mod doctor;
 mod download;
+mod forecast;
+mod forecast_inputs;
+mod forecast_out;
 mod pack;
 mod plan;
 mod run;
@@ -62,6 +65,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Detokenize(args) => text::detokenize(args),
         Command::Chat(args) => chat::chat(args),
         Command::Plan(args) => plan::plan(args),
+        Command::Forecast(args) => forecast::forecast(args),
         Command::Pack(args) => pack::pack(args),
         Command::Bench(crate::args::BenchCommand::Kernels(args)) => bench::kernels(args),
         Command::Bench(crate::args::BenchCommand::Stream(args)) => bench::stream(args),

@@ -2,9 +2,11 @@
 //! tensor index alone (no weight is read).
 //!
 //! Owns: per-layer trunk bytes (every `layers.ℓ.` tensor except routed experts), the size
-//! of one routed expert, the always-resident model-level tensors, recurrent state and KV
-//! bytes per position, and a scratch estimate for one forward chunk.
+//! of one routed expert and the MoE layer count, the always-resident model-level tensors
+//! (and of them the output head), recurrent state and KV bytes per position (the formulas
+//! of `k3_plan::sequence`), and a scratch estimate for one forward chunk.
 
+use k3_plan::sequence::{kv_bytes_per_position, recurrent_state_bytes, MlaCacheShape};
 use k3_plan::{scratch_bytes_for, Footprint};
 
 use crate::config::{LayerKind, ModelConfig};
@@ -33,7 +35,9 @@ pub fn footprint(cfg: &ModelConfig, index: &TensorIndex) -> Result<Footprint> {
     }
     let mut expert_bytes = 0;
     let mut n_experts_total = 0;
+    let mut moe_layers = 0;
     for l in (0..cfg.n_layers).filter(|&l| !cfg.is_dense(l)) {
+        moe_layers += 1;
         for e in 0..cfg.moe.n_experts {
             expert_bytes = expert_bytes.max(locate(index, l, e)?.1);
             n_experts_total += 1;
@@ -50,13 +54,19 @@ pub fn footprint(cfg: &ModelConfig, index: &TensorIndex) -> Result<Footprint> {
     .filter_map(|n| index.get(n))
     .map(|t| t.nbytes)
     .sum();
+    let head_bytes = index.get(&names::lm_head()).map_or(0, |t| t.nbytes);
     let (h, d, k) = (cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
     let n_kda = cfg.layer_kinds.iter().filter(|&&k| k == LayerKind::Kda).count();
     let n_mla = cfg.n_layers - n_kda;
     let m = &cfg.mla;
-    let state_bytes = (n_kda * (h * d * d + 3 * h * d * (k - 1)) * 4) as u64;
-    let kv_bytes_per_position =
-        (n_mla * (m.n_heads * (m.qk_nope_head_dim + m.v_head_dim) + m.qk_rope_head_dim) * 4) as u64;
+    let state_bytes = recurrent_state_bytes(n_kda as u64, h as u64, d as u64, k as u64);
+    let mla = MlaCacheShape {
+        heads: m.n_heads as u64,
+        qk_nope_head_dim: m.qk_nope_head_dim as u64,
+        v_head_dim: m.v_head_dim as u64,
+        qk_rope_head_dim: m.qk_rope_head_dim as u64,
+    };
+    let kv_bytes_per_position = kv_bytes_per_position(n_mla as u64, mla);
     let widest = [
         h * d,
         cfg.hidden_size,
@@ -74,7 +84,9 @@ pub fn footprint(cfg: &ModelConfig, index: &TensorIndex) -> Result<Footprint> {
         expert_bytes,
         n_experts_total,
         top_k: cfg.moe.top_k as u64,
+        moe_layers,
         resident_bytes,
+        head_bytes,
         state_bytes,
         kv_bytes_per_position,
         scratch_bytes,

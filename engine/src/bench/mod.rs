@@ -5,6 +5,10 @@
 //! kernels (warm-up, repetitions, median) at a given thread count, and a STREAM-style read
 //! kernel for the memory floor.
 //! Must not: time anything but the production code paths (`Matrix`, `GluMlp`).
+//! [`decode_rates`] is the short form `k3 forecast` runs: the two throughputs a decode
+//! step depends on, in under two seconds.
+
+pub mod decode_rates;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -49,7 +53,7 @@ fn time_median(reps: usize, mut f: impl FnMut()) -> Duration {
     times[times.len() / 2]
 }
 
-fn blob_of(bytes: Vec<u8>) -> ByteView {
+pub(crate) fn blob_of(bytes: Vec<u8>) -> ByteView {
     ByteView::whole(Arc::new(Blob::copy_of(&bytes)))
 }
 
@@ -121,7 +125,7 @@ pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(f64, Vec<Kern
         up: random_mxfp4(inter, latent, 3),
         down: random_mxfp4(latent, inter, 4),
     };
-    let cfg = bench_config();
+    let cfg = bench_config()?;
     let expert_bytes = 3.0 * (inter * latent) as f64 * 0.53125;
     let madds = 3.0 * (inter * latent) as f64;
     let mut one_token = None;
@@ -141,7 +145,7 @@ pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(f64, Vec<Kern
 }
 
 /// Only the SiTU betas of the config matter to `GluMlp::forward`.
-fn bench_config() -> ModelConfig {
+pub(crate) fn bench_config() -> crate::Result<ModelConfig> {
     let json = br#"{"hidden_size": 7168, "num_hidden_layers": 2, "vocab_size": 16, "rms_norm_eps": 1e-5,
         "kda_num_heads": 1, "kda_head_dim": 1, "short_conv_kernel_size": 4, "gate_lower_bound": -5.0,
         "num_attention_heads": 1, "q_lora_rank": 1, "kv_lora_rank": 1, "qk_nope_head_dim": 1,
@@ -149,5 +153,5 @@ fn bench_config() -> ModelConfig {
         "num_shared_experts": 1, "routed_expert_hidden_size": 3584, "moe_intermediate_size": 3072,
         "routed_scaling_factor": 1.0, "first_k_dense_replace": 1, "intermediate_size": 1,
         "attn_res_block_size": 1, "situ_beta": 4.0, "situ_linear_beta": 25.0, "full_attn_layers": [2]}"#;
-    ModelConfig::from_json(json, std::path::Path::new("bench")).expect("the bench config is valid")
+    ModelConfig::from_json(json, std::path::Path::new("bench"))
 }
