@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the end-to-end test against a built app binary, in a real window under Xvfb, driven by
 # tauri-driver + WebKitWebDriver. The app's data folder is a fresh temporary directory.
+# Then the setup wizard's journey against the fake Hugging Face hub (tests/examples/fake_hub,
+# built by `cargo build -p k3-tests --example fake_hub`) with its own fresh data folder.
 # Usage: bash e2e/run.sh target/debug/k3-desktop
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,3 +17,21 @@ driver=$!
 trap 'kill $driver 2>/dev/null || true; [ -n "${K3_E2E_DATA_DIR:-}" ] || rm -rf "$data"' EXIT
 for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.1; done
 node e2e/chat.e2e.mjs "$app"
+
+# The setup journey: a throttled hub (0.1 MB/s per file) that drops one connection once.
+hub_bin=target/debug/examples/fake_hub
+setup_data=$(mktemp -d)
+store=$(mktemp -d -p "$PWD/target")
+"$hub_bin" --rate 0.1 --drop-once model-00003-of-000014.safetensors > "$setup_data/hub.url" &
+hub=$!
+trap 'kill $driver $hub 2>/dev/null || true; rm -rf "$setup_data" "$store"; [ -n "${K3_E2E_DATA_DIR:-}" ] || rm -rf "$data"' EXIT
+for _ in $(seq 1 100); do [ -s "$setup_data/hub.url" ] && break; sleep 0.1; done
+export K3APP_DATA_DIR="$setup_data/app" HF_ENDPOINT=$(cat "$setup_data/hub.url") HF_HOME="$setup_data/hf"
+export K3APP_REPO=moonshotai/Kimi-K3-tiny K3APP_SPEED_SECONDS=1 K3APP_SPEED_SCRATCH_MB=128
+# The app inherits its environment from tauri-driver: start a new one with the setup's.
+kill $driver 2>/dev/null || true
+wait $driver 2>/dev/null || true
+tauri-driver --port 4444 >> "$log" 2>&1 &
+driver=$!
+for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.1; done
+node e2e/setup.e2e.mjs "$app" "$store/Kimi-K3-tiny"

@@ -21,6 +21,7 @@ cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"
 # realignment, inlining — differs between profiles, and a release-only crash has happened.
 cargo test --release --locked -p k3-tests kernels_twins 2>&1 | tee "$logs/kernels-release.log"
 bash scripts/bundle.sh
+cargo build --locked -p k3-tests --example fake_hub
 xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/release/k3-desktop 2>&1 | tee "$logs/e2e.log"
 
 echo "test wall time: $(( $(date +%s) - start )) s"

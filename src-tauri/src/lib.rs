@@ -12,6 +12,7 @@ pub mod commands;
 pub mod history;
 pub mod ipc;
 pub mod options;
+pub mod setup;
 pub mod state;
 pub mod worker;
 
@@ -21,7 +22,7 @@ use tauri::Manager;
 
 /// Registers every command (the lockstep test invokes each name through this).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    use commands::{conversations::*, generate::*, links::*, model::*};
+    use commands::{conversations::*, generate::*, links::*, model::*, setup::*};
     builder.invoke_handler(tauri::generate_handler![
         current_model,
         open_model,
@@ -38,6 +39,16 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         regenerate,
         edit_message,
         cancel_generation,
+        setup_status,
+        setup_examine,
+        setup_choose,
+        setup_next,
+        setup_speed_test,
+        setup_forecast,
+        setup_run,
+        setup_pause,
+        setup_adopt,
+        setup_dismiss,
     ])
 }
 

@@ -6,6 +6,10 @@
 //! | `K3APP_DATA_DIR` | app data folder (chat history) instead of the platform's app-data folder |
 //! | `K3_CONTEXT_LENGTH` | positions of one conversation the memory plan reserves (default 4096) |
 //! | `K3_PRESET` | memory preset every model is opened with: laptop … max or auto (default auto) |
+//! | `K3APP_REPO` | the repository the setup wizard downloads (default `moonshotai/Kimi-K3`) |
+//! | `K3APP_SPEED_SECONDS` | seconds per queue depth of the wizard's drive speed test (default 20) |
+//! | `K3APP_SPEED_SCRATCH_MB` | size of the speed test's scratch file (default 2048) |
+//! | `HF_ENDPOINT`, `HF_TOKEN`, `HF_HOME`, `HF_HUB_CACHE`, `K3_REVISION` | the hub, read by k3-store |
 //!
 //! Owns: resolving the bundled demo model (bundle resources, else the repository's
 //! `fixtures/tiny-mxfp4` for builds run from a checkout).
@@ -14,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use k3_plan::Preset;
 
+use crate::setup::SetupSettings;
 use crate::worker::ModelTarget;
 
 /// The app's options, read once at start.
@@ -25,6 +30,9 @@ pub struct AppOptions {
     pub context_length: usize,
     /// The memory preset models open with (parsed by `k3_plan`).
     pub preset: Preset,
+    /// The repository the setup wizard downloads, when not the released one.
+    pub repo: Option<String>,
+    pub speed_seconds: f64,
 }
 
 impl AppOptions {
@@ -41,7 +49,20 @@ impl AppOptions {
             }),
             _ => Preset::Auto,
         };
-        AppOptions { startup_model: dir("K3_MODEL_DIR"), data_dir: dir("K3APP_DATA_DIR"), context_length, preset }
+        let repo = std::env::var("K3APP_REPO").ok().filter(|r| !r.trim().is_empty());
+        let speed_seconds = std::env::var("K3APP_SPEED_SECONDS")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0 && *s <= 600.0)
+            .unwrap_or(20.0);
+        AppOptions {
+            startup_model: dir("K3_MODEL_DIR"),
+            data_dir: dir("K3APP_DATA_DIR"),
+            context_length,
+            preset,
+            repo,
+            speed_seconds,
+        }
     }
 }
 
@@ -54,11 +75,22 @@ pub fn demo_model(resource_dir: Option<&Path>) -> ModelTarget {
     ModelTarget::folder(bundled.unwrap_or_else(|| PathBuf::from(REPO_DEMO_MODEL)), true)
 }
 
-/// The model the app opens at start.
-pub fn startup_model(options: &AppOptions, resource_dir: Option<&Path>) -> ModelTarget {
-    let target = match &options.startup_model {
-        Some(path) => ModelTarget::folder(path, false),
-        None => demo_model(resource_dir),
-    };
-    ModelTarget { context_length: options.context_length, preset: options.preset, ..target }
+/// The model the app opens at start: `K3_MODEL_DIR`, else the model the setup wizard
+/// finished with (its store, trunk and preset), else the bundled demo.
+pub fn startup_model(options: &AppOptions, resource_dir: Option<&Path>, setup: &SetupSettings) -> ModelTarget {
+    let base =
+        ModelTarget { context_length: options.context_length, preset: options.preset, ..demo_model(resource_dir) };
+    if let Some(path) = &options.startup_model {
+        return ModelTarget { path: path.clone(), is_demo: false, ..base };
+    }
+    match (&setup.step, &setup.store_dir) {
+        (crate::setup::SetupStep::Ready, Some(store)) => ModelTarget {
+            path: PathBuf::from(store),
+            is_demo: false,
+            trunk: setup.trunk_path(),
+            preset: setup.preset.as_deref().and_then(|p| Preset::from_name(p).ok()).unwrap_or(options.preset),
+            ..base
+        },
+        _ => base,
+    }
 }

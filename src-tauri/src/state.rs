@@ -18,6 +18,8 @@ pub struct AppState {
     pub context_length: usize,
     /// The memory preset every model is opened with.
     pub preset: k3_plan::Preset,
+    /// The setup wizard's saved state and running job.
+    pub setup: Arc<crate::setup::SetupHost>,
 }
 
 /// Name of the history database inside the data folder.
@@ -27,7 +29,8 @@ impl AppState {
     /// Opens the history in `data_dir` and starts the worker, which loads the startup model.
     pub fn start(options: &AppOptions, data_dir: &Path, resource_dir: Option<&Path>) -> Result<AppState, HistoryError> {
         let store = Arc::new(Mutex::new(HistoryStore::open(&data_dir.join(HISTORY_FILE))?));
-        let startup = startup_model(options, resource_dir);
+        let setup = Arc::new(crate::setup::SetupHost::load(data_dir, options.repo.as_deref(), options.speed_seconds));
+        let startup = startup_model(options, resource_dir, &setup.settings());
         let worker = Worker::spawn(store.clone(), startup)
             .map_err(|source| HistoryError::Folder { path: data_dir.into(), source })?;
         let demo = ModelTarget {
@@ -36,7 +39,7 @@ impl AppState {
             ..crate::options::demo_model(resource_dir)
         };
         let (context_length, preset) = (options.context_length, options.preset);
-        Ok(AppState { worker: Arc::new(worker), store, demo, context_length, preset })
+        Ok(AppState { worker: Arc::new(worker), store, demo, context_length, preset, setup })
     }
 
     pub fn history(&self) -> Result<MutexGuard<'_, HistoryStore>, IpcError> {

@@ -85,6 +85,8 @@ fn app(data: &Path) -> (tauri::App<tauri::test::MockRuntime>, tauri::WebviewWind
         data_dir: Some(data.into()),
         context_length: k3_engine::DEFAULT_CONTEXT_LENGTH,
         preset: k3_plan::Preset::Auto,
+        repo: None,
+        speed_seconds: 1.0,
     };
     let state = k3_desktop::state::AppState::start(&options, data, None).unwrap();
     let app = k3_desktop::with_commands(mock_builder()).build(tauri::generate_context!(test = true)).unwrap();
@@ -217,4 +219,44 @@ fn only_https_links_leave_the_app() {
     {
         assert_eq!(checked_link(bad).unwrap_err().code, ErrorCode::InvalidArgument, "{bad}");
     }
+}
+
+#[test]
+fn the_setup_wizard_walks_and_persists_through_ipc() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, webview) = app(dir.path());
+    let status = invoke(&webview, "setup_status", json!({})).unwrap();
+    assert_eq!(status["wizard"], json!(true), "a fresh install shows the wizard: {status}");
+    assert_eq!(status["settings"]["step"], json!("welcome"));
+    let next = invoke(&webview, "setup_next", json!({})).unwrap();
+    assert_eq!(next["settings"]["step"], json!("hardware"));
+    let view = invoke(&webview, "setup_examine", json!({})).unwrap();
+    assert!(["green", "amber", "red"].contains(&view["cpu"]["level"].as_str().unwrap()), "{view}");
+    assert!(!view["drives"].as_array().unwrap().is_empty(), "{view}");
+    // Drives (saved there by an earlier run, so this machine's memory does not decide the
+    // test): nothing chosen blocks; a chosen store is saved to setup.json at once.
+    drop((_app, webview));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("setup.json"), r#"{"step": "drives"}"#).unwrap();
+    let (_app, webview) = app(dir.path());
+    let drives = invoke(&webview, "setup_next", json!({})).unwrap();
+    assert_eq!(drives["settings"]["step"], json!("drives"));
+    assert_eq!(drives["blockers"], json!([{"kind": "noStoreChosen"}]));
+    let store = dir.path().join("store");
+    let chosen = invoke(&webview, "setup_choose", json!({"choice": {"storeDir": store}})).unwrap();
+    assert_eq!(chosen["storeDir"], json!(store));
+    let saved: Value = serde_json::from_slice(&std::fs::read(dir.path().join("setup.json")).unwrap()).unwrap();
+    assert_eq!(saved["storeDir"], json!(store));
+    // Going forward is only through setup_next; back is allowed to earlier screens.
+    let e = invoke(&webview, "setup_choose", json!({"choice": {"backTo": "ready"}})).unwrap_err();
+    assert_eq!(e["code"], json!("INVALID_ARGUMENT"), "{e}");
+    let back = invoke(&webview, "setup_choose", json!({"choice": {"backTo": "welcome"}})).unwrap();
+    assert_eq!(back["step"], json!("welcome"));
+    let e = invoke(&webview, "setup_forecast", json!({})).unwrap_err();
+    assert!(e["message"].as_str().unwrap().contains("speed test"), "{e}");
+    let e = invoke(&webview, "setup_adopt", json!({"path": "/nonexistent/k3"})).unwrap_err();
+    assert_eq!(e["code"], json!("MODEL_FOLDER"));
+    let dismissed = invoke(&webview, "setup_dismiss", json!({"dismissed": true})).unwrap();
+    assert_eq!(dismissed["wizard"], json!(false), "Try the demo model closes the wizard");
+    assert_eq!(invoke(&webview, "setup_pause", json!({})).unwrap(), json!(false));
 }

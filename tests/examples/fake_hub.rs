@@ -2,11 +2,12 @@
 //! app's setup wizard) by hand: serves the tiny same-graph model as
 //! `moonshotai/Kimi-K3-tiny` at one commit, throttled to `--rate` MB/s per request.
 //!
-//! `cargo run -p k3-tests --example fake_hub -- [--rate MBPS]`, then
+//! `cargo run -p k3-tests --example fake_hub -- [--rate MBPS] [--drop-once FILE]` (the
+//! connection serving FILE drops once, after 64 KiB), then
 //! `k3 download --repo moonshotai/Kimi-K3-tiny --to STORE --endpoint <printed URL>`.
 
 use bytes::Bytes;
-use k3_tests::fake_hub::{FakeHub, HubFile, HubRepo};
+use k3_tests::fake_hub::{FakeHub, HubFile, HubRepo, Lie};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -30,6 +31,9 @@ fn main() {
     let hub =
         FakeHub::start(vec![HubRepo { id: "moonshotai/Kimi-K3-tiny".into(), commit: commit.into(), files }], commit);
     hub.set_rate(rate.map(|mb| (mb * 1e6) as u64));
+    if let Some(file) = args.iter().position(|a| a == "--drop-once").and_then(|i| args.get(i + 1)) {
+        hub.script(file, vec![Lie::EarlyClose { after: 64 << 10 }]);
+    }
     println!("{}", hub.endpoint);
     loop {
         std::thread::park();

@@ -4,6 +4,7 @@ import { App } from "./components/App";
 import "./styles/base.css";
 import "./styles/chat.css";
 import "./styles/markdown.css";
+import "./styles/wizard.css";
 import { applyTheme, loadTheme } from "./theme";
 
 applyTheme(loadTheme());

@@ -175,6 +175,14 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
     })
 }
 
+/// Whether `trunk_dir` holds a trunk packed from exactly the shards of `model_dir` (the
+/// engine would open it), so packing again can be skipped.
+pub fn trunk_is_current(model_dir: &Path, trunk_dir: &Path) -> bool {
+    let Ok(cfg) = ModelConfig::load(&model_dir.join("config.json")) else { return false };
+    let Ok(index) = TensorIndex::open(model_dir) else { return false };
+    crate::stream::trunk_manifest::open_packed_trunk(trunk_dir, &cfg, &index).is_ok()
+}
+
 /// The progress note of an interrupted pack, beside `trunk.bin.partial`.
 const PROGRESS_FILE: &str = "trunk.pack-progress.json";
 const PROGRESS_FORMAT: &str = "k3-desktop trunk pack progress v1";

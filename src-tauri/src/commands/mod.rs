@@ -4,3 +4,4 @@ pub mod conversations;
 pub mod generate;
 pub mod links;
 pub mod model;
+pub mod setup;

@@ -41,6 +41,19 @@ pub fn render_typescript() -> String {
         decl::<ExportFormat>(&cfg),
         decl::<ExportFile>(&cfg),
         decl::<GenerationEvent>(&cfg),
+        decl::<crate::setup::SetupStep>(&cfg),
+        decl::<crate::setup::Blocker>(&cfg),
+        decl::<crate::setup::SetupSettings>(&cfg),
+        decl::<crate::setup::SpeedSummary>(&cfg),
+        decl::<crate::setup::events::FileCell>(&cfg),
+        decl::<crate::setup::events::SetupEvent>(&cfg),
+        decl::<crate::setup::facts::Card>(&cfg),
+        decl::<crate::setup::facts::DriveRow>(&cfg),
+        decl::<crate::setup::facts::MachineView>(&cfg),
+        decl::<crate::setup::forecast::PresetRow>(&cfg),
+        decl::<crate::commands::setup::SetupStatus>(&cfg),
+        decl::<crate::commands::setup::SetupAdvance>(&cfg),
+        decl::<crate::commands::setup::SetupChoice>(&cfg),
     ];
     format!("{HEADER}\n{}", decls.join("\n"))
 }

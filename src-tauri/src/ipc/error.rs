@@ -26,6 +26,8 @@ pub enum ErrorCode {
     ContextLimit,
     BudgetTooSmall,
     ExpertRead,
+    /// Getting the model: the hub, the network or the store refused.
+    Download,
     NotFound,
     History,
     Io,

@@ -24,12 +24,20 @@ pub struct ModelTarget {
     pub context_length: usize,
     /// The memory preset the model opens with.
     pub preset: Preset,
+    /// The packed trunk to stream unpinned layers from (the wizard packs one).
+    pub trunk: Option<PathBuf>,
 }
 
 impl ModelTarget {
     /// `path` with the default context length.
     pub fn folder(path: impl Into<PathBuf>, is_demo: bool) -> Self {
-        ModelTarget { path: path.into(), is_demo, context_length: DEFAULT_CONTEXT_LENGTH, preset: Preset::Auto }
+        ModelTarget {
+            path: path.into(),
+            is_demo,
+            context_length: DEFAULT_CONTEXT_LENGTH,
+            preset: Preset::Auto,
+            trunk: None,
+        }
     }
 
     /// The runtime request: the target's preset, all kernel threads.
@@ -37,6 +45,7 @@ impl ModelTarget {
         let memory = MemoryOptions {
             budget: Some(self.preset.choice()),
             context_length: self.context_length,
+            trunk_dir: self.trunk.clone(),
             ..MemoryOptions::resident()
         };
         ModelRequest {

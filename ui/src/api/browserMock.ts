@@ -52,6 +52,15 @@ export function createMockTransport(): Transport {
       throw fail("MODEL_FOLDER", `No config.json in ${String(a.path)} (browser mock: only the demo model exists).`);
     },
     pick_model_folder: () => null,
+    // The browser preview opens on the chat: the wizard needs a drive and a network.
+    setup_status: () => ({
+      wizard: false,
+      running: false,
+      settings: {
+        step: "welcome", repo: "moonshotai/Kimi-K3", storeDir: null, trunkDir: null, preset: null, speed: null,
+        overrides: [], dismissed: true, adopted: false,
+      },
+    }),
     list_conversations: () => [...convs.values()].sort((x, y) => y.updatedAt - x.updatedAt).map(summary),
     create_conversation: () => {
       const c: Conversation = {
@@ -123,6 +132,9 @@ export function createMockTransport(): Transport {
       const f = commands[cmd];
       if (!f) throw `command ${cmd} not found`;
       return structuredClone(f(args)) as T;
+    },
+    async stream<T>(cmd: string): Promise<T> {
+      throw fail("INTERNAL", `${cmd} needs the desktop app: the browser preview has no drive or network`);
     },
     async generate(cmd: GenerationCommand, a: Record<string, unknown>, onEvent: (e: GenerationEvent) => void) {
       const conv = get(a.conversationId);

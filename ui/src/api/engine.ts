@@ -16,7 +16,15 @@ import type {
   IpcError,
   ModelInfo,
   ModelStatus,
+  MachineView,
+  PresetRow,
   SamplingSettings,
+  SetupAdvance,
+  SetupChoice,
+  SetupEvent,
+  SetupSettings,
+  SetupStatus,
+  SpeedSummary,
 } from "../generated/ipc";
 
 /** Where commands go: the Tauri core, or the browser mock. */
@@ -24,7 +32,11 @@ export interface Transport {
   call<T>(cmd: string, args: Record<string, unknown>): Promise<T>;
   /** Invoke a generation command with a fresh event channel bound to `onEvent`. */
   generate(cmd: GenerationCommand, args: Record<string, unknown>, onEvent: (e: GenerationEvent) => void): Promise<number>;
+  /** Invoke a setup job command with a fresh event channel bound to `onEvent`. */
+  stream<T>(cmd: SetupStreamCommand, args: Record<string, unknown>, onEvent: (e: SetupEvent) => void): Promise<T>;
 }
+
+export type SetupStreamCommand = "setup_speed_test" | "setup_run";
 
 export type GenerationCommand = "send_message" | "regenerate" | "edit_message";
 
@@ -34,6 +46,11 @@ const tauriTransport: Transport = {
     const channel = new Channel<GenerationEvent>();
     channel.onmessage = onEvent;
     return invoke<number>(cmd, { ...args, onEvent: channel });
+  },
+  stream<T>(cmd: SetupStreamCommand, args: Record<string, unknown>, onEvent: (e: SetupEvent) => void) {
+    const channel = new Channel<SetupEvent>();
+    channel.onmessage = onEvent;
+    return invoke<T>(cmd, { ...args, onEvent: channel });
   },
 };
 
@@ -63,7 +80,7 @@ export function inTauri(): boolean {
 const ERROR_CODE_TABLE: Record<IpcError["code"], true> = {
   MODEL_NOT_LOADED: true, MODEL_FOLDER: true, MODEL_CONFIG: true, CHECKPOINT: true, TOKENIZER: true,
   TEMPLATE: true, INVALID_ARGUMENT: true, CONTEXT_LIMIT: true, BUDGET_TOO_SMALL: true, EXPERT_READ: true,
-  NOT_FOUND: true, HISTORY: true, IO: true, INTERNAL: true,
+  DOWNLOAD: true, NOT_FOUND: true, HISTORY: true, IO: true, INTERNAL: true,
 };
 const ERROR_CODES = new Set<string>(Object.keys(ERROR_CODE_TABLE));
 
@@ -151,3 +168,30 @@ export function startGeneration(req: GenerationRequest, onEvent: (e: GenerationE
 }
 
 export const cancelGeneration = (jobId: number) => call<boolean>("cancel_generation", { jobId });
+
+async function stream<T>(cmd: SetupStreamCommand, args: Record<string, unknown>, onEvent: (e: SetupEvent) => void): Promise<T> {
+  const t = await getTransport();
+  try {
+    return await t.stream<T>(cmd, args, onEvent);
+  } catch (e) {
+    throw toIpcError(e);
+  }
+}
+
+// ---- setup wizard ----
+export const setupStatus = () => call<SetupStatus>("setup_status");
+export const setupExamine = (store: string | null) => call<MachineView>("setup_examine", { store });
+/** A choice made on a screen; fields not given stay as they are. */
+export const setupChoose = (choice: Partial<SetupChoice>) =>
+  call<SetupSettings>("setup_choose", {
+    choice: { storeDir: null, trunkDir: null, preset: null, confirm: null, backTo: null, ...choice },
+  });
+export const setupNext = () => call<SetupAdvance>("setup_next");
+export const setupForecast = () => call<PresetRow[]>("setup_forecast");
+export const setupPause = () => call<boolean>("setup_pause");
+export const setupAdopt = (path: string) => call<SetupSettings>("setup_adopt", { path });
+export const setupDismiss = (dismissed: boolean) => call<SetupStatus>("setup_dismiss", { dismissed });
+export const setupSpeedTest = (dir: string, onEvent: (e: SetupEvent) => void) =>
+  stream<SpeedSummary>("setup_speed_test", { dir }, onEvent);
+/** Runs download → pack → first load from the saved step; null when paused. */
+export const setupRun = (onEvent: (e: SetupEvent) => void) => stream<ModelInfo | null>("setup_run", {}, onEvent);

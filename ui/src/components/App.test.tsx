@@ -19,6 +19,9 @@ class Scripted implements Transport {
   convs: Conversation[] = [];
   emit: (e: GenerationEvent) => void = () => undefined;
   failures: Record<string, unknown> = {};
+  async stream<T>(cmd: string): Promise<T> {
+    throw new Error(`${cmd} is not scripted`);
+  }
   async call<T>(cmd: string, args: Record<string, unknown>): Promise<T> {
     this.calls.push([cmd, args]);
     if (cmd in this.failures) throw this.failures[cmd];

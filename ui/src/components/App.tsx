@@ -11,6 +11,9 @@ import { DemoBanner, ModelBar } from "./ModelBar";
 import { ErrorRegion, PhaseStrip, StatusLine } from "./Notices";
 import { SettingsPanel } from "./SettingsPanel";
 import { Sidebar } from "./Sidebar";
+import { Wizard } from "./Wizard";
+import * as engine from "../api/engine";
+import type { SetupSettings } from "../generated/ipc";
 
 function useShortcuts(state: ChatState, actions: ChatActions) {
   const ref = useRef(state);
@@ -43,9 +46,26 @@ function ThemeToggle() {
   );
 }
 
+/** The setup wizard's saved state when it should show (first launch, or "Set up Kimi K3…"). */
+function useSetup() {
+  const [setup, setSetup] = useState<SetupSettings | null>(null);
+  useEffect(() => {
+    void engine
+      .setupStatus()
+      .then((s) => s.wizard && setSetup(s.settings))
+      .catch(() => undefined);
+  }, []);
+  const reopen = async () => {
+    const s = await engine.setupDismiss(false);
+    setSetup(s.settings);
+  };
+  return [setup, () => setSetup(null), reopen] as const;
+}
+
 export function App() {
   const [state, actions] = useChat();
   const [settingsOpen, setSettingsOpen] = useState(false);
+  const [setup, closeSetup, reopenSetup] = useSetup();
   useShortcuts(state, actions);
   const busy = isRunning(state.stream);
   const current = state.current;
@@ -69,6 +89,9 @@ export function App() {
       <main class="main">
         <header class="topbar">
           <ModelBar model={state.model} loading={state.modelLoading} busy={busy} onOpenFolder={() => void actions.openModelFolder()} />
+          <button type="button" class="setup-entry" onClick={() => void reopenSetup()}>
+            Set up Kimi K3…
+          </button>
           <ThemeToggle />
         </header>
         <DemoBanner model={state.model} />
@@ -111,6 +134,16 @@ export function App() {
           onStop={() => void actions.stop()}
         />
       </main>
+      {setup && (
+        <Wizard
+          initial={setup}
+          onClose={closeSetup}
+          onReady={(model) => {
+            actions.modelReady(model);
+            closeSetup();
+          }}
+        />
+      )}
     </div>
   );
 }

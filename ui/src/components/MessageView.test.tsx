@@ -134,7 +134,7 @@ describe("MessageView", () => {
 
   it("a link click opens it through the app (system browser), never navigating the window", async () => {
     const call = vi.fn().mockResolvedValue(null);
-    setTransport({ call, generate: vi.fn() });
+    setTransport({ call, generate: vi.fn(), stream: vi.fn() });
     const el = view(message({ id: 6, role: "assistant", content: "See [the report](https://example.org/k3)." }));
     const link = el.querySelector<HTMLAnchorElement>("a[href]")!;
     const click = new MouseEvent("click", { bubbles: true, cancelable: true });

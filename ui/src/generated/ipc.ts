@@ -9,7 +9,7 @@ export type IpcError = { code: ErrorCode, message: string, details: string | nul
 /**
  * What kind of failure an [`IpcError`] reports.
  */
-export type ErrorCode = "MODEL_NOT_LOADED" | "MODEL_FOLDER" | "MODEL_CONFIG" | "CHECKPOINT" | "TOKENIZER" | "TEMPLATE" | "INVALID_ARGUMENT" | "CONTEXT_LIMIT" | "BUDGET_TOO_SMALL" | "EXPERT_READ" | "NOT_FOUND" | "HISTORY" | "IO" | "INTERNAL";
+export type ErrorCode = "MODEL_NOT_LOADED" | "MODEL_FOLDER" | "MODEL_CONFIG" | "CHECKPOINT" | "TOKENIZER" | "TEMPLATE" | "INVALID_ARGUMENT" | "CONTEXT_LIMIT" | "BUDGET_TOO_SMALL" | "EXPERT_READ" | "DOWNLOAD" | "NOT_FOUND" | "HISTORY" | "IO" | "INTERNAL";
 
 /**
  * The loaded model.
@@ -55,3 +55,119 @@ export type ExportFile = { fileName: string, content: string, };
  * Streamed over the `onEvent` channel of `send_message`, `regenerate` and `edit_message`.
  */
 export type GenerationEvent = { "type": "queued", jobId: number, position: number, } | { "type": "started", jobId: number, conversationId: number, userMessage: Message | null, } | { "type": "prefillProgress", jobId: number, done: number, total: number, } | { "type": "token", jobId: number, index: number, text: string, } | { "type": "stats", jobId: number, tokens: number, elapsedMs: number, secondsPerToken: number | null, ioShare: number | null, trueHitRate: number | null, } | { "type": "finished", jobId: number, reason: FinishReason, message: Message, } | { "type": "failed", jobId: number, error: IpcError, message: Message | null, };
+
+/**
+ * The wizard's steps, in order.
+ */
+export type SetupStep = "welcome" | "hardware" | "drives" | "speedTest" | "preset" | "download" | "pack" | "firstLoad" | "ready";
+
+/**
+ * Why a step cannot be left yet; `overridable` ones can be confirmed away.
+ */
+export type Blocker = { "kind": "cpuLacksAvx2", message: string, } | { "kind": "tooLittleMemory", message: string, } | { "kind": "noStoreChosen" } | { "kind": "notEnoughSpace", message: string, } | { "kind": "unsuitableDrive", message: string, } | { "kind": "networkDrive", message: string, } | { "kind": "noSpeedTest" } | { "kind": "slowDrive", message: string, } | { "kind": "noPreset" } | { "kind": "jobUnfinished" };
+
+export type SetupSettings = { step: SetupStep, repo: string, 
+/**
+ * The model store (the download's folder).
+ */
+storeDir: string | null, 
+/**
+ * Where the packed trunk goes (the fastest drive); `None`: inside the store.
+ */
+trunkDir: string | null, preset: string | null, speed: SpeedSummary | null, 
+/**
+ * Warnings the user confirmed (`cpu`, `networkDrive`, `slowDrive`).
+ */
+overrides: Array<string>, 
+/**
+ * The user chose the demo model for now (the wizard stays one click away).
+ */
+dismissed: boolean, 
+/**
+ * The folder is one the user already had ("I already have the files").
+ */
+adopted: boolean, };
+
+/**
+ * The speed test's figures (MB = 10⁶ bytes).
+ */
+export type SpeedSummary = { qd1MbPerS: number, qd16MbPerS: number, qd1ExpertsPerS: number, qd16ExpertsPerS: number, direct: boolean, };
+
+/**
+ * One file of the download grid.
+ */
+export type FileCell = { path: string, 
+/**
+ * `queued`, `downloading`, `verifying`, `verified` or `failed`.
+ */
+state: string, detail: string | null, };
+
+/**
+ * Streamed over the `onEvent` channel of `setup_run` and `setup_speed_test`.
+ */
+export type SetupEvent = { "type": "step", step: SetupStep, } | { "type": "pinned", commit: string, files: number, totalBytes: number, keptBytes: number, } | { "type": "progress", doneBytes: number, totalBytes: number, speedBytesPerS: number, etaSeconds: number | null, files: Array<FileCell>, } | { "type": "retry", path: string, reason: string, attempt: number, waitSeconds: number, } | { "type": "paused", reason: string, freeBytes: number, neededBytes: number, } | { "type": "notice", path: string, message: string, } | { "type": "pack", layer: number, layers: number, bytesDone: number, bytesTotal: number, mbPerS: number, } | { "type": "speedTest", depth: number, bytesRead: number, mbPerS: number, fraction: number, } | { "type": "ready", model: ModelInfo, } | { "type": "stopped" } | { "type": "failed", error: IpcError, };
+
+/**
+ * One green/amber/red finding.
+ */
+export type Card = { item: string, 
+/**
+ * `green`, `amber` or `red`.
+ */
+level: string, title: string, message: string, };
+
+/**
+ * One volume as a possible model store.
+ */
+export type DriveRow = { mount: string, fs: string, 
+/**
+ * `ssd`, `hdd`, `virtual` or `unknown`.
+ */
+kind: string, totalBytes: number, freeBytes: number, level: string, message: string, 
+/**
+ * The folders asked about that live here.
+ */
+paths: Array<string>, };
+
+export type MachineView = { cpu: Card, memory: Card, cpuText: string, memoryText: string, drives: Array<DriveRow>, recommendedPreset: string | null, };
+
+export type PresetRow = { name: string, 
+/**
+ * The plan fits this machine's available memory.
+ */
+fits: boolean, 
+/**
+ * The planner's refusal, when it refuses.
+ */
+problem: string | null, pinnedLayers: number, layers: number, ringSlots: number, expertSlots: number, peakBytes: number, 
+/**
+ * Available memory minus the plan (negative: short by that much).
+ */
+headroomBytes: number, secondsLow: number, secondsHigh: number, 
+/**
+ * `io + compute` at the expected hit rate (what the bands judge).
+ */
+secondsExpected: number, };
+
+/**
+ * Whether the wizard shows, and where it stands.
+ */
+export type SetupStatus = { settings: SetupSettings, wizard: boolean, running: boolean, };
+
+/**
+ * What a `setup_next` did: the settings after it, and what still blocks the step.
+ */
+export type SetupAdvance = { settings: SetupSettings, blockers: Array<Blocker>, };
+
+/**
+ * A choice made on a screen; absent fields stay as they are.
+ */
+export type SetupChoice = { storeDir: string | null, trunkDir: string | null, preset: string | null, 
+/**
+ * A warning confirmed (`cpu`, `networkDrive`, `slowDrive`).
+ */
+confirm: string | null, 
+/**
+ * Go back to an earlier screen.
+ */
+backTo: SetupStep | null, };

@@ -5,7 +5,7 @@
 // Easy to break: an action must never throw into a component; each catches and dispatches the error.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import * as engine from "../api/engine";
-import type { ExportFormat, GenerationEvent, SamplingSettings } from "../generated/ipc";
+import type { ExportFormat, GenerationEvent, ModelInfo, SamplingSettings } from "../generated/ipc";
 import { createBatcher } from "./batcher";
 import { type ChatAction, type ChatState, chatReducer, initialChatState } from "./chat";
 import { type GenerationMode, isRunning } from "./stream";
@@ -29,6 +29,8 @@ export interface ChatActions {
   resend(messageId: number, text: string): Promise<void>;
   stop(): Promise<void>;
   openModelFolder(): Promise<void>;
+  /** A model another screen loaded (the setup wizard's first load). */
+  modelReady(model: ModelInfo): void;
   startEdit(messageId: number): void;
   cancelEdit(): void;
   /** Show a form problem in the error region. */
@@ -193,6 +195,7 @@ export function createActions(dispatch: (a: ChatAction) => void, get: () => Chat
         dispatch({ type: "modelLoaded", model: null, error: engine.toIpcError(e) });
       }
     },
+    modelReady: (model) => dispatch({ type: "modelLoaded", model, error: null }),
     startEdit: (messageId) => dispatch({ type: "editStart", messageId }),
     cancelEdit: () => dispatch({ type: "editCancel" }),
     reportInvalid: (message) => dispatch({ type: "error", error: { code: "INVALID_ARGUMENT", message, details: null } }),

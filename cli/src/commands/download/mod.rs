@@ -91,15 +91,8 @@ fn store_failure(e: StoreError) -> Failure {
     Failure { exit_code: code, message: e.to_string() }
 }
 
-/// Whether `trunk_dir` already holds a trunk packed from exactly these shards.
-fn trunk_is_current(store: &Path, trunk_dir: &Path) -> bool {
-    let Ok(cfg) = k3_engine::ModelConfig::load(&store.join("config.json")) else { return false };
-    let Ok(index) = k3_engine::format::TensorIndex::open(store) else { return false };
-    k3_engine::stream::trunk_manifest::open_packed_trunk(trunk_dir, &cfg, &index).is_ok()
-}
-
 fn pack(store: &Path, trunk_dir: &Path, view: &View) -> Result<(), Failure> {
-    if trunk_is_current(store, trunk_dir) {
+    if k3_engine::stream::trunk_pack::trunk_is_current(store, trunk_dir) {
         view.line(
             json!({"event": "packed", "trunk": trunk_dir, "already": true}),
             &format!("the trunk in {} is already packed from these shards", trunk_dir.display()),

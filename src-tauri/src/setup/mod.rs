@@ -1,0 +1,20 @@
+//! The guided first-time setup (PRODUCT.md §1.1): from a fresh install to a loaded Kimi K3,
+//! as screens over k3-store (doctor, speed test, download, verify), the engine's trunk pack
+//! and the app's one runtime.
+//!
+//! Layout: `flow` (the steps and what blocks each: pure) · `settings` (saved to
+//! `setup.json`) · `host` (the live state in `AppState`) · `events` (what the window hears,
+//! batched ≤ 10/s) · `jobs` (download → pack → first load) · `facts` (the doctor's findings
+//! as the flow needs them).
+
+pub mod events;
+pub mod facts;
+pub mod flow;
+pub mod forecast;
+pub mod host;
+pub mod jobs;
+pub mod settings;
+
+pub use flow::{Blocker, SetupStep};
+pub use host::SetupHost;
+pub use settings::{SetupSettings, SpeedSummary};

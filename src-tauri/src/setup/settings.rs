@@ -1,0 +1,125 @@
+//! The wizard's saved state (`setup.json` in the app's data folder), written atomically
+//! (tmp → fsync → rename → fsync dir) after every change, so reopening the app returns to
+//! the same step with every choice kept. The model store it names is never deleted by the
+//! app: uninstall, update and "reset" leave it alone.
+//!
+//! Owns: [`SetupSettings`], [`SpeedSummary`], load and save.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::flow::SetupStep;
+use crate::ipc::error::{ErrorCode, IpcError};
+
+/// The settings file inside the data folder.
+pub const SETUP_FILE: &str = "setup.json";
+/// The repository the wizard downloads unless `K3APP_REPO` names another.
+pub const DEFAULT_REPO: &str = "moonshotai/Kimi-K3";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SetupSettings {
+    pub step: SetupStep,
+    pub repo: String,
+    /// The model store (the download's folder).
+    pub store_dir: Option<String>,
+    /// Where the packed trunk goes (the fastest drive); `None`: inside the store.
+    pub trunk_dir: Option<String>,
+    pub preset: Option<String>,
+    pub speed: Option<SpeedSummary>,
+    /// Warnings the user confirmed (`cpu`, `networkDrive`, `slowDrive`).
+    pub overrides: Vec<String>,
+    /// The user chose the demo model for now (the wizard stays one click away).
+    pub dismissed: bool,
+    /// The folder is one the user already had ("I already have the files").
+    pub adopted: bool,
+}
+
+impl Default for SetupSettings {
+    fn default() -> Self {
+        SetupSettings {
+            step: SetupStep::Welcome,
+            repo: DEFAULT_REPO.into(),
+            store_dir: None,
+            trunk_dir: None,
+            preset: None,
+            speed: None,
+            overrides: Vec::new(),
+            dismissed: false,
+            adopted: false,
+        }
+    }
+}
+
+/// The speed test's figures (MB = 10⁶ bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SpeedSummary {
+    pub qd1_mb_per_s: f64,
+    pub qd16_mb_per_s: f64,
+    pub qd1_experts_per_s: f64,
+    pub qd16_experts_per_s: f64,
+    pub direct: bool,
+}
+
+impl SetupSettings {
+    /// The saved settings, or the defaults when there are none (or they are unreadable:
+    /// the file is then kept aside as `setup.json.unreadable`, never silently lost).
+    pub fn load(data_dir: &Path, repo_override: Option<&str>) -> SetupSettings {
+        let path = data_dir.join(SETUP_FILE);
+        let mut s = match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|_| {
+                let _ = std::fs::rename(&path, data_dir.join(format!("{SETUP_FILE}.unreadable")));
+                SetupSettings::default()
+            }),
+            Err(_) => SetupSettings::default(),
+        };
+        if let Some(repo) = repo_override {
+            s.repo = repo.into();
+        }
+        s
+    }
+
+    pub fn save(&self, data_dir: &Path) -> Result<(), IpcError> {
+        let path = data_dir.join(SETUP_FILE);
+        let io = |e: String| IpcError::new(ErrorCode::Io, format!("saving {}: {e}", path.display()));
+        let text = serde_json::to_vec_pretty(self).map_err(|e| io(e.to_string()))?;
+        k3_store::durable::write_atomic(&path, &text).map_err(|e| io(e.to_string()))
+    }
+
+    /// The trunk folder the jobs use.
+    pub fn trunk_path(&self) -> Option<PathBuf> {
+        match (&self.trunk_dir, &self.store_dir) {
+            (Some(t), _) => Some(PathBuf::from(t)),
+            (None, Some(s)) => Some(Path::new(s).join(".k3-desktop").join("trunk")),
+            (None, None) => None,
+        }
+    }
+
+    /// Whether the app should open the wizard at start.
+    pub fn wants_wizard(&self) -> bool {
+        self.step != SetupStep::Ready && !self.dismissed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_survive_a_save_and_an_unreadable_file_is_kept_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = SetupSettings::load(dir.path(), None);
+        assert_eq!(s, SetupSettings::default());
+        s.step = SetupStep::Download;
+        s.store_dir = Some("/models/k3".into());
+        s.save(dir.path()).unwrap();
+        assert_eq!(SetupSettings::load(dir.path(), None), s);
+        std::fs::write(dir.path().join(SETUP_FILE), b"{not json").unwrap();
+        assert_eq!(SetupSettings::load(dir.path(), None), SetupSettings::default());
+        assert!(dir.path().join("setup.json.unreadable").exists());
+        assert_eq!(SetupSettings::load(dir.path(), Some("me/tiny")).repo, "me/tiny");
+    }
+}
