@@ -8,6 +8,7 @@ mod download;
 mod pack;
 mod plan;
 mod run;
+mod serve;
 mod sim_cache;
 mod synth;
 mod text;
@@ -61,6 +62,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Tokenize(args) => text::tokenize(args),
         Command::Detokenize(args) => text::detokenize(args),
         Command::Chat(args) => chat::chat(args),
+        Command::Serve(args) => serve::serve(args),
         Command::Plan(args) => plan::plan(args),
         Command::Pack(args) => pack::pack(args),
         Command::Bench(crate::args::BenchCommand::Kernels(args)) => bench::kernels(args),
