@@ -157,7 +157,7 @@ fn malformed_bodies_get_400_404_in_openai_shape() {
         ("10k stops", stops, 400, "invalid_value"),
         (
             "model path",
-            format!(r#"{{"model":"../../etc/passwd","messages":[{{"role":"user","content":"x"}}]}}"#),
+            r#"{"model":"../../etc/passwd","messages":[{"role":"user","content":"x"}]}"#.to_string(),
             404,
             "model_not_found",
         ),
