@@ -23,6 +23,8 @@ pub enum Command {
     Detokenize(DetokenizeArgs),
     /// Interactive chat (XTML template, multi-turn, state kept between turns).
     Chat(ChatArgs),
+    /// The local OpenAI-compatible API on 127.0.0.1 (chat, completions, models, health).
+    Serve(ServeArgs),
     /// Print the memory plan for a budget (pinned layers, ring, cache slots, overhead).
     Plan(PlanArgs),
     /// Forecast seconds per token for every preset (and a custom budget) on this machine.
@@ -278,6 +280,34 @@ pub struct ChatArgs {
     pub max_tokens: usize,
     #[command(flatten)]
     pub sampling: SamplingArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Port (0: the system picks one). A taken port is an error naming the next free one.
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Address to listen on: loopback (127.0.0.1, ::1, localhost), or one LAN address
+    /// together with --api-key. Never 0.0.0.0.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: String,
+    /// Bearer key every /v1 request must send (Authorization: Bearer KEY).
+    #[arg(long, value_name = "KEY", env = "K3_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// A browser origin allowed to call the API (exact, e.g. http://localhost:5173).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
+    /// Generations that may wait behind the running one (more get 429).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub queue: usize,
+    /// Seconds a client has to send a request head (slow clients are closed).
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub header_timeout: f64,
+    /// Reply length when a chat request names none.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_tokens: usize,
 }
 
 #[derive(Args, Debug)]

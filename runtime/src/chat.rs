@@ -40,6 +40,7 @@ pub fn run_turn(
         finish: reply.generation.finish,
         figures,
         reused_history: reply.reused_history,
+        generated: reply.generation.generated.clone(),
     };
     *cached = Some(CachedChat { conversation: turn.conversation, session });
     Ok(finished)

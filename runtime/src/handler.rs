@@ -33,6 +33,14 @@ pub struct ChatTurn {
     pub params: GenerateParams,
 }
 
+/// A raw continuation (no chat template, no engine state kept): the prompt is encoded
+/// with the model's tokenizer as `k3 run --prompt` encodes it.
+#[derive(Debug, Clone)]
+pub struct CompletionTurn {
+    pub prompt: String,
+    pub params: GenerateParams,
+}
+
 /// Progress of a running reply.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReplyProgress {
@@ -55,6 +63,8 @@ pub struct FinishedReply {
     pub figures: ReplyFigures,
     /// True when the engine state of earlier turns was reused.
     pub reused_history: bool,
+    /// The generated token ids, in order (a stop id included when it ended the reply).
+    pub generated: Vec<u32>,
 }
 
 /// How a job ended.
@@ -78,6 +88,11 @@ pub trait ReplyHandler: Send {
     /// The job reached the engine: make its effects (e.g. commit the user message) and
     /// return the turn to answer, or `None` to refuse it.
     fn begin(&mut self, job: JobId) -> Option<ChatTurn>;
+    /// A job queued with [`crate::Runtime::complete`] reached the engine: the prompt to
+    /// continue, or `None` to refuse it. Handlers that only chat keep the default.
+    fn begin_completion(&mut self, _job: JobId) -> Option<CompletionTurn> {
+        None
+    }
     fn progress(&mut self, job: JobId, progress: ReplyProgress);
     /// The job ended; nothing follows.
     fn end(&mut self, job: JobId, outcome: ReplyOutcome);

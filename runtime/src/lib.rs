@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod chat;
+mod complete;
 pub mod error;
 pub mod figures;
 pub mod handler;
@@ -25,7 +26,7 @@ mod worker;
 
 pub use error::RuntimeError;
 pub use figures::{LiveFigures, ReplyFigures};
-pub use handler::{ChatTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress};
+pub use handler::{ChatTurn, CompletionTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress};
 pub use model::{LoadedModel, ModelRequest, ModelSummary};
 pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot};
 pub use text::VisibleText;

@@ -1,8 +1,8 @@
 //! [`Runtime`]: one worker thread that owns the loaded model and runs jobs in order.
 //!
-//! Owns: the job queue (FIFO: model opens, replies and replans, one at a time), the
-//! registry of cancel tokens by job id, the cached chat session, and keeping the
-//! [`MetricsProbe`] current. Opening another model or replanning happens between
+//! Owns: the job queue (FIFO: model opens, replies — chat turns and raw completions — and
+//! replans, one at a time), the registry of cancel tokens by job id, the cached chat
+//! session, and keeping the [`MetricsProbe`] current. Opening another model or replanning happens between
 //! replies, never during one; a replan keeps the cached chat session.
 //! Must not: run on a UI thread, or block on anything but its queue and the engine.
 //! Easy to break: a cancel must reach a queued job too: its token is registered before
@@ -17,8 +17,9 @@ use std::sync::{Arc, Mutex};
 use k3_engine::{BudgetChoice, CancelToken};
 
 use crate::chat::{run_turn, CachedChat};
+use crate::complete::run_completion;
 use crate::error::RuntimeError;
-use crate::handler::{JobId, ReplyHandler, ReplyOutcome};
+use crate::handler::{ChatTurn, CompletionTurn, JobId, ReplyHandler, ReplyOutcome};
 use crate::model::{LoadedModel, ModelRequest, ModelSummary};
 use crate::probe::{MetricsProbe, OpenFailure};
 use crate::sink::ReplySink;
@@ -28,8 +29,21 @@ pub type ReplanProgress = Box<dyn FnMut(usize, usize) + Send>;
 
 enum Job {
     Open { request: ModelRequest, reply: Sender<Result<ModelSummary, Arc<RuntimeError>>> },
-    Reply { id: JobId, cancel: CancelToken, handler: Box<dyn ReplyHandler> },
+    Reply { id: JobId, kind: ReplyKind, cancel: CancelToken, handler: Box<dyn ReplyHandler> },
     Replan { choice: Option<BudgetChoice>, progress: ReplanProgress, reply: Sender<Result<ModelSummary, RuntimeError>> },
+}
+
+/// Which of the handler's `begin` methods a reply job asks.
+#[derive(Debug, Clone, Copy)]
+enum ReplyKind {
+    Chat,
+    Completion,
+}
+
+/// What a reply job runs once its handler handed it over.
+enum Turn {
+    Chat(ChatTurn),
+    Completion(CompletionTurn),
 }
 
 type Cancels = Arc<Mutex<HashMap<JobId, CancelToken>>>;
@@ -89,13 +103,23 @@ impl Runtime {
     }
 
     /// Queues a reply; returns its id at once. The handler hears `queued` first.
-    pub fn reply(&self, mut handler: Box<dyn ReplyHandler>) -> JobId {
+    pub fn reply(&self, handler: Box<dyn ReplyHandler>) -> JobId {
+        self.queue_reply(ReplyKind::Chat, handler)
+    }
+
+    /// Queues a raw continuation (the handler's `begin_completion` gives the prompt);
+    /// returns its id at once. Same queue, cancel and outcome as [`Runtime::reply`].
+    pub fn complete(&self, handler: Box<dyn ReplyHandler>) -> JobId {
+        self.queue_reply(ReplyKind::Completion, handler)
+    }
+
+    fn queue_reply(&self, kind: ReplyKind, mut handler: Box<dyn ReplyHandler>) -> JobId {
         let id = self.next_job.fetch_add(1, Ordering::Relaxed);
         let cancel = CancelToken::new();
         lock(&self.cancels).insert(id, cancel.clone());
         let position = self.probe.queued(1);
         handler.queued(id, position);
-        let refused = self.submit(Job::Reply { id, cancel, handler }).err().map(|job| *job);
+        let refused = self.submit(Job::Reply { id, kind, cancel, handler }).err().map(|job| *job);
         if let Some(Job::Reply { mut handler, .. }) = refused {
             self.probe.queued(-1);
             lock(&self.cancels).remove(&id);
@@ -146,7 +170,7 @@ impl Worker {
                 Job::Open { request, reply } => {
                     let _ = reply.send(self.open(&request));
                 }
-                Job::Reply { id, cancel, handler } => self.reply(id, &cancel, handler),
+                Job::Reply { id, kind, cancel, handler } => self.reply(id, kind, &cancel, handler),
                 Job::Replan { choice, progress, reply } => {
                     let _ = reply.send(self.replan(choice, progress));
                 }
@@ -173,7 +197,7 @@ impl Worker {
         }
     }
 
-    fn reply(&mut self, id: JobId, cancel: &CancelToken, mut handler: Box<dyn ReplyHandler>) {
+    fn reply(&mut self, id: JobId, kind: ReplyKind, cancel: &CancelToken, mut handler: Box<dyn ReplyHandler>) {
         self.probe.queued(-1);
         let Some(model) = &self.model else {
             let failed = self.probe.snapshot().model_error;
@@ -181,14 +205,21 @@ impl Worker {
             self.unregister(id);
             return handler.end(id, ReplyOutcome::Failed { error, partial_text: None });
         };
-        let Some(turn) = handler.begin(id) else {
+        let turn = match kind {
+            ReplyKind::Chat => handler.begin(id).map(Turn::Chat),
+            ReplyKind::Completion => handler.begin_completion(id).map(Turn::Completion),
+        };
+        let Some(turn) = turn else {
             self.unregister(id);
             return handler.end(id, ReplyOutcome::Refused);
         };
         self.probe.generating(id);
         let weights_stream = model.engine.plan().is_some();
         let mut sink = ReplySink::new(id, handler.as_mut(), &self.probe, &model.tokenizer, weights_stream);
-        let result = run_turn(model, &mut self.chat, &turn, cancel, &mut sink);
+        let result = match &turn {
+            Turn::Chat(turn) => run_turn(model, &mut self.chat, turn, cancel, &mut sink),
+            Turn::Completion(turn) => run_completion(model, turn, cancel, &mut sink),
+        };
         sink.finish();
         let partial = std::mem::take(&mut sink.streamed);
         drop(sink);

@@ -5,6 +5,7 @@
 //! relative error, and how many elements missed.
 
 pub mod fake_hub;
+pub mod http;
 
 use std::path::{Path, PathBuf};
 

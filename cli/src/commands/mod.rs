@@ -11,6 +11,7 @@ mod forecast_out;
 mod pack;
 mod plan;
 mod run;
+mod serve;
 mod sim_cache;
 mod synth;
 mod text;
@@ -64,6 +65,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Tokenize(args) => text::tokenize(args),
         Command::Detokenize(args) => text::detokenize(args),
         Command::Chat(args) => chat::chat(args),
+        Command::Serve(args) => serve::serve(args),
         Command::Plan(args) => plan::plan(args),
         Command::Forecast(args) => forecast::forecast(args),
         Command::Pack(args) => pack::pack(args),

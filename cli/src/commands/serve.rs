@@ -1,0 +1,86 @@
+//! `k3 serve`: the local OpenAI-compatible API over the runtime, the same host `k3 chat`
+//! and the app use.
+//!
+//! Opens the model (memory flags as every command), starts `k3_server` and prints
+//! `listening on http://ADDR` as the first line of stdout (the bound port with
+//! `--port 0`), then one line per request on stderr. A non-loopback `--host` needs
+//! `--api-key` and prints a warning; a taken port is an error naming the next free port.
+//! Ctrl-C stops the server (running generations are cancelled).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k3_runtime::{ModelRequest, Runtime};
+use k3_server::{Exposure, RequestLog, Server, ServerConfig, ServerError};
+
+use super::{engine_options, input_error, runtime_error, Failure};
+use crate::args::ServeArgs;
+
+/// `--host`: an IP address (brackets allowed) or `localhost`.
+fn parse_host(host: &str) -> Result<IpAddr, Failure> {
+    match host {
+        "localhost" => Ok(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        "ip6-localhost" => Ok(IpAddr::V6(Ipv6Addr::LOCALHOST)),
+        _ => host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse()
+            .map_err(|_| input_error(format!("--host {host}: give an IP address such as 127.0.0.1 or ::1"))),
+    }
+}
+
+fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
+    if !(args.header_timeout.is_finite() && args.header_timeout > 0.0 && args.header_timeout <= 3600.0) {
+        return Err(input_error("--header-timeout: give seconds in (0, 3600]".into()));
+    }
+    let log = |r: &RequestLog| {
+        let peer = r.peer.map(|p| p.to_string()).unwrap_or_default();
+        eprintln!("{peer} {} {} {} {:.3} s", r.method, r.path, r.status, r.duration.as_secs_f64());
+    };
+    Ok(ServerConfig {
+        host: parse_host(&args.host)?,
+        port: args.port,
+        api_key: args.api_key.clone().filter(|k| !k.is_empty()),
+        allowed_origins: args.allow_origins.clone(),
+        queue_capacity: args.queue,
+        header_read_timeout: Duration::from_secs_f64(args.header_timeout),
+        default_max_tokens: args.max_tokens,
+        request_log: Some(Arc::new(log)),
+        ..ServerConfig::default()
+    })
+}
+
+fn server_failure(e: ServerError) -> Failure {
+    let exit_code = match &e {
+        ServerError::Unspecified { .. } | ServerError::LanNeedsKey { .. } | ServerError::BadOrigin { .. } => 2,
+        ServerError::PortTaken { .. } | ServerError::Bind { .. } | ServerError::Threads(_) => 1,
+    };
+    Failure { exit_code, message: e.to_string() }
+}
+
+pub fn serve(args: ServeArgs) -> Result<(), Failure> {
+    let config = config(&args)?;
+    let options = engine_options(&args.model)?;
+    let runtime = Arc::new(Runtime::start().map_err(|e| runtime_error(format!("starting the engine worker: {e}")))?);
+    runtime
+        .open_model(ModelRequest { options, is_demo: false })
+        .map_err(|e| Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: e.to_string() })?;
+    let handle = Server::start(runtime, config).map_err(server_failure)?;
+    outln!("listening on http://{}", handle.local_addr());
+    if handle.status().exposure == Exposure::Lan {
+        eprintln!(
+            "warning: listening on {} — reachable from the network; every /v1 request needs the API key",
+            handle.local_addr()
+        );
+    }
+    let (stop, stopped) = mpsc::channel();
+    ctrlc::set_handler(move || {
+        let _ = stop.send(());
+    })
+    .map_err(|e| runtime_error(format!("installing the Ctrl-C handler: {e}")))?;
+    let _ = stopped.recv();
+    handle.stop();
+    Ok(())
+}

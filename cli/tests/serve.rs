@@ -1,0 +1,280 @@
+//! `k3 serve` as a real process on 127.0.0.1:0: the first stdout line names the address;
+//! greedy chat answers (whole and streamed) carry exactly the token ids `k3 run --greedy`
+//! generates for the same rendered prompt; stop strings, max_tokens → `length`, a second
+//! request extending the first prefilling only the new part; the official `openai`
+//! Python client and curl against it.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use k3_engine::chat::{ChatMessage, ChatMode, Role};
+use k3_tests::http::{get, post_json, Answer};
+use serde_json::{json, Value};
+
+const MODEL: &str = "tiny-mxfp4";
+
+fn model_dir() -> PathBuf {
+    k3_tests::fixture(MODEL)
+}
+
+/// A `k3 serve` child, killed when dropped.
+struct Served {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(extra: &[&str]) -> Served {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_k3"))
+        .args(["serve", "--model", model_dir().to_str().expect("utf-8 path"), "--port", "0", "--threads", "1"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn k3 serve");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).expect("first line");
+    let addr = line.trim().strip_prefix("listening on http://").unwrap_or_else(|| panic!("first line: {line:?}"));
+    let addr = addr.parse().expect("an address");
+    Served { child, addr }
+}
+
+/// `k3 run --greedy` of `text`, stopping at the end-of-message id as a chat turn does.
+fn run_greedy(text: &str, gen: usize) -> Vec<u64> {
+    let tokenizer = k3_runtime::model::open_tokenizer(&model_dir()).expect("tokenizer");
+    let eos = tokenizer.eos_id().expect("an eos id").to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_k3"))
+        .args(["run", "--model", model_dir().to_str().expect("utf-8"), "--prompt", text, "--greedy"])
+        .args(["--gen", &gen.to_string(), "--stop-ids", &eos, "--json"])
+        .output()
+        .expect("k3 run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    v["generated_ids"].as_array().expect("ids").iter().filter_map(Value::as_u64).collect()
+}
+
+/// The prompt a chat turn of `messages` renders to, with the checkpoint's template.
+fn rendered(messages: &[ChatMessage]) -> String {
+    let tokenizer = k3_runtime::model::open_tokenizer(&model_dir()).expect("tokenizer");
+    let template = k3_runtime::model::chat_template(&tokenizer);
+    assert!(template.is_jinja(), "the fixture's own chat_template is used");
+    template.render(messages, ChatMode::Instruct, true).expect("render")
+}
+
+fn chat(addr: SocketAddr, messages: Value, extra: Value) -> Answer {
+    let mut body = json!({ "model": MODEL, "messages": messages, "temperature": 0 });
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    post_json(addr, "/v1/chat/completions", &body.to_string())
+}
+
+fn ids(v: &Value) -> Vec<u64> {
+    v["token_ids"].as_array().expect("token_ids").iter().filter_map(Value::as_u64).collect()
+}
+
+/// The content, final chunk and every chunk of a streamed answer (each `data:` is JSON,
+/// `[DONE]` last).
+fn streamed(answer: &Answer) -> (String, Value) {
+    assert_eq!(answer.status, 200);
+    assert!(answer.header("content-type").is_some_and(|c| c.starts_with("text/event-stream")));
+    let data = answer.sse_data();
+    assert_eq!(data.last().map(String::as_str), Some("[DONE]"), "[DONE] comes last");
+    let chunks: Vec<Value> =
+        data[..data.len() - 1].iter().map(|d| serde_json::from_str(d).expect("each data line is JSON")).collect();
+    assert!(chunks.iter().all(|c| c["object"] == "chat.completion.chunk"));
+    let content: String =
+        chunks.iter().filter_map(|c| c["choices"][0]["delta"]["content"].as_str()).collect::<Vec<_>>().concat();
+    let last = chunks.last().expect("a final chunk").clone();
+    assert!(chunks[..chunks.len() - 1].iter().all(|c| c["choices"][0]["finish_reason"].is_null()));
+    (content, last)
+}
+
+#[test]
+fn greedy_chat_matches_k3_run_whole_and_streamed() {
+    let served = serve(&[]);
+    let addr = served.addr;
+    let models = get(addr, "/v1/models").json();
+    assert_eq!(models["data"][0]["id"], MODEL);
+    assert!(!models.to_string().contains('/'), "no path in the model list: {models}");
+
+    let user = "Hello there";
+    let reference = run_greedy(&rendered(&[ChatMessage::new(Role::User, user)]), 24);
+    assert!(reference.len() >= 2, "the fixture replies with more than one token: {reference:?}");
+    let messages = json!([{ "role": "user", "content": user }]);
+    let whole = chat(addr, messages.clone(), json!({ "max_tokens": 24 }));
+    assert_eq!(whole.status, 200, "{}", String::from_utf8_lossy(&whole.body));
+    let whole = whole.json();
+    assert_eq!(ids(&whole), reference, "server ids = k3 run --greedy ids");
+    let content = whole["choices"][0]["message"]["content"].as_str().expect("content").to_string();
+    let finish = if reference.len() < 24 { "stop" } else { "length" };
+    assert_eq!(whole["choices"][0]["finish_reason"], finish);
+    assert_eq!(whole["usage"]["completion_tokens"], reference.len());
+    for field in ["seconds_per_token", "io_wait_seconds", "true_hit_rate", "bytes_read"] {
+        assert!(whole.get(field).is_some(), "{field} missing");
+    }
+
+    let stream = chat(addr, messages, json!({ "max_tokens": 24, "stream": true }));
+    let (streamed_content, last) = streamed(&stream);
+    assert_eq!(streamed_content, content, "the deltas add up to the whole answer");
+    assert_eq!(ids(&last), reference);
+    assert_eq!(last["choices"][0]["finish_reason"], finish);
+    assert_eq!(last["usage"], whole["usage"]);
+}
+
+#[test]
+fn stop_strings_and_max_tokens_end_the_reply() {
+    let served = serve(&[]);
+    let addr = served.addr;
+    let messages = json!([{ "role": "user", "content": "Tell me a story" }]);
+    let full = chat(addr, messages.clone(), json!({ "max_tokens": 24 })).json();
+    let content = full["choices"][0]["message"]["content"].as_str().expect("content").to_string();
+    let full_ids = ids(&full);
+    assert!(full_ids.len() >= 2 && content.chars().count() >= 8, "the fixture reply is long enough: {content:?}");
+
+    // A stop string from the middle of the greedy reply cuts it there.
+    let stop: String = content.chars().skip(4).take(2).collect();
+    let expected = &content[..content.find(&stop).expect("stop is in the content")];
+    for stream in [false, true] {
+        let answer =
+            chat(addr, messages.clone(), json!({ "max_tokens": 24, "stop": [stop.clone()], "stream": stream }));
+        let (got, end) = if stream {
+            streamed(&answer)
+        } else {
+            let v = answer.json();
+            (v["choices"][0]["message"]["content"].as_str().expect("content").to_string(), v)
+        };
+        assert_eq!(got, expected, "stream {stream}: cut before the stop string {stop:?}");
+        assert_eq!(end["choices"][0]["finish_reason"], "stop");
+        let cut = ids(&end);
+        assert!(cut.len() < full_ids.len() && full_ids.starts_with(&cut), "stream {stream}: ids {cut:?}");
+    }
+
+    // max_tokens one short of the reply: finish_reason length, the first ids.
+    let n = full_ids.len() - 1;
+    let short = chat(addr, messages, json!({ "max_completion_tokens": n })).json();
+    assert_eq!(short["choices"][0]["finish_reason"], "length");
+    assert_eq!(ids(&short), full_ids[..n]);
+}
+
+#[test]
+fn a_request_extending_the_previous_one_prefills_only_the_new_part() {
+    let served = serve(&[]);
+    let addr = served.addr;
+    let first = chat(addr, json!([{ "role": "user", "content": "Hello there" }]), json!({ "max_tokens": 8 })).json();
+    let reply = first["choices"][0]["message"]["content"].clone();
+    let p1 = first["usage"]["prompt_tokens"].as_u64().expect("prompt_tokens");
+    let g1 = first["usage"]["completion_tokens"].as_u64().expect("completion_tokens");
+    assert_eq!(first["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+
+    let extended = json!([
+        { "role": "user", "content": "Hello there" },
+        { "role": "assistant", "content": reply },
+        { "role": "user", "content": "And then?" }
+    ]);
+    let second = chat(addr, extended.clone(), json!({ "max_tokens": 8 })).json();
+    let usage = &second["usage"];
+    let prompt = usage["prompt_tokens"].as_u64().expect("prompt_tokens");
+    let cached = usage["prompt_tokens_details"]["cached_tokens"].as_u64().expect("cached_tokens");
+    // Every position of the first exchange was kept except the last generated token,
+    // which the engine had not fed yet.
+    assert_eq!(cached, p1 + g1 - 1, "usage {usage}");
+    assert_eq!(usage["prefilled_tokens"].as_u64(), Some(prompt - cached));
+
+    // A history that differs (an edited reply) is prefilled whole.
+    let edited = json!([
+        { "role": "user", "content": "Hello there" },
+        { "role": "assistant", "content": "something else" },
+        { "role": "user", "content": "And then?" }
+    ]);
+    let third = chat(addr, edited, json!({ "max_tokens": 8 })).json();
+    assert_eq!(third["usage"]["prompt_tokens_details"]["cached_tokens"], 0, "{}", third["usage"]);
+}
+
+/// True when `program` runs (`--version`).
+fn have(program: &str, args: &[&str]) -> bool {
+    Command::new(program).args(args).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+/// Skips with a message outside CI; fails in CI (`CI` set), where the tool is installed.
+fn require(tool: &str, present: bool) -> bool {
+    if !present {
+        assert!(std::env::var_os("CI").is_none(), "{tool} is missing in CI (scripts/deps.sh installs it)");
+        eprintln!("skipping: {tool} is not available");
+    }
+    present
+}
+
+#[test]
+fn the_official_openai_python_client_works() {
+    if !require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
+        return;
+    }
+    let served = serve(&[]);
+    let script = k3_tests::repo_root().join("tests/python/test_openai_client.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .env("K3_BASE_URL", format!("http://{}/v1", served.addr))
+        .env("K3_MODEL", MODEL)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "python client failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("openai client: 4 checks passed"));
+}
+
+#[test]
+fn curl_streams_a_chat_completion() {
+    if !require("curl", have("curl", &["--version"])) {
+        return;
+    }
+    let served = serve(&["--api-key", "curl-key"]);
+    let body = json!({ "model": MODEL, "messages": [{ "role": "user", "content": "Hi" }], "max_tokens": 4,
+                       "temperature": 0, "stream": true });
+    let url = format!("http://{}/v1/chat/completions", served.addr);
+    let curl = |key: &str| {
+        Command::new("curl")
+            .args(["-sS", "-N", "-w", "\n%{http_code}", "-H", "Content-Type: application/json"])
+            .args(["-H", &format!("Authorization: Bearer {key}"), "-d", &body.to_string(), &url])
+            .output()
+            .expect("curl")
+    };
+    let out = String::from_utf8_lossy(&curl("curl-key").stdout).into_owned();
+    assert!(out.trim_end().ends_with("200"), "{out}");
+    assert!(out.contains("data: [DONE]") && out.contains("\"finish_reason\""), "{out}");
+    let refused = String::from_utf8_lossy(&curl("wrong").stdout).into_owned();
+    assert!(refused.trim_end().ends_with("401"), "{refused}");
+}
+
+#[test]
+fn serve_refuses_lan_without_a_key_and_names_a_free_port_when_taken() {
+    let out = Command::new(env!("CARGO_BIN_EXE_k3"))
+        .args(["serve", "--model", model_dir().to_str().expect("utf-8"), "--host", "0.0.0.0"])
+        .output()
+        .expect("k3 serve");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("every interface"));
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_k3"))
+        .args(["serve", "--model", model_dir().to_str().expect("utf-8"), "--port", &port])
+        .output()
+        .expect("k3 serve");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("already in use") && err.contains("use --port"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing listened");
+}

@@ -1,0 +1,36 @@
+//! Running one raw continuation on the loaded model: no chat template, no carried state.
+//!
+//! Owns: encoding a [`CompletionTurn`]'s prompt as `k3 run --prompt` does (added-token
+//! strings become their ids) and generating from a fresh engine session.
+//! Must not: touch the cached chat session: a completion between two chat turns leaves
+//! the conversation's engine state as it was.
+
+use k3_engine::{CancelToken, EventSink};
+
+use crate::error::RuntimeError;
+use crate::figures::ReplyFigures;
+use crate::handler::{CompletionTurn, FinishedReply};
+use crate::model::LoadedModel;
+
+/// Continues `turn.prompt`, streaming to `sink`.
+pub(crate) fn run_completion(
+    model: &LoadedModel,
+    turn: &CompletionTurn,
+    cancel: &CancelToken,
+    sink: &mut dyn EventSink,
+) -> Result<FinishedReply, RuntimeError> {
+    let prompt = model.tokenizer.encode(&turn.prompt);
+    let mut session = model.engine.new_session();
+    let generation = model.engine.generate(&mut session, &prompt, &turn.params, cancel, sink)?;
+    let text = model.tokenizer.decode(&generation.generated)?;
+    let streamed = model.engine.plan().is_some();
+    let figures = ReplyFigures::of(&generation, session.tokens().len(), streamed);
+    Ok(FinishedReply {
+        text,
+        think: None,
+        finish: generation.finish,
+        figures,
+        reused_history: false,
+        generated: generation.generated,
+    })
+}

@@ -1,0 +1,195 @@
+//! [`ApiError`]: every HTTP error the API returns, in OpenAI's shape
+//! `{"error": {"message", "type", "param", "code"}}` — as a response, or as a mid-stream
+//! `data: {"error": …}` event.
+//!
+//! Owns: the status, `type` and `code` of each variant (matched exhaustively), and the
+//! mapping of runtime errors (input errors 400, the rest 5xx).
+//! Must not: echo unbounded client input (a 1 MB model name is cut), or put a local path
+//! in a 5xx message.
+
+use std::sync::Arc;
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use k3_runtime::RuntimeError;
+use serde_json::{json, Value};
+
+/// An error answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApiError {
+    /// The body is not JSON (truncated, BOM, NaN, bad UTF-8, too deep) or not the schema.
+    BadJson { message: String },
+    /// A field has a value the API refuses.
+    Invalid { param: &'static str, message: String },
+    /// The prompt does not fit the context length.
+    ContextLength { message: String },
+    /// A `Content-Type` other than JSON, or a compressed body.
+    UnsupportedMedia { message: String },
+    /// The body is larger than the limit.
+    TooLarge { limit: usize },
+    /// `model` names no model of the registry.
+    ModelNotFound { model: String },
+    /// No model is loaded (or the engine worker stopped).
+    NoModel,
+    /// The bearer key is missing or wrong.
+    Unauthorized,
+    /// The `Host` header is not this server's loopback name (DNS rebinding).
+    ForbiddenHost,
+    /// A browser origin (or `null`) not on the allowlist.
+    ForbiddenOrigin,
+    /// The generation queue is full.
+    QueueFull { retry_after_seconds: u64 },
+    /// No such route.
+    NotFound,
+    /// The route exists for another method.
+    MethodNotAllowed,
+    /// The engine failed while running.
+    Engine { message: String },
+}
+
+impl ApiError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadJson { .. } | ApiError::Invalid { .. } | ApiError::ContextLength { .. } => {
+                StatusCode::BAD_REQUEST
+            }
+            ApiError::UnsupportedMedia { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::ModelNotFound { .. } | ApiError::NotFound => StatusCode::NOT_FOUND,
+            ApiError::NoModel => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::ForbiddenHost | ApiError::ForbiddenOrigin => StatusCode::FORBIDDEN,
+            ApiError::QueueFull { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Engine { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// `(type, code, param)` of the body.
+    fn kind(&self) -> (&'static str, &'static str, Option<&'static str>) {
+        match self {
+            ApiError::BadJson { .. } => ("invalid_request_error", "invalid_json", None),
+            ApiError::Invalid { param, .. } => ("invalid_request_error", "invalid_value", Some(*param)),
+            ApiError::ContextLength { .. } => ("invalid_request_error", "context_length_exceeded", Some("messages")),
+            ApiError::UnsupportedMedia { .. } => ("invalid_request_error", "unsupported_media_type", None),
+            ApiError::TooLarge { .. } => ("invalid_request_error", "request_too_large", None),
+            ApiError::ModelNotFound { .. } => ("invalid_request_error", "model_not_found", Some("model")),
+            ApiError::NoModel => ("server_error", "model_not_loaded", None),
+            ApiError::Unauthorized => ("authentication_error", "invalid_api_key", None),
+            ApiError::ForbiddenHost => ("permission_error", "forbidden_host", None),
+            ApiError::ForbiddenOrigin => ("permission_error", "forbidden_origin", None),
+            ApiError::QueueFull { .. } => ("rate_limit_error", "queue_full", None),
+            ApiError::NotFound => ("invalid_request_error", "not_found", None),
+            ApiError::MethodNotAllowed => ("invalid_request_error", "method_not_allowed", None),
+            ApiError::Engine { .. } => ("server_error", "engine_error", None),
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            ApiError::BadJson { message }
+            | ApiError::Invalid { message, .. }
+            | ApiError::ContextLength { message }
+            | ApiError::UnsupportedMedia { message }
+            | ApiError::Engine { message } => message.clone(),
+            ApiError::TooLarge { limit } => format!("the request body is larger than {limit} bytes"),
+            ApiError::ModelNotFound { model } => {
+                format!("the model `{}` does not exist; GET /v1/models lists the ids", cut(model, 64))
+            }
+            ApiError::NoModel => "no model is loaded".into(),
+            ApiError::Unauthorized => "missing or wrong API key (Authorization: Bearer KEY)".into(),
+            ApiError::ForbiddenHost => "the Host header must be 127.0.0.1:PORT, localhost:PORT or [::1]:PORT".into(),
+            ApiError::ForbiddenOrigin => "cross-origin requests are not accepted".into(),
+            ApiError::QueueFull { .. } => "the generation queue is full; retry later".into(),
+            ApiError::NotFound => "no such endpoint".into(),
+            ApiError::MethodNotAllowed => "this endpoint does not accept that method".into(),
+        }
+    }
+
+    /// The OpenAI error object.
+    pub fn body(&self) -> Value {
+        let (kind, code, param) = self.kind();
+        json!({ "error": { "message": self.message(), "type": kind, "param": param, "code": code } })
+    }
+
+    /// A generation error (the runtime's or the engine's), without local paths for 5xx.
+    pub fn from_runtime(error: &Arc<RuntimeError>) -> ApiError {
+        match error.as_ref() {
+            RuntimeError::Engine(k3_engine::Error::ContextLimit { .. }) => {
+                ApiError::ContextLength { message: error.to_string() }
+            }
+            RuntimeError::Engine(k3_engine::Error::Option { .. }) => {
+                ApiError::Invalid { param: "sampling", message: error.to_string() }
+            }
+            RuntimeError::Engine(e) if e.is_input_error() && !matches!(e, k3_engine::Error::Io { .. }) => {
+                ApiError::Invalid { param: "messages", message: error.to_string() }
+            }
+            RuntimeError::Engine(k3_engine::Error::Io { .. }) => {
+                ApiError::Engine { message: "the engine could not read the model files".into() }
+            }
+            RuntimeError::Engine(e) => ApiError::Engine { message: format!("the engine failed: {e}") },
+            RuntimeError::NotAFolder { .. } | RuntimeError::VocabMismatch { .. } => {
+                ApiError::Engine { message: "the model could not be opened".into() }
+            }
+            RuntimeError::NoModel | RuntimeError::WorkerGone => ApiError::NoModel,
+        }
+    }
+}
+
+/// At most `max` characters of `s`.
+fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status(), axum::Json(self.body())).into_response();
+        let headers = response.headers_mut();
+        match &self {
+            ApiError::QueueFull { retry_after_seconds } => {
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_seconds));
+            }
+            ApiError::Unauthorized => {
+                headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            _ => {}
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_has_the_openai_shape() {
+        let all = [
+            ApiError::BadJson { message: "x".into() },
+            ApiError::Invalid { param: "top_p", message: "x".into() },
+            ApiError::ContextLength { message: "x".into() },
+            ApiError::UnsupportedMedia { message: "x".into() },
+            ApiError::TooLarge { limit: 4 },
+            ApiError::ModelNotFound { model: "m".repeat(1 << 20) },
+            ApiError::NoModel,
+            ApiError::Unauthorized,
+            ApiError::ForbiddenHost,
+            ApiError::ForbiddenOrigin,
+            ApiError::QueueFull { retry_after_seconds: 5 },
+            ApiError::NotFound,
+            ApiError::MethodNotAllowed,
+            ApiError::Engine { message: "x".into() },
+        ];
+        for e in all {
+            let body = e.body();
+            let err = &body["error"];
+            assert!(err["message"].as_str().is_some_and(|m| !m.is_empty() && m.len() < 300), "{e:?}");
+            assert!(err["type"].is_string() && err["code"].is_string(), "{e:?}");
+            assert!(err.get("param").is_some(), "{e:?}");
+            assert!(e.status().is_client_error() || e.status().is_server_error());
+        }
+    }
+}

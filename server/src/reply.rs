@@ -1,0 +1,186 @@
+//! [`ApiReply`]: the server's `ReplyHandler` — one generation's text and outcome, sent
+//! from the engine thread to the HTTP side over a channel.
+//!
+//! Owns: splitting and stop-cutting the text as it streams ([`ReplyText`]), stopping the
+//! engine job when a stop string completes, the finish reason and token ids the client
+//! gets (cut at the token that completed the stop string), and the [`JobWatch`] that
+//! times a cancel-on-disconnect.
+//! Must not: block the engine thread (the channel is unbounded; its length is bounded by
+//! the reply's max tokens), or outlive its admission [`Slot`] (dropped with the handler,
+//! after the job's `end`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use k3_engine::FinishReason;
+use k3_runtime::{
+    ChatTurn, CompletionTurn, FinishedReply, JobId, ReplyFigures, ReplyHandler, ReplyOutcome, ReplyProgress, Runtime,
+};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::api_error::ApiError;
+use crate::queue::Slot;
+use crate::split::{Delta, ReplyText};
+use crate::stats::ServerStats;
+
+/// What the engine side tells the HTTP side.
+#[derive(Debug)]
+pub enum ReplyEvent {
+    Delta(Delta),
+    Done(Box<Done>),
+    Failed(ApiError),
+}
+
+/// The end of a generation as the API reports it.
+#[derive(Debug)]
+pub struct Done {
+    pub finish: &'static str,
+    pub figures: ReplyFigures,
+    pub token_ids: Vec<u32>,
+    /// The whole `content` and `reasoning_content` (what the deltas added up to).
+    pub content: String,
+    pub reasoning: String,
+}
+
+/// The turn an [`ApiReply`] hands over.
+#[derive(Debug)]
+pub enum ApiTurn {
+    Chat(ChatTurn),
+    Completion(CompletionTurn),
+}
+
+/// Shared by the handler and the HTTP side: when the client left, whether the job ended.
+#[derive(Debug)]
+pub struct JobWatch {
+    left_at: Mutex<Option<Instant>>,
+    ended: AtomicBool,
+    stats: Arc<ServerStats>,
+}
+
+impl JobWatch {
+    pub fn new(stats: Arc<ServerStats>) -> Arc<Self> {
+        Arc::new(JobWatch { left_at: Mutex::new(None), ended: AtomicBool::new(false), stats })
+    }
+
+    /// The client went away: returns true when the job still runs (so it must be stopped).
+    pub fn client_left(&self) -> bool {
+        let mut left = self.left_at.lock().unwrap_or_else(|p| p.into_inner());
+        left.get_or_insert_with(Instant::now);
+        !self.ended.load(Ordering::Acquire)
+    }
+
+    fn job_ended(&self) {
+        let left = self.left_at.lock().unwrap_or_else(|p| p.into_inner());
+        self.ended.store(true, Ordering::Release);
+        if let Some(at) = *left {
+            self.stats.disconnect_cancelled(at.elapsed());
+        }
+    }
+}
+
+/// One generation of the API.
+pub struct ApiReply {
+    turn: Option<ApiTurn>,
+    text: ReplyText,
+    events: UnboundedSender<ReplyEvent>,
+    runtime: Arc<Runtime>,
+    watch: Arc<JobWatch>,
+    /// The index of the token that completed a stop string.
+    stop_token: Option<usize>,
+    _slot: Slot,
+}
+
+impl ApiReply {
+    pub fn new(
+        turn: ApiTurn,
+        text: ReplyText,
+        events: UnboundedSender<ReplyEvent>,
+        runtime: Arc<Runtime>,
+        watch: Arc<JobWatch>,
+        slot: Slot,
+    ) -> Self {
+        ApiReply { turn: Some(turn), text, events, runtime, watch, stop_token: None, _slot: slot }
+    }
+
+    fn send(&self, event: ReplyEvent) {
+        // The receiver is gone when the client left: the job is being cancelled.
+        let _ = self.events.send(event);
+    }
+
+    fn done(&mut self, reply: FinishedReply) -> Done {
+        let rest = self.text.finish(reply.think.as_deref(), &reply.text);
+        if !rest.is_empty() {
+            self.send(ReplyEvent::Delta(rest));
+        }
+        let mut token_ids = reply.generated;
+        if let Some(last) = self.stop_token {
+            token_ids.truncate(last + 1);
+        }
+        let finish = match (self.text.stopped(), reply.finish) {
+            (true, _) | (false, FinishReason::Stop | FinishReason::Cancelled) => "stop",
+            (false, FinishReason::Length | FinishReason::ContextFull) => "length",
+        };
+        let content = self.text.content().to_string();
+        let reasoning = self.text.reasoning().to_string();
+        Done { finish, figures: reply.figures, token_ids, content, reasoning }
+    }
+}
+
+impl ReplyHandler for ApiReply {
+    fn queued(&mut self, _job: JobId, _position: usize) {}
+
+    fn begin(&mut self, _job: JobId) -> Option<ChatTurn> {
+        match self.turn.take() {
+            Some(ApiTurn::Chat(turn)) => Some(turn),
+            Some(ApiTurn::Completion(_)) | None => None,
+        }
+    }
+
+    fn begin_completion(&mut self, _job: JobId) -> Option<CompletionTurn> {
+        match self.turn.take() {
+            Some(ApiTurn::Completion(turn)) => Some(turn),
+            Some(ApiTurn::Chat(_)) | None => None,
+        }
+    }
+
+    fn progress(&mut self, job: JobId, progress: ReplyProgress) {
+        let ReplyProgress::Text { index, text } = progress else { return };
+        if self.text.stopped() {
+            return;
+        }
+        let delta = self.text.push(&text);
+        if self.text.stopped() {
+            self.stop_token = Some(index);
+            self.runtime.cancel(job);
+        }
+        if !delta.is_empty() {
+            self.send(ReplyEvent::Delta(delta));
+        }
+    }
+
+    fn end(&mut self, _job: JobId, outcome: ReplyOutcome) {
+        let event = match outcome {
+            ReplyOutcome::Finished(reply) => ReplyEvent::Done(Box::new(self.done(*reply))),
+            ReplyOutcome::Failed { error, .. } => ReplyEvent::Failed(ApiError::from_runtime(&error)),
+            ReplyOutcome::Refused => ReplyEvent::Failed(ApiError::Engine { message: "the job was refused".into() }),
+        };
+        self.watch.job_ended();
+        self.send(event);
+    }
+}
+
+/// Stops the job when dropped before its end (the client went away).
+pub struct JobGuard {
+    pub runtime: Arc<Runtime>,
+    pub job: JobId,
+    pub watch: Arc<JobWatch>,
+}
+
+impl Drop for JobGuard {
+    fn drop(&mut self) {
+        if self.watch.client_left() {
+            self.runtime.cancel(self.job);
+        }
+    }
+}

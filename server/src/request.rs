@@ -1,0 +1,250 @@
+//! The request bodies (serde structs, never maps) and their checks (AP-06, AP-07).
+//!
+//! Owns: [`ChatRequest`] and [`CompletionRequest`] as clients send them, the sampling
+//! fields both share ([`SamplingFields`] → the engine's `GenerateParams`), and the
+//! limits: temperature in [0, 2] (0 = greedy), top_p in (0, 1], `n` = 1, at most
+//! [`MAX_STOPS`] non-empty stop strings, max tokens in 1..=context length.
+//! Must not: accept a value by coercion (`"5"` for 5, 1e12, −1: serde refuses them), or
+//! let an unknown role through.
+
+use k3_engine::{DecodeMode, GenerateParams, Sampling};
+use serde::Deserialize;
+
+use crate::api_error::ApiError;
+
+/// Most stop strings a request may give.
+pub const MAX_STOPS: usize = 16;
+/// Longest stop string, in bytes.
+pub const MAX_STOP_BYTES: usize = 256;
+/// Most messages in one chat request.
+pub const MAX_MESSAGES: usize = 4096;
+
+/// `stop`: one string or a list.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Stop {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// The sampling fields of both endpoints.
+#[derive(Debug, Default, Deserialize)]
+pub struct SamplingFields {
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub seed: Option<u64>,
+    pub max_tokens: Option<u64>,
+    pub max_completion_tokens: Option<u64>,
+    pub stop: Option<Stop>,
+    pub n: Option<u64>,
+}
+
+/// A message's `content`: a string or a list of text parts.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Content {
+    Text(String),
+    Parts(Vec<ContentPart>),
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ContentPart {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub text: Option<String>,
+}
+
+/// One message as a client sends it.
+#[derive(Debug, Deserialize)]
+pub struct WireMessage {
+    pub role: String,
+    pub content: Option<Content>,
+    /// The think channel of an earlier assistant reply (thinking mode), sent back.
+    pub reasoning_content: Option<String>,
+}
+
+/// `chat_template_kwargs` (vLLM's name): `{"thinking": true}`.
+#[derive(Debug, Default, Deserialize)]
+pub struct TemplateKwargs {
+    pub thinking: Option<bool>,
+}
+
+/// `POST /v1/chat/completions`.
+#[derive(Debug, Deserialize)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<WireMessage>,
+    #[serde(default)]
+    pub stream: bool,
+    #[serde(flatten)]
+    pub sampling: SamplingFields,
+    /// Thinking mode (also `chat_template_kwargs.thinking`).
+    pub thinking: Option<bool>,
+    pub chat_template_kwargs: Option<TemplateKwargs>,
+}
+
+/// `prompt`: one string, or a list holding one.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Prompt {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// `POST /v1/completions`.
+#[derive(Debug, Deserialize)]
+pub struct CompletionRequest {
+    pub model: String,
+    pub prompt: Prompt,
+    #[serde(default)]
+    pub stream: bool,
+    #[serde(flatten)]
+    pub sampling: SamplingFields,
+}
+
+/// Parses a JSON body into `T`; every failure is a 400 in OpenAI's shape.
+pub fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body).map_err(|e| ApiError::BadJson { message: format!("invalid request body: {e}") })
+}
+
+fn invalid(param: &'static str, message: impl Into<String>) -> ApiError {
+    ApiError::Invalid { param, message: message.into() }
+}
+
+impl SamplingFields {
+    /// The engine's parameters; `default_max` when no length is named, `context` the cap.
+    pub fn params(&self, default_max: usize, context: usize) -> Result<GenerateParams, ApiError> {
+        if self.n.is_some_and(|n| n != 1) {
+            return Err(invalid("n", "only n = 1 is supported"));
+        }
+        Ok(GenerateParams {
+            max_new_tokens: self.max_tokens(default_max, context)?,
+            sampling: self.sampling()?,
+            stop_ids: Vec::new(),
+            mode: DecodeMode::Incremental,
+        })
+    }
+
+    fn max_tokens(&self, default_max: usize, context: usize) -> Result<usize, ApiError> {
+        let (param, asked) = match (self.max_completion_tokens, self.max_tokens) {
+            (Some(n), _) => ("max_completion_tokens", n),
+            (None, Some(n)) => ("max_tokens", n),
+            (None, None) => return Ok(default_max.min(context).max(1)),
+        };
+        match usize::try_from(asked) {
+            Ok(n) if (1..=context).contains(&n) => Ok(n),
+            _ => Err(invalid(param, format!("{param} must be between 1 and the context length {context}"))),
+        }
+    }
+
+    fn sampling(&self) -> Result<Sampling, ApiError> {
+        let temperature = self.temperature.unwrap_or(1.0);
+        if !(0.0..=2.0).contains(&temperature) {
+            return Err(invalid("temperature", "temperature must be between 0 and 2"));
+        }
+        let top_p = self.top_p.unwrap_or(1.0);
+        if !(top_p > 0.0 && top_p <= 1.0) {
+            return Err(invalid("top_p", "top_p must be in (0, 1]"));
+        }
+        if temperature == 0.0 {
+            return Ok(Sampling::Greedy);
+        }
+        let seed = self.seed.unwrap_or_else(clock_seed);
+        Ok(Sampling::TopP { temperature: temperature as f32, top_p: top_p as f32, seed })
+    }
+
+    /// The stop strings, checked.
+    pub fn stops(&self) -> Result<Vec<String>, ApiError> {
+        let stops = match &self.stop {
+            None => Vec::new(),
+            Some(Stop::One(s)) => vec![s.clone()],
+            Some(Stop::Many(v)) => v.clone(),
+        };
+        if stops.len() > MAX_STOPS {
+            return Err(invalid("stop", format!("at most {MAX_STOPS} stop strings")));
+        }
+        if stops.iter().any(|s| s.is_empty() || s.len() > MAX_STOP_BYTES) {
+            return Err(invalid("stop", format!("a stop string must have 1 to {MAX_STOP_BYTES} bytes")));
+        }
+        Ok(stops)
+    }
+}
+
+/// A seed for a request that names none (sampling differs between requests).
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
+impl Content {
+    /// The text of the content (parts joined); only `text` parts are accepted.
+    pub fn text(&self) -> Result<String, ApiError> {
+        match self {
+            Content::Text(t) => Ok(t.clone()),
+            Content::Parts(parts) => parts
+                .iter()
+                .map(|p| match (p.kind.as_str(), &p.text) {
+                    ("text", Some(t)) => Ok(t.as_str()),
+                    _ => Err(invalid("messages", "only text content parts are supported")),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(|t| t.concat()),
+        }
+    }
+}
+
+impl Prompt {
+    pub fn text(&self) -> Result<&str, ApiError> {
+        let text = match self {
+            Prompt::One(t) => t.as_str(),
+            Prompt::Many(v) if v.len() == 1 => v[0].as_str(),
+            Prompt::Many(_) => return Err(invalid("prompt", "exactly one prompt is supported")),
+        };
+        if text.is_empty() {
+            return Err(invalid("prompt", "the prompt is empty"));
+        }
+        Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(json: &str) -> Result<GenerateParams, ApiError> {
+        parse::<SamplingFields>(json.as_bytes())?.params(100, 4096)
+    }
+
+    #[test]
+    fn temperature_zero_is_greedy_and_limits_are_checked() {
+        let p = fields(r#"{"temperature":0,"max_tokens":7}"#).expect("params");
+        assert_eq!(p.sampling, Sampling::Greedy);
+        assert_eq!(p.max_new_tokens, 7);
+        let p = fields(r#"{"temperature":0.5,"top_p":0.9,"seed":3}"#).expect("params");
+        assert_eq!(p.sampling, Sampling::TopP { temperature: 0.5, top_p: 0.9, seed: 3 });
+        assert_eq!(p.max_new_tokens, 100);
+        for bad in [
+            r#"{"max_tokens":-1}"#,
+            r#"{"max_tokens":1e12}"#,
+            r#"{"max_tokens":"5"}"#,
+            r#"{"max_tokens":0}"#,
+            r#"{"max_tokens":5000}"#,
+            r#"{"temperature":3}"#,
+            r#"{"top_p":1.5}"#,
+            r#"{"top_p":0}"#,
+            r#"{"n":2}"#,
+        ] {
+            assert!(fields(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn stops_are_bounded() {
+        let many = format!(r#"{{"stop":[{}]}}"#, vec!["\"x\""; 10_000].join(","));
+        let f: SamplingFields = parse(many.as_bytes()).expect("parse");
+        assert!(matches!(f.stops(), Err(ApiError::Invalid { param: "stop", .. })));
+        let f: SamplingFields = parse(br#"{"stop":""}"#).expect("parse");
+        assert!(f.stops().is_err());
+        let f: SamplingFields = parse(br#"{"stop":"END"}"#).expect("parse");
+        assert_eq!(f.stops().ok(), Some(vec!["END".to_string()]));
+    }
+}

@@ -1,0 +1,144 @@
+//! The JSON of answers: `chat.completion`, `chat.completion.chunk`, `text_completion`,
+//! `usage`, and the figures the last chunk adds (PRODUCT.md §4.1).
+//!
+//! Owns: the wire names. `usage.prompt_tokens` counts the whole conversation before the
+//! reply; `usage.prompt_tokens_details.cached_tokens` the positions whose engine state was
+//! reused (not prefilled again); `usage.prefilled_tokens` those computed now. The extras
+//! `seconds_per_token`, `io_wait_seconds`, `true_hit_rate`, `bytes_read` and `token_ids`
+//! (the generated ids, for exact comparison with `k3 run`) sit beside `usage`.
+//! Must not: compute a figure: they come from the runtime's `ReplyFigures`.
+
+use serde_json::{json, Map, Value};
+
+use crate::reply::Done;
+use crate::split::Delta;
+
+/// Which endpoint an answer belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Chat,
+    Completion,
+}
+
+/// What every object of one answer shares.
+#[derive(Debug, Clone)]
+pub struct Head {
+    pub id: String,
+    pub created: u64,
+    pub model: String,
+    pub endpoint: Endpoint,
+    pub thinking: bool,
+}
+
+impl Head {
+    pub fn new(job: u64, model: String, endpoint: Endpoint, thinking: bool) -> Self {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let prefix = match endpoint {
+            Endpoint::Chat => "chatcmpl",
+            Endpoint::Completion => "cmpl",
+        };
+        let id = format!("{prefix}-{:x}{job:04x}", now.as_millis());
+        Head { id, created: now.as_secs(), model, endpoint, thinking }
+    }
+
+    fn object(&self, object: &str, choice: Value) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("id".into(), json!(self.id));
+        m.insert("object".into(), json!(object));
+        m.insert("created".into(), json!(self.created));
+        m.insert("model".into(), json!(self.model));
+        m.insert("choices".into(), json!([choice]));
+        m
+    }
+}
+
+/// `usage` and the figures.
+fn add_figures(m: &mut Map<String, Value>, done: &Done) {
+    let f = &done.figures;
+    let prompt = f.prompt_tokens;
+    let cached = prompt.saturating_sub(f.prefilled_tokens);
+    let completion = done.token_ids.len();
+    m.insert(
+        "usage".into(),
+        json!({
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": { "cached_tokens": cached },
+            "prefilled_tokens": f.prefilled_tokens,
+        }),
+    );
+    m.insert("seconds_per_token".into(), json!(f.seconds_per_token));
+    m.insert("io_wait_seconds".into(), json!(f.io_wait.as_secs_f64()));
+    m.insert("true_hit_rate".into(), json!(f.true_hit_rate));
+    m.insert("bytes_read".into(), json!(f.bytes_read));
+    m.insert("time_to_first_token_seconds".into(), json!(f.time_to_first_token.as_secs_f64()));
+    m.insert("token_ids".into(), json!(done.token_ids));
+}
+
+fn message_fields(head: &Head, content: &str, reasoning: &str) -> Value {
+    let mut msg = json!({ "role": "assistant", "content": content });
+    if head.thinking {
+        msg["reasoning_content"] = json!(reasoning);
+    }
+    msg
+}
+
+/// The whole answer of a non-streaming request.
+pub fn complete(head: &Head, done: &Done) -> Value {
+    let mut m = match head.endpoint {
+        Endpoint::Chat => head.object(
+            "chat.completion",
+            json!({ "index": 0, "message": message_fields(head, &done.content, &done.reasoning),
+                    "logprobs": null, "finish_reason": done.finish }),
+        ),
+        Endpoint::Completion => head.object(
+            "text_completion",
+            json!({ "index": 0, "text": done.content, "logprobs": null, "finish_reason": done.finish }),
+        ),
+    };
+    add_figures(&mut m, done);
+    Value::Object(m)
+}
+
+/// The first chunk of a chat stream (the role).
+pub fn role_chunk(head: &Head) -> Value {
+    let choice = json!({ "index": 0, "delta": { "role": "assistant", "content": "" }, "finish_reason": null });
+    Value::Object(head.object("chat.completion.chunk", choice))
+}
+
+/// One delta.
+pub fn delta_chunk(head: &Head, delta: &Delta) -> Value {
+    match head.endpoint {
+        Endpoint::Chat => {
+            let mut d = Map::new();
+            if !delta.reasoning.is_empty() {
+                d.insert("reasoning_content".into(), json!(delta.reasoning));
+            }
+            if !delta.content.is_empty() {
+                d.insert("content".into(), json!(delta.content));
+            }
+            let choice = json!({ "index": 0, "delta": d, "finish_reason": null });
+            Value::Object(head.object("chat.completion.chunk", choice))
+        }
+        Endpoint::Completion => {
+            let choice = json!({ "index": 0, "text": delta.content, "logprobs": null, "finish_reason": null });
+            Value::Object(head.object("text_completion", choice))
+        }
+    }
+}
+
+/// The last chunk: the finish reason, `usage` and the figures.
+pub fn final_chunk(head: &Head, done: &Done) -> Value {
+    let mut m = match head.endpoint {
+        Endpoint::Chat => {
+            head.object("chat.completion.chunk", json!({ "index": 0, "delta": {}, "finish_reason": done.finish }))
+        }
+        Endpoint::Completion => head.object(
+            "text_completion",
+            json!({ "index": 0, "text": "", "logprobs": null, "finish_reason": done.finish }),
+        ),
+    };
+    add_figures(&mut m, done);
+    Value::Object(m)
+}

@@ -1,0 +1,41 @@
+//! `POST /v1/chat/completions`: parse, check, resolve the model, build the turn, then
+//! answer whole or as SSE.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use k3_engine::chat::ChatMode;
+
+use crate::api_error::ApiError;
+use crate::body::read_json;
+use crate::generation::{start, Generation};
+use crate::reply::ApiTurn;
+use crate::request::{parse, ChatRequest};
+use crate::split::{Channels, ReplyText};
+use crate::state::AppState;
+use crate::turn::chat_turn;
+
+pub async fn chat_completions(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    match prepare(&state, &headers, body).await {
+        Ok((generation, true)) => generation.stream(&state),
+        Ok((generation, false)) => generation.collect().await,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn prepare(state: &AppState, headers: &HeaderMap, body: Body) -> Result<(Generation, bool), ApiError> {
+    let bytes = read_json(headers, body, state.limits.max_body_bytes).await?;
+    let request: ChatRequest = parse(&bytes)?;
+    let model = state.registry.resolve(&request.model).ok_or(ApiError::ModelNotFound { model: request.model })?;
+    let params = request.sampling.params(state.limits.default_max_tokens, model.context_length)?;
+    let stops = request.sampling.stops()?;
+    let kwargs = request.chat_template_kwargs.as_ref().and_then(|k| k.thinking);
+    let thinking = request.thinking.or(kwargs).unwrap_or(false);
+    let (mode, channels) =
+        if thinking { (ChatMode::Thinking, Channels::Thinking) } else { (ChatMode::Instruct, Channels::Instruct) };
+    let turn = chat_turn(&request.messages, mode, params)?;
+    let text = ReplyText::new(channels, stops);
+    let generation = start(state, ApiTurn::Chat(turn), text, model.id, thinking)?;
+    Ok((generation, request.stream))
+}
