@@ -5,42 +5,21 @@
 // target/e2e-screenshots/timings.json.
 //
 // Usage: node e2e/chat.e2e.mjs /absolute/path/to/k3-desktop   (tauri-driver on 127.0.0.1:4444)
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { SHOTS as shots, check, journey, screenshot } from './harness.mjs';
 import { WebDriver, KEYS } from './webdriver.mjs';
 
 const app = process.argv[2];
 const base = process.env.WEBDRIVER_URL || 'http://127.0.0.1:4444';
-const shots = new URL('../target/e2e-screenshots/', import.meta.url).pathname;
-mkdirSync(shots, { recursive: true });
 
 // Greedy, the demo model answers this prompt with 1,365 tokens (measured with
 // `k3 chat --greedy`): long enough to press Stop midway.
 const PROMPT = 'Say something long';
 
-let passed = 0;
-let failed = 0;
 const timings = {};
-
-async function step(name, body) {
-  const start = Date.now();
-  try {
-    await body();
-    passed += 1;
-    console.log(`ok   ${name} (${Date.now() - start} ms)`);
-  } catch (e) {
-    failed += 1;
-    console.log(`FAIL ${name}: ${e.stack || e}`);
-    throw e;
-  }
-}
-
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
-async function shot(d, name) {
-  writeFileSync(shots + name, await d.screenshot());
-}
+const run = journey();
+const step = run.step;
+const shot = screenshot;
 
 // In-page probes: timestamps (performance.now) of a key press or click and of the
 // first DOM state that shows its effect, recorded by a MutationObserver.
@@ -205,5 +184,5 @@ await step('restart: the conversation is restored from history', async () => {
 writeFileSync(shots + 'timings.json', JSON.stringify(timings, null, 2) + '\n');
 console.log(`timings: ${JSON.stringify(timings)}`);
 console.log(`screenshots: ${shots}`);
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+console.log(run.summary());
+process.exit(run.failed === 0 ? 0 : 1);

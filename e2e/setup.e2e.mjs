@@ -8,41 +8,25 @@
 // figures to target/e2e-screenshots/setup-timings.json.
 //
 // Usage: node e2e/setup.e2e.mjs /absolute/path/to/k3-desktop STORE_DIR   (tauri-driver on 127.0.0.1:4444)
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { SHOTS as shots, check, journey, screenshot } from './harness.mjs';
 import { KEYS, WebDriver } from './webdriver.mjs';
 
 const app = process.argv[2];
 const store = process.argv[3];
 const base = process.env.WEBDRIVER_URL || 'http://127.0.0.1:4444';
-const shots = new URL('../target/e2e-screenshots/', import.meta.url).pathname;
-mkdirSync(shots, { recursive: true });
 const timings = {};
-let passed = 0;
-let failed = 0;
-
-async function step(name, body) {
-  const start = Date.now();
-  try {
-    await body();
-    passed += 1;
-    console.log(`ok   ${name} (${Date.now() - start} ms)`);
-  } catch (e) {
-    failed += 1;
-    console.log(`FAIL ${name}: ${e.stack || e}`);
-    await shot(d, 'failure.png').catch(() => undefined);
-    const html = await d.exec('return document.body.innerText.slice(0, 2000);').catch(() => '');
-    console.log(`window text: ${html}`);
-    throw e;
-  }
-}
-
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
 
 async function shot(d, name) {
-  writeFileSync(`${shots}setup-${name}`, await d.screenshot());
+  await screenshot(d, `setup-${name}`);
 }
+
+let d = null;
+const run = journey(async () => {
+  await shot(d, 'failure.png');
+  console.log(`window text: ${await d.exec('return document.body.innerText.slice(0, 2000);')}`);
+});
+const step = run.step;
 
 const stepOf = (d) => d.exec(`const w = document.querySelector('.wizard'); return w ? w.dataset.step : null;`);
 
@@ -65,7 +49,7 @@ async function typeInto(d, css, value) {
   await d.type(field, value);
 }
 
-let d = await WebDriver.start(base, app);
+d = await WebDriver.start(base, app);
 let relaunchMs = 0;
 
 try {
@@ -169,6 +153,6 @@ try {
 } finally {
   writeFileSync(`${shots}setup-timings.json`, JSON.stringify(timings, null, 2));
   await d.quit().catch(() => undefined);
-  console.log(`${passed} passed, ${failed} failed`);
-  if (failed > 0) process.exitCode = 1;
+  console.log(run.summary());
+  if (run.failed > 0) process.exitCode = 1;
 }

@@ -540,3 +540,13 @@ fn doctor_json_names_the_machine_and_the_folders_drive() {
     assert_input_error(&["doctor", "--path", dir.join("missing").to_str().unwrap()], "missing");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bench_kernels_refuses_a_thread_count_it_would_not_start() {
+    for bad in ["0", "100000"] {
+        let out = k3(&["bench", "kernels", "--threads", bad, "--reps", "1"]);
+        assert_eq!(out.status.code(), Some(2), "--threads {bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--threads") && err.contains("1024"), "{err}");
+    }
+}

@@ -383,8 +383,8 @@ impl Engine {
     }
 }
 
-/// The most kernel threads an engine starts.
-const MAX_THREADS: usize = 1024;
+/// The most kernel threads an engine (or a benchmark) starts.
+pub const MAX_THREADS: usize = 1024;
 
 fn build_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     if let Some(n) = threads.filter(|&n| n == 0 || n > MAX_THREADS) {

@@ -17,6 +17,9 @@ pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
     let isa = dispatch::current().isa();
     let available: Vec<&str> = dispatch::available().iter().map(|body| body.isa().name()).collect();
     let all = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    if all == 0 || all > k3_engine::engine::MAX_THREADS {
+        return Err(super::input_error(format!("--threads {all}: give 1 to {}", k3_engine::engine::MAX_THREADS)));
+    }
     let mut runs = vec![kernel_suite(1, args.reps.max(1))?];
     if all > 1 {
         runs.push(kernel_suite(all, args.reps.max(1))?);

@@ -18,6 +18,7 @@ use super::progress::Tracker;
 use crate::durable::write_atomic;
 use crate::error::{StoreError, StoreResult};
 use crate::hub::{HubClient, RepoFile};
+use crate::retry::Backoff;
 
 pub struct Context {
     pub hub: HubClient,
@@ -49,6 +50,25 @@ impl Context {
             _ = self.stop.cancelled() => Err(StoreError::Stopped),
             _ = tokio::time::sleep(d) => Ok(()),
         }
+    }
+
+    /// Says why `path` is tried again and when, then waits (honouring the server's
+    /// `retry_after`) unless the download is stopped first.
+    pub async fn wait_to_retry(
+        &self,
+        path: &str,
+        reason: String,
+        backoff: &mut Backoff,
+        retry_after: Option<Duration>,
+    ) -> StoreResult<()> {
+        let wait = backoff.next_wait(retry_after);
+        self.emit(DownloadEvent::Retrying {
+            path: path.into(),
+            reason,
+            attempt: backoff.attempt(),
+            wait_seconds: wait.as_secs_f64(),
+        });
+        self.sleep(wait).await
     }
 
     /// Runs file-system work off the async threads.

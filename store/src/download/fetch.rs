@@ -114,14 +114,7 @@ async fn download_body(ctx: &Context, idx: usize, file: &RepoFile, mut w: ChunkW
                 ctx.notice(&file.path, format!("{reason}; asking the hub for a fresh URL at byte {durable}"));
             }
             AttemptEnd::Retry { reason, retry_after } => {
-                let wait = backoff.next_wait(retry_after);
-                ctx.emit(DownloadEvent::Retrying {
-                    path: file.path.clone(),
-                    reason,
-                    attempt: backoff.attempt(),
-                    wait_seconds: wait.as_secs_f64(),
-                });
-                ctx.sleep(wait).await?;
+                ctx.wait_to_retry(&file.path, reason, &mut backoff, retry_after).await?
             }
         }
     }

@@ -7,7 +7,6 @@
 use std::time::Duration;
 
 use super::context::Context;
-use super::events::DownloadEvent;
 use super::response::{classify, Answer, Verdict};
 use crate::error::{StoreError, StoreResult};
 use crate::hub::api::describe;
@@ -23,14 +22,7 @@ pub async fn fetch_bytes(ctx: &Context, file: &RepoFile, start: u64, len: u64) -
             Ok(bytes) => return Ok(bytes),
             Err(why) => why,
         };
-        let wait = backoff.next_wait(wait);
-        ctx.emit(DownloadEvent::Retrying {
-            path: file.path.clone(),
-            reason,
-            attempt: backoff.attempt(),
-            wait_seconds: wait.as_secs_f64(),
-        });
-        ctx.sleep(wait).await?;
+        ctx.wait_to_retry(&file.path, reason, &mut backoff, wait).await?;
     }
 }
 
