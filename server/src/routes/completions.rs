@@ -4,7 +4,7 @@
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use k3_runtime::CompletionTurn;
 
 use crate::api_error::ApiError;
@@ -19,11 +19,7 @@ use crate::state::AppState;
 const DEFAULT_MAX_TOKENS: usize = 16;
 
 pub async fn completions(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    match prepare(&state, &headers, body).await {
-        Ok((generation, true)) => generation.stream(&state),
-        Ok((generation, false)) => generation.collect().await,
-        Err(e) => e.into_response(),
-    }
+    super::answer(&state, prepare(&state, &headers, body).await).await
 }
 
 async fn prepare(state: &AppState, headers: &HeaderMap, body: Body) -> Result<(Generation, bool), ApiError> {

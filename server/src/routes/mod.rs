@@ -25,6 +25,16 @@ use crate::config::{RequestLog, RequestLogFn};
 use crate::security::{guard, Guard};
 use crate::state::AppState;
 
+/// A prepared generation answered as SSE (`stream: true`) or as one JSON body; a refusal
+/// as its error.
+async fn answer(state: &AppState, prepared: Result<(crate::generation::Generation, bool), ApiError>) -> Response {
+    match prepared {
+        Ok((generation, true)) => generation.stream(state),
+        Ok((generation, false)) => generation.collect().await,
+        Err(e) => e.into_response(),
+    }
+}
+
 /// The peer of a connection, set by the accept loop.
 #[derive(Debug, Clone, Copy)]
 pub struct Peer(pub SocketAddr);
