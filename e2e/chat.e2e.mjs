@@ -6,6 +6,7 @@
 //
 // Usage: node e2e/chat.e2e.mjs /absolute/path/to/k3-desktop   (tauri-driver on 127.0.0.1:4444)
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { SHOTS as shots, check, journey, screenshot } from './harness.mjs';
 import { WebDriver, KEYS } from './webdriver.mjs';
 
@@ -153,6 +154,47 @@ await step('settings + regenerate: a new reply of exactly max tokens replaces th
     `const li = document.querySelector('[data-testid=conversation-list] li[aria-current], [data-testid=conversation-list] li.active, [data-testid=conversation-list] li'); return li ? li.textContent : null;`,
   );
   await shot(d, '04-regenerated.png');
+});
+
+/** A port nothing listens on right now. */
+const freePort = () =>
+  new Promise((resolve, reject) => {
+    const srv = createServer().once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+
+const squash = (t) => t.replace(/\s+/g, ' ').trim();
+
+await step('settings › local API: the toggle serves the window\'s model on loopback', async () => {
+  const port = await freePort();
+  await d.click(await d.find('button[aria-label="App settings"]'));
+  await d.until('the settings sheet', async () => (await d.findAll('[data-testid=api-toggle]')).length === 1);
+  await retype(d, '[data-testid=api-port]', port);
+  await d.click(await d.find('[data-testid=api-toggle]'));
+  const url = `http://127.0.0.1:${port}/v1`;
+  await d.until('the API running', async () => (await d.text(await d.find('[data-testid=api-state]'))).startsWith(`Running at ${url}`));
+  const models = await (await fetch(`${url}/models`)).json();
+  const id = models.data[0].id;
+  // The same prompt, greedy, 40 tokens, through the API: the window's regenerated reply, word for word.
+  const body = { model: id, messages: [{ role: 'user', content: PROMPT }], max_tokens: 40, temperature: 0 };
+  const answer = await fetch(`${url}/chat/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  check(answer.status === 200, `chat completion answered ${answer.status}`);
+  const completion = await answer.json();
+  check(completion.usage.completion_tokens === 40, `usage: ${JSON.stringify(completion.usage)}`);
+  const windowReply = saved.find((m) => m.role === 'assistant').text;
+  check(squash(completion.choices[0].message.content) === squash(windowReply),
+    `the API's reply differs from the window's:\n${completion.choices[0].message.content}\n---\n${windowReply}`);
+  await d.until('the request log', async () => /POST \/v1\/chat\/completions/.test(await d.text(await d.find('[data-testid=api-log]'))), 10000);
+  await shot(d, '04b-local-api.png');
+  await d.click(await d.find('[data-testid=api-toggle]'));
+  await d.until('the API off', async () => (await d.text(await d.find('[data-testid=api-state]'))) === 'Off');
+  const refused = await fetch(`${url}/models`).then(() => 'answered', () => 'refused');
+  check(refused === 'refused', 'the port still answers after the toggle went off');
+  await d.click(await d.find('button[aria-label="Close settings"]'));
+  await d.until('the settings sheet to close', async () => (await d.findAll('[data-testid=app-settings]')).length === 0);
 });
 
 await step('restart: the conversation is restored from history', async () => {

@@ -30,4 +30,7 @@ pub const COMMANDS: &[&str] = &[
     "setup_pause",
     "setup_adopt",
     "setup_dismiss",
+    "api_status",
+    "api_start",
+    "api_stop",
 ];

@@ -11,6 +11,8 @@
 pub mod commands;
 pub mod history;
 pub mod ipc;
+pub mod json_file;
+pub mod local_api;
 pub mod options;
 pub mod setup;
 pub mod state;
@@ -22,7 +24,7 @@ use tauri::Manager;
 
 /// Registers every command (the lockstep test invokes each name through this).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    use commands::{conversations::*, generate::*, links::*, model::*, setup::*};
+    use commands::{conversations::*, generate::*, links::*, local_api::*, model::*, setup::*};
     builder.invoke_handler(tauri::generate_handler![
         current_model,
         open_model,
@@ -49,6 +51,9 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         setup_pause,
         setup_adopt,
         setup_dismiss,
+        api_status,
+        api_start,
+        api_stop,
     ])
 }
 
@@ -68,8 +73,20 @@ pub fn run() {
             app.manage(state);
             Ok(())
         });
-    if let Err(e) = with_commands(builder).run(tauri::generate_context!()) {
-        eprintln!("k3-desktop: {e}");
-        std::process::exit(1);
-    }
+    let app = match with_commands(builder).build(tauri::generate_context!()) {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("k3-desktop: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|app, event| {
+        if let tauri::RunEvent::Exit = event {
+            // Close the local API's connections (cancelling their generations) before the
+            // process ends; its saved on/off choice stays for the next start.
+            if let Some(state) = app.try_state::<state::AppState>() {
+                state.local_api.shutdown();
+            }
+        }
+    });
 }

@@ -1,6 +1,7 @@
 //! `AppState`: what every command reaches through `tauri::State`.
 //!
-//! Owns: the engine worker handle, the history store, and where the demo model lives.
+//! Owns: the engine worker handle, the history store, where the demo model lives, the
+//! setup wizard's host and the local API.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,6 +21,8 @@ pub struct AppState {
     pub preset: k3_plan::Preset,
     /// The setup wizard's saved state and running job.
     pub setup: Arc<crate::setup::SetupHost>,
+    /// The local OpenAI-compatible API over the same runtime (Settings › Local API).
+    pub local_api: Arc<crate::local_api::LocalApi>,
 }
 
 /// Name of the history database inside the data folder.
@@ -39,7 +42,8 @@ impl AppState {
             ..crate::options::demo_model(resource_dir)
         };
         let (context_length, preset) = (options.context_length, options.preset);
-        Ok(AppState { worker: Arc::new(worker), store, demo, context_length, preset, setup })
+        let local_api = Arc::new(crate::local_api::LocalApi::open(worker.runtime(), data_dir));
+        Ok(AppState { worker: Arc::new(worker), store, demo, context_length, preset, setup, local_api })
     }
 
     pub fn history(&self) -> Result<MutexGuard<'_, HistoryStore>, IpcError> {

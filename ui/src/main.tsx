@@ -5,6 +5,7 @@ import "./styles/base.css";
 import "./styles/chat.css";
 import "./styles/markdown.css";
 import "./styles/wizard.css";
+import "./styles/settings.css";
 import { applyTheme, loadTheme } from "./theme";
 
 applyTheme(loadTheme());

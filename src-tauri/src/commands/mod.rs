@@ -3,5 +3,6 @@
 pub mod conversations;
 pub mod generate;
 pub mod links;
+pub mod local_api;
 pub mod model;
 pub mod setup;

@@ -54,6 +54,10 @@ pub fn render_typescript() -> String {
         decl::<crate::commands::setup::SetupStatus>(&cfg),
         decl::<crate::commands::setup::SetupAdvance>(&cfg),
         decl::<crate::commands::setup::SetupChoice>(&cfg),
+        decl::<crate::local_api::ApiSettings>(&cfg),
+        decl::<crate::local_api::ApiProblem>(&cfg),
+        decl::<crate::local_api::ApiLogLine>(&cfg),
+        decl::<crate::local_api::ApiStatus>(&cfg),
     ];
     format!("{HEADER}\n{}", decls.join("\n"))
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::flow::SetupStep;
-use crate::ipc::error::{ErrorCode, IpcError};
+use crate::ipc::error::IpcError;
 
 /// The settings file inside the data folder.
 pub const SETUP_FILE: &str = "setup.json";
@@ -68,14 +68,7 @@ impl SetupSettings {
     /// The saved settings, or the defaults when there are none (or they are unreadable:
     /// the file is then kept aside as `setup.json.unreadable`, never silently lost).
     pub fn load(data_dir: &Path, repo_override: Option<&str>) -> SetupSettings {
-        let path = data_dir.join(SETUP_FILE);
-        let mut s = match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|_| {
-                let _ = std::fs::rename(&path, data_dir.join(format!("{SETUP_FILE}.unreadable")));
-                SetupSettings::default()
-            }),
-            Err(_) => SetupSettings::default(),
-        };
+        let mut s: SetupSettings = crate::json_file::load_or_default(data_dir, SETUP_FILE);
         if let Some(repo) = repo_override {
             s.repo = repo.into();
         }
@@ -83,10 +76,7 @@ impl SetupSettings {
     }
 
     pub fn save(&self, data_dir: &Path) -> Result<(), IpcError> {
-        let path = data_dir.join(SETUP_FILE);
-        let io = |e: String| IpcError::new(ErrorCode::Io, format!("saving {}: {e}", path.display()));
-        let text = serde_json::to_vec_pretty(self).map_err(|e| io(e.to_string()))?;
-        k3_store::durable::write_atomic(&path, &text).map_err(|e| io(e.to_string()))
+        crate::json_file::save(data_dir, SETUP_FILE, self)
     }
 
     /// The trunk folder the jobs use.

@@ -25,16 +25,21 @@ use crate::ipc::events::EventEmitter;
 
 /// The handle commands use; cheap to share.
 pub struct Worker {
-    runtime: Runtime,
+    runtime: Arc<Runtime>,
     store: Arc<Mutex<HistoryStore>>,
 }
 
 impl Worker {
     /// Starts the runtime and queues the opening of `startup`.
     pub fn spawn(store: Arc<Mutex<HistoryStore>>, startup: ModelTarget) -> std::io::Result<Worker> {
-        let runtime = Runtime::start()?;
+        let runtime = Arc::new(Runtime::start()?);
         runtime.queue_open(startup.request());
         Ok(Worker { runtime, store })
+    }
+
+    /// The one runtime, for the local API server to queue on.
+    pub fn runtime(&self) -> Arc<Runtime> {
+        self.runtime.clone()
     }
 
     /// The runtime's live view (readable while a reply runs).

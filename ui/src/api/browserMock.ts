@@ -4,6 +4,7 @@
 // stats, finished/failed) at about 1000 tokens per second (like the demo model), honouring cancel.
 // Must not: import @tauri-apps/api, or be imported by anything but engine.ts (it is a lazy chunk).
 import type {
+  ApiStatus,
   Conversation,
   ConversationSummary,
   GenerationEvent,
@@ -32,6 +33,10 @@ export function createMockTransport(): Transport {
   let nextJob = 1;
   const cancelled = new Set<number>();
   const now = () => Date.now();
+  let apiStatus: ApiStatus = {
+    settings: { enabled: false, port: 8000, apiKey: "", lan: false, lanAddress: "" },
+    running: false, baseUrl: null, generationsInFlight: 0, requests: 0, log: [], problem: null,
+  };
 
   const get = (id: unknown): Conversation => {
     const c = convs.get(Number(id));
@@ -61,6 +66,13 @@ export function createMockTransport(): Transport {
         overrides: [], dismissed: true, adopted: false,
       },
     }),
+    // The browser preview has no network server: the Local API section shows it off.
+    api_status: () => apiStatus,
+    api_start: (a) => {
+      apiStatus = { ...apiStatus, settings: a.settings as ApiStatus["settings"], problem: { kind: "failed", message: "the browser preview cannot listen on a port" } };
+      return apiStatus;
+    },
+    api_stop: () => (apiStatus = { ...apiStatus, running: false, problem: null }),
     list_conversations: () => [...convs.values()].sort((x, y) => y.updatedAt - x.updatedAt).map(summary),
     create_conversation: () => {
       const c: Conversation = {

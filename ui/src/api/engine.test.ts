@@ -51,6 +51,18 @@ describe("commands", () => {
     ]);
   });
 
+  it("call the local API commands with the settings under `settings`", async () => {
+    const settings = { enabled: true, port: 8001, apiKey: "k", lan: false, lanAddress: "" };
+    await engine.apiStatus();
+    await engine.apiStart(settings);
+    await engine.apiStop();
+    expect(invoke.mock.calls).toEqual([
+      ["api_status", {}],
+      ["api_start", { settings }],
+      ["api_stop", {}],
+    ]);
+  });
+
   it("start generations with a Channel whose messages reach the callback", async () => {
     invoke.mockResolvedValue(77);
     const got: GenerationEvent[] = [];

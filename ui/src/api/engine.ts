@@ -19,6 +19,8 @@ import type {
   MachineView,
   PresetRow,
   SamplingSettings,
+  ApiSettings,
+  ApiStatus,
   SetupAdvance,
   SetupChoice,
   SetupEvent,
@@ -195,3 +197,8 @@ export const setupSpeedTest = (dir: string, onEvent: (e: SetupEvent) => void) =>
   stream<SpeedSummary>("setup_speed_test", { dir }, onEvent);
 /** Runs download → pack → first load from the saved step; null when paused. */
 export const setupRun = (onEvent: (e: SetupEvent) => void) => stream<ModelInfo | null>("setup_run", {}, onEvent);
+
+// ---- local API (Settings › Local API) ----
+export const apiStatus = () => call<ApiStatus>("api_status");
+export const apiStart = (settings: ApiSettings) => call<ApiStatus>("api_start", { settings });
+export const apiStop = () => call<ApiStatus>("api_stop");

@@ -1,6 +1,6 @@
 // The chat window's layout and its global shortcuts (Ctrl/⌘+N or Ctrl/⌘+Shift+O new chat, Esc stop or
 // cancel an edit). Everything it shows comes from ChatState; everything it does goes through ChatActions.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { type ChatActions, useChat } from "../state/controller";
 import type { ChatState } from "../state/chat";
 import { isRunning } from "../state/stream";
@@ -9,13 +9,14 @@ import { ChatView } from "./ChatView";
 import { Composer } from "./Composer";
 import { DemoBanner, ModelBar } from "./ModelBar";
 import { ErrorRegion, PhaseStrip, StatusLine } from "./Notices";
+import { AppSettings } from "./AppSettings";
 import { SettingsPanel } from "./SettingsPanel";
 import { Sidebar } from "./Sidebar";
 import { Wizard } from "./Wizard";
 import * as engine from "../api/engine";
 import type { SetupSettings } from "../generated/ipc";
 
-function useShortcuts(state: ChatState, actions: ChatActions) {
+function useShortcuts(state: ChatState, actions: ChatActions, toggleAppSettings: () => void) {
   const ref = useRef(state);
   ref.current = state;
   useEffect(() => {
@@ -25,6 +26,9 @@ function useShortcuts(state: ChatState, actions: ChatActions) {
       if ((mod && !e.shiftKey && key === "n") || (mod && e.shiftKey && key === "o")) {
         e.preventDefault();
         void actions.newChat();
+      } else if (mod && e.key === ",") {
+        e.preventDefault();
+        toggleAppSettings();
       } else if (e.key === "Escape" && !e.defaultPrevented) {
         if (ref.current.editingId !== null) actions.cancelEdit();
         else if (isRunning(ref.current.stream)) void actions.stop();
@@ -32,7 +36,7 @@ function useShortcuts(state: ChatState, actions: ChatActions) {
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [actions]);
+  }, [actions, toggleAppSettings]);
 }
 
 function ThemeToggle() {
@@ -66,7 +70,10 @@ export function App() {
   const [state, actions] = useChat();
   const [settingsOpen, setSettingsOpen] = useState(false);
   const [setup, closeSetup, reopenSetup] = useSetup();
-  useShortcuts(state, actions);
+  const [appSettingsOpen, setAppSettingsOpen] = useState(false);
+  const toggleAppSettings = useCallback(() => setAppSettingsOpen((o) => !o), []);
+  const closeAppSettings = useCallback(() => setAppSettingsOpen(false), []);
+  useShortcuts(state, actions, toggleAppSettings);
   const busy = isRunning(state.stream);
   const current = state.current;
 
@@ -93,6 +100,9 @@ export function App() {
             Set up Kimi K3…
           </button>
           <ThemeToggle />
+          <button type="button" class="app-settings-entry" aria-label="App settings" title="Settings (Ctrl+,)" onClick={toggleAppSettings}>
+            Settings
+          </button>
         </header>
         <DemoBanner model={state.model} />
         <ErrorRegion error={state.error} onDismiss={actions.dismissError} />
@@ -134,6 +144,7 @@ export function App() {
           onStop={() => void actions.stop()}
         />
       </main>
+      {appSettingsOpen && <AppSettings onClose={closeAppSettings} />}
       {setup && (
         <Wizard
           initial={setup}

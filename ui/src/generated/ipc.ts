@@ -171,3 +171,67 @@ confirm: string | null,
  * Go back to an earlier screen.
  */
 backTo: SetupStep | null, };
+
+/**
+ * The local API as the user set it up.
+ */
+export type ApiSettings = { 
+/**
+ * Running (and started again when the app opens).
+ */
+enabled: boolean, port: number, 
+/**
+ * Bearer key clients must send; empty: any key is accepted.
+ */
+apiKey: string, 
+/**
+ * Listen on `lan_address` instead of loopback (needs a key).
+ */
+lan: boolean, 
+/**
+ * This machine's address on the local network, when `lan`.
+ */
+lanAddress: string, };
+
+/**
+ * Why the local API did not start.
+ */
+export type ApiProblem = { "kind": "portTaken", port: number, nextFree: number | null, } | { "kind": "lanNeedsKey" } | { "kind": "badAddress", address: string, reason: string, } | { "kind": "badPort" } | { "kind": "failed", message: string, };
+
+/**
+ * One answered request (the path only: a query string is never kept).
+ */
+export type ApiLogLine = { 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+atMs: number, method: string, path: string, status: number, 
+/**
+ * Until the response head was ready (a stream goes on after it).
+ */
+seconds: number, 
+/**
+ * The client's address, e.g. `127.0.0.1:53122`.
+ */
+peer: string | null, };
+
+/**
+ * The local API now.
+ */
+export type ApiStatus = { settings: ApiSettings, running: boolean, 
+/**
+ * What to give a client, e.g. `http://127.0.0.1:8000/v1`.
+ */
+baseUrl: string | null, 
+/**
+ * Generations from API clients running or waiting.
+ */
+generationsInFlight: number, 
+/**
+ * Requests answered since the server started.
+ */
+requests: number, 
+/**
+ * The most recent requests, newest last.
+ */
+log: Array<ApiLogLine>, problem: ApiProblem | null, };
