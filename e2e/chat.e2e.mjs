@@ -7,7 +7,7 @@
 // Usage: node e2e/chat.e2e.mjs /absolute/path/to/k3-desktop   (tauri-driver on 127.0.0.1:4444)
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { SHOTS as shots, check, journey, screenshot } from './harness.mjs';
+import { GOLDEN, SHOTS as shots, check, journey, messages, retype, screenshot, setGreedyMaxTokens } from './harness.mjs';
 import { WebDriver, KEYS } from './webdriver.mjs';
 
 const app = process.argv[2];
@@ -15,7 +15,7 @@ const base = process.env.WEBDRIVER_URL || 'http://127.0.0.1:4444';
 
 // Greedy, the demo model answers this prompt with 1,365 tokens (measured with
 // `k3 chat --greedy`): long enough to press Stop midway.
-const PROMPT = 'Say something long';
+const PROMPT = GOLDEN.prompt;
 
 const timings = {};
 const run = journey();
@@ -42,26 +42,6 @@ const INSTALL_PROBES = `
   new MutationObserver(look).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
 `;
 
-/** Replaces a field's value the way a person does: go to the end, backspace, type. */
-async function retype(d, css, value) {
-  const field = await d.until(css, async () => (await d.findAll(css))[0]);
-  await d.click(field);
-  await d.type(field, KEYS.end + KEYS.backspace.repeat(12) + String(value));
-  const now = await d.exec(`return document.querySelector(${JSON.stringify(css)}).value;`);
-  check(now === String(value), `${css} reads ${now}, expected ${value}`);
-}
-
-/** Opens the conversation settings, sets greedy decoding and max tokens, saves. */
-async function setGreedyMaxTokens(d, n) {
-  if ((await d.findAll('#max-tokens')).length === 0) {
-    await d.click(await d.find('button[aria-label="Conversation settings"]'));
-  }
-  await retype(d, '#temperature', 0);
-  await retype(d, '#max-tokens', n);
-  await d.click(await d.find('button[aria-label="Save settings"]'));
-  await d.until('the settings panel to close after saving', async () => (await d.findAll('#max-tokens')).length === 0);
-}
-
 async function launch() {
   const t0 = Date.now();
   const d = await WebDriver.start(base, app);
@@ -80,11 +60,6 @@ async function launch() {
   }
   return { d, ms: Date.now() - t0, wizard: wizard.length > 0 };
 }
-
-const messages = (d) =>
-  d.exec(`return [...document.querySelectorAll('.message')].map(m => ({
-    role: m.dataset.role, status: m.dataset.status, id: m.dataset.id || null,
-    text: (m.querySelector('.content') || m).textContent }));`);
 
 let first = null;
 let saved = null;
@@ -139,7 +114,7 @@ await step('stop: the reply ends as stopped, partial text kept', async () => {
 });
 
 await step('settings + regenerate: a new reply of exactly max tokens replaces the stopped one', async () => {
-  await setGreedyMaxTokens(d, 40);
+  await setGreedyMaxTokens(d, GOLDEN.maxTokens);
   const before = (await messages(d)).find((m) => m.role === 'assistant');
   await d.click(await d.find('button[aria-label="Regenerate"]'));
   await d.until('a complete regenerated reply', async () => {
@@ -150,6 +125,7 @@ await step('settings + regenerate: a new reply of exactly max tokens replaces th
   const stats = await d.text(await d.find('.message[data-role=assistant] .stats'));
   check(/\b40\b/.test(stats), `stats line should count 40 tokens: ${stats}`);
   saved = await messages(d);
+  writeFileSync(GOLDEN.file, JSON.stringify({ ...GOLDEN, text: saved.find((m) => m.role === 'assistant').text }) + '\n');
   conversationTitle = await d.exec(
     `const li = document.querySelector('[data-testid=conversation-list] li[aria-current], [data-testid=conversation-list] li.active, [data-testid=conversation-list] li'); return li ? li.textContent : null;`,
   );

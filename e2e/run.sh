@@ -3,6 +3,7 @@
 # tauri-driver + WebKitWebDriver. The app's data folder is a fresh temporary directory.
 # Then the setup wizard's journey against the fake Hugging Face hub (tests/examples/fake_hub,
 # built by `cargo build -p k3-tests --example fake_hub`) with its own fresh data folder.
+# Then "I already have the files" on a plain copy of that checkpoint (adopt.e2e.mjs).
 # Usage: bash e2e/run.sh target/debug/k3-desktop
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,3 +36,15 @@ tauri-driver --port 4444 >> "$log" 2>&1 &
 driver=$!
 for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.1; done
 node e2e/setup.e2e.mjs "$app" "$store/Kimi-K3-tiny"
+
+# The adopt journey: a fresh data folder, and a plain copy of the checkpoint the hub serves.
+adopt=$(mktemp -d -p "$PWD/target")
+trap 'kill $driver $hub 2>/dev/null || true; rm -rf "$setup_data" "$store" "$adopt"; [ -n "${K3_E2E_DATA_DIR:-}" ] || rm -rf "$data"' EXIT
+find fixtures/tiny-mxfp4 -maxdepth 1 -type f -exec cp {} "$adopt/" \;
+export K3APP_DATA_DIR="$setup_data/adopt-app"
+kill $driver 2>/dev/null || true
+wait $driver 2>/dev/null || true
+tauri-driver --port 4444 >> "$log" 2>&1 &
+driver=$!
+for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.1; done
+node e2e/adopt.e2e.mjs "$app" "$adopt"

@@ -2,15 +2,15 @@
 // against the fake Hugging Face hub on 127.0.0.1 (HF_ENDPOINT, serving the tiny same-graph model as
 // K3APP_REPO): fresh data folder → the wizard appears → hardware and drives show this machine's
 // numbers → the speed test runs on the store folder → a preset is chosen → the download starts,
-// the hub drops the connection once and the window shows the retry → the app is closed mid-download
-// and relaunched: the wizard resumes with the bytes kept → verify → pack → load → a chat answers on
-// the downloaded model. Screenshots of every step go to target/e2e-screenshots/setup-*.png and the
-// figures to target/e2e-screenshots/setup-timings.json.
+// the hub drops the connection once and the window shows the retry → the app is killed (SIGKILL)
+// mid-download and relaunched: the wizard resumes with the bytes kept → verify → pack → load → a
+// chat on the downloaded model answers with the demo model's exact greedy reply. Screenshots of
+// every step go to target/e2e-screenshots/setup-*.png, the figures to setup-timings.json.
 //
 // Usage: node e2e/setup.e2e.mjs /absolute/path/to/k3-desktop STORE_DIR   (tauri-driver on 127.0.0.1:4444)
 import { writeFileSync } from 'node:fs';
-import { SHOTS as shots, check, journey, screenshot } from './harness.mjs';
-import { KEYS, WebDriver } from './webdriver.mjs';
+import { SHOTS as shots, askGolden, check, journey, killApp, screenshot } from './harness.mjs';
+import { WebDriver } from './webdriver.mjs';
 
 const app = process.argv[2];
 const store = process.argv[3];
@@ -122,8 +122,8 @@ try {
     check(timings.setupEventsPerSecond <= 12, `the window redrew ${timings.setupEventsPerSecond} times a second`);
   });
 
-  await step('closed mid-download and relaunched, the wizard resumes with the bytes kept', async () => {
-    await d.quit();
+  await step('killed mid-download (SIGKILL) and relaunched, the wizard resumes with the bytes kept', async () => {
+    await killApp(d, app);
     const t0 = Date.now();
     d = await WebDriver.start(base, app);
     await d.until('the wizard at download', async () => (await d.findAll('.wizard[data-step=download]')).length === 1, 60000);
@@ -143,11 +143,9 @@ try {
     const bar = await d.exec(`return document.querySelector('.topbar').textContent;`);
     check(!/demo/i.test(bar), `still on the demo model: ${bar}`);
     await shot(d, '08-ready-chat.png');
-    await d.click(await d.find('button[aria-label="New chat"]'));
-    const composer = await d.find('#composer');
-    await d.type(composer, 'Hello');
-    await d.type(composer, KEYS.enter);
-    await d.until('a finished reply', async () => (await d.findAll('.message[data-role=assistant][data-status=complete]')).length === 1, 120000);
+    // The same weights as the bundled demo (every byte hashed), here streamed from the packed
+    // trunk at the chosen preset: the reply must be the demo's, token for token.
+    await askGolden(d);
     await shot(d, '09-first-reply.png');
   });
 } finally {

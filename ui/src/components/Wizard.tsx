@@ -180,7 +180,7 @@ function Welcome({ next, guard, setSettings }: StepProps) {
         <div class="adopt">
           <label>
             Folder with the checkpoint
-            <input type="text" value={path} onInput={(e) => setPath((e.target as HTMLInputElement).value)} placeholder="/models/Kimi-K3" />
+            <input type="text" name="adopt" value={path} onInput={(e) => setPath((e.target as HTMLInputElement).value)} placeholder="/models/Kimi-K3" />
           </label>
           <button type="button" onClick={() => void adopt()} disabled={path.trim() === ""}>
             Use these files
