@@ -140,8 +140,11 @@ fn damaging() -> Vec<(&'static str, Corrupt)> {
     ]
 }
 
-/// The files at `path` (a file's bytes, or a directory's entries and their bytes).
-fn snapshot(path: &Path) -> Vec<(String, Vec<u8>)> {
+/// A file's bytes, or a directory's entries and their bytes.
+type Snapshot = Vec<(String, Vec<u8>)>;
+
+/// The files at `path`.
+fn snapshot(path: &Path) -> Snapshot {
     if path.is_dir() {
         let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(path)
             .unwrap()
@@ -166,15 +169,15 @@ fn every_damaged_file_is_set_aside_unchanged_and_a_new_history_starts() {
         let path = dir.path().join("chats.sqlite");
         std::fs::copy(template.path().join("chats.sqlite"), &path).unwrap();
         corrupt(&path);
-        let before: Vec<(PathBuf, Vec<(String, Vec<u8>)>)> =
-            [path.clone(), wal(&path)].into_iter().filter(|p| p.exists()).map(|p| (p.clone(), snapshot(&p))).collect();
+        let before: Vec<Snapshot> =
+            [path.clone(), wal(&path)].into_iter().filter(|p| p.exists()).map(|p| snapshot(&p)).collect();
 
         let opened = open_for_app(&path).unwrap();
         let notice = opened.notice.unwrap_or_else(|| panic!("{name}: no notice"));
         assert_eq!(notice.kind, HistoryNoticeKind::Damaged, "{name}: {}", notice.message);
         assert!(notice.saved, "{name}: a new history is saved");
         assert_eq!(notice.set_aside.len(), before.len(), "{name}: every file of the set moved: {:?}", notice.set_aside);
-        for ((_, bytes), aside) in before.iter().zip(&notice.set_aside) {
+        for (bytes, aside) in before.iter().zip(&notice.set_aside) {
             let aside = Path::new(aside);
             assert!(
                 aside.file_name().unwrap().to_string_lossy().contains("chats.sqlite.damaged-"),
@@ -225,7 +228,8 @@ fn a_history_from_a_newer_app_is_left_untouched_and_nothing_is_saved_over_it() {
 /// Leftovers SQLite would discard or replay: set aside, the history intact.
 #[test]
 fn a_damaged_wal_or_a_stray_journal_is_set_aside_and_the_history_opens_intact() {
-    let leftovers: [(&str, fn(&Path) -> PathBuf); 4] = [
+    type MakeLeftover = fn(&Path) -> PathBuf;
+    let leftovers: [(&str, MakeLeftover); 4] = [
         ("garbage WAL", |p| {
             std::fs::write(wal(p), garbage(8, 5 * PAGE + 32)).unwrap();
             wal(p)

@@ -142,7 +142,7 @@ fn header_damage(meta: &Metadata, h: &[u8], wal_has_pages: bool) -> Option<Damag
     if let Some(d) = field_damage(h) {
         return Some(d);
     }
-    if len % u64::from(page_size) != 0 {
+    if !len.is_multiple_of(u64::from(page_size)) {
         return Some(Damage::PartialPage { len, page_size });
     }
     let pages = be32(h, 28);
@@ -188,9 +188,9 @@ pub fn wal_header_ok(path: &Path) -> std::io::Result<bool> {
 /// SQLite's WAL checksum over `data` (a multiple of 8 bytes), words read in the order the
 /// magic number names.
 fn wal_checksum(data: &[u8], big_endian: bool) -> (u32, u32) {
-    let word = |c: &[u8]| match c {
-        &[a, b, c, d] if big_endian => u32::from_be_bytes([a, b, c, d]),
-        &[a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
+    let word = |c: &[u8]| match *c {
+        [a, b, c, d] if big_endian => u32::from_be_bytes([a, b, c, d]),
+        [a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
         _ => 0,
     };
     data.chunks_exact(8).fold((0u32, 0u32), |(s0, s1), pair| {
