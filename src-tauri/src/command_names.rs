@@ -9,6 +9,7 @@ pub const COMMANDS: &[&str] = &[
     "open_model",
     "pick_model_folder",
     "open_link",
+    "history_notice",
     "list_conversations",
     "create_conversation",
     "get_conversation",

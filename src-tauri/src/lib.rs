@@ -30,6 +30,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         open_model,
         pick_model_folder,
         open_link,
+        history_notice,
         list_conversations,
         create_conversation,
         get_conversation,

@@ -260,3 +260,25 @@ fn the_setup_wizard_walks_and_persists_through_ipc() {
     assert_eq!(dismissed["wizard"], json!(false), "Try the demo model closes the wizard");
     assert_eq!(invoke(&webview, "setup_pause", json!({})).unwrap(), json!(false));
 }
+
+/// A damaged history does not stop the app: it starts on a new history and
+/// `history_notice` tells the UI which file was kept aside; a sound start has no notice.
+#[test]
+fn a_damaged_history_starts_the_app_with_a_notice_naming_the_file_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (_app, webview) = app(dir.path());
+        assert_eq!(invoke(&webview, "history_notice", json!({})).unwrap(), Value::Null);
+    }
+    let file = dir.path().join(k3_desktop::state::HISTORY_FILE);
+    let garbage: Vec<u8> = (0..8192u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(&file, &garbage).unwrap();
+    let (_app, webview) = app(dir.path());
+    let notice = invoke(&webview, "history_notice", json!({})).unwrap();
+    assert_eq!(notice["kind"], json!("damaged"), "{notice}");
+    assert_eq!(notice["saved"], json!(true));
+    let kept = notice["setAside"][0].as_str().unwrap();
+    assert!(notice["message"].as_str().unwrap().contains(kept), "{notice}");
+    assert_eq!(std::fs::read(kept).unwrap(), garbage, "the damaged bytes are kept");
+    assert_eq!(invoke(&webview, "list_conversations", json!({})).unwrap(), json!([]));
+}

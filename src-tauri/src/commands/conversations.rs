@@ -1,12 +1,20 @@
-//! Conversation commands over the history store: list, create, read, update, delete, export.
+//! Conversation commands over the history store: list, create, read, update, delete, export,
+//! and the history's startup notice.
 
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 
 use crate::history::export_conversation as render_export;
-use crate::ipc::dto::{Conversation, ConversationSummary, ExportFile, ExportFormat, SamplingSettings};
+use crate::ipc::dto::{Conversation, ConversationSummary, ExportFile, ExportFormat, HistoryNotice, SamplingSettings};
 use crate::ipc::error::{ErrorCode, IpcError};
 use crate::state::AppState;
+
+/// What the history's startup check found (a damaged file set aside, a newer app's file
+/// left alone), or null when the history opened as it was.
+#[tauri::command]
+pub async fn history_notice(state: State<'_, AppState>) -> Result<Option<HistoryNotice>, IpcError> {
+    Ok(state.history_notice.clone())
+}
 
 #[tauri::command]
 pub async fn list_conversations(state: State<'_, AppState>) -> Result<Vec<ConversationSummary>, IpcError> {

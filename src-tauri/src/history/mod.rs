@@ -1,7 +1,9 @@
 //! Chat history in SQLite: conversations and their messages, in the app's data folder.
 //!
 //! Owns: the database file (`chats.sqlite`, WAL), its schema migrations, reads and writes
-//! of conversations and messages, and exports to Markdown and JSON.
+//! of conversations and messages, exports to Markdown and JSON, and the startup check
+//! (`open_for_app`): a damaged file is set aside unchanged and a new one started, a newer
+//! app's file is left alone.
 //! Must not: know about Tauri or the engine (callers map rows to engine messages), or
 //! store the wire DTOs as they are: the JSON columns are `records`' own row types.
 //! Easy to break: a message is written in one transaction when it completes, so a crash
@@ -10,12 +12,16 @@
 
 mod error;
 mod export;
+mod header;
+mod quarantine;
 mod records;
 mod schema;
+mod startup;
 mod store;
 
 pub use error::HistoryError;
 pub use export::{export_conversation, export_file_name};
 pub use records::{SETTINGS_KEYS, STATS_KEYS};
 pub use schema::{MIGRATIONS, SCHEMA_VERSION};
+pub use startup::{open_for_app, StartupHistory};
 pub use store::{HistoryStore, NewAssistantMessage, DEFAULT_TITLE};

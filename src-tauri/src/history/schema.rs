@@ -28,3 +28,12 @@ pub const MIGRATIONS: &[&str] = &[
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The schema objects of `conn` (type, name, table, SQL), in a fixed order: what a file's
+/// tables are compared by.
+pub fn schema_of(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<[String; 4]>> {
+    let mut stmt = conn
+        .prepare("SELECT type, name, tbl_name, COALESCE(sql, '') FROM sqlite_master ORDER BY type, name, tbl_name")?;
+    let rows = stmt.query_map([], |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?]))?;
+    rows.collect()
+}

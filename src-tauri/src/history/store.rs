@@ -12,6 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::error::HistoryError;
+use super::quarantine::with_suffix;
 use super::records::{SettingsRecord, StatsRecord};
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 use crate::ipc::dto::{
@@ -50,6 +51,45 @@ impl HistoryStore {
         let conn = Connection::open(path).map_err(|source| HistoryError::Sqlite { path: path.into(), source })?;
         let store = HistoryStore { conn, path: path.into() };
         store.configure()?;
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// Creates a new history at `path` (which must not exist) without ever leaving a
+    /// half-made file there: the database is built and migrated as `<path>.creating`, its
+    /// WAL checkpointed away, then renamed into place and the folder synced.
+    pub fn create_new(path: &Path) -> Result<HistoryStore, HistoryError> {
+        let tmp = with_suffix(path, ".creating");
+        let sql = |source| HistoryError::Sqlite { path: tmp.clone(), source };
+        let folder = |source| HistoryError::Folder { path: path.into(), source };
+        // A stale `.creating` set is an earlier start that died before its rename: it never
+        // held a message.
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            match std::fs::remove_file(with_suffix(&tmp, suffix)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(folder(e)),
+                Ok(()) | Err(_) => {}
+            }
+        }
+        let store = HistoryStore::open(&tmp)?;
+        store.sql(store.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())))?;
+        store.conn.close().map_err(|(_, e)| sql(e))?;
+        if std::fs::symlink_metadata(path).is_ok() {
+            return Err(HistoryError::Invalid {
+                reason: format!("{} appeared while a new history was being created", path.display()),
+            });
+        }
+        std::fs::rename(&tmp, path).map_err(folder)?;
+        super::quarantine::sync_folder(path).map_err(folder)?;
+        HistoryStore::open(path)
+    }
+
+    /// A history in memory only, for a session whose file cannot be used.
+    pub fn temporary() -> Result<HistoryStore, HistoryError> {
+        let path = PathBuf::from("(in memory, not saved)");
+        let conn =
+            Connection::open_in_memory().map_err(|source| HistoryError::Sqlite { path: path.clone(), source })?;
+        let store = HistoryStore { conn, path };
+        store.sql(store.conn.execute_batch("PRAGMA foreign_keys = ON;"))?;
         store.migrate()?;
         Ok(store)
     }
@@ -283,7 +323,7 @@ impl HistoryStore {
             Some(i) => (messages[i].clone(), &messages[i + 1..]),
             None => return Err(HistoryError::Invalid { reason: "there is no message to answer again".into() }),
         };
-        self.delete_messages(conversation_id, tail.iter().map(|m| m.id))?;
+        self.delete_messages(conversation_id, tail.iter().map(|m| m.id), None)?;
         Ok(last_user)
     }
 
@@ -306,18 +346,28 @@ impl HistoryStore {
         if messages[at].role != Role::User {
             return Err(HistoryError::Invalid { reason: format!("message {message_id} is not a user message") });
         }
-        self.delete_messages(conversation_id, messages[at + 1..].iter().map(|m| m.id))?;
-        self.sql(self.conn.execute("UPDATE messages SET content = ?2 WHERE id = ?1", params![message_id, text]))?;
+        let later = messages[at + 1..].iter().map(|m| m.id);
+        self.delete_messages(conversation_id, later, Some((message_id, text)))?;
         self.message(message_id)
     }
 
-    fn delete_messages(&mut self, conversation_id: i64, ids: impl Iterator<Item = i64>) -> Result<(), HistoryError> {
+    /// Deletes messages `ids` and, in the same transaction, gives message `rewrite.0` the
+    /// text `rewrite.1`: an edit-and-resend is never half done.
+    fn delete_messages(
+        &mut self,
+        conversation_id: i64,
+        ids: impl Iterator<Item = i64>,
+        rewrite: Option<(i64, &str)>,
+    ) -> Result<(), HistoryError> {
         let path = self.path.clone();
         let err = |source| HistoryError::Sqlite { path: path.clone(), source };
         let tx = self.conn.transaction().map_err(err)?;
         for id in ids {
             tx.execute("DELETE FROM messages WHERE id = ?1 AND conversation_id = ?2", params![id, conversation_id])
                 .map_err(err)?;
+        }
+        if let Some((id, text)) = rewrite {
+            tx.execute("UPDATE messages SET content = ?2 WHERE id = ?1", params![id, text]).map_err(err)?;
         }
         tx.execute("UPDATE conversations SET updated_at = ?2 WHERE id = ?1", params![conversation_id, now_ms()])
             .map_err(err)?;

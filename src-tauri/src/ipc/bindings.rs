@@ -40,6 +40,8 @@ pub fn render_typescript() -> String {
         decl::<Conversation>(&cfg),
         decl::<ExportFormat>(&cfg),
         decl::<ExportFile>(&cfg),
+        decl::<HistoryNoticeKind>(&cfg),
+        decl::<HistoryNotice>(&cfg),
         decl::<GenerationEvent>(&cfg),
         decl::<crate::setup::SetupStep>(&cfg),
         decl::<crate::setup::Blocker>(&cfg),

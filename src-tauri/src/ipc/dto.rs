@@ -160,3 +160,32 @@ pub struct ExportFile {
     pub file_name: String,
     pub content: String,
 }
+
+/// What the chat history's startup check found, when the user must hear about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum HistoryNoticeKind {
+    /// The history file was damaged: it was set aside and a new, empty history started.
+    Damaged,
+    /// The file belongs to a newer version of the app: left untouched, nothing saved.
+    TooNew,
+    /// The file could not be opened (permissions, I/O): left untouched, nothing saved.
+    Unavailable,
+    /// The history is fine; a damaged or foreign leftover beside it was set aside.
+    LeftoverSetAside,
+}
+
+/// The startup notice about the chat history (`history_notice`), shown until dismissed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryNotice {
+    pub kind: HistoryNoticeKind,
+    /// One readable paragraph naming the file and every file set aside.
+    pub message: String,
+    /// The history database.
+    pub file: String,
+    /// Where damaged files were moved (their bytes unchanged).
+    pub set_aside: Vec<String>,
+    /// False when this session's chats live in memory only and are lost on quit.
+    pub saved: bool,
+}

@@ -57,6 +57,7 @@ export function createMockTransport(): Transport {
       throw fail("MODEL_FOLDER", `No config.json in ${String(a.path)} (browser mock: only the demo model exists).`);
     },
     pick_model_folder: () => null,
+    history_notice: () => null,
     // The browser preview opens on the chat: the wizard needs a drive and a network.
     setup_status: () => ({
       wizard: false,

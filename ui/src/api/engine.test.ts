@@ -26,6 +26,7 @@ describe("commands", () => {
     await engine.openModel("/models/k3");
     await engine.pickModelFolder();
     await engine.openLink("https://example.org/");
+    await engine.historyNotice();
     await engine.listConversations();
     await engine.createConversation();
     await engine.getConversation(4);
@@ -40,6 +41,7 @@ describe("commands", () => {
       ["open_model", { path: "/models/k3" }],
       ["pick_model_folder", {}],
       ["open_link", { url: "https://example.org/" }],
+      ["history_notice", {}],
       ["list_conversations", {}],
       ["create_conversation", {}],
       ["get_conversation", { id: 4 }],

@@ -13,6 +13,7 @@ import type {
   ExportFile,
   ExportFormat,
   GenerationEvent,
+  HistoryNotice,
   IpcError,
   ModelInfo,
   ModelStatus,
@@ -130,6 +131,8 @@ export const pickModelFolder = () => call<string | null>("pick_model_folder");
 export const openLink = (url: string) => call<null>("open_link", { url });
 
 // ---- history ----
+/** What the history's startup check found (a damaged file set aside, a newer app's file), or null. */
+export const historyNotice = () => call<HistoryNotice | null>("history_notice");
 export const listConversations = () => call<ConversationSummary[]>("list_conversations");
 export const createConversation = () => call<Conversation>("create_conversation");
 export const getConversation = (id: number) => call<Conversation>("get_conversation", { id });

@@ -4,7 +4,7 @@ import { render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setTransport, type Transport } from "../api/engine";
-import type { Conversation, GenerationEvent, ModelInfo } from "../generated/ipc";
+import type { Conversation, GenerationEvent, HistoryNotice, ModelInfo } from "../generated/ipc";
 import { conversation, message } from "../test/fixtures";
 import { App } from "./App";
 import { DEMO_TEXT } from "./ModelBar";
@@ -19,6 +19,7 @@ class Scripted implements Transport {
   convs: Conversation[] = [];
   emit: (e: GenerationEvent) => void = () => undefined;
   failures: Record<string, unknown> = {};
+  historyNotice: HistoryNotice | null = null;
   async stream<T>(cmd: string): Promise<T> {
     throw new Error(`${cmd} is not scripted`);
   }
@@ -27,6 +28,7 @@ class Scripted implements Transport {
     if (cmd in this.failures) throw this.failures[cmd];
     const answer: Record<string, () => unknown> = {
       current_model: () => ({ model: demo, error: null }),
+      history_notice: () => this.historyNotice,
       list_conversations: () => this.convs.map((c) => ({ id: c.id, title: c.title, updatedAt: c.updatedAt, messageCount: c.messages.length })),
       create_conversation: () => {
         const c = conversation({ id: 100 + this.convs.length, title: "New chat" });
@@ -161,6 +163,21 @@ describe("App", () => {
     await flush();
     expect(backend.names().filter((n) => n === "create_conversation")).toHaveLength(1);
     expect($("[data-testid=conversation-list] li.current")?.getAttribute("data-id")).toBe("101");
+  });
+
+  it("shows the history's startup notice until it is dismissed", async () => {
+    backend.historyNotice = {
+      kind: "damaged",
+      message: "Your chat history /d/chats.sqlite could not be used: it is empty (0 bytes). It was moved, unchanged, to /d/chats.sqlite.damaged-x.",
+      file: "/d/chats.sqlite",
+      setAside: ["/d/chats.sqlite.damaged-x"],
+      saved: true,
+    };
+    await start();
+    expect(backend.names()).toContain("history_notice");
+    expect($("[data-testid=history-notice]")!.textContent).toContain("/d/chats.sqlite.damaged-x");
+    await click("[aria-label='Dismiss history notice']");
+    expect($("[data-testid=history-notice]")).toBeNull();
   });
 
   it("deletes only after confirmation", async () => {

@@ -8,7 +8,7 @@ import { type ThemeChoice, applyTheme, loadTheme, nextTheme } from "../theme";
 import { ChatView } from "./ChatView";
 import { Composer } from "./Composer";
 import { DemoBanner, ModelBar } from "./ModelBar";
-import { ErrorRegion, PhaseStrip, StatusLine } from "./Notices";
+import { ErrorRegion, HistoryBanner, PhaseStrip, StatusLine } from "./Notices";
 import { AppSettings } from "./AppSettings";
 import { SettingsPanel } from "./SettingsPanel";
 import { Sidebar } from "./Sidebar";
@@ -105,6 +105,7 @@ export function App() {
           </button>
         </header>
         <DemoBanner model={state.model} />
+        <HistoryBanner notice={state.historyNotice} onDismiss={actions.dismissHistoryNotice} />
         <ErrorRegion error={state.error} onDismiss={actions.dismissError} />
         <div class="chat-head">
           <h1 class="chat-title">{current?.title ?? "New chat"}</h1>

@@ -1,7 +1,8 @@
 // The error region (`[role=alert]`, present only while there is an error: IpcError message, code and
 // details, dismissable) and a polite status line for quiet confirmations ("Exported to …").
-// Also the phase strip `[data-testid=phase]`.
-import type { IpcError } from "../generated/ipc";
+// Also the phase strip `[data-testid=phase]` and the history's startup notice
+// `[data-testid=history-notice]` (a damaged file set aside, a newer app's file left alone).
+import type { HistoryNotice, IpcError } from "../generated/ipc";
 import { phaseText } from "../state/phase";
 import type { Stream } from "../state/stream";
 
@@ -21,6 +22,33 @@ export function ErrorRegion({ error, onDismiss }: { error: IpcError | null; onDi
       <button type="button" aria-label="Dismiss error" onClick={onDismiss}>
         Dismiss
       </button>
+    </div>
+  );
+}
+
+/** The history's startup notice: the message, every file set aside (selectable, to find or copy),
+ *  and a Dismiss button only while chats are saved — a "not saved" session keeps the warning up. */
+export function HistoryBanner({ notice, onDismiss }: { notice: HistoryNotice | null; onDismiss(): void }) {
+  if (!notice) return null;
+  return (
+    <div class="alert history-notice" role="alert" data-testid="history-notice" data-kind={notice.kind}>
+      <p>
+        <strong>{notice.saved ? "Chat history" : "Chat history not saved"}</strong> {notice.message}
+      </p>
+      {notice.setAside.length > 0 && (
+        <ul class="set-aside" aria-label="Files set aside">
+          {notice.setAside.map((p) => (
+            <li key={p}>
+              <code>{p}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+      {notice.saved && (
+        <button type="button" aria-label="Dismiss history notice" onClick={onDismiss}>
+          Dismiss
+        </button>
+      )}
     </div>
   );
 }

@@ -52,6 +52,32 @@ export type ExportFormat = "markdown" | "json";
 export type ExportFile = { fileName: string, content: string, };
 
 /**
+ * What the chat history's startup check found, when the user must hear about it.
+ */
+export type HistoryNoticeKind = "damaged" | "tooNew" | "unavailable" | "leftoverSetAside";
+
+/**
+ * The startup notice about the chat history (`history_notice`), shown until dismissed.
+ */
+export type HistoryNotice = { kind: HistoryNoticeKind, 
+/**
+ * One readable paragraph naming the file and every file set aside.
+ */
+message: string, 
+/**
+ * The history database.
+ */
+file: string, 
+/**
+ * Where damaged files were moved (their bytes unchanged).
+ */
+setAside: Array<string>, 
+/**
+ * False when this session's chats live in memory only and are lost on quit.
+ */
+saved: boolean, };
+
+/**
  * Streamed over the `onEvent` channel of `send_message`, `regenerate` and `edit_message`.
  */
 export type GenerationEvent = { "type": "queued", jobId: number, position: number, } | { "type": "started", jobId: number, conversationId: number, userMessage: Message | null, } | { "type": "prefillProgress", jobId: number, done: number, total: number, } | { "type": "token", jobId: number, index: number, text: string, } | { "type": "stats", jobId: number, tokens: number, elapsedMs: number, secondsPerToken: number | null, ioShare: number | null, trueHitRate: number | null, } | { "type": "finished", jobId: number, reason: FinishReason, message: Message, } | { "type": "failed", jobId: number, error: IpcError, message: Message | null, };

@@ -5,7 +5,15 @@
 // Must not: call the engine or touch the DOM (controller.ts does the first, components the second).
 // Easy to break: a conversation loaded from history may already hold the saved messages an event
 // carries, so every append is by id and idempotent.
-import type { Conversation, ConversationSummary, GenerationEvent, IpcError, Message, ModelInfo } from "../generated/ipc";
+import type {
+  Conversation,
+  ConversationSummary,
+  GenerationEvent,
+  HistoryNotice,
+  IpcError,
+  Message,
+  ModelInfo,
+} from "../generated/ipc";
 import { type Stream, type StreamStart, newStream, streamReducer } from "./stream";
 
 export interface ChatState {
@@ -17,6 +25,8 @@ export interface ChatState {
   editingId: number | null;
   error: IpcError | null;
   notice: string | null;
+  /** The history's startup notice; stays until dismissed (and cannot be while chats are not saved). */
+  historyNotice: HistoryNotice | null;
 }
 
 export const initialChatState: ChatState = {
@@ -28,6 +38,7 @@ export const initialChatState: ChatState = {
   editingId: null,
   error: null,
   notice: null,
+  historyNotice: null,
 };
 
 export type ChatAction =
@@ -45,7 +56,8 @@ export type ChatAction =
   | { type: "editStart"; messageId: number }
   | { type: "editCancel" }
   | { type: "error"; error: IpcError | null }
-  | { type: "notice"; notice: string | null };
+  | { type: "notice"; notice: string | null }
+  | { type: "historyNotice"; notice: HistoryNotice | null };
 
 /** A message as displayed: `saved` is false for the preview of a user message not yet stored. */
 export interface Shown {
@@ -179,6 +191,8 @@ export function chatReducer(state: ChatState, a: ChatAction): ChatState {
       return { ...state, error: a.error };
     case "notice":
       return { ...state, notice: a.notice };
+    case "historyNotice":
+      return { ...state, historyNotice: a.notice };
     default: {
       const unhandled: never = a;
       return unhandled;

@@ -37,6 +37,8 @@ export interface ChatActions {
   reportInvalid(message: string): void;
   dismissError(): void;
   dismissNotice(): void;
+  /** Hide the history's startup notice (only one about a history that is saved). */
+  dismissHistoryNotice(): void;
 }
 
 let nextLocalId = 1;
@@ -103,6 +105,10 @@ export function createActions(dispatch: (a: ChatAction) => void, get: () => Chat
         .currentModel()
         .then((st) => dispatch({ type: "modelLoaded", model: st.model, error: st.error }))
         .catch((e) => dispatch({ type: "modelLoaded", model: null, error: engine.toIpcError(e) }));
+      const historyTask = engine
+        .historyNotice()
+        .then((notice) => dispatch({ type: "historyNotice", notice }))
+        .catch(fail);
       try {
         const list = await engine.listConversations();
         dispatch({ type: "conversationsLoaded", conversations: list });
@@ -110,7 +116,7 @@ export function createActions(dispatch: (a: ChatAction) => void, get: () => Chat
       } catch (e) {
         fail(e);
       }
-      await modelTask;
+      await Promise.all([modelTask, historyTask]);
     },
     async newChat() {
       const cur = get().current;
@@ -201,6 +207,9 @@ export function createActions(dispatch: (a: ChatAction) => void, get: () => Chat
     reportInvalid: (message) => dispatch({ type: "error", error: { code: "INVALID_ARGUMENT", message, details: null } }),
     dismissError: () => dispatch({ type: "error", error: null }),
     dismissNotice: () => dispatch({ type: "notice", notice: null }),
+    dismissHistoryNotice: () => {
+      if (get().historyNotice?.saved) dispatch({ type: "historyNotice", notice: null });
+    },
   };
 }
 
