@@ -31,6 +31,7 @@ pub const COMMANDS: &[&str] = &[
     "setup_pause",
     "setup_adopt",
     "setup_dismiss",
+    "setup_token",
     "api_status",
     "api_start",
     "api_stop",

@@ -52,6 +52,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         setup_pause,
         setup_adopt,
         setup_dismiss,
+        setup_token,
         api_status,
         api_start,
         api_stop,

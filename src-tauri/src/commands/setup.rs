@@ -207,6 +207,13 @@ pub async fn setup_run(
     result
 }
 
+/// Saves a Hugging Face token where the hub client reads it (`$HF_HOME/token`), for the
+/// access-denied screen; the next `setup_run` uses it.
+#[tauri::command]
+pub fn setup_token(token: String) -> Result<(), IpcError> {
+    crate::setup::problem::save_token(&k3_store::HubSettings::from_env().token_path, &token)
+}
+
 /// Pauses the running job; everything durable is kept.
 #[tauri::command]
 pub fn setup_pause(state: State<'_, AppState>) -> bool {

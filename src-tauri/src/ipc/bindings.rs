@@ -48,6 +48,8 @@ pub fn render_typescript() -> String {
         decl::<crate::setup::SetupSettings>(&cfg),
         decl::<crate::setup::SpeedSummary>(&cfg),
         decl::<crate::setup::events::FileCell>(&cfg),
+        decl::<crate::setup::problem::BadFile>(&cfg),
+        decl::<crate::setup::problem::SetupProblem>(&cfg),
         decl::<crate::setup::events::SetupEvent>(&cfg),
         decl::<crate::setup::facts::Card>(&cfg),
         decl::<crate::setup::facts::DriveRow>(&cfg),

@@ -86,6 +86,10 @@ pub enum SetupEvent {
         model: ModelInfo,
     },
     Stopped,
+    /// The failure about to be reported has its own screen.
+    Problem {
+        problem: super::problem::SetupProblem,
+    },
     Failed {
         error: IpcError,
     },

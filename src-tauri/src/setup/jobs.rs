@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::events::{Batch, SetupEvent};
 use super::flow::SetupStep;
 use super::host::SetupHost;
+use super::problem::problem_of;
 use crate::ipc::dto::ModelInfo;
 use crate::ipc::error::{ErrorCode, IpcError};
 use crate::worker::{ModelTarget, Worker};
@@ -107,7 +108,12 @@ async fn download(
     match result {
         Ok(_) => Ok(true),
         Err(StoreError::Stopped) => Ok(false),
-        Err(e) => Err(store_error(e)),
+        Err(e) => {
+            if let Some(problem) = problem_of(&e, std::env::var_os("HF_TOKEN").is_some_and(|t| !t.is_empty())) {
+                emit(SetupEvent::Problem { problem });
+            }
+            Err(store_error(e))
+        }
     }
 }
 

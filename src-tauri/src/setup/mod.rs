@@ -5,7 +5,8 @@
 //! Layout: `flow` (the steps and what blocks each: pure) · `settings` (saved to
 //! `setup.json`) · `host` (the live state in `AppState`) · `events` (what the window hears,
 //! batched ≤ 10/s) · `jobs` (download → pack → first load) · `facts` (the doctor's findings
-//! as the flow needs them).
+//! as the flow needs them) · `problem` (the failures with a screen of their own: access
+//! denied with a token field, files that failed their hash).
 
 pub mod events;
 pub mod facts;
@@ -13,6 +14,7 @@ pub mod flow;
 pub mod forecast;
 pub mod host;
 pub mod jobs;
+pub mod problem;
 pub mod settings;
 
 pub use flow::{Blocker, SetupStep};

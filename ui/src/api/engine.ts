@@ -195,6 +195,7 @@ export const setupNext = () => call<SetupAdvance>("setup_next");
 export const setupForecast = () => call<PresetRow[]>("setup_forecast");
 export const setupPause = () => call<boolean>("setup_pause");
 export const setupAdopt = (path: string) => call<SetupSettings>("setup_adopt", { path });
+export const setupToken = (token: string) => call<null>("setup_token", { token });
 export const setupDismiss = (dismissed: boolean) => call<SetupStatus>("setup_dismiss", { dismissed });
 export const setupSpeedTest = (dir: string, onEvent: (e: SetupEvent) => void) =>
   stream<SpeedSummary>("setup_speed_test", { dir }, onEvent);

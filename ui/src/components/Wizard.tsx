@@ -3,7 +3,7 @@
 // the Rust side's (src-tauri/src/setup); this file draws them and forwards choices.
 import { useEffect, useReducer, useRef, useState } from "preact/hooks";
 import * as engine from "../api/engine";
-import type { Blocker, IpcError, MachineView, ModelInfo, PresetRow, SetupSettings, SetupStep } from "../generated/ipc";
+import type { Blocker, IpcError, MachineView, ModelInfo, PresetRow, SetupProblem, SetupSettings, SetupStep } from "../generated/ipc";
 import { countStates, duration, emptyJob, foldSetup, gb } from "../state/setup";
 
 const STEPS: { step: SetupStep; label: string }[] = [
@@ -30,6 +30,7 @@ export function Wizard({ initial, onReady, onClose }: WizardProps) {
   const [settings, setSettings] = useState(initial);
   const [blockers, setBlockers] = useState<Blocker[]>([]);
   const [error, setError] = useState<IpcError | null>(null);
+  const [note, setNote] = useState<string | null>(null);
   const step = settings.step;
 
   const guard = async <T,>(f: () => Promise<T>): Promise<T | undefined> => {
@@ -42,6 +43,7 @@ export function Wizard({ initial, onReady, onClose }: WizardProps) {
     }
   };
   const next = async () => {
+    setNote(null);
     const r = await guard(engine.setupNext);
     if (r) {
       setSettings(r.settings);
@@ -72,13 +74,18 @@ export function Wizard({ initial, onReady, onClose }: WizardProps) {
         ))}
       </ol>
       <section class="wizard-body">
+        {note && (
+          <p class="card amber wizard-note" role="status">
+            {note}
+          </p>
+        )}
         {step === "welcome" && <Welcome {...common} />}
         {step === "hardware" && <Hardware {...common} />}
         {step === "drives" && <Drives {...common} />}
         {step === "speedTest" && <SpeedTest {...common} />}
         {step === "preset" && <Presets {...common} />}
         {(step === "download" || step === "pack" || step === "firstLoad" || step === "ready") && (
-          <Jobs {...common} onReady={onReady} />
+          <Jobs {...common} onReady={onReady} onCancelled={setNote} />
         )}
         <Blockers blockers={blockers} onConfirm={(key) => void choose({ confirm: key }).then(next)} />
         {error && (
@@ -409,17 +416,37 @@ function Presets({ settings, next, choose, guard }: StepProps) {
   );
 }
 
-function Jobs({ settings, guard, setSettings, onReady }: StepProps & { onReady(m: ModelInfo): void }) {
+interface JobsProps extends StepProps {
+  onReady(m: ModelInfo): void;
+  /** The download was cancelled (partials kept): the words to show on the screen it returns to. */
+  onCancelled(note: string): void;
+}
+
+function Jobs({ settings, guard, setSettings, choose, onReady, onCancelled }: JobsProps) {
   const [job, fold] = useReducer(foldSetup, emptyJob);
   const [running, setRunning] = useState(false);
   const started = useRef(false);
-  const run = async () => {
-    setRunning(true);
-    const model = await guard(() => engine.setupRun(fold));
-    setRunning(false);
-    const st = await guard(engine.setupStatus);
-    if (st) setSettings(st.settings);
-    if (model) onReady(model);
+  const current = useRef<Promise<void> | null>(null);
+  const run = () => {
+    const go = async () => {
+      setRunning(true);
+      const model = await guard(() => engine.setupRun(fold));
+      setRunning(false);
+      const st = await guard(engine.setupStatus);
+      if (st) setSettings(st.settings);
+      if (model) onReady(model);
+    };
+    current.current = go();
+    return current.current;
+  };
+  // Cancel = stop (everything durable is kept) and go back to choosing the drive; starting
+  // again resumes from the kept bytes.
+  const cancel = async () => {
+    await guard(engine.setupPause);
+    await current.current;
+    await choose({ backTo: "drives" });
+    const kept = job.doneBytes > 0 ? `${gb(job.doneBytes)} of ${gb(job.totalBytes)}` : "Everything downloaded so far";
+    onCancelled(`Download cancelled. ${kept} kept in ${settings.storeDir ?? "the store"}; starting again resumes from there.`);
   };
   useEffect(() => {
     if (!started.current && settings.step !== "ready") {
@@ -474,19 +501,77 @@ function Jobs({ settings, guard, setSettings, onReady }: StepProps & { onReady(m
         </ul>
       )}
       {job.phase === "paused" && <p>Paused. Everything downloaded so far is kept.</p>}
+      {job.problem && <ProblemScreen problem={job.problem} guard={guard} retry={() => void run()} />}
       <div class="wizard-actions">
         {running ? (
           <button type="button" onClick={() => void guard(engine.setupPause)}>
             Pause
           </button>
         ) : (
-          settings.step !== "ready" && (
+          settings.step !== "ready" &&
+          !job.problem && (
             <button type="button" class="primary" onClick={() => void run()}>
-              Resume
+              {job.phase === "failed" ? "Try again" : "Resume"}
             </button>
           )
         )}
+        {step === "download" && (
+          <button type="button" data-testid="cancel-download" onClick={() => void cancel()}>
+            Cancel
+          </button>
+        )}
       </div>
+    </div>
+  );
+}
+
+/** The failures with a screen of their own: a token field for 401/403, the files that failed their hash. */
+function ProblemScreen({ problem, guard, retry }: { problem: SetupProblem; guard: StepProps["guard"]; retry(): void }) {
+  const [token, setToken] = useState("");
+  if (problem.kind === "denied") {
+    const save = async () => {
+      const ok = await guard(() => engine.setupToken(token));
+      if (ok !== undefined) retry();
+    };
+    return (
+      <div class="card red problem" data-problem="denied">
+        <h3>Hugging Face refused access (HTTP {problem.status})</h3>
+        <p>
+          {problem.url} needs you to accept the model's licence on its Hugging Face page while signed in, and an access token
+          (Settings › Access Tokens on huggingface.co, “read” is enough).
+        </p>
+        {problem.tokenFromEnv ? (
+          <p>HF_TOKEN is set in this app's environment and was refused: change it there and start the app again.</p>
+        ) : (
+          <>
+            <label>
+              Access token (saved to {problem.tokenPath}, readable by you only)
+              <input type="password" name="hf-token" autoComplete="off" value={token} placeholder="hf_…" onInput={(e) => setToken((e.target as HTMLInputElement).value)} />
+            </label>
+            <button type="button" class="primary" disabled={token.trim() === ""} onClick={() => void save()}>
+              Save token and try again
+            </button>
+          </>
+        )}
+      </div>
+    );
+  }
+  return (
+    <div class="card red problem" data-problem="badFiles">
+      <h3>
+        {problem.files.length === 1 ? "1 file" : `${problem.files.length} files`} failed the integrity check twice
+      </h3>
+      <p>Their bytes were not kept. A proxy, the disk or RAM may be at fault. Downloading again fetches only these files; every verified file stays.</p>
+      <ul class="bad-files">
+        {problem.files.map((f) => (
+          <li key={f.path}>
+            <code>{f.path}</code>: expected SHA-256 <code>{f.expected.slice(0, 16)}…</code>, got <code>{f.got.slice(0, 16)}…</code>
+          </li>
+        ))}
+      </ul>
+      <button type="button" class="primary" onClick={retry}>
+        Download {problem.files.length === 1 ? "it" : "them"} again
+      </button>
     </div>
   );
 }

@@ -129,9 +129,27 @@ export type FileCell = { path: string,
 state: string, detail: string | null, };
 
 /**
+ * A file that failed its integrity check twice.
+ */
+export type BadFile = { path: string, expected: string, got: string, };
+
+/**
+ * A failure with a screen of its own.
+ */
+export type SetupProblem = { "kind": "denied", url: string, status: number, 
+/**
+ * Where a saved token goes (`$HF_HOME/token`).
+ */
+tokenPath: string, 
+/**
+ * `HF_TOKEN` is set: it wins over the file, so it is what must change.
+ */
+tokenFromEnv: boolean, } | { "kind": "badFiles", files: Array<BadFile>, };
+
+/**
  * Streamed over the `onEvent` channel of `setup_run` and `setup_speed_test`.
  */
-export type SetupEvent = { "type": "step", step: SetupStep, } | { "type": "pinned", commit: string, files: number, totalBytes: number, keptBytes: number, } | { "type": "progress", doneBytes: number, totalBytes: number, speedBytesPerS: number, etaSeconds: number | null, files: Array<FileCell>, } | { "type": "retry", path: string, reason: string, attempt: number, waitSeconds: number, } | { "type": "paused", reason: string, freeBytes: number, neededBytes: number, } | { "type": "notice", path: string, message: string, } | { "type": "pack", layer: number, layers: number, bytesDone: number, bytesTotal: number, mbPerS: number, } | { "type": "speedTest", depth: number, bytesRead: number, mbPerS: number, fraction: number, } | { "type": "ready", model: ModelInfo, } | { "type": "stopped" } | { "type": "failed", error: IpcError, };
+export type SetupEvent = { "type": "step", step: SetupStep, } | { "type": "pinned", commit: string, files: number, totalBytes: number, keptBytes: number, } | { "type": "progress", doneBytes: number, totalBytes: number, speedBytesPerS: number, etaSeconds: number | null, files: Array<FileCell>, } | { "type": "retry", path: string, reason: string, attempt: number, waitSeconds: number, } | { "type": "paused", reason: string, freeBytes: number, neededBytes: number, } | { "type": "notice", path: string, message: string, } | { "type": "pack", layer: number, layers: number, bytesDone: number, bytesTotal: number, mbPerS: number, } | { "type": "speedTest", depth: number, bytesRead: number, mbPerS: number, fraction: number, } | { "type": "ready", model: ModelInfo, } | { "type": "stopped" } | { "type": "problem", problem: SetupProblem, } | { "type": "failed", error: IpcError, };
 
 /**
  * One green/amber/red finding.

@@ -39,6 +39,18 @@ describe("the setup job view", () => {
     expect(v.phase).toBe("failed");
   });
 
+  it("keeps a failure's own screen until the next run pins again", () => {
+    const denied = { kind: "denied", url: "https://hub/x", status: 401, tokenPath: "/h/token", tokenFromEnv: false } as const;
+    let v = foldSetup(emptyJob, { type: "problem", problem: denied });
+    v = foldSetup(v, { type: "failed", error: { code: "DOWNLOAD", message: "access denied", details: null } });
+    expect(v.problem).toEqual(denied);
+    expect(v.phase).toBe("failed");
+    v = foldSetup(v, { type: "pinned", commit: "b".repeat(40), files: 2, totalBytes: 10, keptBytes: 4 });
+    expect(v.problem).toBeNull();
+    expect(v.error).toBeNull();
+    expect(v.phase).toBe("running");
+  });
+
   it("formats sizes and times for people", () => {
     expect(gb(1_560_936_091_448)).toBe("1.56 TB");
     expect(gb(812_400_000_000)).toBe("812.4 GB");

@@ -1,7 +1,7 @@
 // The setup wizard's job view: what the download, pack and first load have reported, folded from
 // SetupEvents. Pure: tested in setup.test.ts; the Rust side batches events to <= 10 per second and
 // each event is one render.
-import type { FileCell, IpcError, ModelInfo, SetupEvent, SetupStep } from "../generated/ipc";
+import type { FileCell, IpcError, ModelInfo, SetupEvent, SetupProblem, SetupStep } from "../generated/ipc";
 
 export interface JobView {
   phase: "idle" | "running" | "paused" | "failed" | "ready";
@@ -20,13 +20,16 @@ export interface JobView {
   speedTest: { depth: number; mbPerS: number; fraction: number } | null;
   model: ModelInfo | null;
   error: IpcError | null;
+  /** A failure with its own screen (access denied, files that failed their hash). */
+  problem: SetupProblem | null;
   /** Events folded so far (the e2e test reads the redraw rate from it). */
   events: number;
 }
 
 export const emptyJob: JobView = {
   phase: "idle", step: null, commit: null, totalBytes: 0, doneBytes: 0, keptBytes: null, speed: 0, eta: null,
-  files: {}, retry: null, paused: null, notices: [], pack: null, speedTest: null, model: null, error: null, events: 0,
+  files: {}, retry: null, paused: null, notices: [], pack: null, speedTest: null, model: null, error: null, problem: null,
+  events: 0,
 };
 
 const MAX_NOTICES = 6;
@@ -36,8 +39,11 @@ export function foldSetup(v: JobView, e: SetupEvent): JobView {
   switch (e.type) {
     case "step":
       return { ...n, step: e.step };
+    case "problem":
+      return { ...n, problem: e.problem };
     case "pinned":
-      return { ...n, commit: e.commit, totalBytes: e.totalBytes, keptBytes: e.keptBytes, doneBytes: e.keptBytes };
+      // A new run began: an earlier failure's screen goes.
+      return { ...n, phase: "running", error: null, problem: null, commit: e.commit, totalBytes: e.totalBytes, keptBytes: e.keptBytes, doneBytes: e.keptBytes };
     case "progress": {
       const files = { ...n.files };
       for (const f of e.files) files[f.path] = f;
