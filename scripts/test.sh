@@ -8,22 +8,37 @@
 # Fixtures are in the repository and ../shared/fixtures/released beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh test
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 start=$(date +%s)
+# Each part's wall time, printed at the end (the CI budget is judged part by part).
+timings=()
+timed() {
+  local name=$1 t0
+  shift
+  t0=$(date +%s)
+  "$@"
+  timings+=("$name $(( $(date +%s) - t0 )) s")
+}
 
-(cd ui && npm run build && npx vitest run) 2>&1 | tee "$logs/ui.log"
-cargo fmt --all --check
-cargo clippy --workspace --all-targets --locked -- -D warnings
-cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"
+timed "deps (apt, npm ci, pip, tauri-driver)" bash scripts/deps.sh test
+ui_tests() { (cd ui && npm run build && npx vitest run) 2>&1 | tee "$logs/ui.log"; }
+rust_tests() { cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"; }
 # The kernel twins once more as the app ships them (release profile): SIMD codegen — stack
 # realignment, inlining — differs between profiles, and a release-only crash has happened.
-cargo test --release --locked -p k3-tests kernels_twins 2>&1 | tee "$logs/kernels-release.log"
-bash scripts/bundle.sh
-cargo build --locked -p k3-tests --example fake_hub
-xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/release/k3-desktop 2>&1 | tee "$logs/e2e.log"
+release_twins() { cargo test --release --locked -p k3-tests kernels_twins 2>&1 | tee "$logs/kernels-release.log"; }
+e2e_journeys() { xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/release/k3-desktop 2>&1 | tee "$logs/e2e.log"; }
 
+timed "ui (build + vitest)" ui_tests
+timed "cargo fmt" cargo fmt --all --check
+timed "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+timed "cargo test" rust_tests
+timed "kernel twins (release)" release_twins
+timed "bundle (.deb)" bash scripts/bundle.sh
+timed "fake hub build" cargo build --locked -p k3-tests --example fake_hub
+timed "e2e (3 journeys)" e2e_journeys
+
+printf 'part timings: %s\n' "${timings[@]}"
 echo "test wall time: $(( $(date +%s) - start )) s"
 # cargo prints one "test result" line per test binary; Vitest one "Tests" line; the e2e
 # script "N passed, N failed". Close with the totals so the summary is the last line.
