@@ -299,3 +299,27 @@ fn an_interrupted_pack_resumes_after_its_last_durable_layer_and_equals_a_clean_p
     assert_eq!(again.resumed_layers, 0, "resumed over a changed shard");
     assert_eq!(std::fs::read(out.join("trunk.bin")).unwrap(), std::fs::read(clean.join("trunk.bin")).unwrap());
 }
+
+/// Opening with a plan that pins a prefix reports each pinned layer as it is read (the
+/// wizard's "first load: layer n/N"), and a plan that pins nothing reports nothing.
+#[test]
+fn loading_reports_each_pinned_trunk_layer_in_order() {
+    let name = "tiny-mxfp4";
+    let trunk = pack(name);
+    let (prefix_budget, _) = trunk_budgets(name)[2];
+    let (ring_only, _) = trunk_budgets(name)[0];
+    let open = |trunk_bytes: u64| {
+        let mut memory = MemoryOptions::resident();
+        memory.budget = Some(BudgetChoice::Fixed(Budget { trunk_bytes, cache_bytes: 1 << 20 }));
+        memory.trunk_dir = Some(trunk.clone());
+        let mut heard = Vec::new();
+        let options = EngineOptions { model_dir: fixture(name), threads: Some(1), memory };
+        let engine = Engine::load_with_progress(&options, &mut |done, total| heard.push((done, total))).unwrap();
+        (engine.plan().unwrap().pinned_layers, heard)
+    };
+    let (pinned, heard) = open(prefix_budget);
+    assert!(pinned >= 1, "the budget pins a prefix");
+    assert_eq!(heard, (1..=pinned).map(|l| (l, pinned)).collect::<Vec<_>>());
+    let (pinned, heard) = open(ring_only);
+    assert_eq!((pinned, heard), (0, vec![]));
+}

@@ -111,13 +111,19 @@ impl Engine {
     /// Reads `config.json`, indexes the shards, plans memory, validates every tensor and
     /// binds the weights the plan keeps in RAM.
     pub fn load(opts: &EngineOptions) -> Result<Engine> {
+        Self::load_with_progress(opts, &mut |_, _| {})
+    }
+
+    /// [`Engine::load`], reporting `progress(done, total)` as each trunk layer the plan
+    /// pins is read from the packed trunk (the long part of opening a streamed K3).
+    pub fn load_with_progress(opts: &EngineOptions, progress: &mut dyn FnMut(usize, usize)) -> Result<Engine> {
         let cfg = ModelConfig::load(&opts.model_dir.join("config.json"))?;
         let index = Arc::new(TensorIndex::open(&opts.model_dir)?);
         let pool = build_pool(opts.threads)?;
         let counters = Arc::new(Counters::default());
         // Every tensor is checked before the plan measures the checkpoint or any weight is read.
         Model::validate(&cfg, &index)?;
-        let (residency, sources) = Residency::new(&cfg, index.clone(), &opts.memory, counters.clone())?;
+        let (residency, sources) = Residency::new(&cfg, index.clone(), &opts.memory, counters.clone(), progress)?;
         let model = Model::bind_validated(cfg, &index, sources.trunk, sources.experts)?;
         Ok(Engine { model, pool, residency, counters })
     }

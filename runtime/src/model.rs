@@ -31,8 +31,16 @@ impl ModelRequest {
 
 /// Loads the engine of a model folder (a path that is no folder is refused first).
 pub fn open_engine(options: &EngineOptions) -> Result<Engine, RuntimeError> {
+    open_engine_with_progress(options, &mut |_, _| {})
+}
+
+/// [`open_engine`], reporting trunk layers pinned as `progress(done, total)`.
+pub fn open_engine_with_progress(
+    options: &EngineOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Engine, RuntimeError> {
     require_folder(&options.model_dir)?;
-    Ok(Engine::load(options)?)
+    Ok(Engine::load_with_progress(options, progress)?)
 }
 
 /// Refuses a path that is not a folder.
@@ -98,9 +106,10 @@ pub struct LoadedModel {
 }
 
 impl LoadedModel {
-    pub fn open(request: &ModelRequest) -> Result<LoadedModel, RuntimeError> {
+    /// Opens the model; `progress(done, total)` hears each trunk layer pinned.
+    pub fn open(request: &ModelRequest, progress: &mut dyn FnMut(usize, usize)) -> Result<LoadedModel, RuntimeError> {
         let start = Instant::now();
-        let engine = open_engine(&request.options)?;
+        let engine = open_engine_with_progress(&request.options, progress)?;
         let tokenizer = open_tokenizer(request.path())?;
         check_vocab(&tokenizer, &engine, request.path())?;
         let template = chat_template(&tokenizer);

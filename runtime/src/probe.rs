@@ -25,9 +25,22 @@ use crate::model::ModelSummary;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Activity {
     Idle,
-    Opening { path: PathBuf },
-    Generating { job: JobId, tokens: usize, elapsed: Duration },
-    Replanning { layers_done: usize, layers_total: usize },
+    /// Opening `path`; `layers_done` of `layers_total` trunk layers pinned so far (both 0
+    /// before pinning starts, and for a model with nothing to pin).
+    Opening {
+        path: PathBuf,
+        layers_done: usize,
+        layers_total: usize,
+    },
+    Generating {
+        job: JobId,
+        tokens: usize,
+        elapsed: Duration,
+    },
+    Replanning {
+        layers_done: usize,
+        layers_total: usize,
+    },
 }
 
 /// Why the last model open failed.
@@ -56,7 +69,7 @@ pub struct ProbeSnapshot {
 #[derive(Debug)]
 enum Doing {
     Idle,
-    Opening(PathBuf),
+    Opening { path: PathBuf, layers_done: usize, layers_total: usize },
     Generating { job: JobId, tokens: usize, started: Instant },
     Replanning { layers_done: usize, layers_total: usize },
 }
@@ -103,7 +116,9 @@ impl MetricsProbe {
         let s = self.lock();
         let activity = match &s.doing {
             Doing::Idle => Activity::Idle,
-            Doing::Opening(path) => Activity::Opening { path: path.clone() },
+            Doing::Opening { path, layers_done, layers_total } => {
+                Activity::Opening { path: path.clone(), layers_done: *layers_done, layers_total: *layers_total }
+            }
             Doing::Generating { job, tokens, started } => {
                 Activity::Generating { job: *job, tokens: *tokens, elapsed: started.elapsed() }
             }
@@ -143,7 +158,14 @@ impl MetricsProbe {
     }
 
     pub(crate) fn opening(&self, path: PathBuf) {
-        self.lock().doing = Doing::Opening(path);
+        self.lock().doing = Doing::Opening { path, layers_done: 0, layers_total: 0 };
+    }
+
+    /// Trunk layers pinned so far by the open in progress.
+    pub(crate) fn opening_progress(&self, done: usize, total: usize) {
+        if let Doing::Opening { layers_done, layers_total, .. } = &mut self.lock().doing {
+            (*layers_done, *layers_total) = (done, total);
+        }
     }
 
     /// An open ended: `Ok` replaces the model, `Err` keeps the old one and records why.

@@ -181,7 +181,8 @@ impl Worker {
     /// Replaces the model; on failure the previous one stays in use.
     fn open(&mut self, request: &ModelRequest) -> Result<ModelSummary, Arc<RuntimeError>> {
         self.probe.opening(request.path().to_path_buf());
-        match LoadedModel::open(request) {
+        let probe = self.probe.clone();
+        match LoadedModel::open(request, &mut |done, total| probe.opening_progress(done, total)) {
             Ok(model) => {
                 let summary = model.summary.clone();
                 self.chat = None;

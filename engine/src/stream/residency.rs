@@ -54,12 +54,13 @@ pub(crate) struct Residency {
 
 impl Residency {
     /// Plans `opts` and builds the streaming sources the plan needs (no weight is read
-    /// here except the pinned trunk prefix).
+    /// here except the pinned trunk prefix, reported by `progress(done, total)` per layer).
     pub fn new(
         cfg: &ModelConfig,
         index: Arc<TensorIndex>,
         opts: &MemoryOptions,
         counters: Arc<Counters>,
+        progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Residency, Sources)> {
         opts.validate()?;
         let footprint = footprint(cfg, &index)?;
@@ -92,6 +93,7 @@ impl Residency {
                 RingShape { n_pinned: plan.pinned_layers, ring_slots: plan.ring_slots },
                 r.io.clone(),
                 r.counters.clone(),
+                progress,
             )?)),
             _ => None,
         };
@@ -187,7 +189,7 @@ impl Residency {
                 let packed = open_packed_trunk(dir, &self.cfg, &self.index)?;
                 let shape = RingShape { n_pinned: 0, ring_slots: ring };
                 let (index, io, counters) = (self.index.clone(), self.io.clone(), self.counters.clone());
-                let trunk = Arc::new(StreamedTrunk::new(packed, index, &self.cfg, shape, io, counters)?);
+                let trunk = Arc::new(StreamedTrunk::new(packed, index, &self.cfg, shape, io, counters, progress)?);
                 model.set_trunk(Box::new(trunk.clone()));
                 self.trunk = Some(trunk);
             }

@@ -113,6 +113,7 @@ impl StreamedTrunk {
         ring: RingShape,
         io: Arc<Reader>,
         counters: Arc<Counters>,
+        progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Self> {
         let RingShape { n_pinned, ring_slots } = ring;
         let slot_bytes = ring_slot_bytes(&packed, n_pinned);
@@ -136,9 +137,11 @@ impl StreamedTrunk {
         };
         let trunk = StreamedTrunk { inner: Arc::new(inner), read_ahead: AtomicBool::new(ring_slots >= 2), reader };
         // The pinned prefix: whole runs from trunk.bin, CRC-checked like every streamed read.
-        for l in 0..n_pinned.min(cfg.n_layers) {
+        let to_pin = n_pinned.min(cfg.n_layers);
+        for l in 0..to_pin {
             let layer = trunk.inner.read_pinned_layer(l)?;
             trunk.inner.write_pinned().push(layer);
+            progress(l + 1, to_pin);
         }
         Ok(trunk)
     }

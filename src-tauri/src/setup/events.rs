@@ -75,6 +75,15 @@ pub enum SetupEvent {
         bytes_total: u64,
         mb_per_s: f64,
     },
+    /// The first load, every 100 ms: trunk layers pinned so far (0 of 0 before pinning
+    /// starts or when nothing is pinned) and the app's resident set.
+    FirstLoad {
+        layers_done: u32,
+        layers_total: u32,
+        #[ts(type = "number | null")]
+        rss_bytes: Option<u64>,
+        seconds: f64,
+    },
     SpeedTest {
         depth: u32,
         #[ts(type = "number")]

@@ -62,9 +62,7 @@ pub async fn run(
                     .unwrap_or(k3_plan::Preset::Auto);
                 let target =
                     ModelTarget { trunk: Some(trunk), preset, context_length, ..ModelTarget::folder(store, false) };
-                let w = worker.clone();
-                let model =
-                    tauri::async_runtime::spawn_blocking(move || w.open_model(target)).await.map_err(join_error)??;
+                let model = first_load(&worker, target, &emit).await?;
                 let done = host.update(|s| s.step = SetupStep::Ready)?;
                 emit(SetupEvent::Step { step: done.step });
                 emit(SetupEvent::Ready { model: model.clone() });
@@ -77,6 +75,34 @@ pub async fn run(
         }
         let next = host.update(|s| s.step = s.step.next())?;
         emit(SetupEvent::Step { step: next.step });
+    }
+}
+
+/// Opens the model through the one runtime, telling the window every 100 ms how many trunk
+/// layers are pinned and the resident set so far.
+async fn first_load(worker: &Arc<Worker>, target: ModelTarget, emit: &Emit) -> Result<ModelInfo, IpcError> {
+    let w = worker.clone();
+    let mut open = tauri::async_runtime::spawn_blocking(move || w.open_model(target));
+    let (probe, start) = (worker.probe(), Instant::now());
+    loop {
+        tokio::select! {
+            done = &mut open => return done.map_err(join_error)?,
+            _ = tokio::time::sleep(FLUSH_EVERY) => {
+                let now = probe.snapshot();
+                let (layers_done, layers_total) = match now.activity {
+                    k3_runtime::Activity::Opening { layers_done, layers_total, .. } => (layers_done, layers_total),
+                    k3_runtime::Activity::Idle
+                    | k3_runtime::Activity::Generating { .. }
+                    | k3_runtime::Activity::Replanning { .. } => (0, 0),
+                };
+                emit(SetupEvent::FirstLoad {
+                    layers_done: layers_done as u32,
+                    layers_total: layers_total as u32,
+                    rss_bytes: now.rss_bytes,
+                    seconds: start.elapsed().as_secs_f64(),
+                });
+            }
+        }
     }
 }
 

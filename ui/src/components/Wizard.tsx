@@ -4,7 +4,7 @@
 import { useEffect, useReducer, useRef, useState } from "preact/hooks";
 import * as engine from "../api/engine";
 import type { Blocker, IpcError, MachineView, ModelInfo, PresetRow, SetupProblem, SetupSettings, SetupStep } from "../generated/ipc";
-import { countStates, duration, emptyJob, foldSetup, gb } from "../state/setup";
+import { type JobView, countStates, duration, emptyJob, foldSetup, gb } from "../state/setup";
 
 const STEPS: { step: SetupStep; label: string }[] = [
   { step: "welcome", label: "Welcome" },
@@ -490,7 +490,7 @@ function Jobs({ settings, guard, setSettings, choose, onReady, onCancelled }: Jo
           Layer {job.pack.layer}/{job.pack.layers} · {job.pack.mbPerS.toFixed(0)} MB/s
         </p>
       )}
-      {step === "firstLoad" && <p>Loading the model with the {settings.preset ?? "auto"} preset…</p>}
+      {step === "firstLoad" && <FirstLoad preset={settings.preset ?? "auto"} progress={job.firstLoad} />}
       {job.retry && <p class="card amber retry">{job.retry}</p>}
       {job.paused && <p class="card amber">Paused: {job.paused}</p>}
       {job.notices.length > 0 && (
@@ -572,6 +572,28 @@ function ProblemScreen({ problem, guard, retry }: { problem: SetupProblem; guard
       <button type="button" class="primary" onClick={retry}>
         Download {problem.files.length === 1 ? "it" : "them"} again
       </button>
+    </div>
+  );
+}
+
+function FirstLoad({ preset, progress }: { preset: string; progress: JobView["firstLoad"] }) {
+  const pinning = progress !== null && progress.layersTotal > 0;
+  return (
+    <div class="first-load" data-testid="first-load">
+      <p>Loading the model with the {preset} preset…</p>
+      {pinning && (
+        <div class="bar" role="progressbar" aria-valuenow={Math.round((progress.layersDone / progress.layersTotal) * 100)}>
+          <div style={{ width: `${(progress.layersDone / progress.layersTotal) * 100}%` }} />
+          <span>
+            Trunk layer {progress.layersDone}/{progress.layersTotal} in memory
+          </span>
+        </div>
+      )}
+      {progress && (
+        <p class="legend">
+          {progress.rssBytes !== null ? `Memory in use: ${gb(progress.rssBytes)}` : "Memory in use: —"} · {duration(progress.seconds)}
+        </p>
+      )}
     </div>
   );
 }

@@ -17,9 +17,11 @@ describe("the setup job view", () => {
     v = foldSetup(v, { type: "pack", layer: 3, layers: 13, bytesDone: 1, bytesTotal: 2, mbPerS: 900 });
     expect(v.pack).toEqual({ layer: 3, layers: 13, mbPerS: 900 });
     const model = { path: "/s", name: "s", isDemo: false, layers: 13, hiddenSize: 128, vocabSize: 768, routedExperts: 8, expertsPerToken: 2, checkpointBytes: 1, memory: "m", loadMs: 1 };
+    v = foldSetup(v, { type: "firstLoad", layersDone: 4, layersTotal: 13, rssBytes: 2e9, seconds: 1.5 });
+    expect(v.firstLoad).toEqual({ layersDone: 4, layersTotal: 13, rssBytes: 2e9, seconds: 1.5 });
     v = foldSetup(v, { type: "ready", model });
     expect(v.phase).toBe("ready");
-    expect(v.events).toBe(6);
+    expect(v.events).toBe(7);
   });
 
   it("keeps the last retry, clears a pause once bytes flow, and keeps the last notices", () => {

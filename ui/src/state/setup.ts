@@ -18,6 +18,7 @@ export interface JobView {
   notices: string[];
   pack: { layer: number; layers: number; mbPerS: number } | null;
   speedTest: { depth: number; mbPerS: number; fraction: number } | null;
+  firstLoad: { layersDone: number; layersTotal: number; rssBytes: number | null; seconds: number } | null;
   model: ModelInfo | null;
   error: IpcError | null;
   /** A failure with its own screen (access denied, files that failed their hash). */
@@ -28,7 +29,7 @@ export interface JobView {
 
 export const emptyJob: JobView = {
   phase: "idle", step: null, commit: null, totalBytes: 0, doneBytes: 0, keptBytes: null, speed: 0, eta: null,
-  files: {}, retry: null, paused: null, notices: [], pack: null, speedTest: null, model: null, error: null, problem: null,
+  files: {}, retry: null, paused: null, notices: [], pack: null, speedTest: null, firstLoad: null, model: null, error: null, problem: null,
   events: 0,
 };
 
@@ -61,6 +62,8 @@ export function foldSetup(v: JobView, e: SetupEvent): JobView {
       return { ...n, notices: [...n.notices, `${e.path}: ${e.message}`].slice(-MAX_NOTICES) };
     case "pack":
       return { ...n, pack: { layer: e.layer, layers: e.layers, mbPerS: e.mbPerS } };
+    case "firstLoad":
+      return { ...n, firstLoad: { layersDone: e.layersDone, layersTotal: e.layersTotal, rssBytes: e.rssBytes, seconds: e.seconds } };
     case "speedTest":
       return { ...n, speedTest: { depth: e.depth, mbPerS: e.mbPerS, fraction: e.fraction } };
     case "ready":
