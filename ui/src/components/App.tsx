@@ -115,7 +115,7 @@ export function App() {
             aria-expanded={settingsOpen && !!current}
             onClick={() => void toggleSettings()}
           >
-            Settings
+            Chat settings
           </button>
         </div>
         <div class="chat-body">
