@@ -19,6 +19,16 @@ trap 'kill $driver 2>/dev/null || true; [ -n "${K3_E2E_DATA_DIR:-}" ] || rm -rf 
 for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.1; done
 node e2e/chat.e2e.mjs "$app"
 
+# The app inherits its environment from tauri-driver: each journey with its own environment
+# gets a new one.
+restart_driver() {
+  kill $driver 2>/dev/null || true
+  wait $driver 2>/dev/null || true
+  tauri-driver --port 4444 >> "$log" 2>&1 &
+  driver=$!
+  for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.1; done
+}
+
 # The setup journey: a throttled hub (0.1 MB/s per file) that drops one connection once.
 hub_bin=target/debug/examples/fake_hub
 setup_data=$(mktemp -d)
@@ -29,12 +39,7 @@ trap 'kill $driver $hub 2>/dev/null || true; rm -rf "$setup_data" "$store"; [ -n
 for _ in $(seq 1 100); do [ -s "$setup_data/hub.url" ] && break; sleep 0.1; done
 export K3APP_DATA_DIR="$setup_data/app" HF_ENDPOINT=$(cat "$setup_data/hub.url") HF_HOME="$setup_data/hf"
 export K3APP_REPO=moonshotai/Kimi-K3-tiny K3APP_SPEED_SECONDS=1 K3APP_SPEED_SCRATCH_MB=128
-# The app inherits its environment from tauri-driver: start a new one with the setup's.
-kill $driver 2>/dev/null || true
-wait $driver 2>/dev/null || true
-tauri-driver --port 4444 >> "$log" 2>&1 &
-driver=$!
-for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.1; done
+restart_driver
 node e2e/setup.e2e.mjs "$app" "$store/Kimi-K3-tiny"
 
 # The adopt journey: a fresh data folder, and a plain copy of the checkpoint the hub serves.
@@ -42,9 +47,5 @@ adopt=$(mktemp -d -p "$PWD/target")
 trap 'kill $driver $hub 2>/dev/null || true; rm -rf "$setup_data" "$store" "$adopt"; [ -n "${K3_E2E_DATA_DIR:-}" ] || rm -rf "$data"' EXIT
 find fixtures/tiny-mxfp4 -maxdepth 1 -type f -exec cp {} "$adopt/" \;
 export K3APP_DATA_DIR="$setup_data/adopt-app"
-kill $driver 2>/dev/null || true
-wait $driver 2>/dev/null || true
-tauri-driver --port 4444 >> "$log" 2>&1 &
-driver=$!
-for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.1; done
+restart_driver
 node e2e/adopt.e2e.mjs "$app" "$adopt"

@@ -10,11 +10,11 @@ use k3_desktop::ipc::dto::{FinishReason, SamplingSettings};
 use k3_desktop::ipc::error::{ErrorCode, IpcError};
 use k3_desktop::ipc::events::{channel_emitter, GenerationEvent};
 use k3_desktop::COMMANDS;
+
+mod common;
+use common::{app, invoke};
 use serde_json::{json, Value};
-use tauri::ipc::{CallbackFn, Channel, InvokeBody, InvokeResponseBody};
-use tauri::test::{get_ipc_response, mock_builder, INVOKE_KEY};
-use tauri::webview::InvokeRequest;
-use tauri::Manager;
+use tauri::ipc::{Channel, InvokeResponseBody};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -63,40 +63,6 @@ fn the_capability_grants_exactly_the_registered_commands() {
         .filter(|p| !p.starts_with("allow-"))
         .collect();
     assert_eq!(others, vec!["core:default"], "only the core defaults besides our commands");
-}
-
-fn request(cmd: &str, body: Value) -> InvokeRequest {
-    InvokeRequest {
-        cmd: cmd.into(),
-        callback: CallbackFn(0),
-        error: CallbackFn(1),
-        url: "tauri://localhost".parse().unwrap(),
-        body: InvokeBody::Json(body),
-        headers: Default::default(),
-        invoke_key: INVOKE_KEY.to_string(),
-    }
-}
-
-/// A mock-runtime app with the real commands, the real capability file (the app's own
-/// context), a real history file and the demo model.
-fn app(data: &Path) -> (tauri::App<tauri::test::MockRuntime>, tauri::WebviewWindow<tauri::test::MockRuntime>) {
-    let options = k3_desktop::options::AppOptions {
-        startup_model: None,
-        data_dir: Some(data.into()),
-        context_length: k3_engine::DEFAULT_CONTEXT_LENGTH,
-        preset: k3_plan::Preset::Auto,
-        repo: None,
-        speed_seconds: 1.0,
-    };
-    let state = k3_desktop::state::AppState::start(&options, data, None).unwrap();
-    let app = k3_desktop::with_commands(mock_builder()).build(tauri::generate_context!(test = true)).unwrap();
-    app.manage(state);
-    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
-    (app, webview)
-}
-
-fn invoke<W: AsRef<tauri::Webview<tauri::test::MockRuntime>>>(w: &W, cmd: &str, body: Value) -> Result<Value, Value> {
-    get_ipc_response(w, request(cmd, body)).map(|b: InvokeResponseBody| b.deserialize::<Value>().unwrap())
 }
 
 #[test]

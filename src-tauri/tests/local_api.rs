@@ -5,14 +5,10 @@
 //! failing.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tauri::ipc::{CallbackFn, InvokeBody, InvokeResponseBody};
-use tauri::test::{get_ipc_response, mock_builder, INVOKE_KEY};
-use tauri::webview::InvokeRequest;
 use tauri::Manager;
 
 use k3_desktop::ipc::dto::{FinishReason, MessageStatus, SamplingSettings};
@@ -23,40 +19,11 @@ use k3_desktop::worker::JobKind;
 use k3_runtime::Activity;
 use k3_tests::http::{get, post_json};
 
-type App = (tauri::App<tauri::test::MockRuntime>, tauri::WebviewWindow<tauri::test::MockRuntime>);
-
-fn options(data: &Path) -> k3_desktop::options::AppOptions {
-    k3_desktop::options::AppOptions {
-        startup_model: None,
-        data_dir: Some(data.into()),
-        context_length: k3_engine::DEFAULT_CONTEXT_LENGTH,
-        preset: k3_plan::Preset::Auto,
-        repo: None,
-        speed_seconds: 1.0,
-    }
-}
-
-fn app(data: &Path) -> App {
-    let state = AppState::start(&options(data), data, None).unwrap();
-    let app = k3_desktop::with_commands(mock_builder()).build(tauri::generate_context!(test = true)).unwrap();
-    app.manage(state);
-    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
-    (app, webview)
-}
+mod common;
+use common::{app, options, MockApp as App};
 
 fn invoke(app: &App, cmd: &str, body: Value) -> Value {
-    let request = InvokeRequest {
-        cmd: cmd.into(),
-        callback: CallbackFn(0),
-        error: CallbackFn(1),
-        url: "tauri://localhost".parse().unwrap(),
-        body: InvokeBody::Json(body),
-        headers: Default::default(),
-        invoke_key: INVOKE_KEY.to_string(),
-    };
-    get_ipc_response(&app.1, request)
-        .map(|b: InvokeResponseBody| b.deserialize::<Value>().unwrap())
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"))
+    common::invoke(&app.1, cmd, body).unwrap_or_else(|e| panic!("{cmd}: {e}"))
 }
 
 /// A port nobody listens on right now.
