@@ -113,6 +113,10 @@ try {
     await atStep(d, 'download');
     await d.until('file cells', async () => (await d.findAll('.grid .cell')).length >= 10, 30000);
     await d.until('the retry line', async () => (await d.findAll('.retry')).length === 1, 30000);
+    // Sleep is inhibited while the job runs, or the window says why it could not be.
+    const awake = await d.text(await d.find('[data-testid=awake]'));
+    check(/kept awake until this finishes|may sleep meanwhile \(.+\)/.test(awake), `awake line: ${awake}`);
+    timings.keepAwake = awake;
     await shot(d, '06-download.png');
     const t0 = Date.now();
     const e0 = await d.exec(`return Number(document.querySelector('[data-events]').dataset.events);`);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use tauri::ipc::Channel;
-use tauri::State;
+use tauri::{AppHandle, Runtime, State};
 use ts_rs::TS;
 
 use crate::commands::model::join_error;
@@ -17,7 +17,7 @@ use crate::setup::events::SetupEvent;
 use crate::setup::facts::{examine, MachineView};
 use crate::setup::flow::{advance, Blocker, Facts, SetupStep};
 use crate::setup::forecast::{preset_rows, PresetRow};
-use crate::setup::{jobs, SetupSettings, SpeedSummary};
+use crate::setup::{awake, jobs, SetupSettings, SpeedSummary};
 use crate::state::AppState;
 
 /// Whether the wizard shows, and where it stands.
@@ -189,9 +189,11 @@ pub async fn setup_forecast(state: State<'_, AppState>) -> Result<Vec<PresetRow>
     Ok(rows)
 }
 
-/// Runs the download, pack and first load from the saved step; `null` when paused.
+/// Runs the download, pack and first load from the saved step; `null` when paused. The
+/// machine is kept awake meanwhile, and a desktop notification tells how it ended.
 #[tauri::command]
-pub async fn setup_run(
+pub async fn setup_run<R: Runtime>(
+    app: AppHandle<R>,
     state: State<'_, AppState>,
     on_event: Channel<SetupEvent>,
 ) -> Result<Option<ModelInfo>, IpcError> {
@@ -199,12 +201,29 @@ pub async fn setup_run(
     let emit: jobs::Emit = Arc::new(move |e| {
         let _ = on_event.send(e);
     });
+    let (awake, held) = tauri::async_runtime::spawn_blocking(|| awake::hold("Downloading and preparing Kimi K3"))
+        .await
+        .map_err(join_error)?;
+    emit(SetupEvent::Awake { held: held.is_ok(), detail: held.err() });
     let result = jobs::run(state.setup.clone(), state.worker.clone(), emit.clone(), stop, state.context_length).await;
     state.setup.end_job();
-    if let Err(e) = &result {
-        emit(SetupEvent::Failed { error: e.clone() });
+    let _ = tauri::async_runtime::spawn_blocking(move || drop(awake)).await;
+    match &result {
+        Ok(Some(model)) => tell(&app, "Kimi K3 is ready", &format!("{} is loaded: the chat is yours.", model.name)),
+        Ok(None) => {}
+        Err(e) => {
+            emit(SetupEvent::Failed { error: e.clone() });
+            tell(&app, "Kimi K3 setup stopped", &e.message);
+        }
     }
     result
+}
+
+/// A desktop notification; a desktop without a notification service only loses the toast.
+fn tell<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str) {
+    if let Err(e) = awake::notify(app, title, body) {
+        eprintln!("k3-desktop: notification not shown ({e}): {title}");
+    }
 }
 
 /// Saves a Hugging Face token where the hub client reads it (`$HF_HOME/token`), for the

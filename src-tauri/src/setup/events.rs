@@ -95,6 +95,11 @@ pub enum SetupEvent {
         model: ModelInfo,
     },
     Stopped,
+    /// Whether the system keeps the machine awake while the job runs (`detail`: why not).
+    Awake {
+        held: bool,
+        detail: Option<String>,
+    },
     /// The failure about to be reported has its own screen.
     Problem {
         problem: super::problem::SetupProblem,

@@ -2,12 +2,13 @@
 //! as screens over k3-store (doctor, speed test, download, verify), the engine's trunk pack
 //! and the app's one runtime.
 //!
-//! Layout: `flow` (the steps and what blocks each: pure) · `settings` (saved to
+//! Layout: `awake` (sleep inhibited while a job runs; a notification at its end) · `flow` (the steps and what blocks each: pure) · `settings` (saved to
 //! `setup.json`) · `host` (the live state in `AppState`) · `events` (what the window hears,
 //! batched ≤ 10/s) · `jobs` (download → pack → first load) · `facts` (the doctor's findings
 //! as the flow needs them) · `problem` (the failures with a screen of their own: access
 //! denied with a token field, files that failed their hash).
 
+pub mod awake;
 pub mod events;
 pub mod facts;
 pub mod flow;

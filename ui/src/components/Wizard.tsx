@@ -491,6 +491,13 @@ function Jobs({ settings, guard, setSettings, choose, onReady, onCancelled }: Jo
         </p>
       )}
       {step === "firstLoad" && <FirstLoad preset={settings.preset ?? "auto"} progress={job.firstLoad} />}
+      {job.awake && running && (
+        <p class="legend" data-testid="awake">
+          {job.awake.held
+            ? "This computer is kept awake until this finishes."
+            : `This computer may sleep meanwhile (${job.awake.detail ?? "the system refused"}): keep it awake; the download resumes either way.`}
+        </p>
+      )}
       {job.retry && <p class="card amber retry">{job.retry}</p>}
       {job.paused && <p class="card amber">Paused: {job.paused}</p>}
       {job.notices.length > 0 && (

@@ -53,6 +53,11 @@ describe("the setup job view", () => {
     expect(v.phase).toBe("running");
   });
 
+  it("remembers whether the machine is kept awake", () => {
+    const v = foldSetup(emptyJob, { type: "awake", held: false, detail: "no session bus" });
+    expect(v.awake).toEqual({ held: false, detail: "no session bus" });
+  });
+
   it("formats sizes and times for people", () => {
     expect(gb(1_560_936_091_448)).toBe("1.56 TB");
     expect(gb(812_400_000_000)).toBe("812.4 GB");

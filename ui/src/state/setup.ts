@@ -18,6 +18,8 @@ export interface JobView {
   notices: string[];
   pack: { layer: number; layers: number; mbPerS: number } | null;
   speedTest: { depth: number; mbPerS: number; fraction: number } | null;
+  /** Whether the system keeps the machine awake during the job, and why not. */
+  awake: { held: boolean; detail: string | null } | null;
   firstLoad: { layersDone: number; layersTotal: number; rssBytes: number | null; seconds: number } | null;
   model: ModelInfo | null;
   error: IpcError | null;
@@ -29,7 +31,7 @@ export interface JobView {
 
 export const emptyJob: JobView = {
   phase: "idle", step: null, commit: null, totalBytes: 0, doneBytes: 0, keptBytes: null, speed: 0, eta: null,
-  files: {}, retry: null, paused: null, notices: [], pack: null, speedTest: null, firstLoad: null, model: null, error: null, problem: null,
+  files: {}, retry: null, paused: null, notices: [], pack: null, speedTest: null, firstLoad: null, awake: null, model: null, error: null, problem: null,
   events: 0,
 };
 
@@ -62,6 +64,8 @@ export function foldSetup(v: JobView, e: SetupEvent): JobView {
       return { ...n, notices: [...n.notices, `${e.path}: ${e.message}`].slice(-MAX_NOTICES) };
     case "pack":
       return { ...n, pack: { layer: e.layer, layers: e.layers, mbPerS: e.mbPerS } };
+    case "awake":
+      return { ...n, awake: { held: e.held, detail: e.detail } };
     case "firstLoad":
       return { ...n, firstLoad: { layersDone: e.layersDone, layersTotal: e.layersTotal, rssBytes: e.rssBytes, seconds: e.seconds } };
     case "speedTest":
