@@ -12,6 +12,7 @@ import { ErrorRegion, HistoryBanner, PhaseStrip, StatusLine } from "./Notices";
 import { AppSettings } from "./AppSettings";
 import { SettingsPanel } from "./SettingsPanel";
 import { Sidebar } from "./Sidebar";
+import { DriveSpeed } from "./StatsLine";
 import { Wizard } from "./Wizard";
 import * as engine from "../api/engine";
 import type { SetupSettings } from "../generated/ipc";
@@ -50,26 +51,37 @@ function ThemeToggle() {
   );
 }
 
-/** The setup wizard's saved state when it should show (first launch, or "Set up Kimi K3…"). */
+/** The setup wizard's saved state when it should show (first launch, or "Set up Kimi K3…"), and
+ * the drive's best read rate from its speed test (bytes/s), when it ran. */
 function useSetup() {
   const [setup, setSetup] = useState<SetupSettings | null>(null);
+  const [driveSpeed, setDriveSpeed] = useState<number | null>(null);
+  const learn = (s: SetupSettings) => setDriveSpeed(s.speed ? Math.max(s.speed.qd1MbPerS, s.speed.qd16MbPerS) * 1e6 : null);
   useEffect(() => {
     void engine
       .setupStatus()
-      .then((s) => s.wizard && setSetup(s.settings))
+      .then((s) => {
+        learn(s.settings);
+        if (s.wizard) setSetup(s.settings);
+      })
       .catch(() => undefined);
   }, []);
   const reopen = async () => {
     const s = await engine.setupDismiss(false);
     setSetup(s.settings);
   };
-  return [setup, () => setSetup(null), reopen] as const;
+  const close = () => {
+    // The wizard may have measured the drive meanwhile.
+    void engine.setupStatus().then((s) => learn(s.settings), () => undefined);
+    setSetup(null);
+  };
+  return [setup, close, reopen, driveSpeed] as const;
 }
 
 export function App() {
   const [state, actions] = useChat();
   const [settingsOpen, setSettingsOpen] = useState(false);
-  const [setup, closeSetup, reopenSetup] = useSetup();
+  const [setup, closeSetup, reopenSetup, driveSpeed] = useSetup();
   const [appSettingsOpen, setAppSettingsOpen] = useState(false);
   const toggleAppSettings = useCallback(() => setAppSettingsOpen((o) => !o), []);
   const closeAppSettings = useCallback(() => setAppSettingsOpen(false), []);
@@ -119,7 +131,9 @@ export function App() {
           </button>
         </div>
         <div class="chat-body">
-          <ChatView state={state} actions={actions} />
+          <DriveSpeed.Provider value={driveSpeed}>
+            <ChatView state={state} actions={actions} />
+          </DriveSpeed.Provider>
           {settingsOpen && current && (
             <SettingsPanel
               conversation={current}

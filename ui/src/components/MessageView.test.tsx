@@ -8,6 +8,7 @@ import { setTransport } from "../api/engine";
 import { newStream } from "../state/stream";
 import { message, stats } from "../test/fixtures";
 import { type MessageActions, MessageView } from "./MessageView";
+import { DriveSpeed, StatsLine } from "./StatsLine";
 import { StreamingMessage } from "./StreamingMessage";
 
 let root: HTMLElement | null = null;
@@ -57,9 +58,19 @@ describe("MessageView", () => {
     expect(stat("total")).toBe("total 49 m 10 s");
     expect(stat("io")).toBe("I/O 134% of wall clock (can exceed 100%)");
     expect(stat("hit")).toBe("true hit rate 31%");
-    expect(stat("read")).toBe("read 26.51 GB");
-    expect(msg.querySelector(".stats [data-stat=read]")?.getAttribute("title")).toBe("26,512,345,678 B");
+    expect(stat("read")).toBe("read 26.51 GB at 0.00899 GB/s");
+    expect(msg.querySelector(".stats [data-stat=read]")?.getAttribute("title")).toMatch(/^26,512,345,678 B — the rate is bytes read ÷ the reply's wall time$/);
     expect(msg.querySelector(".stats")!.textContent).not.toMatch(/tok\/s|tokens\/s|GiB/);
+  });
+
+  it("compares the reply's read rate with the drive's best from the speed test", () => {
+    const el = mount(
+      <DriveSpeed.Provider value={2.8e9}>
+        <StatsLine stats={stats({ bytesRead: 4.3e9, totalMs: 2000 })} />
+      </DriveSpeed.Provider>,
+    );
+    expect(el.querySelector("[data-stat=read]")?.textContent).toBe("read 4.30 GB at 2.15 of 2.80 GB/s");
+    expect(el.querySelector("[data-stat=read]")?.getAttribute("title")).toMatch(/this drive's best in the setup speed test/);
   });
 
   it("says 'all resident' when there is no true hit rate, and marks a stopped reply", () => {

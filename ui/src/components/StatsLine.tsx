@@ -1,7 +1,10 @@
 // The figures stored with an assistant message, on one line under it.
 // Owns: which MessageStats fields are shown and their wording (tokens, time to first token, s/token,
-// total, I/O share of wall clock, true resident hit rate, bytes read). Exact values go in tooltips.
+// total, I/O share of wall clock, true resident hit rate, bytes read and the rate against the drive's
+// best measured figure). Exact values go in tooltips.
 // Must not: show tokens per second, GiB, or a raw hit rate (null true hit rate means all resident).
+import { createContext } from "preact";
+import { useContext } from "preact/hooks";
 import type { MessageStats } from "../generated/ipc";
 import {
   formatBytesExact,
@@ -9,10 +12,17 @@ import {
   formatDuration,
   formatGB,
   formatPercent,
+  formatReadRate,
   formatSecondsPerToken,
 } from "../state/format";
 
+/** The drive's best measured read rate in bytes/s (the setup speed test, 16 expert reads in
+ * flight), when it was measured: "reading at X of Y GB/s" compares against it. */
+export const DriveSpeed = createContext<number | null>(null);
+
 export function StatsLine({ stats }: { stats: MessageStats }) {
+  const drive = useContext(DriveSpeed);
+  const rate = formatReadRate(stats.bytesRead, stats.totalMs, drive);
   const io = stats.ioShare === null ? "I/O share n/a" : `I/O ${formatPercent(stats.ioShare)} of wall clock`;
   const hit = stats.trueHitRate === null ? "all resident" : `true hit rate ${formatPercent(stats.trueHitRate)}`;
   return (
@@ -44,8 +54,13 @@ export function StatsLine({ stats }: { stats: MessageStats }) {
       >
         {hit}
       </span>
-      <span class="stat" data-stat="read" title={formatBytesExact(stats.bytesRead)}>
+      <span
+        class="stat"
+        data-stat="read"
+        title={`${formatBytesExact(stats.bytesRead)}${rate ? ` — the rate is bytes read ÷ the reply's wall time${drive ? "; the second figure is this drive's best in the setup speed test" : ""}` : ""}`}
+      >
         read {formatGB(stats.bytesRead)}
+        {rate && ` ${rate}`}
       </span>
       {stats.finishReason === "length" && <span class="stat" data-stat="reason">hit max tokens</span>}
       {stats.finishReason === "cancelled" && <span class="stat" data-stat="reason">stopped</span>}

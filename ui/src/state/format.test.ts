@@ -1,6 +1,6 @@
 // Units and wording: GB = 1e9 B, s/token with significant digits, phase strip text.
 import { describe, expect, it } from "vitest";
-import { formatBytesExact, formatDuration, formatGB, formatPercent, formatSecondsPerToken } from "./format";
+import { formatBytesExact, formatDuration, formatGB, formatPercent, formatReadRate, formatSecondsPerToken } from "./format";
 import { phaseText } from "./phase";
 
 describe("format", () => {
@@ -48,5 +48,13 @@ describe("phaseText", () => {
     expect(phaseText({ kind: "failed", error: { code: "EXPERT_READ", message: "shard 37 at 1234", details: null } })).toBe(
       "Failed: output unsound. shard 37 at 1234",
     );
+  });
+
+  it("gives the read rate against the drive's best, and none for a reply that read almost nothing", () => {
+    expect(formatReadRate(4.3e9, 2000, 2.8e9)).toBe("at 2.15 of 2.80 GB/s");
+    expect(formatReadRate(4.3e9, 2000, null)).toBe("at 2.15 GB/s");
+    expect(formatReadRate(5e8, 2000, 1.6e9)).toBe("at 0.25 of 1.60 GB/s");
+    expect(formatReadRate(607_000, 217, 1.6e9)).toBeNull();
+    expect(formatReadRate(5e9, 0, null)).toBeNull();
   });
 });

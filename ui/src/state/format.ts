@@ -43,3 +43,15 @@ export function formatDuration(ms: number): string {
   const sec = total % 60;
   return h > 0 ? `${h} h ${String(m).padStart(2, "0")} m` : `${m} m ${sec} s`;
 }
+
+/** Below this a reply's reads are not a rate worth showing (a resident model reads almost nothing). */
+export const READ_RATE_MIN_BYTES = 1e8;
+
+/** "at 2.10 of 2.80 GB/s": bytes read ÷ the reply's wall time, against the drive's best measured
+ * rate when there is one; null when too little was read to mean anything. */
+export function formatReadRate(bytes: number, totalMs: number, driveBytesPerS: number | null): string | null {
+  if (bytes < READ_RATE_MIN_BYTES || totalMs <= 0) return null;
+  const rate = bytes / (totalMs / 1000) / 1e9;
+  const shown = rate >= 1 ? gb2.format(rate) : sig3.format(rate);
+  return driveBytesPerS && driveBytesPerS > 0 ? `at ${shown} of ${gb2.format(driveBytesPerS / 1e9)} GB/s` : `at ${shown} GB/s`;
+}
