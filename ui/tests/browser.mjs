@@ -198,7 +198,6 @@ async function main() {
     const all = payloads(origin).map((p, i) => ({ ...p, n: i + 1 }));
     const list = all.filter((p) => only.length === 0 || only.includes(p.n));
     let replies = 0;
-    const cspAll = [];
     for (const p of list) {
       const name = `payload ${String(p.n).padStart(2)} [${p.category}] ${p.name}`;
       const servedBefore = served.length;
@@ -244,7 +243,6 @@ async function main() {
       if (s1.pwned !== undefined || s1.parentPwned !== undefined) problems.push(`EXECUTED: window.__pwned = ${String(s1.pwned ?? s1.parentPwned)}`);
       if (s1.csp > s0.csp) {
         const v = await page.evaluate((n) => globalThis.__csp.slice(n), s0.csp);
-        cspAll.push(...v);
         problems.push(...v.map((x) => `CSP violation (only the CSP stopped it): ${x.directive} ${x.blocked} ${x.sample ?? ""}`));
       }
       for (const s of served.slice(servedBefore)) if (!s.file) problems.push(`request reached the server: ${s.path.slice(0, 80)}`);
