@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README "Test"). On a fresh Debian machine it installs what is
 # missing (scripts/deps.sh test), then: the UI's type check, build and unit tests (Vitest);
+# hostile model output against that production build in Chromium (ui/tests/browser.mjs);
 # formatting and lints; every Rust test (engine, CLI, desktop app: IPC, history, worker,
 # contract); the kernel twins again in the release profile; the .deb bundle (release
 # build, contents checked); and the end-to-end test of that release binary in a real window
@@ -23,6 +24,7 @@ timed() {
 
 timed "deps (apt, npm ci, pip, tauri-driver)" bash scripts/deps.sh test
 ui_tests() { (cd ui && npm run build && npx vitest run) 2>&1 | tee "$logs/ui.log"; }
+ui_browser() { node ui/tests/browser.mjs 2>&1 | tee "$logs/browser.log"; }
 rust_tests() { cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"; }
 # The kernel twins once more as the app ships them (release profile): SIMD codegen — stack
 # realignment, inlining — differs between profiles, and a release-only crash has happened.
@@ -30,6 +32,7 @@ release_twins() { cargo test --release --locked -p k3-tests kernels_twins 2>&1 |
 e2e_journeys() { xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/release/k3-desktop 2>&1 | tee "$logs/e2e.log"; }
 
 timed "ui (build + vitest)" ui_tests
+timed "ui in Chromium (hostile replies)" ui_browser
 timed "cargo fmt" cargo fmt --all --check
 timed "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 timed "cargo test" rust_tests
@@ -40,9 +43,9 @@ timed "e2e (3 journeys)" e2e_journeys
 
 printf 'part timings: %s\n' "${timings[@]}"
 echo "test wall time: $(( $(date +%s) - start )) s"
-# cargo prints one "test result" line per test binary; Vitest one "Tests" line; the e2e
-# script "N passed, N failed". Close with the totals so the summary is the last line.
-sed 's/\x1b\[[0-9;]*m//g' "$logs/ui.log" "$logs/cargo.log" "$logs/kernels-release.log" "$logs/e2e.log" | awk '
+# cargo prints one "test result" line per test binary; Vitest one "Tests" line; the browser
+# test and the e2e script "N passed, N failed". Close with the totals so the summary is the last line.
+sed 's/\x1b\[[0-9;]*m//g' "$logs/ui.log" "$logs/browser.log" "$logs/cargo.log" "$logs/kernels-release.log" "$logs/e2e.log" | awk '
   /^test result:/ { p += $4; f += $6; s += $8 }
   /^ *Tests +[0-9]+ passed/ { for (i = 1; i <= NF; i++) if ($i ~ /^passed/) p += $(i-1) }
   /^ *Tests .*[0-9]+ failed/ { for (i = 1; i <= NF; i++) if ($i ~ /^failed/) f += $(i-1) }

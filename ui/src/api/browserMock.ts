@@ -2,6 +2,8 @@
 // browser, browser tests). Owns: a fake demo model, conversations kept in memory, and a generation
 // that emits the same GenerationEvent sequence as the engine (queued, started, prefill, tokens,
 // stats, finished/failed) at about 1000 tokens per second (like the demo model), honouring cancel.
+// Also owns the browser tests' hook (`globalThis.__k3Mock`, see MockHook): scripted replies and the
+// links open_link was asked to open. Nothing in the app defines it, and Tauri never loads this file.
 // Must not: import @tauri-apps/api, or be imported by anything but engine.ts (it is a lazy chunk).
 import type {
   ApiStatus,
@@ -22,6 +24,19 @@ const DEMO: ModelInfo = {
 };
 const DEFAULTS: SamplingSettings = { temperature: 0.6, topP: 0.95, seed: 42, maxTokens: 1024, thinking: false };
 const WORDS = "the expert router picks sixteen of many experts per token while **trunk** layers stay pinned in memory and `reads` stream from disk".split(" ");
+
+/** What a browser test (ui/tests/browser.mjs) puts at `globalThis.__k3Mock` before the page loads:
+ *  each generation takes the first of `replies`, when there is one, as its exact reply text (streamed
+ *  in pieces, finished with reason "stop"); open_link appends each URL it is given to `opened`. */
+export interface MockHook {
+  replies: string[];
+  opened: string[];
+}
+
+function testHook(): MockHook | null {
+  const h = (globalThis as { __k3Mock?: unknown }).__k3Mock as Partial<MockHook> | undefined;
+  return h && Array.isArray(h.replies) && Array.isArray(h.opened) ? (h as MockHook) : null;
+}
 
 function fail(code: IpcError["code"], message: string): IpcError {
   return { code, message, details: null };
@@ -91,7 +106,7 @@ export function createMockTransport(): Transport {
     },
     delete_conversation: (a) => (get(a.id), convs.delete(Number(a.id)), null),
     export_conversation: (a) => ({ fileName: `chat-${String(a.id)}.${a.format === "json" ? "json" : "md"}`, content: "" }),
-    open_link: () => null,
+    open_link: (a) => (testHook()?.opened.push(String(a.url)), null),
     save_export: (a) => `/tmp/chat-${String(a.id)}.${a.format === "json" ? "json" : "md"}`,
     cancel_generation: (a) => {
       cancelled.add(Number(a.jobId));
@@ -103,6 +118,7 @@ export function createMockTransport(): Transport {
     const max = conv.settings.maxTokens;
     const promptTokens = 12 + conv.messages.length * 8;
     const t0 = now();
+    const scripted = testHook()?.replies.shift();
     let text = "";
     let i = 0;
     const stats = (reason: MessageStats["finishReason"]): MessageStats => ({
@@ -113,10 +129,12 @@ export function createMockTransport(): Transport {
     emit({ type: "queued", jobId, position: 0 });
     emit({ type: "started", jobId, conversationId: conv.id, userMessage });
     emit({ type: "prefillProgress", jobId, done: promptTokens, total: promptTokens });
+    // A scripted reply: its exact text, ~200 code points per token event.
+    const pieces = typeof scripted === "string" ? (scripted.match(/[\s\S]{1,200}/gu) ?? []) : null;
     const tick = () => {
       const stop = cancelled.has(jobId);
-      if (stop || i >= max) {
-        const reason = stop ? "cancelled" : "length";
+      if (stop || (pieces ? i >= pieces.length : i >= max)) {
+        const reason = stop ? "cancelled" : pieces ? "stop" : "length";
         const msg = newMessage("assistant", text);
         msg.status = stop ? "stopped" : "complete";
         msg.stats = stats(reason);
@@ -125,9 +143,10 @@ export function createMockTransport(): Transport {
         emit({ type: "finished", jobId, reason, message: msg });
         return;
       }
-      for (let k = 0; k < 10 && i < max; k++, i++) {
-        const piece =
-          i % 96 === 60
+      for (let k = 0; k < 10 && (pieces ? i < pieces.length : i < max); k++, i++) {
+        const piece = pieces
+          ? pieces[i]!
+          : i % 96 === 60
             ? "\n\n```rust\nfn route(scores: &[f32]) -> usize { 0 } // see https://example.com\n```\n\n"
             : (i % 24 === 23 ? "\n\n" : " ") + WORDS[i % WORDS.length];
         text += piece;

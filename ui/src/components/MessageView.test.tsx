@@ -157,6 +157,24 @@ describe("MessageView", () => {
     setTransport(null);
   });
 
+  it("a middle click on a link opens it through the app too, never in a new window", async () => {
+    const call = vi.fn().mockResolvedValue(null);
+    setTransport({ call, generate: vi.fn(), stream: vi.fn() });
+    const el = view(message({ id: 7, role: "assistant", content: "See [the report](https://example.org/k3)." }));
+    const link = el.querySelector<HTMLAnchorElement>("a[href]")!;
+    const right = new MouseEvent("auxclick", { bubbles: true, cancelable: true, button: 2 });
+    const middle = new MouseEvent("auxclick", { bubbles: true, cancelable: true, button: 1 });
+    await act(async () => {
+      link.dispatchEvent(right);
+      link.dispatchEvent(middle);
+    });
+    expect(right.defaultPrevented).toBe(false);
+    expect(middle.defaultPrevented).toBe(true);
+    expect(call).toHaveBeenCalledTimes(1);
+    expect(call).toHaveBeenCalledWith("open_link", { url: "https://example.org/k3" });
+    setTransport(null);
+  });
+
   it("a preview not yet saved has no data-id and no actions", () => {
     const el = view(message({ id: -1, role: "user", content: "pending" }), { saved: false, canEdit: true });
     expect(el.querySelector(".message")!.hasAttribute("data-id")).toBe(false);

@@ -7,6 +7,7 @@ import type { Message } from "../generated/ipc";
 import { formatCount } from "../state/format";
 import { EditBox } from "./EditBox";
 import { Markdown } from "./Markdown";
+import { PlainText } from "./PlainText";
 import { StatsLine } from "./StatsLine";
 
 export interface MessageActions {
@@ -38,7 +39,9 @@ export function Think({ text }: { text: string }) {
   return (
     <details class="think">
       <summary>Thinking · {formatCount(text.length)} characters</summary>
-      <div class="think-text">{text}</div>
+      <div class="think-text">
+        <PlainText text={text} />
+      </div>
     </details>
   );
 }
@@ -74,7 +77,9 @@ export const MessageView = memo(function MessageView({ message: m, saved, canReg
       ) : m.role === "assistant" ? (
         <Markdown source={m.content} />
       ) : (
-        <div class="content plain">{m.content}</div>
+        <div class="content plain">
+          <PlainText text={m.content} />
+        </div>
       )}
       {m.role === "assistant" && m.stats && <StatsLine stats={m.stats} />}
       {saved && !editing && (

@@ -5,6 +5,7 @@
 import { formatPercent, formatSecondsPerToken } from "../state/format";
 import { failureText, phaseText } from "../state/phase";
 import type { Stream } from "../state/stream";
+import { PlainText } from "./PlainText";
 
 export function StreamingMessage({ stream: s }: { stream: Stream }) {
   const failed = s.phase.kind === "failed";
@@ -23,7 +24,7 @@ export function StreamingMessage({ stream: s }: { stream: Stream }) {
         </span>
       </header>
       <div class="content plain" aria-live="polite" aria-busy={!failed}>
-        {s.text}
+        <PlainText text={s.text} />
         {!failed && <span class="cursor" aria-hidden="true" />}
       </div>
       {live && !failed && (

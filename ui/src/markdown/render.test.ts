@@ -71,6 +71,15 @@ describe("renderMarkdown", () => {
     expect(el.innerHTML).not.toMatch(/onmouseover=/);
   });
 
+  it("table alignment becomes classes, never a style attribute (the CSP refuses inline styles)", () => {
+    const html = renderMarkdown("| l | c | r | n |\n|:--|:-:|--:|---|\n| 1 | 2 | 3 | 4 |\n");
+    expect(html).not.toMatch(/style=/i);
+    const el = dom(html);
+    const cls = (sel: string) => [...el.querySelectorAll(sel)].map((c) => c.getAttribute("class"));
+    expect(cls("th")).toEqual(["align-left", "align-center", "align-right", null]);
+    expect(cls("td")).toEqual(["align-left", "align-center", "align-right", null]);
+  });
+
   it("renders tables and emphasis", () => {
     const el = dom(renderMarkdown("| a | b |\n|---|---|\n| 1 | **2** |\n"));
     expect(el.querySelector("table td strong")?.textContent).toBe("2");

@@ -1,7 +1,7 @@
 // Markdown → safe HTML for assistant messages. Model output is untrusted.
 // Owns: the markdown-it setup (raw HTML off, images off, https: links only, opened outside with
-// rel="noopener noreferrer"), fenced code with highlighting and a Copy button, and DOMPurify as the
-// second guard over the final HTML.
+// rel="noopener noreferrer"), fenced code with highlighting and a Copy button, table alignment as
+// classes (never a style attribute), and DOMPurify as the second guard over the final HTML.
 // Must not: let any HTML from the model through, or any link scheme but https:.
 // Easy to break: DOMPurify drops `target` unless allowed, and its hooks are per instance (ours is
 // private so nothing else in the page changes its behaviour).
@@ -19,6 +19,20 @@ export function isAllowedLink(url: string): boolean {
 const md = new MarkdownIt("default", { html: false, linkify: true, typographer: false, breaks: false });
 md.disable("image");
 md.validateLink = isAllowedLink;
+
+// Table column alignment: markdown-it writes `style="text-align:…"` on th/td, which the CSP
+// (style-src 'self') refuses with a securitypolicyviolation (found by ui/tests/browser.mjs) and
+// DOMPurify then drops, losing the alignment. A class carries it instead (markdown.css).
+md.core.ruler.push("align_class", (state) => {
+  for (const t of state.tokens) {
+    if (t.type !== "th_open" && t.type !== "td_open") continue;
+    const style = t.attrGet("style");
+    if (style === null) continue;
+    t.attrs = (t.attrs ?? []).filter(([name]) => name !== "style");
+    const align = /^text-align:(left|center|right)$/.exec(String(style))?.[1];
+    if (align) t.attrJoin("class", `align-${align}`);
+  }
+});
 
 const esc = md.utils.escapeHtml;
 
