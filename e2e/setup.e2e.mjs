@@ -82,9 +82,10 @@ try {
   await step('the speed test measures the drive at QD1 and QD16', async () => {
     await atStep(d, 'speedTest');
     await clickText(d, 'Run the speed test');
-    await d.until('both figures', async () => (await d.findAll('table.speed tr')).length === 2, 120000);
+    await d.until('both figures and the best pattern', async () => (await d.findAll('table.speed tr')).length === 3, 120000);
     const text = await d.exec(`return document.querySelector('table.speed').textContent;`);
     check(/MB\/s/.test(text) && /experts\/s/.test(text) && /NVMe/.test(text), `speed: ${text}`);
+    check(/\d+ MiB × \d+ in flight/.test(text), `best pattern: ${text}`);
     await shot(d, '04-speed-test.png');
     await clickText(d, 'Next');
   });

@@ -16,6 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
+use k3_engine::io::ReadPattern;
 use k3_plan::Preset;
 
 use crate::setup::SetupSettings;
@@ -88,9 +89,59 @@ pub fn startup_model(options: &AppOptions, resource_dir: Option<&Path>, setup: &
             path: PathBuf::from(store),
             is_demo: false,
             trunk: setup.trunk_path(),
+            read_pattern: setup.speed.map_or(ReadPattern::DEFAULT, |s| s.engine_pattern()),
             preset: setup.preset.as_deref().and_then(|p| Preset::from_name(p).ok()).unwrap_or(options.preset),
             ..base
         },
         _ => base,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::setup::{PatternSummary, SetupStep, SpeedSummary};
+
+    fn options() -> AppOptions {
+        AppOptions {
+            startup_model: None,
+            data_dir: None,
+            context_length: 4096,
+            preset: Preset::Auto,
+            repo: None,
+            speed_seconds: 1.0,
+        }
+    }
+
+    #[test]
+    fn the_finished_setup_opens_its_store_with_the_speed_tests_read_pattern() {
+        let speed = SpeedSummary {
+            qd1_mb_per_s: 900.0,
+            qd16_mb_per_s: 1600.0,
+            qd1_experts_per_s: 51.0,
+            qd16_experts_per_s: 91.0,
+            direct: true,
+            read_pattern: Some(PatternSummary { request_bytes: 32 << 20, depth: 8, mb_per_s: 2100.0 }),
+        };
+        let setup = SetupSettings {
+            step: SetupStep::Ready,
+            store_dir: Some("/models/k3".into()),
+            preset: Some("laptop".into()),
+            speed: Some(speed),
+            ..SetupSettings::default()
+        };
+        let target = startup_model(&options(), None, &setup);
+        assert_eq!(target.path, PathBuf::from("/models/k3"));
+        assert_eq!(target.preset, Preset::Laptop);
+        let memory = target.request().options.memory;
+        assert_eq!(memory.read_pattern, ReadPattern { request_bytes: 32 << 20, depth: 8 });
+        assert_eq!(memory.trunk_dir, Some(PathBuf::from("/models/k3/.k3-desktop/trunk")));
+
+        // Settings from before the pattern was measured, and the demo: the engine's default.
+        let old = SetupSettings { speed: Some(SpeedSummary { read_pattern: None, ..speed }), ..setup };
+        assert_eq!(startup_model(&options(), None, &old).request().options.memory.read_pattern, ReadPattern::DEFAULT);
+        let demo = startup_model(&options(), None, &SetupSettings::default());
+        assert!(demo.is_demo);
+        assert_eq!(demo.request().options.memory.read_pattern, ReadPattern::DEFAULT);
     }
 }

@@ -17,7 +17,7 @@ use crate::setup::events::SetupEvent;
 use crate::setup::facts::{examine, MachineView};
 use crate::setup::flow::{advance, Blocker, Facts, SetupStep};
 use crate::setup::forecast::{preset_rows, PresetRow};
-use crate::setup::{awake, jobs, SetupSettings, SpeedSummary};
+use crate::setup::{awake, jobs, PatternSummary, SetupSettings, SpeedSummary};
 use crate::state::AppState;
 
 /// Whether the wizard shows, and where it stands.
@@ -161,13 +161,30 @@ fn speed_test(dir: PathBuf, seconds: f64, channel: Channel<SetupEvent>) -> Resul
     .map_err(|e| io(&e))?;
     let pass = |depth: usize| report.at_depth(depth).cloned();
     let (q1, q16) = (pass(1).ok_or_else(|| io(&"no depth-1 pass"))?, pass(16).ok_or_else(|| io(&"no depth-16 pass"))?);
+    let _ = channel.send(SetupEvent::SpeedTest { depth: 0, bytes_read: 0, mb_per_s: 0.0, fraction: 1.0 });
+    let read_pattern = best_pattern(scratch.path(), scratch_bytes()).map_err(|e| io(&e))?;
     Ok(SpeedSummary {
         qd1_mb_per_s: q1.mb_per_s,
         qd16_mb_per_s: q16.mb_per_s,
         qd1_experts_per_s: q1.experts_per_s,
         qd16_experts_per_s: q16.experts_per_s,
         direct: report.direct,
+        read_pattern,
     })
+}
+
+/// The drive's best read pattern on the scratch file: the benchmarks' floor grid (8 and 32
+/// MiB × 8 and 32 in flight, random and sequential), at most 128 MB a point, so the engine
+/// reads the way this drive wants (issue 12). `None` when the file is too small to sweep.
+fn best_pattern(file: &std::path::Path, file_bytes: u64) -> k3_engine::Result<Option<PatternSummary>> {
+    use k3_store::diskbench::{floor_grid, sweep, SweepRequest};
+    let req =
+        SweepRequest { files: vec![file.to_path_buf()], bytes_per_point: file_bytes.min(128_000_000), ..floor_grid() };
+    Ok(sweep(&req)?.best().map(|p| PatternSummary {
+        request_bytes: p.request_bytes as u32,
+        depth: p.depth as u32,
+        mb_per_s: p.gbps * 1000.0,
+    }))
 }
 
 /// The speed test's scratch file: 2 GiB, or `K3APP_SPEED_SCRATCH_MB` (tests use less).

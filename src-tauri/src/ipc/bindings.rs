@@ -47,6 +47,7 @@ pub fn render_typescript() -> String {
         decl::<crate::setup::Blocker>(&cfg),
         decl::<crate::setup::SetupSettings>(&cfg),
         decl::<crate::setup::SpeedSummary>(&cfg),
+        decl::<crate::setup::PatternSummary>(&cfg),
         decl::<crate::setup::events::FileCell>(&cfg),
         decl::<crate::setup::problem::BadFile>(&cfg),
         decl::<crate::setup::problem::SetupProblem>(&cfg),

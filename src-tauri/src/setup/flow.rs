@@ -220,6 +220,7 @@ mod tests {
             qd1_experts_per_s: 51.0,
             qd16_experts_per_s: 160.0,
             direct: true,
+            read_pattern: None,
         });
         s.preset = Some("auto".into());
         facts.forecast_seconds = Some(12.0);

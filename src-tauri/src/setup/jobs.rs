@@ -60,8 +60,14 @@ pub async fn run(
                     .as_deref()
                     .and_then(|p| k3_plan::Preset::from_name(p).ok())
                     .unwrap_or(k3_plan::Preset::Auto);
-                let target =
-                    ModelTarget { trunk: Some(trunk), preset, context_length, ..ModelTarget::folder(store, false) };
+                let read_pattern = settings.speed.map_or(k3_engine::io::ReadPattern::DEFAULT, |s| s.engine_pattern());
+                let target = ModelTarget {
+                    trunk: Some(trunk),
+                    preset,
+                    context_length,
+                    read_pattern,
+                    ..ModelTarget::folder(store, false)
+                };
                 let model = first_load(&worker, target, &emit).await?;
                 let done = host.update(|s| s.step = SetupStep::Ready)?;
                 emit(SetupEvent::Step { step: done.step });

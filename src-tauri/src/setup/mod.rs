@@ -20,4 +20,4 @@ pub mod settings;
 
 pub use flow::{Blocker, SetupStep};
 pub use host::SetupHost;
-pub use settings::{SetupSettings, SpeedSummary};
+pub use settings::{PatternSummary, SetupSettings, SpeedSummary};

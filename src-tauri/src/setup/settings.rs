@@ -62,6 +62,29 @@ pub struct SpeedSummary {
     pub qd1_experts_per_s: f64,
     pub qd16_experts_per_s: f64,
     pub direct: bool,
+    /// The drive's best read pattern (request size × requests in flight), which the
+    /// engine then reads with; absent in settings saved before it was measured.
+    #[serde(default)]
+    pub read_pattern: Option<PatternSummary>,
+}
+
+/// The best point of the speed test's pattern sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PatternSummary {
+    pub request_bytes: u32,
+    pub depth: u32,
+    pub mb_per_s: f64,
+}
+
+impl SpeedSummary {
+    /// The engine's read pattern: the measured best, else the engine's default.
+    pub fn engine_pattern(&self) -> k3_engine::io::ReadPattern {
+        self.read_pattern.map_or(k3_engine::io::ReadPattern::DEFAULT, |p| k3_engine::io::ReadPattern {
+            request_bytes: p.request_bytes as usize,
+            depth: p.depth as usize,
+        })
+    }
 }
 
 impl SetupSettings {

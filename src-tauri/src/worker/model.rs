@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+use k3_engine::io::ReadPattern;
 use k3_engine::{EngineOptions, MemoryOptions, DEFAULT_CONTEXT_LENGTH};
 use k3_plan::{format_bytes, BudgetChoice, Preset};
 use k3_runtime::{ModelRequest, ModelSummary};
@@ -26,6 +27,8 @@ pub struct ModelTarget {
     pub preset: Preset,
     /// The packed trunk to stream unpinned layers from (the wizard packs one).
     pub trunk: Option<PathBuf>,
+    /// How streamed reads are issued: the drive's best from the speed test, when measured.
+    pub read_pattern: ReadPattern,
 }
 
 impl ModelTarget {
@@ -37,6 +40,7 @@ impl ModelTarget {
             context_length: DEFAULT_CONTEXT_LENGTH,
             preset: Preset::Auto,
             trunk: None,
+            read_pattern: ReadPattern::DEFAULT,
         }
     }
 
@@ -46,6 +50,7 @@ impl ModelTarget {
             budget: Some(self.preset.choice()),
             context_length: self.context_length,
             trunk_dir: self.trunk.clone(),
+            read_pattern: self.read_pattern,
             ..MemoryOptions::resident()
         };
         ModelRequest {

@@ -56,7 +56,8 @@ function ThemeToggle() {
 function useSetup() {
   const [setup, setSetup] = useState<SetupSettings | null>(null);
   const [driveSpeed, setDriveSpeed] = useState<number | null>(null);
-  const learn = (s: SetupSettings) => setDriveSpeed(s.speed ? Math.max(s.speed.qd1MbPerS, s.speed.qd16MbPerS) * 1e6 : null);
+  const learn = (s: SetupSettings) =>
+    setDriveSpeed(s.speed ? Math.max(s.speed.qd1MbPerS, s.speed.qd16MbPerS, s.speed.readPattern?.mbPerS ?? 0) * 1e6 : null);
   useEffect(() => {
     void engine
       .setupStatus()

@@ -327,7 +327,9 @@ function SpeedTest({ settings, next, guard, setSettings }: StepProps) {
         <div class="bar" role="progressbar" aria-valuenow={Math.round(job.speedTest.fraction * 100)}>
           <div style={{ width: `${job.speedTest.fraction * 100}%` }} />
           <span>
-            {job.speedTest.depth} in flight: {job.speedTest.mbPerS.toFixed(0)} MB/s
+            {job.speedTest.depth === 0
+              ? "Finding the request size and depth this drive reads fastest…"
+              : `${job.speedTest.depth} in flight: ${job.speedTest.mbPerS.toFixed(0)} MB/s`}
           </span>
         </div>
       )}
@@ -346,6 +348,16 @@ function SpeedTest({ settings, next, guard, setSettings }: StepProps) {
               <td>{s.qd16ExpertsPerS.toFixed(1)} experts/s</td>
               <td>{nvme(s.qd16MbPerS)}</td>
             </tr>
+            {s.readPattern && (
+              <tr data-depth="best">
+                <th>Best pattern</th>
+                <td>{s.readPattern.mbPerS.toFixed(0)} MB/s</td>
+                <td>
+                  {s.readPattern.requestBytes / 1048576} MiB × {s.readPattern.depth} in flight
+                </td>
+                <td>the engine reads this way</td>
+              </tr>
+            )}
           </tbody>
         </table>
       )}

@@ -117,7 +117,17 @@ adopted: boolean, };
 /**
  * The speed test's figures (MB = 10⁶ bytes).
  */
-export type SpeedSummary = { qd1MbPerS: number, qd16MbPerS: number, qd1ExpertsPerS: number, qd16ExpertsPerS: number, direct: boolean, };
+export type SpeedSummary = { qd1MbPerS: number, qd16MbPerS: number, qd1ExpertsPerS: number, qd16ExpertsPerS: number, direct: boolean, 
+/**
+ * The drive's best read pattern (request size × requests in flight), which the
+ * engine then reads with; absent in settings saved before it was measured.
+ */
+readPattern: PatternSummary | null, };
+
+/**
+ * The best point of the speed test's pattern sweep.
+ */
+export type PatternSummary = { requestBytes: number, depth: number, mbPerS: number, };
 
 /**
  * One file of the download grid.
