@@ -499,7 +499,7 @@ function Jobs({ settings, guard, setSettings, choose, onReady, onCancelled }: Jo
       )}
       {step === "pack" && job.pack && (
         <p>
-          Layer {job.pack.layer}/{job.pack.layers} · {job.pack.mbPerS.toFixed(0)} MB/s
+          Layer {job.pack.layer}/{job.pack.layers} · {job.pack.mbPerS.toFixed(0)} MB/s · ETA {duration(job.pack.etaSeconds)}
         </p>
       )}
       {step === "firstLoad" && <FirstLoad preset={settings.preset ?? "auto"} progress={job.firstLoad} />}

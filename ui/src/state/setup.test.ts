@@ -14,8 +14,8 @@ describe("the setup job view", () => {
     expect(v.doneBytes).toBe(700); // a cells-only batch keeps the totals
     expect(countStates(v.files)).toEqual({ verified: 2 });
     v = foldSetup(v, { type: "step", step: "pack" });
-    v = foldSetup(v, { type: "pack", layer: 3, layers: 13, bytesDone: 1, bytesTotal: 2, mbPerS: 900 });
-    expect(v.pack).toEqual({ layer: 3, layers: 13, mbPerS: 900 });
+    v = foldSetup(v, { type: "pack", layer: 3, layers: 13, bytesDone: 1.8e9, bytesTotal: 9e9, mbPerS: 900 });
+    expect(v.pack).toEqual({ layer: 3, layers: 13, mbPerS: 900, etaSeconds: 8 });
     const model = { path: "/s", name: "s", isDemo: false, layers: 13, hiddenSize: 128, vocabSize: 768, routedExperts: 8, expertsPerToken: 2, checkpointBytes: 1, memory: "m", loadMs: 1 };
     v = foldSetup(v, { type: "firstLoad", layersDone: 4, layersTotal: 13, rssBytes: 2e9, seconds: 1.5 });
     expect(v.firstLoad).toEqual({ layersDone: 4, layersTotal: 13, rssBytes: 2e9, seconds: 1.5 });

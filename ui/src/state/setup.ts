@@ -16,7 +16,7 @@ export interface JobView {
   retry: string | null;
   paused: string | null;
   notices: string[];
-  pack: { layer: number; layers: number; mbPerS: number } | null;
+  pack: { layer: number; layers: number; mbPerS: number; etaSeconds: number | null } | null;
   speedTest: { depth: number; mbPerS: number; fraction: number } | null;
   /** Whether the system keeps the machine awake during the job, and why not. */
   awake: { held: boolean; detail: string | null } | null;
@@ -63,7 +63,15 @@ export function foldSetup(v: JobView, e: SetupEvent): JobView {
     case "notice":
       return { ...n, notices: [...n.notices, `${e.path}: ${e.message}`].slice(-MAX_NOTICES) };
     case "pack":
-      return { ...n, pack: { layer: e.layer, layers: e.layers, mbPerS: e.mbPerS } };
+      return {
+        ...n,
+        pack: {
+          layer: e.layer,
+          layers: e.layers,
+          mbPerS: e.mbPerS,
+          etaSeconds: e.mbPerS > 0 ? Math.max(0, e.bytesTotal - e.bytesDone) / (e.mbPerS * 1e6) : null,
+        },
+      };
     case "awake":
       return { ...n, awake: { held: e.held, detail: e.detail } };
     case "firstLoad":
