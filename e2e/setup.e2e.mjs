@@ -115,9 +115,10 @@ try {
     await d.until('file cells', async () => (await d.findAll('.grid .cell')).length >= 10, 30000);
     await d.until('the retry line', async () => (await d.findAll('.retry')).length === 1, 30000);
     // Sleep is inhibited while the job runs, or the window says why it could not be.
-    const awake = await d.text(await d.find('[data-testid=awake]'));
-    check(/kept awake until this finishes|may sleep meanwhile \(.+\)/.test(awake), `awake line: ${awake}`);
-    timings.keepAwake = awake;
+    const awakeLine = await d.find('[data-testid=awake]');
+    const awake = await d.text(awakeLine);
+    check(/kept awake until this finishes|may go to sleep meanwhile/.test(awake), `awake line: ${awake}`);
+    timings.keepAwake = `${awake} ${(await d.exec(`return document.querySelector('[data-testid=awake]').title;`)) || ''}`.trim();
     await shot(d, '06-download.png');
     const t0 = Date.now();
     const e0 = await d.exec(`return Number(document.querySelector('[data-events]').dataset.events);`);

@@ -504,10 +504,10 @@ function Jobs({ settings, guard, setSettings, choose, onReady, onCancelled }: Jo
       )}
       {step === "firstLoad" && <FirstLoad preset={settings.preset ?? "auto"} progress={job.firstLoad} />}
       {job.awake && running && (
-        <p class="legend" data-testid="awake">
+        <p class="legend" data-testid="awake" title={job.awake.detail ?? undefined}>
           {job.awake.held
             ? "This computer is kept awake until this finishes."
-            : `This computer may sleep meanwhile (${job.awake.detail ?? "the system refused"}): keep it awake; the download resumes either way.`}
+            : "This computer may go to sleep meanwhile: the system would not keep it awake. Keep it awake yourself if you can; the download resumes either way."}
         </p>
       )}
       {job.retry && <p class="card amber retry">{job.retry}</p>}
