@@ -57,8 +57,12 @@ fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>> {
 
 /// Reads `tiktoken.model`.
 pub fn read_ranks(path: &Path) -> Result<Ranks> {
-    let raw = read_capped(path, MAX_RANKS_FILE_BYTES)?;
-    let text = std::str::from_utf8(&raw).map_err(|e| fault(path, None, format!("not UTF-8 ({e})")))?;
+    parse_ranks(&read_capped(path, MAX_RANKS_FILE_BYTES)?, path)
+}
+
+/// The checks of [`read_ranks`] on the file's bytes (`path` is named in errors).
+pub fn parse_ranks(raw: &[u8], path: &Path) -> Result<Ranks> {
+    let text = std::str::from_utf8(raw).map_err(|e| fault(path, None, format!("not UTF-8 ({e})")))?;
     let mut by_rank: Vec<Option<Vec<u8>>> = Vec::new();
     let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
     for (idx, line) in text.split('\n').enumerate() {
@@ -105,10 +109,14 @@ pub fn read_ranks(path: &Path) -> Result<Ranks> {
     Ok(Ranks { bytes_of })
 }
 
-/// Reads `tokenizer_config.json`; `n_ranks` is used to refuse colliding added ids.
+/// Reads `tokenizer_config.json`; `ranks` is used to refuse colliding added tokens.
 pub fn read_config(path: &Path, ranks: &Ranks) -> Result<TokenizerConfig> {
-    let raw = read_capped(path, MAX_CONFIG_BYTES)?;
-    let root = crate::json::parse_object(&raw).map_err(|m| fault(path, None, m))?;
+    parse_config(&read_capped(path, MAX_CONFIG_BYTES)?, path, ranks)
+}
+
+/// The checks of [`read_config`] on the file's bytes (`path` is named in errors).
+pub fn parse_config(raw: &[u8], path: &Path, ranks: &Ranks) -> Result<TokenizerConfig> {
+    let root = crate::json::parse_object(raw).map_err(|m| fault(path, None, m))?;
     let decoder = root
         .get("added_tokens_decoder")
         .and_then(Value::as_object)
