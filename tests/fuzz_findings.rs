@@ -1,6 +1,9 @@
 //! The bytes-level entry points the fuzz targets call (`fuzz/`) agree with the file-level
-//! ones, and regressions of what fuzzing found (each input is also a seed of its target's
-//! corpus, `fuzz/corpus/<target>/`).
+//! ones. The regressions of what fuzzing found live beside the code they pin (each input is
+//! also a seed of its target's corpus, `fuzz/corpus/<target>/finding-*`):
+//! `plan/tests/memory.rs` `fuzz_finding_footprints_past_64_bits_are_refused_never_wrapped`,
+//! `tests/tokenizer.rs` `malformed_tokenizer_files_are_refused_with_a_named_error` (a byte
+//! without a rank), `server/src/request.rs` `fuzz_finding_*`.
 
 use std::path::Path;
 

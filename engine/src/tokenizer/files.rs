@@ -3,8 +3,8 @@
 //! Owns: `tiktoken.model` (`<base64 bytes> <rank>` per line; ranks must be exactly
 //! `0..n`, each once, each byte string once) and `tokenizer_config.json`
 //! (`added_tokens_decoder` keyed by id, `bos_token`, `eos_token`, optional `chat_template`).
-//! Must not: accept a gap or duplicate in the ranks, or an added token whose id or text
-//! collides with a rank.
+//! Must not: accept a gap or duplicate in the ranks, a byte without a rank of its own, or
+//! an added token whose id or text collides with a rank.
 //! Easy to break: tolerate `\r\n` line ends; keys are bytes even when they look like text.
 
 use std::collections::HashMap;
@@ -106,6 +106,11 @@ pub fn parse_ranks(raw: &[u8], path: &Path) -> Result<Ranks> {
         .enumerate()
         .map(|(r, b)| b.ok_or_else(|| fault(path, None, format!("ranks have a gap: rank {r} is missing"))))
         .collect::<Result<Vec<_>>>()?;
+    // Byte-level BPE encodes any text only if every single byte has a rank; without one,
+    // `tiktoken-rs` panics on text containing that byte (a fuzz finding).
+    if let Some(byte) = (0..=255u8).find(|&b| !seen.contains_key(&[b][..])) {
+        return Err(fault(path, None, format!("byte {byte:#04x} has no rank: every single byte must have one")));
+    }
     Ok(Ranks { bytes_of })
 }
 
