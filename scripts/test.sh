@@ -2,7 +2,8 @@
 # The project's test command (README "Test"). On a fresh Debian machine it installs what is
 # missing (scripts/deps.sh test), then: the UI's type check, build and unit tests (Vitest);
 # formatting and lints; every Rust test (engine, CLI, desktop app: IPC, history, worker,
-# contract); the kernel twins again in the release profile; the .deb bundle (release
+# contract); the kernel twins again in the release profile; every fuzz target for 30 s
+# (scripts/fuzz.sh: nightly, cargo-fuzz installed when missing); the .deb bundle (release
 # build, contents checked); and the end-to-end test of that release binary in a real window
 # under Xvfb.
 # Fixtures are in the repository and ../shared/fixtures/released beside the checkout.
@@ -20,6 +21,8 @@ cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"
 # The kernel twins once more as the app ships them (release profile): SIMD codegen — stack
 # realignment, inlining — differs between profiles, and a release-only crash has happened.
 cargo test --release --locked -p k3-tests kernels_twins 2>&1 | tee "$logs/kernels-release.log"
+# Every fuzz target over its committed corpus (K3_FUZZ_SECONDS each, default 30); any crash fails.
+bash scripts/fuzz.sh 2>&1 | tee "$logs/fuzz.log"
 bash scripts/bundle.sh
 cargo build --locked -p k3-tests --example fake_hub
 xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/release/k3-desktop 2>&1 | tee "$logs/e2e.log"
