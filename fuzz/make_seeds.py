@@ -86,7 +86,11 @@ def main():
 
 def seeds(micro, trunk):
     os.makedirs(os.path.join(FUZZ, "data"), exist_ok=True)
-    shutil.rmtree(os.path.join(FUZZ, "corpus"), ignore_errors=True)
+    # Regenerate the seeds; keep every fuzz finding (`finding-*`), which no rule here makes.
+    for d, _, names in os.walk(os.path.join(FUZZ, "corpus")):
+        for n in names:
+            if not n.startswith("finding-"):
+                os.remove(os.path.join(d, n))
     parts, shards = checkpoint_sections(micro)
     ckpt = join(parts)
     open(os.path.join(FUZZ, "data", "micro.ckpt"), "wb").write(ckpt)
