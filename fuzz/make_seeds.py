@@ -195,7 +195,7 @@ def seeds(micro, trunk):
     lines = [json.dumps(header, separators=(",", ":"))]
     for i in range(3):
         start, end = 64 * i, 64 * (i + 1)
-        state = b"".join(struct.pack("<I", w) for w in iv) + u64(i + 1) + bytes(65)
+        state = b"".join(struct.pack("<I", w) for w in iv) + u64(i + 1) + bytes(64)
         lines.append(json.dumps({"index": i, "start": start, "end": end, "crc32": zlib.crc32(data[start:end]),
                                  "state": state.hex()}, separators=(",", ":")))
     text = ("\n".join(lines) + "\n").encode()

@@ -3,10 +3,13 @@
 //! also a seed of its target's corpus, `fuzz/corpus/<target>/finding-*`):
 //! `plan/tests/memory.rs` `fuzz_finding_footprints_past_64_bits_are_refused_never_wrapped`,
 //! `tests/tokenizer.rs` `malformed_tokenizer_files_are_refused_with_a_named_error` (a byte
-//! without a rank), `server/src/request.rs` `fuzz_finding_*`.
+//! without a rank), `server/src/request.rs` `fuzz_finding_*`, and here the chat templates.
 
 use std::path::Path;
 
+use std::time::{Duration, Instant};
+
+use k3_engine::chat::{ChatMessage, ChatMode, ChatTemplate, Role};
 use k3_engine::format::{ShardHead, TensorIndex, TensorInfo};
 use k3_engine::tokenizer::Tokenizer;
 
@@ -64,4 +67,32 @@ fn a_tokenizer_from_bytes_equals_the_tokenizer_of_the_folder() {
     assert_eq!(from_bytes.encode(text), loaded.encode(text));
     assert_eq!(from_bytes.vocab_size(), loaded.vocab_size());
     assert_eq!(from_bytes.chat_template(), loaded.chat_template());
+}
+
+/// Found by the `chat_template` fuzz target in the campaign (corpus seed
+/// `finding-slow-macro-recursion`): a macro calling itself four times per level rendered
+/// megabytes of NULs and took over 1 s in the fuzz build. Rendering is bounded by fuel and
+/// the output cap, which is now enforced while the template writes (a template emitting
+/// more than 16 MiB stops there instead of building the whole text first).
+#[test]
+fn fuzz_finding_runaway_templates_end_quickly_within_the_cap() {
+    let seed =
+        std::fs::read(k3_tests::repo_root().join("fuzz/corpus/chat_template/finding-slow-macro-recursion")).unwrap();
+    let marker: &[u8] = b"\n\0-8<-\0\n";
+    let end = seed.windows(marker.len()).position(|w| w == marker).unwrap_or(seed.len());
+    let source = std::str::from_utf8(&seed[..end]).unwrap();
+    let messages = [ChatMessage::new(Role::User, "hi")];
+    let start = Instant::now();
+    let rendered = ChatTemplate::jinja(source).render(&messages, ChatMode::Instruct, false);
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    if let Ok(text) = rendered {
+        assert!(text.len() <= 16 << 20);
+    }
+    // 100 MB asked for: refused at the cap (or by fuel), fast.
+    let flood = "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}";
+    let start = Instant::now();
+    let e = ChatTemplate::jinja(flood).render(&messages, ChatMode::Instruct, false).unwrap_err();
+    assert!(start.elapsed() < Duration::from_secs(1), "took {:?}", start.elapsed());
+    assert!(matches!(e, k3_engine::Error::Template { .. }), "{e}");
 }
