@@ -3,7 +3,9 @@
 //! also a seed of its target's corpus, `fuzz/corpus/<target>/finding-*`):
 //! `plan/tests/memory.rs` `fuzz_finding_footprints_past_64_bits_are_refused_never_wrapped`,
 //! `tests/tokenizer.rs` `malformed_tokenizer_files_are_refused_with_a_named_error` (a byte
-//! without a rank), `server/src/request.rs` `fuzz_finding_*`, and here the chat templates.
+//! without a rank), `server/src/request.rs` `fuzz_finding_*`, `store/src/download/journal.rs`
+//! `fuzz_finding_a_resume_starts_at_byte_0_and_stays_within_the_size`, and here the chat
+//! templates.
 
 use std::path::Path;
 
