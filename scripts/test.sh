@@ -3,7 +3,8 @@
 # missing (scripts/deps.sh test), then: the UI's type check, build and unit tests (Vitest);
 # hostile model output against that production build in Chromium (ui/tests/browser.mjs);
 # formatting and lints; every Rust test (engine, CLI, desktop app: IPC, history, worker,
-# contract); the kernel twins again in the release profile; the .deb bundle (release
+# contract); the kernel twins again in the release profile; every fuzz target for 15 s
+# (scripts/fuzz.sh: nightly, cargo-fuzz installed when missing); the .deb bundle (release
 # build, contents checked); and the end-to-end test of that release binary in a real window
 # under Xvfb.
 # Fixtures are in the repository and ../shared/fixtures/released beside the checkout.
@@ -30,6 +31,9 @@ rust_tests() { cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"; }
 # realignment, inlining — differs between profiles, and a release-only crash has happened.
 release_twins() { cargo test --release --locked -p k3-tests kernels_twins 2>&1 | tee "$logs/kernels-release.log"; }
 e2e_journeys() { xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/release/k3-desktop 2>&1 | tee "$logs/e2e.log"; }
+# Every fuzz target over its committed corpus (K3_FUZZ_SECONDS each: 15 here, so the whole
+# run stays well inside CI's budget; the campaign runs them longer); any crash fails.
+fuzz_targets() { K3_FUZZ_SECONDS=${K3_FUZZ_SECONDS:-15} bash scripts/fuzz.sh 2>&1 | tee "$logs/fuzz.log"; }
 
 timed "ui (build + vitest)" ui_tests
 timed "ui in Chromium (hostile replies)" ui_browser
@@ -37,6 +41,7 @@ timed "cargo fmt" cargo fmt --all --check
 timed "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
 timed "cargo test" rust_tests
 timed "kernel twins (release)" release_twins
+timed "fuzz (11 targets)" fuzz_targets
 timed "bundle (.deb)" bash scripts/bundle.sh
 timed "fake hub build" cargo build --locked -p k3-tests --example fake_hub
 timed "e2e (3 journeys)" e2e_journeys

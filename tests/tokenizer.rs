@@ -182,7 +182,17 @@ fn files(ranks: &str, config: Option<Value>) -> PathBuf {
 }
 
 fn good_config() -> Value {
-    serde_json::json!({ "added_tokens_decoder": { "3": {"content": "<|end_of_msg|>", "special": true} }, "eos_token": "<|end_of_msg|>" })
+    serde_json::json!({ "added_tokens_decoder": { "300": {"content": "<|end_of_msg|>", "special": true} }, "eos_token": "<|end_of_msg|>" })
+}
+
+/// A ranks file whose ranks 0..256 are the single bytes, then `extra` lines (from rank 256).
+fn byte_ranks(extra: &str) -> String {
+    const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    // One byte in base64: two characters and `==`.
+    let one = |b: u8| format!("{}{}==", B64[usize::from(b >> 2)] as char, B64[usize::from((b & 3) << 4)] as char);
+    let mut text: String = (0..=255u8).map(|b| format!("{} {b}\n", one(b))).collect();
+    text.push_str(extra);
+    text
 }
 
 fn expect_refused(dir: &Path, file: &str, says: &str) {
@@ -198,7 +208,7 @@ fn expect_refused(dir: &Path, file: &str, says: &str) {
 
 #[test]
 fn malformed_tokenizer_files_are_refused_with_a_named_error() {
-    let ok = "YQ== 0\nYg== 1\nYWI= 2\n";
+    let ok = &byte_ranks("YWI= 256\n");
     assert!(Tokenizer::load(&files(ok, Some(good_config()))).is_ok());
     expect_refused(&files("YQ== 0\n@@@ 1\n", Some(good_config())), "tiktoken.model line 2", "bad base64");
     expect_refused(&files("YQ== 0\nYg== 0\n", Some(good_config())), "tiktoken.model line 2", "duplicate rank 0");
@@ -211,6 +221,9 @@ fn malformed_tokenizer_files_are_refused_with_a_named_error() {
     );
     expect_refused(&files("YQ== zero\n", Some(good_config())), "tiktoken.model line 1", "bad rank");
     expect_refused(&files("", Some(good_config())), "tiktoken.model", "no ranks");
+    // Found by the `tokenizer_files` fuzz target (seed `few-ranks`): a byte without a rank
+    // made `encode` panic inside tiktoken-rs on any text containing it.
+    expect_refused(&files("YQ== 0\nYg== 1\nYWI= 2\n", Some(good_config())), "tiktoken.model", "byte 0x00 has no rank");
     let missing = files(ok, None);
     match Tokenizer::load(&missing) {
         Err(e @ Error::Io { .. }) => assert!(e.to_string().contains("tokenizer_config.json") && e.is_input_error()),
@@ -218,12 +231,13 @@ fn malformed_tokenizer_files_are_refused_with_a_named_error() {
     }
     let collide_id = serde_json::json!({ "added_tokens_decoder": { "1": {"content": "<|x|>"} } });
     expect_refused(&files(ok, Some(collide_id)), "tokenizer_config.json", "which is a BPE rank");
-    let collide_bytes = serde_json::json!({ "added_tokens_decoder": { "3": {"content": "ab"} } });
-    expect_refused(&files(ok, Some(collide_bytes)), "tokenizer_config.json", "same bytes as rank 2");
-    let twice = serde_json::json!({ "added_tokens_decoder": { "3": {"content": "<|x|>"}, "4": {"content": "<|x|>"} } });
+    let collide_bytes = serde_json::json!({ "added_tokens_decoder": { "300": {"content": "ab"} } });
+    expect_refused(&files(ok, Some(collide_bytes)), "tokenizer_config.json", "same bytes as rank 256");
+    let twice =
+        serde_json::json!({ "added_tokens_decoder": { "300": {"content": "<|x|>"}, "301": {"content": "<|x|>"} } });
     expect_refused(&files(ok, Some(twice)), "tokenizer_config.json", "given twice");
     let bad_key = serde_json::json!({ "added_tokens_decoder": { "three": {"content": "<|x|>"} } });
-    for key in ["03", "+3", " 3", "3.0"] {
+    for key in ["0300", "+300", " 300", "300.0"] {
         // issue 13: only the canonical decimal form names an id.
         let config = serde_json::json!({ "added_tokens_decoder": { key: {"content": "<|x|>"} } });
         expect_refused(&files(ok, Some(config)), "tokenizer_config.json", &format!("{key:?}"));
@@ -232,7 +246,7 @@ fn malformed_tokenizer_files_are_refused_with_a_named_error() {
     let no_decoder = serde_json::json!({ "eos_token": "<|end_of_msg|>" });
     expect_refused(&files(ok, Some(no_decoder)), "tokenizer_config.json", "added_tokens_decoder");
     let unknown_eos =
-        serde_json::json!({ "added_tokens_decoder": { "3": {"content": "<|x|>"} }, "eos_token": "<|nope|>" });
+        serde_json::json!({ "added_tokens_decoder": { "300": {"content": "<|x|>"} }, "eos_token": "<|nope|>" });
     expect_refused(&files(ok, Some(unknown_eos)), "tokenizer_config.json", "eos_token");
     let dir = files(ok, None);
     std::fs::write(dir.join("tokenizer_config.json"), "{\"added_tokens_decoder\": {}, \"added_tokens_decoder\": {}}")

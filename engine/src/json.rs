@@ -1,4 +1,5 @@
-//! Strict JSON parsing for the small metadata files (config, index).
+//! Strict JSON parsing for the small metadata files (config, index, trunk manifest,
+//! tokenizer config) and the API server's request bodies (within its body cap).
 //!
 //! Owns: a `serde_json::Value` builder that refuses duplicate object keys, which plain
 //! `serde_json::Value` silently resolves as "last one wins" (RELIABILITY CF-01, IX-02).

@@ -20,7 +20,7 @@ pub mod error;
 pub mod events;
 pub mod format;
 pub mod io;
-mod json;
+pub mod json;
 pub mod kernels;
 pub mod model;
 pub mod options;

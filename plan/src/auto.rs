@@ -49,7 +49,9 @@ pub fn auto_budget(
 /// experts), the smallest trunk one ring slot for the largest layer.
 pub fn auto_budget_for(fp: &Footprint, machine: MachineMemory, context_length: u64) -> Result<Budget, PlanError> {
     let slot = expert_slot_bytes(fp.expert_bytes);
-    let min_cache = ((fp.top_k + 1) * slot).max(GB / 2).min(fp.n_experts_total * slot);
+    // Saturating: a minimum past 64 bits fits no machine, and `auto_budget` refuses it.
+    let min_cache =
+        fp.top_k.saturating_add(1).saturating_mul(slot).max(GB / 2).min(fp.n_experts_total.saturating_mul(slot));
     let largest_layer = fp.layer_trunk_bytes.iter().copied().max().unwrap_or(0);
     auto_budget(
         machine,

@@ -27,6 +27,8 @@ pub enum PlanError {
     UnknownPreset { name: String },
     /// A size such as `3GB` that does not parse.
     Size { text: String, reason: &'static str },
+    /// A figure of the plan would pass 64 bits: the footprint is not one of a real model.
+    Overflow { what: &'static str },
 }
 
 impl std::fmt::Display for PlanError {
@@ -71,6 +73,9 @@ impl std::fmt::Display for PlanError {
                 write!(f, "unknown preset `{name}` (use {})", names.join(", "))
             }
             PlanError::Size { text, reason } => write!(f, "`{text}` {reason} (try 512MB, 3GB, 1.5GiB)"),
+            PlanError::Overflow { what } => {
+                write!(f, "the model's sizes overflow 64 bits ({what}): these figures are not a real checkpoint's")
+            }
         }
     }
 }

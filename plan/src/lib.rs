@@ -7,8 +7,8 @@
 //! ([`auto`]), the memory plan with its fixed overheads, slot sizes and KV reservation
 //! ([`memory`]), a sequence's state and KV sizes ([`sequence`]), the refusals with their
 //! numbers ([`error`]), the offline expert-cache policy simulator ([`cachesim`]), the
-//! released K3 footprint derived from the spec's tensor catalogue ([`released`]) and the
-//! speed forecast of a plan ([`forecast`]).
+//! released K3 footprint derived from the spec's tensor catalogue ([`released`]), the
+//! speed forecast of a plan ([`forecast`]) and the expert-trace format ([`trace`]).
 #![forbid(unsafe_code)]
 
 pub mod auto;
@@ -20,6 +20,7 @@ pub mod memory;
 pub mod presets;
 pub mod released;
 pub mod sequence;
+pub mod trace;
 
 pub use auto::{auto_budget, auto_budget_for, auto_headroom};
 pub use error::PlanError;

@@ -11,6 +11,10 @@
 //! can shrink the ring; the pin count is the largest prefix whose cost fits. When layers
 //! stream, two ring slots are preferred over one more pinned layer (overlap of reads and
 //! compute on every streamed layer beats not reading one layer).
+//! Arithmetic: the footprint's figures may be anything (the wasm UI plans numbers no
+//! checkpoint produced), so sizes derived from it saturate (a saturated size fits no budget)
+//! and every figure of a returned plan is computed exactly, checked: a sum past 64 bits is
+//! `PlanError::Overflow`, never a wrapped number that would fit.
 
 use crate::auto::auto_budget_for;
 use crate::error::PlanError;
@@ -50,13 +54,14 @@ pub struct Footprint {
 }
 
 impl Footprint {
+    /// Every layer's trunk bytes (saturating).
     pub fn trunk_total_bytes(&self) -> u64 {
-        self.layer_trunk_bytes.iter().sum()
+        self.layer_trunk_bytes.iter().fold(0u64, |a, &b| a.saturating_add(b))
     }
 
-    /// MLA cache bytes of one sequence of `positions` positions.
+    /// MLA cache bytes of one sequence of `positions` positions (saturating).
     pub fn kv_bytes(&self, positions: u64) -> u64 {
-        self.kv_bytes_per_position * positions
+        self.kv_bytes_per_position.saturating_mul(positions)
     }
 
     /// Routed experts in one MoE layer.
@@ -66,30 +71,33 @@ impl Footprint {
 
     /// Routed-expert requests of one decoded token: top-k in every MoE layer.
     pub fn expert_requests_per_token(&self) -> u64 {
-        self.moe_layers * self.top_k
+        self.moe_layers.saturating_mul(self.top_k)
     }
 }
 
 /// Scratch for one prefill chunk whose widest activation has `widest_elems` f32 values.
 pub fn scratch_bytes_for(widest_elems: u64) -> u64 {
-    PREFILL_CHUNK as u64 * widest_elems * 4 * SCRATCH_BUFFERS
+    (PREFILL_CHUNK as u64 * 4 * SCRATCH_BUFFERS).saturating_mul(widest_elems)
 }
 
 /// Bytes of one expert-cache slot: the expert's read window widened outward to 4096
 /// boundaries (one extra page for an unaligned start).
 pub fn expert_slot_bytes(expert_bytes: u64) -> u64 {
-    align_4096(expert_bytes.max(1)) + 4096
+    align_4096(expert_bytes.max(1)).saturating_add(4096)
 }
 
 /// Bytes of one ring slot for a layer of `layer_bytes` (the same widening).
 pub fn ring_slot_bytes_for(layer_bytes: u64) -> u64 {
-    align_4096(layer_bytes) + 4096
+    align_4096(layer_bytes).saturating_add(4096)
 }
 
 /// What every plan holds besides trunk and cache: embeddings, head, recurrent state, KV
-/// cache for `context_length` positions, scratch.
+/// cache for `context_length` positions, scratch (saturating).
 pub fn fixed_bytes(fp: &Footprint, context_length: u64) -> u64 {
-    fp.resident_bytes + fp.state_bytes + fp.kv_bytes(context_length) + fp.scratch_bytes
+    fp.resident_bytes
+        .saturating_add(fp.state_bytes)
+        .saturating_add(fp.kv_bytes(context_length))
+        .saturating_add(fp.scratch_bytes)
 }
 
 /// What to plan for.
@@ -132,23 +140,37 @@ pub struct MemoryPlan {
 }
 
 /// Rounds up to the 4096-byte alignment of O_DIRECT buffers.
+/// Rounds up to the 4096-byte alignment of O_DIRECT buffers (saturating at the largest
+/// multiple of 4096).
 pub fn align_4096(bytes: u64) -> u64 {
-    bytes.div_ceil(4096) * 4096
+    bytes.div_ceil(4096).saturating_mul(4096).min(u64::MAX - 4095)
 }
 
-/// Bytes of one ring slot able to hold every layer from `pinned` on.
-fn ring_slot(layers: &[u64], pinned: usize) -> u64 {
+/// Bytes of one ring slot able to hold every layer from `pinned` on (`ring_slot_bytes_for`,
+/// exact); `None` past 64 bits.
+fn ring_slot(layers: &[u64], pinned: usize) -> Option<u64> {
     match layers[pinned..].iter().copied().max() {
-        Some(largest) => ring_slot_bytes_for(largest),
-        None => 0,
+        Some(largest) => exact_slot(largest),
+        None => Some(0),
     }
 }
 
-/// Trunk cost of pinning `pinned` layers with `slots` ring slots: (pinned, ring).
-fn trunk_cost(layers: &[u64], pinned: usize, slots: u64) -> (u64, u64) {
-    let pinned_bytes: u64 = layers[..pinned].iter().sum();
-    let ring = if pinned == layers.len() { 0 } else { slots * ring_slot(layers, pinned) };
-    (pinned_bytes, ring)
+/// `align_4096(bytes) + 4096` without saturating.
+fn exact_slot(bytes: u64) -> Option<u64> {
+    bytes.checked_next_multiple_of(4096)?.checked_add(4096)
+}
+
+/// Trunk cost of pinning `pinned` layers with `slots` ring slots: (pinned, ring); `None`
+/// past 64 bits.
+fn trunk_cost(layers: &[u64], pinned: usize, slots: u64) -> Option<(u64, u64)> {
+    let pinned_bytes = layers[..pinned].iter().try_fold(0u64, |a, &b| a.checked_add(b))?;
+    let ring = if pinned == layers.len() { 0 } else { slots.checked_mul(ring_slot(layers, pinned)?)? };
+    Some((pinned_bytes, ring))
+}
+
+/// `a + b`, or the overflow refusal naming `what`.
+fn add(a: u64, b: u64, what: &'static str) -> Result<u64, PlanError> {
+    a.checked_add(b).ok_or(PlanError::Overflow { what })
 }
 
 /// Computes the plan, or says by how much the budgets fall short.
@@ -164,11 +186,10 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
         (n, 0)
     } else {
         let fits = |p: usize, s: u64| {
-            let (a, b) = trunk_cost(layers, p, s);
-            a + b <= budget.trunk_bytes
+            trunk_cost(layers, p, s).and_then(|(a, b)| a.checked_add(b)).is_some_and(|c| c <= budget.trunk_bytes)
         };
         let Some(p1) = (0..=n).rev().find(|&p| fits(p, 1)) else {
-            let (_, ring) = trunk_cost(layers, 0, 1);
+            let ring = ring_slot(layers, 0).unwrap_or(u64::MAX);
             return Err(PlanError::TrunkBudgetTooSmall { budget_bytes: budget.trunk_bytes, minimum_bytes: ring });
         };
         // When layers must stream, a second slot (reading the next layer while this one
@@ -181,25 +202,38 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
             _ => (p1, 1),
         }
     };
-    let (pinned_bytes, ring_bytes) = trunk_cost(layers, pinned, slots as u64);
-    let ring_slot_bytes = if slots == 0 { 0 } else { ring_slot(layers, pinned) };
+    let (pinned_bytes, ring_bytes) =
+        trunk_cost(layers, pinned, slots as u64).ok_or(PlanError::Overflow { what: "trunk bytes" })?;
+    let ring_slot_bytes = if slots == 0 { 0 } else { ring_slot(layers, pinned).unwrap_or(u64::MAX) };
 
-    let slot = expert_slot_bytes(fp.expert_bytes);
-    let min_slots = if fp.n_experts_total == 0 { 0 } else { (fp.top_k + 1).min(fp.n_experts_total) };
+    let slot = exact_slot(fp.expert_bytes.max(1)).ok_or(PlanError::Overflow { what: "expert slot bytes" })?;
+    let min_slots = if fp.n_experts_total == 0 { 0 } else { fp.top_k.saturating_add(1).min(fp.n_experts_total) };
     let cache_slots = (budget.cache_bytes / slot).min(fp.n_experts_total);
     if cache_slots < min_slots {
         return Err(PlanError::CacheBudgetTooSmall {
             budget_bytes: budget.cache_bytes,
-            minimum_bytes: min_slots * slot,
+            minimum_bytes: min_slots.saturating_mul(slot),
             slot_bytes: slot,
             minimum_slots: min_slots,
         });
     }
     // Reads land directly in cache slots; an I/O thread needs only a small fallback buffer.
-    let io_buffer_bytes = if fp.n_experts_total == 0 { 0 } else { req.io_threads * 2 * 4096 };
-    let fixed_bytes = fixed_bytes(fp, req.context_length);
-    let trunk_bytes = pinned_bytes + ring_bytes;
+    let io_buffer_bytes = if fp.n_experts_total == 0 {
+        0
+    } else {
+        req.io_threads.checked_mul(2 * 4096).ok_or(PlanError::Overflow { what: "I/O buffer bytes" })?
+    };
+    let kv =
+        fp.kv_bytes_per_position.checked_mul(req.context_length).ok_or(PlanError::Overflow { what: "KV cache" })?;
+    let fixed_bytes = [fp.state_bytes, kv, fp.scratch_bytes]
+        .into_iter()
+        .try_fold(fp.resident_bytes, |a, b| add(a, b, "fixed bytes"))?;
+    let trunk_bytes = add(pinned_bytes, ring_bytes, "trunk bytes")?;
+    // At most the cache budget: cache_slots ≤ budget / slot.
     let cache_bytes = cache_slots * slot;
+    let total_bytes = [cache_bytes, io_buffer_bytes, fixed_bytes]
+        .into_iter()
+        .try_fold(trunk_bytes, |a, b| add(a, b, "total bytes"))?;
     Ok(MemoryPlan {
         pinned_layers: pinned,
         pinned_bytes,
@@ -211,7 +245,7 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
         cache_bytes,
         io_buffer_bytes,
         fixed_bytes,
-        total_bytes: trunk_bytes + cache_bytes + io_buffer_bytes + fixed_bytes,
+        total_bytes,
     })
 }
 

@@ -10,15 +10,16 @@
 
 /// Bytes of f32 state one KDA layer of `heads` × `head_dim` carries: the `D × D` state per
 /// head and the `K − 1` previous raw inputs of its three ShortConvs (q, k, v).
+/// Saturating (as the other formulas here): a figure past 64 bits fits no budget.
 pub fn kda_layer_state_bytes(heads: u64, head_dim: u64, conv_kernel: u64) -> u64 {
-    let state = heads * head_dim * head_dim;
-    let conv = 3 * heads * head_dim * conv_kernel.saturating_sub(1);
-    (state + conv) * 4
+    let state = heads.saturating_mul(head_dim).saturating_mul(head_dim);
+    let conv = heads.saturating_mul(head_dim).saturating_mul(3).saturating_mul(conv_kernel.saturating_sub(1));
+    state.saturating_add(conv).saturating_mul(4)
 }
 
 /// Bytes of the recurrent state of one sequence over `kda_layers` KDA layers.
 pub fn recurrent_state_bytes(kda_layers: u64, heads: u64, head_dim: u64, conv_kernel: u64) -> u64 {
-    kda_layers * kda_layer_state_bytes(heads, head_dim, conv_kernel)
+    kda_layers.saturating_mul(kda_layer_state_bytes(heads, head_dim, conv_kernel))
 }
 
 /// The shape of an MLA layer's cache entry.
@@ -33,6 +34,9 @@ pub struct MlaCacheShape {
 /// MLA cache bytes per position over `mla_layers` layers: every head's content key and
 /// value, and the one shared "rope" key, as f32 (the engine's layout).
 pub fn kv_bytes_per_position(mla_layers: u64, shape: MlaCacheShape) -> u64 {
-    let per_layer = shape.heads * (shape.qk_nope_head_dim + shape.v_head_dim) + shape.qk_rope_head_dim;
-    mla_layers * per_layer * 4
+    let per_layer = shape
+        .heads
+        .saturating_mul(shape.qk_nope_head_dim.saturating_add(shape.v_head_dim))
+        .saturating_add(shape.qk_rope_head_dim);
+    mla_layers.saturating_mul(per_layer).saturating_mul(4)
 }

@@ -195,3 +195,46 @@ fn plan_errors_print_their_numbers() {
         "cache budget 200.00 MB holds fewer than 17 expert slots of 17553048 bytes; at least 298.40 MB is needed"
     );
 }
+
+/// Found by the `plan_numbers` fuzz target (corpus seed `finding-auto-min-cache-overflow`):
+/// `auto` multiplied top-k + 1 by the slot size unchecked (a panic in debug, a wrapped,
+/// too small minimum cache in release). Footprints past 64 bits are refused with the
+/// numbers, and no plan figure wraps.
+#[test]
+fn fuzz_finding_footprints_past_64_bits_are_refused_never_wrapped() {
+    let huge = 12_213_762_189_428_804_530;
+    let fp = Footprint {
+        layer_trunk_bytes: vec![huge, 19_378, huge],
+        expert_bytes: huge,
+        n_experts_total: huge,
+        top_k: huge,
+        moe_layers: huge,
+        resident_bytes: huge,
+        head_bytes: huge,
+        state_bytes: huge,
+        kv_bytes_per_position: huge,
+        scratch_bytes: huge,
+    };
+    let machine = MachineMemory::new(256 * GB, 200 * GB);
+    let auto = MemoryRequest { choice: BudgetChoice::Auto, streamed_trunk: true, context_length: 4096, io_threads: 4 };
+    assert!(matches!(auto_budget_for(&fp, machine, 4096), Err(PlanError::AutoTooSmall { .. })));
+    assert!(matches!(plan_memory(&fp, &auto, machine, true), Err(PlanError::AutoTooSmall { .. })));
+    // Unlimited budgets (what one missing --*-budget flag means): the sums pass 64 bits.
+    let unlimited = Budget { trunk_bytes: u64::MAX, cache_bytes: u64::MAX };
+    let resident = PlanRequest { budget: unlimited, streamed_trunk: false, context_length: 4096, io_threads: 4 };
+    match plan(&fp, &resident) {
+        Err(e @ PlanError::Overflow { .. }) => assert!(e.to_string().contains("64 bits"), "{e}"),
+        other => panic!("expected an overflow refusal, got {other:?}"),
+    }
+    // Streamed, the trunk fits (layer 0 streams through one slot); top-k + 1 slots do not.
+    let streamed = PlanRequest { streamed_trunk: true, ..resident };
+    assert!(matches!(plan(&fp, &streamed), Err(PlanError::CacheBudgetTooSmall { .. })), "{:?}", plan(&fp, &streamed));
+    // A layer whose ring slot (rounded up to 4096, plus a page) passes 64 bits fits no budget.
+    let wide_layer = Footprint { layer_trunk_bytes: vec![u64::MAX - 10, 20], ..released_footprint() };
+    let req = PlanRequest { budget: unlimited, streamed_trunk: true, context_length: 4096, io_threads: 4 };
+    assert!(
+        matches!(plan(&wide_layer, &req), Err(PlanError::TrunkBudgetTooSmall { .. })),
+        "{:?}",
+        plan(&wide_layer, &req)
+    );
+}

@@ -102,9 +102,16 @@ pub struct CompletionRequest {
     pub sampling: SamplingFields,
 }
 
-/// Parses a JSON body into `T`; every failure is a 400 in OpenAI's shape.
+/// Parses a JSON body into `T`; every failure is a 400 in OpenAI's shape. The body must
+/// first be UTF-8 and strict JSON (`k3_engine::json`: no key repeated in any object):
+/// serde checks neither for a field it ignores (fuzz findings: `{"typ\xffe": …}` in a
+/// content part, and a repeated unknown key, were accepted).
 pub fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body).map_err(|e| ApiError::BadJson { message: format!("invalid request body: {e}") })
+    let bad = |message: String| ApiError::BadJson { message: format!("invalid request body: {message}") };
+    let text = std::str::from_utf8(body)
+        .map_err(|e| bad(format!("not UTF-8 (first bad byte at offset {})", e.valid_up_to())))?;
+    k3_engine::json::parse_value(body).map_err(bad)?;
+    serde_json::from_str(text).map_err(|e| bad(e.to_string()))
 }
 
 fn invalid(param: &'static str, message: impl Into<String>) -> ApiError {
@@ -234,6 +241,32 @@ mod tests {
             r#"{"n":2}"#,
         ] {
             assert!(fields(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// Found by the `api_request` fuzz target (corpus seed `finding-ignored-key-not-utf8`):
+    /// serde skipped an unknown key without checking its UTF-8, so a body that is not JSON
+    /// was accepted (RELIABILITY AP-06: bad UTF-8 is a 400).
+    #[test]
+    fn fuzz_finding_a_key_that_is_not_utf8_is_refused_even_where_ignored() {
+        let body = b"{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"typ\xffe\":1,\"type\":\"text\",\"text\":\"c\"}]}]}";
+        let err = parse::<ChatRequest>(body).expect_err("not UTF-8");
+        assert!(matches!(&err, ApiError::BadJson { message } if message.contains("not UTF-8")), "{err:?}");
+        let fine: Vec<u8> = body.iter().map(|&b| if b == 0xff { b'x' } else { b }).collect();
+        assert!(parse::<ChatRequest>(&fine).is_ok(), "the same body in UTF-8 parses");
+    }
+
+    /// Found by the `api_request` fuzz target (corpus seed `finding-repeated-unknown-key`):
+    /// a key serde ignores could be repeated (AP-06: duplicate keys are a 400).
+    #[test]
+    fn fuzz_finding_a_repeated_key_is_refused_even_where_ignored() {
+        for body in [
+            r#"{"model":"k3","temperaure":0,"messages":[{"role":"user","content":"hi"}],"temperaure":0}"#,
+            r#"{"model":"k3","messages":[{"role":"user","content":"hi","x":1,"x":2}]}"#,
+            r#"{"model":"k3","temperature":0.5,"messages":[{"role":"user","content":"hi"}],"temperature":1}"#,
+        ] {
+            let err = parse::<ChatRequest>(body.as_bytes()).expect_err(body);
+            assert!(matches!(&err, ApiError::BadJson { message } if message.contains("duplicate key")), "{err:?}");
         }
     }
 

@@ -1,27 +1,24 @@
 //! `k3 sim-cache TRACE`: reads a recorded expert trace and prints every cache policy's hit
 //! rate at every requested capacity (`k3_plan::cachesim` does the simulating).
 //!
-//! Owns: decoding the trace file (headerless little-endian int32 `(layer, expert)` pairs)
-//! and the table / JSON output. Must not: simulate anything itself, or accept a trace it
+//! Owns: reading the trace file (headerless little-endian int32 `(layer, expert)` pairs,
+//! decoded by `k3_plan::trace`) and the table / JSON output. Must not: simulate anything itself, or accept a trace it
 //! cannot decode exactly — a size that is not a multiple of 8 or a negative value is unusable
 //! input (exit 2), never silently truncated or wrapped to a huge `u32`.
 //! Easy to break: the JSON keys (`results[].<policy label>.hits` …) are read by tests.
 
 use std::path::Path;
 
-use k3_plan::cachesim::{self, PolicyKind, SimResult, SweepRow};
+use k3_plan::cachesim::{self, PolicyKind, Request, SimResult, SweepRow};
+use k3_plan::trace::{TraceDecoder, TraceError, MAX_TRACE_BYTES};
 use serde_json::{json, Map, Value};
 
 use super::{input_error, runtime_error, Failure};
 use crate::args::SimCacheArgs;
 
-/// Bytes per request: two little-endian `int32`.
-const PAIR_BYTES: usize = 8;
-
 pub fn sim_cache(args: SimCacheArgs) -> Result<(), Failure> {
     let capacities = parse_capacities(&args.capacity)?;
-    let pairs = read_trace(&args.trace)?;
-    let trace = cachesim::requests(&pairs);
+    let trace = read_trace(&args.trace)?;
     let rows = cachesim::sweep(&trace, &capacities, &PolicyKind::ALL).map_err(|e| runtime_error(e.to_string()))?;
     let distinct = cachesim::distinct_count(&trace);
     if args.json {
@@ -46,53 +43,26 @@ fn parse_capacities(csv: &str) -> Result<Vec<usize>, Failure> {
     Ok(capacities)
 }
 
-/// The largest trace replayed: 64 M requests (a 1,000-token K3 run records about 1.5 M).
-const MAX_TRACE_BYTES: u64 = 512 << 20;
-
-/// Reads and decodes the trace file in 1 MiB pieces (never the whole file next to its
-/// decoded pairs), naming the file in every refusal.
-fn read_trace(path: &Path) -> Result<Vec<(u32, u32)>, Failure> {
+/// Reads the trace file in 1 MiB pieces (never the whole file next to its decoded pairs)
+/// and decodes it with `k3_plan::trace`, naming the file in every refusal.
+fn read_trace(path: &Path) -> Result<Vec<Request>, Failure> {
     use std::io::Read;
     let fail = |why: String| input_error(format!("trace {}: {why}", path.display()));
     let mut file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
     let len = file.metadata().map_err(|e| fail(e.to_string()))?.len();
     if len > MAX_TRACE_BYTES {
-        return Err(fail(format!("{len} bytes is more than the {MAX_TRACE_BYTES}-byte limit")));
+        return Err(fail(TraceError::TooLarge { bytes: len }.to_string()));
     }
-    let mut pairs = Vec::with_capacity((len / PAIR_BYTES as u64) as usize);
+    let mut decoder = TraceDecoder::with_len_hint(len);
     let mut buf = vec![0u8; 1 << 20];
-    let mut carry = 0usize;
     loop {
-        let n = file.read(&mut buf[carry..]).map_err(|e| fail(e.to_string()))?;
+        let n = file.read(&mut buf).map_err(|e| fail(e.to_string()))?;
         if n == 0 {
             break;
         }
-        let have = carry + n;
-        let whole = have / PAIR_BYTES * PAIR_BYTES;
-        let first = pairs.len();
-        for (i, pair) in buf[..whole].chunks_exact(PAIR_BYTES).enumerate() {
-            pairs.push(decode_pair(first + i, pair).map_err(fail)?);
-        }
-        buf.copy_within(whole..have, 0);
-        carry = have - whole;
+        decoder.push(&buf[..n]).map_err(|e| fail(e.to_string()))?;
     }
-    if carry != 0 {
-        return Err(fail(format!(
-            "{len} bytes is not a whole number of {PAIR_BYTES}-byte (layer, expert) int32 pairs"
-        )));
-    }
-    if pairs.is_empty() {
-        return Err(fail("holds no requests".into()));
-    }
-    Ok(pairs)
-}
-
-fn decode_pair(index: usize, pair: &[u8]) -> Result<(u32, u32), String> {
-    let field = |at: usize, name: &str| {
-        let value = i32::from_le_bytes([pair[at], pair[at + 1], pair[at + 2], pair[at + 3]]);
-        u32::try_from(value).map_err(|_| format!("request {index} has a negative {name} ({value})"))
-    };
-    Ok((field(0, "layer")?, field(4, "expert")?))
+    decoder.finish().map_err(|e| fail(e.to_string()))
 }
 
 fn percent(r: &SimResult) -> String {

@@ -2,7 +2,8 @@
 //!
 //! Owns: rendering a conversation to text whose special-token strings the tokenizer turns
 //! into their ids: from the checkpoint's own Jinja `chat_template` when
-//! `tokenizer_config.json` has one (minijinja, with fuel and an output cap), else from the
+//! `tokenizer_config.json` has one (minijinja, with fuel, a recursion limit and an output
+//! cap enforced while it renders), else from the
 //! built-in equivalent below.
 //! Built-in layout (one element per message, markers are single added tokens):
 //! `<|open|>message role="R"<|sep|>TEXT<|close|>message<|sep|>` for system and user;
@@ -139,6 +140,28 @@ pub fn generation_prompt(mode: ChatMode) -> String {
     format!("<|open|>message role=\"assistant\"<|sep|><|open|>{channel}<|sep|>")
 }
 
+/// The rendered text, refusing every write past [`MAX_RENDERED_BYTES`]: the cap stops a
+/// runaway template while it renders, not after it has built the whole text.
+struct CappedText {
+    bytes: Vec<u8>,
+    over: bool,
+}
+
+impl std::io::Write for CappedText {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len().saturating_add(buf.len()) > MAX_RENDERED_BYTES {
+            self.over = true;
+            return Err(std::io::Error::other("the rendered text passes the cap"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 fn render_jinja(source: &str, messages: &[ChatMessage], mode: ChatMode, add_generation_prompt: bool) -> Result<String> {
     let mut env = Environment::new();
     env.set_fuel(Some(TEMPLATE_FUEL));
@@ -148,5 +171,14 @@ fn render_jinja(source: &str, messages: &[ChatMessage], mode: ChatMode, add_gene
         add_generation_prompt => add_generation_prompt,
         thinking => mode == ChatMode::Thinking,
     };
-    env.render_str(source, ctx).map_err(|e| Error::Template { reason: e.to_string() })
+    let fail = |e: minijinja::Error| Error::Template { reason: e.to_string() };
+    let template = env.template_from_str(source).map_err(fail)?;
+    let mut out = CappedText { bytes: Vec::new(), over: false };
+    if let Err(e) = template.render_captured_to(ctx, &mut out) {
+        if out.over {
+            return Err(Error::Template { reason: format!("rendered more than the {MAX_RENDERED_BYTES}-byte cap") });
+        }
+        return Err(fail(e));
+    }
+    String::from_utf8(out.bytes).map_err(|_| Error::Template { reason: "rendered text is not UTF-8".into() })
 }

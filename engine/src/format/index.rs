@@ -3,7 +3,9 @@
 //! Owns: choosing the shards (`*.safetensors`, sorted by file name, hidden files excluded as
 //! a shell glob would), the order of whole-checkpoint checks (numbering, each header,
 //! duplicates across shards, case collisions, then the optional index file), and reads of
-//! one tensor through a `File` kept open per shard.
+//! one tensor through a `File` kept open per shard. [`TensorIndex::from_heads`] runs the
+//! same checks on bytes alone (headers and the index text; no file is opened), for a
+//! plan made before the shards exist and for the fuzz targets; such an index reads nothing.
 //! Must not: read or map a whole shard, trust the index file over the headers, or read a
 //! `TensorInfo` it did not produce (a forged one could ask for any size at any offset).
 //! Easy to break: `TensorIndex` is shared by reader threads; it holds only `File`s (reads
@@ -18,10 +20,12 @@ use std::path::{Path, PathBuf};
 
 use super::dtype::Dtype;
 use super::fault::CheckpointFault;
+use super::header::parse_header;
 use super::names::{check_shard_numbering, FaultSite};
+use super::remote::{data_start, header_len, tensor_infos};
 use super::shard::{checkpoint_error, open_shard};
 use super::table::TensorTable;
-use super::weight_map::check_index_file;
+use super::weight_map::{check_index_file, check_index_text, INDEX_FILE_NAME};
 use crate::error::{Error, Result};
 
 /// Where one tensor lives.
@@ -44,6 +48,15 @@ impl TensorInfo {
     pub fn numel(&self) -> u64 {
         self.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d)).unwrap_or(u64::MAX)
     }
+}
+
+/// A shard given as bytes: its file name, its header (the N bytes after the 8-byte length
+/// prefix, which is taken to announce exactly N) and the file's length.
+#[derive(Debug, Clone, Copy)]
+pub struct ShardHead<'a> {
+    pub file_name: &'a str,
+    pub header: &'a [u8],
+    pub file_len: u64,
 }
 
 /// One open shard.
@@ -91,59 +104,46 @@ impl TensorIndex {
     /// cross-checks `model.safetensors.index.json` if present.
     pub fn open(model_dir: &Path) -> Result<TensorIndex> {
         let names = list_shards(model_dir)?;
-        if names.is_empty() {
-            return Err(Error::NoShards { path: model_dir.to_path_buf() });
-        }
-        let utf8_names: Vec<Option<String>> = names.iter().map(|n| n.to_str().map(str::to_owned)).collect();
-        let shard_paths: Vec<PathBuf> = names.iter().map(|n| model_dir.join(n)).collect();
-        let name_refs: Vec<Option<&str>> = utf8_names.iter().map(Option::as_deref).collect();
-        if let Err((site, fault)) = check_shard_numbering(&name_refs) {
-            let path = match site {
-                FaultSite::Shard(i) => shard_paths.get(i).map_or(model_dir, PathBuf::as_path),
-                FaultSite::Folder => model_dir,
-            };
-            return Err(checkpoint_error(path, fault));
-        }
-
+        let (shard_paths, utf8_names) = check_names(model_dir, &names)?;
         let mut tensors = TensorTable::default();
         let mut shards = Vec::with_capacity(shard_paths.len());
         for (shard_idx, path) in shard_paths.iter().enumerate() {
             let opened = open_shard(path)?;
-            tensors.reserve(opened.entries.len());
-            for entry in opened.entries {
-                let info = TensorInfo {
-                    name: entry.name,
-                    dtype: entry.dtype,
-                    shape: entry.shape,
-                    shard_idx,
-                    // Checked in the header: data_start + end fits in u64.
-                    offset: opened.data_start.saturating_add(entry.begin),
-                    nbytes: entry.end.saturating_sub(entry.begin),
-                };
-                if let Err((first_idx, name)) = tensors.insert(info) {
-                    // `parse_header` leaves repeats within one header to this insertion.
-                    let fault = if first_idx == shard_idx {
-                        CheckpointFault::DuplicateKey { name }
-                    } else {
-                        CheckpointFault::DuplicateAcrossShards {
-                            name,
-                            first: shard_paths.get(first_idx).cloned().unwrap_or_default(),
-                            second: path.clone(),
-                        }
-                    };
-                    return Err(checkpoint_error(path, fault));
-                }
-            }
+            add_shard(
+                &mut tensors,
+                &shard_paths,
+                shard_idx,
+                tensor_infos(shard_idx, opened.data_start, opened.entries),
+            )?;
             shards.push(Shard { file: opened.file, file_len: opened.file_len });
         }
-
-        if let Some((first, second)) = tensors.case_collision() {
-            let path = shard_paths.get(second.shard_idx).map_or(model_dir, PathBuf::as_path);
-            let fault = CheckpointFault::NameCaseCollision { first: first.name.clone(), second: second.name.clone() };
-            return Err(checkpoint_error(path, fault));
-        }
+        check_case(model_dir, &shard_paths, &tensors)?;
         check_index_file(model_dir, &tensors, &utf8_names)?;
         Ok(TensorIndex { dir: model_dir.to_path_buf(), shard_paths, shards, tensors })
+    }
+
+    /// The index `open` would build for a folder `model_dir` holding exactly these shards
+    /// (in any order; sorted by file name as `open` sorts) and, when given, this
+    /// `model.safetensors.index.json` text: every check of `open`, in its order, on bytes
+    /// alone. Nothing is opened; `read` and `read_into` of such an index are refused.
+    pub fn from_heads(model_dir: &Path, heads: &[ShardHead<'_>], index_file: Option<&[u8]>) -> Result<TensorIndex> {
+        let mut heads = heads.to_vec();
+        heads.sort_by(|a, b| a.file_name.cmp(b.file_name));
+        let names: Vec<OsString> = heads.iter().map(|h| OsString::from(h.file_name)).collect();
+        let (shard_paths, utf8_names) = check_names(model_dir, &names)?;
+        let mut tensors = TensorTable::default();
+        for ((shard_idx, head), path) in heads.iter().enumerate().zip(&shard_paths) {
+            let fail = |fault| checkpoint_error(path, fault);
+            let announced = u64::try_from(head.header.len()).unwrap_or(u64::MAX);
+            let header_len = header_len(announced.to_le_bytes(), head.file_len).map_err(fail)?;
+            let entries = parse_header(head.header, head.file_len).map_err(fail)?;
+            add_shard(&mut tensors, &shard_paths, shard_idx, tensor_infos(shard_idx, data_start(header_len), entries))?;
+        }
+        check_case(model_dir, &shard_paths, &tensors)?;
+        if let Some(bytes) = index_file {
+            check_index_text(&model_dir.join(INDEX_FILE_NAME), bytes, &tensors, &utf8_names)?;
+        }
+        Ok(TensorIndex { dir: model_dir.to_path_buf(), shard_paths, shards: Vec::new(), tensors })
     }
 
     /// The tensor called `name`, if any shard holds it.
@@ -211,6 +211,62 @@ impl TensorIndex {
             }
         }
     }
+}
+
+/// The shard paths for `names` (already sorted) and their UTF-8 names, after the shard
+/// numbering check.
+fn check_names(model_dir: &Path, names: &[OsString]) -> Result<(Vec<PathBuf>, Vec<Option<String>>)> {
+    if names.is_empty() {
+        return Err(Error::NoShards { path: model_dir.to_path_buf() });
+    }
+    let utf8_names: Vec<Option<String>> = names.iter().map(|n| n.to_str().map(str::to_owned)).collect();
+    let shard_paths: Vec<PathBuf> = names.iter().map(|n| model_dir.join(n)).collect();
+    let name_refs: Vec<Option<&str>> = utf8_names.iter().map(Option::as_deref).collect();
+    if let Err((site, fault)) = check_shard_numbering(&name_refs) {
+        let path = match site {
+            FaultSite::Shard(i) => shard_paths.get(i).map_or(model_dir, PathBuf::as_path),
+            FaultSite::Folder => model_dir,
+        };
+        return Err(checkpoint_error(path, fault));
+    }
+    Ok((shard_paths, utf8_names))
+}
+
+/// Adds shard `shard_idx`'s tensors to `tensors`; a name seen before is a duplicate.
+fn add_shard(
+    tensors: &mut TensorTable,
+    shard_paths: &[PathBuf],
+    shard_idx: usize,
+    infos: impl ExactSizeIterator<Item = TensorInfo>,
+) -> Result<()> {
+    let path = shard_paths.get(shard_idx).cloned().unwrap_or_default();
+    tensors.reserve(infos.len());
+    for info in infos {
+        if let Err((first_idx, name)) = tensors.insert(info) {
+            // `parse_header` leaves repeats within one header to this insertion.
+            let fault = if first_idx == shard_idx {
+                CheckpointFault::DuplicateKey { name }
+            } else {
+                CheckpointFault::DuplicateAcrossShards {
+                    name,
+                    first: shard_paths.get(first_idx).cloned().unwrap_or_default(),
+                    second: path.clone(),
+                }
+            };
+            return Err(checkpoint_error(&path, fault));
+        }
+    }
+    Ok(())
+}
+
+/// Two tensor names equal up to letter case are refused (ST-07).
+fn check_case(model_dir: &Path, shard_paths: &[PathBuf], tensors: &TensorTable) -> Result<()> {
+    if let Some((first, second)) = tensors.case_collision() {
+        let path = shard_paths.get(second.shard_idx).map_or(model_dir, PathBuf::as_path);
+        let fault = CheckpointFault::NameCaseCollision { first: first.name.clone(), second: second.name.clone() };
+        return Err(checkpoint_error(path, fault));
+    }
+    Ok(())
 }
 
 /// Reads `buf.len()` bytes at `info.offset`; a short read becomes `ShardChangedAfterOpen`.

@@ -38,4 +38,4 @@ mod weight_map;
 
 pub use dtype::Dtype;
 pub use fault::CheckpointFault;
-pub use index::{TensorIndex, TensorInfo};
+pub use index::{ShardHead, TensorIndex, TensorInfo};

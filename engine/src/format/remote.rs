@@ -2,14 +2,17 @@
 //! length prefix and the header by range reads and validates them with the same rules
 //! as `open_shard`, so a bad shard is refused before its body is fetched.
 //!
-//! Owns: the two steps of that check ([`header_len`], [`check_header`]).
+//! Owns: the two steps of that check ([`header_len`], [`check_header`]), and
+//! [`header_tensors`], the same check returning the tensor table (what `open_shard` and
+//! `TensorIndex::from_heads` build on, and what the fuzz targets inspect).
 //! Must not: relax any rule of `header::parse_header`; duplicate names are found here with
 //! the same `DuplicateKey` fault the folder index would report.
 
 use std::collections::HashSet;
 
 use super::fault::CheckpointFault;
-use super::header::{parse_header, HEADER_CAP_BYTES, LEN_PREFIX_BYTES};
+use super::header::{parse_header, HeaderEntry, HEADER_CAP_BYTES, LEN_PREFIX_BYTES};
+use super::index::TensorInfo;
 
 /// Bytes of the length prefix every shard starts with.
 pub const PREFIX_BYTES: u64 = LEN_PREFIX_BYTES;
@@ -32,6 +35,12 @@ pub fn header_len(prefix: [u8; 8], file_len: u64) -> Result<u64, CheckpointFault
 
 /// Validates the header bytes of a `file_len`-byte shard; returns its tensor count.
 pub fn check_header(header: &[u8], file_len: u64) -> Result<usize, CheckpointFault> {
+    header_tensors(header, file_len).map(|tensors| tensors.len())
+}
+
+/// Validates the header bytes (the N bytes the length prefix announces) of a `file_len`-byte
+/// shard and returns its tensors as shard 0, with absolute file offsets, ordered by offset.
+pub fn header_tensors(header: &[u8], file_len: u64) -> Result<Vec<TensorInfo>, CheckpointFault> {
     let entries = parse_header(header, file_len)?;
     let mut seen = HashSet::with_capacity(entries.len());
     for entry in &entries {
@@ -39,5 +48,30 @@ pub fn check_header(header: &[u8], file_len: u64) -> Result<usize, CheckpointFau
             return Err(CheckpointFault::DuplicateKey { name: entry.name.clone() });
         }
     }
-    Ok(entries.len())
+    drop(seen);
+    let header_len = u64::try_from(header.len()).unwrap_or(u64::MAX);
+    Ok(tensor_infos(0, data_start(header_len), entries).collect())
+}
+
+/// File offset of the data section of a shard whose header is `header_len` bytes.
+pub(crate) fn data_start(header_len: u64) -> u64 {
+    // A checked header length fits the file, so this does not saturate in practice.
+    LEN_PREFIX_BYTES.saturating_add(header_len)
+}
+
+/// The entries of shard `shard_idx` as `TensorInfo`s; `parse_header` checked that
+/// `data_start + end` fits in a u64.
+pub(crate) fn tensor_infos(
+    shard_idx: usize,
+    data_start: u64,
+    entries: Vec<HeaderEntry>,
+) -> impl ExactSizeIterator<Item = TensorInfo> {
+    entries.into_iter().map(move |entry| TensorInfo {
+        name: entry.name,
+        dtype: entry.dtype,
+        shape: entry.shape,
+        shard_idx,
+        offset: data_start.saturating_add(entry.begin),
+        nbytes: entry.end.saturating_sub(entry.begin),
+    })
 }

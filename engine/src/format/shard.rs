@@ -16,6 +16,7 @@ use std::path::Path;
 
 use super::fault::CheckpointFault;
 use super::header::{parse_header, HeaderEntry, HEADER_CAP_BYTES, LEN_PREFIX_BYTES};
+use super::remote::{data_start, header_len};
 use crate::error::{Error, Result};
 
 /// An opened shard with its validated header.
@@ -82,19 +83,11 @@ pub(crate) fn open_shard(path: &Path) -> Result<OpenedShard> {
     }
     let mut prefix = [0u8; 8];
     file.read_exact_at(&mut prefix, 0).map_err(|e| Error::io(path, e))?;
-    let header_len = u64::from_le_bytes(prefix);
-    if header_len > file_len.saturating_sub(LEN_PREFIX_BYTES) {
-        return Err(fail(CheckpointFault::HeaderPastEof { header_len, file_len }));
-    }
-    if header_len > HEADER_CAP_BYTES {
-        return Err(fail(CheckpointFault::HeaderTooLarge { header_len, max: HEADER_CAP_BYTES }));
-    }
+    let header_len = header_len(prefix, file_len).map_err(fail)?;
     let alloc_len = usize::try_from(header_len)
         .map_err(|_| fail(CheckpointFault::HeaderTooLarge { header_len, max: HEADER_CAP_BYTES }))?;
     let mut header = vec![0u8; alloc_len];
     file.read_exact_at(&mut header, LEN_PREFIX_BYTES).map_err(|e| Error::io(path, e))?;
     let entries = parse_header(&header, file_len).map_err(fail)?;
-    // header_len <= file_len - 8, so this cannot overflow.
-    let data_start = LEN_PREFIX_BYTES.saturating_add(header_len);
-    Ok(OpenedShard { file, file_len, data_start, entries })
+    Ok(OpenedShard { file, file_len, data_start: data_start(header_len), entries })
 }

@@ -45,12 +45,22 @@ pub(crate) fn check_index_file(model_dir: &Path, table: &TensorTable, shard_name
     let (file, len) = open_regular(&path)?;
     let mut bytes = Vec::with_capacity(usize::try_from(len.min(INDEX_CAP_BYTES)).unwrap_or(0));
     file.take(INDEX_CAP_BYTES.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| Error::io(&path, e))?;
+    check_index_text(&path, &bytes, table, shard_names)
+}
+
+/// The checks of `check_index_file` on the file's bytes (read from `path`, named in errors).
+pub(crate) fn check_index_text(
+    path: &Path,
+    bytes: &[u8],
+    table: &TensorTable,
+    shard_names: &[Option<String>],
+) -> Result<()> {
     let read_len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
     if read_len > INDEX_CAP_BYTES {
         let fault = CheckpointFault::IndexTooLarge { len: read_len, max: INDEX_CAP_BYTES };
-        return Err(checkpoint_error(&path, fault));
+        return Err(checkpoint_error(path, fault));
     }
-    check_index_bytes(&bytes, table, shard_names).map_err(|fault| checkpoint_error(&path, fault))
+    check_index_bytes(bytes, table, shard_names).map_err(|fault| checkpoint_error(path, fault))
 }
 
 /// Pure part of `check_index_file`.

@@ -10,6 +10,9 @@
 //! shape, size and position, nothing extra, and `trunk.bin` long enough.
 //! Must not: accept a manifest that uses a codec it does not implement (`blocks`,
 //! `stored_nbytes`), or one that disagrees with the shards in any field.
+//! Layout: [`open_packed_trunk`] reads the files and asks the file system through
+//! [`TrunkFiles`]; [`check_manifest`] is every check on the manifest's bytes (what the
+//! fuzz target calls with the answers in memory).
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +45,27 @@ fn bad(path: &Path, reason: impl Into<String>) -> Error {
     Error::Trunk { path: path.to_path_buf(), reason: reason.into() }
 }
 
+/// What the manifest check asks of the file system.
+pub trait TrunkFiles {
+    /// What `k3 pack` records of a shard in `sources` (name, size, modification time).
+    fn source_identity(&self, shard: &Path) -> Result<Value>;
+    /// The length of `trunk.bin`.
+    fn bin_len(&self, bin_path: &Path) -> Result<u64>;
+}
+
+/// The real file system.
+struct Disk;
+
+impl TrunkFiles for Disk {
+    fn source_identity(&self, shard: &Path) -> Result<Value> {
+        crate::stream::trunk_pack::source_identity(shard)
+    }
+
+    fn bin_len(&self, bin_path: &Path) -> Result<u64> {
+        Ok(std::fs::metadata(bin_path).map_err(|e| Error::io(bin_path, e))?.len())
+    }
+}
+
 /// Opens and validates `dir/trunk.json` and `dir/trunk.bin` against the checkpoint.
 pub fn open_packed_trunk(dir: &Path, cfg: &ModelConfig, index: &TensorIndex) -> Result<PackedTrunk> {
     let json_path = dir.join("trunk.json");
@@ -56,7 +80,21 @@ pub fn open_packed_trunk(dir: &Path, cfg: &ModelConfig, index: &TensorIndex) -> 
         return Err(bad(&json_path, format!("no packed trunk here{hint}")));
     }
     let raw = std::fs::read(&json_path).map_err(|e| Error::io(&json_path, e))?;
-    let root = crate::json::parse_object(&raw).map_err(|m| bad(&json_path, m))?;
+    check_manifest(&raw, &json_path, bin_path, cfg, index, &Disk)
+}
+
+/// Every check of [`open_packed_trunk`] on the bytes of `trunk.json` (read from
+/// `json_path`), with `files` answering for the shards and `trunk.bin` at `bin_path`.
+pub fn check_manifest(
+    raw: &[u8],
+    json_path: &Path,
+    bin_path: PathBuf,
+    cfg: &ModelConfig,
+    index: &TensorIndex,
+    files: &dyn TrunkFiles,
+) -> Result<PackedTrunk> {
+    let json_path = json_path.to_path_buf();
+    let root = crate::json::parse_object(raw).map_err(|m| bad(&json_path, m))?;
     let int = |v: &Value, what: &str| {
         v.as_u64().ok_or_else(|| bad(&json_path, format!("`{what}` must be a non-negative integer")))
     };
@@ -71,8 +109,8 @@ pub fn open_packed_trunk(dir: &Path, cfg: &ModelConfig, index: &TensorIndex) -> 
     if entries.len() != cfg.n_layers {
         return Err(bad(&json_path, format!("{} layer entries for {} layers", entries.len(), cfg.n_layers)));
     }
-    check_sources(&json_path, root.get("sources"), index)?;
-    let bin_len = std::fs::metadata(&bin_path).map_err(|e| Error::io(&bin_path, e))?.len();
+    check_sources(&json_path, root.get("sources"), index, files)?;
+    let bin_len = files.bin_len(&bin_path)?;
     let mut layers = Vec::with_capacity(entries.len());
     for (l, entry) in entries.iter().enumerate() {
         let layer = check_layer(&json_path, l, entry, index)?;
@@ -141,7 +179,7 @@ fn check_layer(path: &Path, l: usize, entry: &Value, index: &TensorIndex) -> Res
 
 /// Refuses a trunk packed from other shards than the ones here: every shard's name, size
 /// and modification time must equal what `k3 pack` recorded.
-fn check_sources(path: &Path, sources: Option<&Value>, index: &TensorIndex) -> Result<()> {
+fn check_sources(path: &Path, sources: Option<&Value>, index: &TensorIndex, files: &dyn TrunkFiles) -> Result<()> {
     let recorded = sources.and_then(Value::as_array).ok_or_else(|| {
         bad(path, "`sources` missing: this trunk cannot be tied to the shards it was packed from (re-run `k3 pack`)")
     })?;
@@ -153,7 +191,7 @@ fn check_sources(path: &Path, sources: Option<&Value>, index: &TensorIndex) -> R
         ));
     }
     for (want, shard) in recorded.iter().zip(shards) {
-        let now = crate::stream::trunk_pack::source_identity(shard)?;
+        let now = files.source_identity(shard)?;
         if want != &now {
             return Err(bad(
                 path,

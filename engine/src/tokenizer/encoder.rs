@@ -41,6 +41,20 @@ impl Tokenizer {
         let (ranks_path, config_path) = files::paths(model_dir);
         let ranks = files::read_ranks(&ranks_path)?;
         let config = files::read_config(&config_path, &ranks)?;
+        Self::build(ranks, config, model_dir)
+    }
+
+    /// The tokenizer `load` would make of a folder `model_dir` holding these two files'
+    /// bytes (no file is read; `model_dir` only names the files in errors).
+    pub fn from_bytes(tiktoken_model: &[u8], tokenizer_config: &[u8], model_dir: &Path) -> Result<Tokenizer> {
+        let (ranks_path, config_path) = files::paths(model_dir);
+        let ranks = files::parse_ranks(tiktoken_model, &ranks_path)?;
+        let config = files::parse_config(tokenizer_config, &config_path, &ranks)?;
+        Self::build(ranks, config, model_dir)
+    }
+
+    fn build(ranks: files::Ranks, config: files::TokenizerConfig, model_dir: &Path) -> Result<Tokenizer> {
+        let (ranks_path, config_path) = files::paths(model_dir);
         let lookup = |name: &Option<String>, key: &str| -> Result<Option<u32>> {
             match name {
                 None => Ok(None),

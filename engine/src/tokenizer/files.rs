@@ -3,8 +3,8 @@
 //! Owns: `tiktoken.model` (`<base64 bytes> <rank>` per line; ranks must be exactly
 //! `0..n`, each once, each byte string once) and `tokenizer_config.json`
 //! (`added_tokens_decoder` keyed by id, `bos_token`, `eos_token`, optional `chat_template`).
-//! Must not: accept a gap or duplicate in the ranks, or an added token whose id or text
-//! collides with a rank.
+//! Must not: accept a gap or duplicate in the ranks, a byte without a rank of its own, or
+//! an added token whose id or text collides with a rank.
 //! Easy to break: tolerate `\r\n` line ends; keys are bytes even when they look like text.
 
 use std::collections::HashMap;
@@ -57,8 +57,12 @@ fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>> {
 
 /// Reads `tiktoken.model`.
 pub fn read_ranks(path: &Path) -> Result<Ranks> {
-    let raw = read_capped(path, MAX_RANKS_FILE_BYTES)?;
-    let text = std::str::from_utf8(&raw).map_err(|e| fault(path, None, format!("not UTF-8 ({e})")))?;
+    parse_ranks(&read_capped(path, MAX_RANKS_FILE_BYTES)?, path)
+}
+
+/// The checks of [`read_ranks`] on the file's bytes (`path` is named in errors).
+pub fn parse_ranks(raw: &[u8], path: &Path) -> Result<Ranks> {
+    let text = std::str::from_utf8(raw).map_err(|e| fault(path, None, format!("not UTF-8 ({e})")))?;
     let mut by_rank: Vec<Option<Vec<u8>>> = Vec::new();
     let mut seen: HashMap<Vec<u8>, usize> = HashMap::new();
     for (idx, line) in text.split('\n').enumerate() {
@@ -102,13 +106,22 @@ pub fn read_ranks(path: &Path) -> Result<Ranks> {
         .enumerate()
         .map(|(r, b)| b.ok_or_else(|| fault(path, None, format!("ranks have a gap: rank {r} is missing"))))
         .collect::<Result<Vec<_>>>()?;
+    // Byte-level BPE encodes any text only if every single byte has a rank; without one,
+    // `tiktoken-rs` panics on text containing that byte (a fuzz finding).
+    if let Some(byte) = (0..=255u8).find(|&b| !seen.contains_key(&[b][..])) {
+        return Err(fault(path, None, format!("byte {byte:#04x} has no rank: every single byte must have one")));
+    }
     Ok(Ranks { bytes_of })
 }
 
-/// Reads `tokenizer_config.json`; `n_ranks` is used to refuse colliding added ids.
+/// Reads `tokenizer_config.json`; `ranks` is used to refuse colliding added tokens.
 pub fn read_config(path: &Path, ranks: &Ranks) -> Result<TokenizerConfig> {
-    let raw = read_capped(path, MAX_CONFIG_BYTES)?;
-    let root = crate::json::parse_object(&raw).map_err(|m| fault(path, None, m))?;
+    parse_config(&read_capped(path, MAX_CONFIG_BYTES)?, path, ranks)
+}
+
+/// The checks of [`read_config`] on the file's bytes (`path` is named in errors).
+pub fn parse_config(raw: &[u8], path: &Path, ranks: &Ranks) -> Result<TokenizerConfig> {
+    let root = crate::json::parse_object(raw).map_err(|m| fault(path, None, m))?;
     let decoder = root
         .get("added_tokens_decoder")
         .and_then(Value::as_object)

@@ -4,7 +4,9 @@
 //! `fdatasync`, and `fsync`ed itself. A resume restores the hash state instead of reading
 //! the file again, after re-checking the last chunk's CRC against the disk.
 //!
-//! Owns: [`Journal`], [`ChunkRecord`], [`JournalHeader`], [`Resume`].
+//! Owns: [`Journal`], [`ChunkRecord`], [`JournalHeader`], [`Resume`], and
+//! [`resume_point`], the decision on the journal's bytes alone (the data is asked for CRCs
+//! through a callback), which [`Journal::resume`] and the fuzz target call.
 //! Must not: be ahead of the data (the caller's order: data → `fdatasync` → append →
 //! `fsync`), or trust a line that does not end in `\n` and parse (a torn tail is dropped).
 
@@ -79,23 +81,13 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(StoreError::io(path, e)),
         };
-        let mut lines = complete_lines(&text);
-        let Some(first) = lines.next() else { return Ok(None) };
-        match serde_json::from_slice::<JournalHeader>(first) {
-            Ok(h) if h == *header => {}
-            _ => return Ok(None),
-        }
-        let records: Vec<ChunkRecord> = lines.map_while(|l| serde_json::from_slice(l).ok()).collect();
-        let Some((good, resume)) = last_good(&records, data) else { return Ok(None) };
-        let mut rewritten = String::new();
-        for line in std::iter::once(serde_json::to_string(header))
-            .chain(records.iter().take(good + 1).map(serde_json::to_string))
-        {
-            rewritten.push_str(&line.map_err(|e| StoreError::io(path, std::io::Error::other(e)))?);
-            rewritten.push('\n');
-        }
+        let Some(point) = resume_point(&text, header, &mut |start, end| crc_on_disk(data, start, end)) else {
+            return Ok(None);
+        };
+        let rewritten =
+            journal_text(header, &point.records).map_err(|e| StoreError::io(path, std::io::Error::other(e)))?;
         write_atomic(path, rewritten.as_bytes())?;
-        Ok(Some((Journal::open_append(path)?, resume)))
+        Ok(Some((Journal::open_append(path)?, point.resume)))
     }
 
     /// Appends `rec` and makes it durable.
@@ -131,21 +123,72 @@ impl Journal {
     }
 }
 
+/// What a resume keeps of a journal: the records up to the last good chunk, and where the
+/// file continues.
+pub struct ResumePoint {
+    pub records: Vec<ChunkRecord>,
+    pub resume: Resume,
+}
+
+/// The resume a journal's bytes `text` allow for the file `header` describes; `crc_of(start,
+/// end)` is the CRC-32 of those bytes of the partial file, `None` when they cannot be read.
+/// `None`: nothing usable (another file or version, no complete line, or no good chunk).
+pub fn resume_point(
+    text: &[u8],
+    header: &JournalHeader,
+    crc_of: &mut dyn FnMut(u64, u64) -> Option<u32>,
+) -> Option<ResumePoint> {
+    let mut lines = complete_lines(text);
+    let first = lines.next()?;
+    match serde_json::from_slice::<JournalHeader>(first) {
+        Ok(h) if h == *header => {}
+        _ => return None,
+    }
+    let mut records: Vec<ChunkRecord> = lines.map_while(|l| serde_json::from_slice(l).ok()).collect();
+    let (good, resume) = last_good(&records, header.size, crc_of)?;
+    records.truncate(good + 1);
+    Some(ResumePoint { records, resume })
+}
+
+/// The journal's text for `header` followed by `records`, one JSON line each.
+pub fn journal_text(header: &JournalHeader, records: &[ChunkRecord]) -> Result<String, serde_json::Error> {
+    let mut text = String::new();
+    for line in std::iter::once(serde_json::to_string(header)).chain(records.iter().map(serde_json::to_string)) {
+        text.push_str(&line?);
+        text.push('\n');
+    }
+    Ok(text)
+}
+
 /// Lines that end in `\n` (a torn last line is not one).
 fn complete_lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     let end = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     text[..end].split(|&b| b == b'\n').filter(|l| !l.is_empty())
 }
 
-/// The index of the last record whose chunk is intact on disk, with its resume point.
-fn last_good(records: &[ChunkRecord], data: &File) -> Option<(usize, Resume)> {
-    let contiguous = records.iter().enumerate().take_while(|(i, r)| r.index == *i as u64 && r.end > r.start).count();
-    let chained =
-        records.windows(2).take(contiguous.saturating_sub(1)).take_while(|w| w[0].end == w[1].start).count() + 1;
-    let usable = contiguous.min(chained);
+/// The index of the last record whose chunk is intact on disk, with its resume point. The
+/// usable records are indexed from 0, start at byte 0, each chunk non-empty, starting where
+/// the one before ended and ending within the file's `size` (`download_journal` fuzz target:
+/// a journal whose first chunk did not start at byte 0 was resumed; one ending past the
+/// size would have been too).
+fn last_good(
+    records: &[ChunkRecord],
+    size: u64,
+    crc_of: &mut dyn FnMut(u64, u64) -> Option<u32>,
+) -> Option<(usize, Resume)> {
+    let mut expected_start = 0;
+    let usable = records
+        .iter()
+        .enumerate()
+        .take_while(|(i, r)| {
+            let ok = r.index == *i as u64 && r.start == expected_start && r.end > r.start && r.end <= size;
+            expected_start = r.end;
+            ok
+        })
+        .count();
     for i in (0..usable).rev().take(ROLLBACK_LIMIT) {
         let r = &records[i];
-        if crc_on_disk(data, r.start, r.end) != Some(r.crc32) {
+        if crc_of(r.start, r.end) != Some(r.crc32) {
             continue;
         }
         let state = hex::decode(&r.state).ok()?;
@@ -171,4 +214,63 @@ fn crc_on_disk(data: &File, start: u64, end: u64) -> Option<u32> {
 /// The serialised SHA-256 state, as a journal stores it.
 pub fn state_hex(hasher: &Sha256) -> String {
     hex::encode(hasher.serialize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::Digest;
+
+    fn header() -> JournalHeader {
+        JournalHeader {
+            k3_journal: JOURNAL_VERSION,
+            path: "a.safetensors".into(),
+            size: 192,
+            sha256: "x".into(),
+            commit: "c".into(),
+        }
+    }
+
+    /// Three 64-byte chunks of `data`, each with its CRC and the hash state after it.
+    fn records(data: &[u8]) -> Vec<ChunkRecord> {
+        let mut hasher = Sha256::new();
+        (0..3u64)
+            .map(|i| {
+                let (start, end) = (64 * i, 64 * (i + 1));
+                let chunk = &data[start as usize..end as usize];
+                hasher.update(chunk);
+                ChunkRecord { index: i, start, end, crc32: crc32fast::hash(chunk), state: state_hex(&hasher) }
+            })
+            .collect()
+    }
+
+    fn resume(text: &str, data: &[u8]) -> Option<ResumePoint> {
+        let mut crc_of = |start: u64, end: u64| Some(crc32fast::hash(data.get(start as usize..end as usize)?));
+        resume_point(text.as_bytes(), &header(), &mut crc_of)
+    }
+
+    /// Found by the `download_journal` fuzz target (corpus seed
+    /// `finding-first-chunk-not-at-zero`).
+    #[test]
+    fn fuzz_finding_a_resume_starts_at_byte_0_and_stays_within_the_size() {
+        let data: Vec<u8> = (0..300u32).map(|i| (i * 7 + 3) as u8).collect();
+        let good = records(&data);
+        let point = resume(&journal_text(&header(), &good).unwrap(), &data).expect("an intact journal resumes");
+        assert_eq!((point.resume.end, point.resume.next_index, point.records.len()), (192, 3, 3));
+
+        let mut shifted = good.clone();
+        shifted[0].start = 5;
+        assert!(resume(&journal_text(&header(), &shifted).unwrap(), &data).is_none(), "first chunk not at byte 0");
+
+        let mut past = good.clone();
+        past.push(ChunkRecord {
+            index: 3,
+            start: 192,
+            end: 256,
+            crc32: crc32fast::hash(&data[192..256]),
+            state: good[2].state.clone(),
+        });
+        let point = resume(&journal_text(&header(), &past).unwrap(), &data).expect("the chunks within the size resume");
+        assert_eq!(point.resume.end, 192, "a chunk past the file's size is not kept");
+    }
 }
