@@ -8,16 +8,20 @@
 //! since packing (a stale trunk would serve old weights while a resident run serves new ones:
 //! the budget would change the output), every trunk tensor present with the same dtype,
 //! shape, size and position, nothing extra, and `trunk.bin` long enough.
+//! The expert checksum table beside it is required too (`stream::expert_sums`): a trunk
+//! packed without one is refused with "re-run `k3 pack`".
 //! Must not: accept a manifest that uses a codec it does not implement (`blocks`,
 //! `stored_nbytes`), or one that disagrees with the shards in any field.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::TensorIndex;
+use crate::stream::expert_sums::{open_expert_sums, ExpertSums};
 use crate::stream::trunk_pack::{layer_run, TRUNK_ALIGN};
 
 /// One layer of a packed trunk, checked against the shards.
@@ -31,11 +35,13 @@ pub struct PackedLayer {
     pub crc32: u32,
 }
 
-/// A validated packed trunk.
+/// A validated packed trunk, with the expert checksum table packed beside it.
 #[derive(Debug, Clone)]
 pub struct PackedTrunk {
     pub bin_path: PathBuf,
     pub layers: Vec<PackedLayer>,
+    /// One CRC32C per routed expert (`experts.crc32c.json`), checked on every expert read.
+    pub experts: Arc<ExpertSums>,
 }
 
 fn bad(path: &Path, reason: impl Into<String>) -> Error {
@@ -82,7 +88,8 @@ pub fn open_packed_trunk(dir: &Path, cfg: &ModelConfig, index: &TensorIndex) -> 
         }
         layers.push(layer);
     }
-    Ok(PackedTrunk { bin_path, layers })
+    let experts = open_expert_sums(dir, cfg, index)?;
+    Ok(PackedTrunk { bin_path, layers, experts })
 }
 
 /// Checks one manifest entry against the layer's run in the shards.
@@ -141,7 +148,7 @@ fn check_layer(path: &Path, l: usize, entry: &Value, index: &TensorIndex) -> Res
 
 /// Refuses a trunk packed from other shards than the ones here: every shard's name, size
 /// and modification time must equal what `k3 pack` recorded.
-fn check_sources(path: &Path, sources: Option<&Value>, index: &TensorIndex) -> Result<()> {
+pub(crate) fn check_sources(path: &Path, sources: Option<&Value>, index: &TensorIndex) -> Result<()> {
     let recorded = sources.and_then(Value::as_array).ok_or_else(|| {
         bad(path, "`sources` missing: this trunk cannot be tied to the shards it was packed from (re-run `k3 pack`)")
     })?;
