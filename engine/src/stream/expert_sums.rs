@@ -100,18 +100,15 @@ pub fn pack_expert_sums(
     }
     let files = index.shard_paths().iter().map(|p| DirectFile::open(p)).collect::<Result<Vec<_>>>()?;
     let reader = Reader::new(ReadPattern::DEFAULT)?;
-    let mut blob = Blob::zeroed(0);
+    let mut blobs: Vec<Blob> = (0..IN_FLIGHT).map(|_| Blob::zeroed(0)).collect();
     for l in layers.len()..cfg.n_layers {
-        let mut sums = Vec::with_capacity(experts_in(cfg, l));
-        for e in 0..experts_in(cfg, l) {
-            let (shard_idx, start, len) = contiguous(index, l, e)?;
-            if blob.capacity() < widen(start, len).1 {
-                blob = Blob::zeroed(widen(start, len).1);
+        let places = (0..experts_in(cfg, l)).map(|e| contiguous(index, l, e)).collect::<Result<Vec<_>>>()?;
+        let mut sums = Vec::with_capacity(places.len());
+        for batch in places.chunks(IN_FLIGHT) {
+            for (crc, &(_, _, len)) in read_batch(&reader, &files, batch, &mut blobs)?.into_iter().zip(batch) {
+                sums.push(crc);
+                progress(l, len as u64);
             }
-            let read =
-                reader.read_window_into(&files[shard_idx], &mut blob, start, len, Urgency::Now, Checksum::Crc32c)?;
-            sums.push(read.checksum);
-            progress(l, len as u64);
         }
         layers.push(sums);
         let done = json!({ "format": FORMAT, "sources": sources, "layers": layers });
@@ -121,6 +118,36 @@ pub fn pack_expert_sums(
     let partial = out_dir.join(format!("{EXPERT_TABLE}.partial"));
     write_synced(&partial, table.to_string().as_bytes())?;
     Ok(partial)
+}
+
+/// Experts read at once while packing (each with its own buffer: memory stays bounded).
+const IN_FLIGHT: usize = 4;
+
+/// Reads up to `IN_FLIGHT` experts `(shard, start, len)` together, one per buffer, each as
+/// the cache reads it; returns their CRC32Cs in order.
+fn read_batch(
+    reader: &Reader,
+    files: &[DirectFile],
+    batch: &[(usize, u64, usize)],
+    blobs: &mut [Blob],
+) -> Result<Vec<u32>> {
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = batch
+            .iter()
+            .zip(blobs.iter_mut())
+            .map(|(&(shard_idx, start, len), blob)| {
+                s.spawn(move || {
+                    if blob.capacity() < widen(start, len).1 {
+                        *blob = Blob::zeroed(widen(start, len).1);
+                    }
+                    let file = &files[shard_idx];
+                    reader.read_window_into(file, blob, start, len, Urgency::Now, Checksum::Crc32c).map(|r| r.checksum)
+                })
+            })
+            .collect();
+        let panicked = || Error::Pack { layer_idx: 0, reason: "an expert reader thread panicked".into() };
+        jobs.into_iter().map(|j| j.join().unwrap_or_else(|_| Err(panicked()))).collect()
+    })
 }
 
 /// Removes the note of an interrupted table (after the table is in place).
