@@ -6,6 +6,7 @@ mod checkpoint_binding;
 mod checkpoint_format;
 mod config_errors;
 mod determinism;
+mod expert_crc;
 mod fuzz_findings;
 mod gates;
 mod generation;

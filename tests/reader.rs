@@ -1,8 +1,8 @@
 //! The shared I/O engine (`io::Reader`): a window read in pieces in flight together holds
-//! exactly the file's bytes, its CRC-32 is the payload's, whatever the piece size, depth
+//! exactly the file's bytes, its CRC-32 (or CRC32C) is the payload's, whatever the piece size, depth
 //! and alignment; a file that ends before the window is a named error.
 
-use k3_engine::io::{Blob, DirectFile, ReadPattern, Reader, Urgency};
+use k3_engine::io::{Blob, Checksum, DirectFile, ReadPattern, Reader, Urgency};
 use k3_tests::scratch_dir;
 
 fn file_of(len: usize) -> (std::path::PathBuf, Vec<u8>) {
@@ -24,11 +24,13 @@ fn every_pattern_reads_the_same_bytes_and_crc() {
             for &(offset, len) in &windows {
                 let mut blob = Blob::zeroed(len + 8192);
                 let urgency = if depth == 3 { Urgency::Next } else { Urgency::Now };
-                let read = reader.read_window_into(&file, &mut blob, offset, len, urgency).unwrap();
+                let read = reader.read_window_into(&file, &mut blob, offset, len, urgency, Checksum::Crc32).unwrap();
+                let c = reader.read_window_into(&file, &mut blob, offset, len, urgency, Checksum::Crc32c).unwrap();
                 let got = &blob.bytes()[read.payload_start..read.payload_start + len];
                 let want = &bytes[offset as usize..offset as usize + len];
                 assert!(got == want, "{request_bytes} B × {depth}: window {offset}+{len} differs");
-                assert_eq!(read.crc32, crc32fast::hash(want), "{request_bytes} B × {depth}: window {offset}+{len}");
+                assert_eq!(read.checksum, crc32fast::hash(want), "{request_bytes} B × {depth}: window {offset}+{len}");
+                assert_eq!(c.checksum, crc32c::crc32c(want), "CRC32C, {request_bytes} B × {depth}: {offset}+{len}");
             }
         }
     }
@@ -40,11 +42,14 @@ fn a_file_that_ends_early_is_a_named_error_and_bad_patterns_are_refused() {
     let file = DirectFile::open(&path).unwrap();
     let reader = Reader::new(ReadPattern { request_bytes: 16 * 1024, depth: 4 }).unwrap();
     let mut blob = Blob::zeroed(200_000);
-    let e = reader.read_window_into(&file, &mut blob, 50_000, bytes.len(), Urgency::Now).unwrap_err().to_string();
+    let e = reader
+        .read_window_into(&file, &mut blob, 50_000, bytes.len(), Urgency::Now, Checksum::Crc32c)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("data-100000.bin") && e.contains("short read"), "{e}");
     let mut small = Blob::zeroed(4096);
     assert!(
-        reader.read_window_into(&file, &mut small, 0, 10_000, Urgency::Next).is_err(),
+        reader.read_window_into(&file, &mut small, 0, 10_000, Urgency::Next, Checksum::Crc32).is_err(),
         "a buffer too small is refused"
     );
     for bad in [ReadPattern { request_bytes: 1000, depth: 4 }, ReadPattern { request_bytes: 4096, depth: 0 }] {

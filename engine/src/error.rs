@@ -80,6 +80,19 @@ pub enum Error {
     #[error("reading layer {layer_idx} expert {expert_idx} failed: {reason} (verify the model files)")]
     ExpertRead { layer_idx: usize, expert_idx: usize, reason: String },
 
+    /// A routed expert's bytes, as read for a generation, fail the CRC32C `k3 pack`
+    /// recorded: the shard changed in place. The generation fails; nothing is cached.
+    #[error("layer {layer_idx} expert {expert_idx}: the {len} bytes at offset {offset} of {} fail their CRC32C check (recorded {expected:08x}, read {actual:08x}): the shard changed since `k3 pack`; restore it (`k3 verify`) or re-run `k3 pack`", path.display())]
+    ExpertChecksum {
+        layer_idx: usize,
+        expert_idx: usize,
+        path: PathBuf,
+        offset: u64,
+        len: usize,
+        expected: u32,
+        actual: u32,
+    },
+
     /// A token id outside `0..vocab_size` was given.
     #[error("token id {id} is outside the vocabulary (vocab_size {vocab_size})")]
     TokenId { id: u32, vocab_size: usize },
@@ -139,7 +152,7 @@ impl Error {
                         | std::io::ErrorKind::AlreadyExists
                 ) || matches!(source.raw_os_error(), Some(libc::ENOTDIR | libc::EISDIR | libc::ELOOP))
             }
-            Error::ExpertRead { .. } => false,
+            Error::ExpertRead { .. } | Error::ExpertChecksum { .. } => false,
             Error::ConfigSyntax { .. }
             | Error::ConfigMissing { .. }
             | Error::ConfigType { .. }

@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use k3_engine::io::{Blob, DirectFile, ReadPattern, Reader, Urgency};
+use k3_engine::io::{Blob, Checksum, DirectFile, ReadPattern, Reader, Urgency};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -88,7 +88,7 @@ pub fn measure_windows(req: &WindowRequest) -> k3_engine::Result<Option<WindowRe
                 (file, offset - window as u64, Urgency::Next)
             }
         };
-        reader.read_window_into(&files[f].0, &mut blob, at, window, urgency)?;
+        reader.read_window_into(&files[f].0, &mut blob, at, window, urgency, Checksum::Crc32)?;
         bytes_read += window as u64;
     }
     let seconds = start.elapsed().as_secs_f64();

@@ -1,9 +1,9 @@
-//! `k3 pack`: writes trunk.bin + trunk.json, showing progress on stderr.
+//! `k3 pack`: writes trunk.bin + trunk.json + experts.crc32c.json, showing progress on stderr.
 
 use std::io::Write;
 use std::time::Instant;
 
-use k3_engine::stream::trunk_pack::{pack_trunk, PackProgress};
+use k3_engine::stream::trunk_pack::{pack_trunk, PackProgress, PackStage};
 use k3_plan::format_bytes;
 use serde_json::json;
 
@@ -19,7 +19,11 @@ pub fn pack(args: PackArgs) -> Result<(), Failure> {
         if percent != last_percent {
             last_percent = percent;
             let rate = p.bytes_done as f64 / start.elapsed().as_secs_f64().max(1e-9) / 1e6;
-            eprint!("\rpacking layer {}/{} · {}% · {rate:.0} MB/s   ", p.layer_idx + 1, p.n_layers, percent);
+            let what = match p.stage {
+                PackStage::Trunk => "packing layer",
+                PackStage::ExpertSums => "checksumming the experts of layer",
+            };
+            eprint!("\r{what} {}/{} · {}% · {rate:.0} MB/s   ", p.layer_idx + 1, p.n_layers, percent);
             let _ = std::io::stderr().flush();
         }
     };
@@ -30,14 +34,17 @@ pub fn pack(args: PackArgs) -> Result<(), Failure> {
         let v = json!({
             "trunk_bin": summary.trunk_bin, "trunk_json": summary.trunk_json,
             "payload_bytes": summary.payload_bytes, "file_bytes": summary.file_bytes, "seconds": secs,
+            "expert_table": summary.expert_table, "expert_bytes": summary.expert_bytes,
         });
         outln!("{v}");
     } else {
         outln!(
-            "packed {} of trunk into {} ({} with alignment) in {secs:.1} s",
+            "packed {} of trunk into {} ({} with alignment) and a CRC32C of each routed expert ({} read) into {} in {secs:.1} s",
             format_bytes(summary.payload_bytes),
             summary.trunk_bin.display(),
-            format_bytes(summary.file_bytes)
+            format_bytes(summary.file_bytes),
+            format_bytes(summary.expert_bytes),
+            summary.expert_table.display()
         );
     }
     Ok(())

@@ -17,4 +17,4 @@ pub mod sysinfo;
 
 pub use blob::{Blob, BlobPool, ByteView};
 pub use direct::DirectFile;
-pub use reader::{ReadPattern, Reader, Urgency, WindowRead};
+pub use reader::{Checksum, ReadPattern, Reader, Urgency, WindowRead};

@@ -5,7 +5,8 @@
 //! conservative default) and [`Reader`], a pool of `depth` reader threads shared by the
 //! trunk ring and the expert cache. A window is read into a caller's aligned blob in
 //! `request_bytes` pieces (each clamped below 2 GiB, looping on short reads), with the
-//! CRC-32 of the payload computed piece by piece on the reader threads and combined.
+//! checksum the caller asks for ([`Checksum`]: CRC-32 for the trunk, CRC32C for experts)
+//! computed piece by piece on the reader threads and combined.
 //! Priorities: pieces of every read share one FIFO queue; a read needed `Now` (experts)
 //! queues all its pieces, a read needed `Next` (the trunk read-ahead) keeps at most
 //! `depth` queued, so the bytes needed soonest wait behind at most one piece per thread.
@@ -66,13 +67,63 @@ pub enum Urgency {
     Next,
 }
 
+/// Which checksum of the payload a read computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checksum {
+    /// CRC-32 (IEEE), what `trunk.json` records per layer.
+    Crc32,
+    /// CRC32C (Castagnoli), what the expert table records per routed expert.
+    Crc32c,
+}
+
 /// A window read into a blob.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WindowRead {
     /// Where the payload starts in the blob.
     pub payload_start: usize,
-    /// CRC-32 (IEEE) of the payload bytes.
-    pub crc32: u32,
+    /// The asked [`Checksum`] of the payload bytes.
+    pub checksum: u32,
+}
+
+/// One piece's checksum, combined in piece order.
+enum PieceSum {
+    Crc32(crc32fast::Hasher),
+    Crc32c { crc: u32, len: usize },
+}
+
+impl PieceSum {
+    fn of(kind: Checksum, bytes: &[u8]) -> PieceSum {
+        match kind {
+            Checksum::Crc32 => {
+                let mut h = crc32fast::Hasher::new();
+                h.update(bytes);
+                PieceSum::Crc32(h)
+            }
+            Checksum::Crc32c => PieceSum::Crc32c { crc: crc32c::crc32c(bytes), len: bytes.len() },
+        }
+    }
+
+    /// Appends `next` (the bytes after this piece's) to `self`.
+    fn combine(self, next: PieceSum) -> PieceSum {
+        match (self, next) {
+            (PieceSum::Crc32(mut a), PieceSum::Crc32(b)) => {
+                a.combine(&b);
+                PieceSum::Crc32(a)
+            }
+            (PieceSum::Crc32c { crc, len }, PieceSum::Crc32c { crc: c2, len: l2 }) => {
+                PieceSum::Crc32c { crc: crc32c::crc32c_combine(crc, c2, l2), len: len + l2 }
+            }
+            // Every piece of a read uses the read's one kind.
+            (a, _) => a,
+        }
+    }
+
+    fn value(self) -> u32 {
+        match self {
+            PieceSum::Crc32(h) => h.finalize(),
+            PieceSum::Crc32c { crc, .. } => crc,
+        }
+    }
 }
 
 /// The shared reader pool.
@@ -98,7 +149,7 @@ impl Reader {
 
     /// Reads the widened window of `[offset, offset + len)` of `file` into `blob`, which
     /// must hold it; the pieces are in flight together on the reader threads (queued as
-    /// `urgency` says).
+    /// `urgency` says), each piece's `sum` computed by the thread that read it.
     pub fn read_window_into(
         &self,
         file: &DirectFile,
@@ -106,6 +157,7 @@ impl Reader {
         offset: u64,
         len: usize,
         urgency: Urgency,
+        sum: Checksum,
     ) -> Result<WindowRead> {
         let (start, padded) = widen(offset, len);
         if blob.capacity() < padded {
@@ -117,23 +169,19 @@ impl Reader {
         let piece = self.pattern.request_bytes;
         let pages = &mut blob.pages_mut()[..padded];
         let n_pieces = padded.div_ceil(piece);
-        let mut results: Vec<Result<crc32fast::Hasher>> = Vec::with_capacity(n_pieces);
-        let read_piece = |i: usize, buf: &mut [u8]| -> Result<crc32fast::Hasher> {
+        let mut results: Vec<Result<PieceSum>> = Vec::with_capacity(n_pieces);
+        let read_piece = |i: usize, buf: &mut [u8]| -> Result<PieceSum> {
             let at = i * piece;
             let piece_need = need.saturating_sub(at).min(buf.len());
             file.read_range(buf, start + at as u64, piece_need)?;
             // The payload's part of this piece.
             let (from, to) = (payload_start.max(at) - at, piece_need);
-            let mut crc = crc32fast::Hasher::new();
-            if from < to {
-                crc.update(&buf[from..to]);
-            }
-            Ok(crc)
+            Ok(PieceSum::of(sum, if from < to { &buf[from..to] } else { &[] }))
         };
         if n_pieces == 1 {
             results.push(read_piece(0, pages));
         } else {
-            results.resize_with(n_pieces, || Ok(crc32fast::Hasher::new()));
+            results.resize_with(n_pieces, || Ok(PieceSum::of(sum, &[])));
             // Pieces are queued from this thread (FIFO with every other read's pieces);
             // `Next` reads keep at most `depth` of theirs queued or running.
             let window = Window::new(match urgency {
@@ -151,11 +199,11 @@ impl Reader {
                 }
             });
         }
-        let mut crc = crc32fast::Hasher::new();
+        let mut total = PieceSum::of(sum, &[]);
         for r in results {
-            crc.combine(&r?);
+            total = total.combine(r?);
         }
-        Ok(WindowRead { payload_start, crc32: crc.finalize() })
+        Ok(WindowRead { payload_start, checksum: total.value() })
     }
 }
 

@@ -5,14 +5,19 @@
 //! victim choice (least recently used among ready experts no computation holds),
 //! concurrent prefetch reads sorted by (shard, offset) on an I/O thread pool, and the
 //! honest counters.
-//! Must not: publish an expert before its read and bind succeeded, skip an expert whose
-//! read failed (that is an error for the generation), or hold more than `capacity`
+//! Must not: publish an expert before its read, CRC32C check and bind succeeded, skip an
+//! expert whose read failed (that is an error for the generation), keep a failed read in a
+//! slot (a prefetch that fails frees its slot; the demand read then reads again and
+//! reports the error, so the next generation reads fresh bytes), or hold more than `capacity`
 //! experts it owns (an expert still borrowed by a computation keeps its slot until the
 //! borrow ends; victims are only experts nobody holds).
 //! Also owns the slot buffers (read through the shared `io::Reader`, reused through a
 //! `BlobPool`: an evicted expert's buffer serves the next read, so reads never allocate
 //! once the cache is warm; owned experts + idle buffers ≤ capacity) and resizing between
 //! generations ([`ExpertCache::resize`]): a smaller capacity evicts at once.
+//! With the expert checksum table of a packed trunk (`stream::expert_sums`), every read's
+//! CRC32C — computed piece by piece on the reader threads — must equal the recorded one,
+//! else `Error::ExpertChecksum` naming the layer, expert, shard and offset.
 //! Easy to break: a victim search must skip in-flight slots; a prefetch must not reserve
 //! more slots than are free, or demand reads could wait forever.
 
@@ -24,11 +29,12 @@ use std::time::Instant;
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::TensorIndex;
-use crate::io::{Blob, BlobPool, DirectFile, Reader, Urgency};
+use crate::io::{Blob, BlobPool, Checksum, DirectFile, Reader, Urgency};
 use crate::model::bind::{Binder, RunView};
 use crate::model::experts::{bind_expert, ExpertSource};
 use crate::model::mlp::GluMlp;
 use crate::stream::expert_dir::{locate, Placement};
+use crate::stream::expert_sums::ExpertSums;
 use crate::stream::metrics::Counters;
 
 use crate::stream::replacement::{CachePolicy, Key};
@@ -40,8 +46,6 @@ enum Slot {
     /// Ready to use. `prefetched` until its first use after a batch prefetch read it.
     /// `blob` is the slot buffer the expert is bound in (`None`: scattered tensors).
     Ready { mlp: Arc<GluMlp>, blob: Option<Arc<Blob>>, last_use: u64, prefetched: bool },
-    /// The read failed; the first waiter reports it and clears the slot.
-    Failed(String),
 }
 
 struct State {
@@ -65,6 +69,14 @@ struct Loaded {
     blob: Option<Arc<Blob>>,
 }
 
+/// How the cache reads: prefetch threads, the shared reader, and the CRC32C table every
+/// read is checked against (`None`: no packed trunk, reads are unchecked).
+pub struct CacheIo {
+    pub threads: usize,
+    pub reader: Arc<Reader>,
+    pub sums: Option<Arc<ExpertSums>>,
+}
+
 /// A bounded cache of routed experts over the checkpoint's shards.
 pub struct ExpertCache {
     inner: Arc<Inner>,
@@ -77,6 +89,7 @@ struct Inner {
     cfg: ModelConfig,
     files: Vec<DirectFile>,
     reader: Arc<Reader>,
+    sums: Option<Arc<ExpertSums>>,
     /// Slot buffers, reused: an evicted expert's buffer serves the next read.
     blobs: BlobPool,
     capacity: AtomicUsize,
@@ -88,17 +101,17 @@ struct Inner {
 
 impl ExpertCache {
     /// A cache of `capacity` slots of `slot_bytes` (at least top-k + 1), prefetching on
-    /// `io_threads` threads that read through `reader`.
+    /// `io.threads` threads that read through `io.reader`, checked against `io.sums`.
     pub fn new(
         index: Arc<TensorIndex>,
         cfg: &ModelConfig,
         slots: CacheSlots,
         policy: CachePolicy,
-        io_threads: usize,
-        reader: Arc<Reader>,
+        io: CacheIo,
         counters: Arc<Counters>,
     ) -> Result<Self> {
         let CacheSlots { capacity, slot_bytes } = slots;
+        let CacheIo { threads: io_threads, reader, sums } = io;
         let files = index.shard_paths().iter().map(|p| DirectFile::open(p)).collect::<Result<Vec<_>>>()?;
         let io_pool = rayon::ThreadPoolBuilder::new()
             .num_threads(io_threads.max(1))
@@ -111,6 +124,7 @@ impl ExpertCache {
             cfg: cfg.clone(),
             files,
             reader,
+            sums,
             blobs: BlobPool::new(slot_bytes, capacity),
             capacity: AtomicUsize::new(capacity),
             policy,
@@ -146,7 +160,6 @@ impl ExpertCache {
         while state.slots.values().any(|s| matches!(s, Slot::InFlight)) {
             state = inner.changed.wait(state).unwrap_or_else(|p| p.into_inner());
         }
-        state.slots.retain(|_, s| !matches!(s, Slot::Failed(_)));
         // With more experts than slots, `make_room` evicts one victim per call.
         while state.slots.len() > capacity {
             if !inner.make_room(&mut state) {
@@ -182,8 +195,13 @@ impl Inner {
                 if blob.capacity() < crate::io::direct::widen(start, len).1 {
                     blob = Blob::zeroed(crate::io::direct::widen(start, len).1);
                 }
-                let read = self.reader.read_window_into(&self.files[shard_idx], &mut blob, start, len, Urgency::Now)?;
+                let file = &self.files[shard_idx];
+                let read = self.reader.read_window_into(file, &mut blob, start, len, Urgency::Now, Checksum::Crc32c)?;
                 let blob = Arc::new(blob);
+                if let Err(e) = self.check(key, file, (start, len), read.checksum) {
+                    self.blobs.give(blob);
+                    return Err(e);
+                }
                 let run = RunView {
                     blob: blob.clone(),
                     payload_start: read.payload_start,
@@ -194,6 +212,11 @@ impl Inner {
                 let mlp = bind_expert(&Binder::over_run(&self.index, run), &self.cfg, layer_idx, expert_idx)?;
                 Loaded { mlp: Arc::new(mlp), blob: Some(blob) }
             }
+            Placement::Scattered if self.sums.is_some() => {
+                // `k3 pack` refuses such experts, so a table never covers one.
+                let reason = "its tensors are scattered, so the checksum table cannot cover it".into();
+                return Err(Error::ExpertRead { layer_idx, expert_idx, reason });
+            }
             Placement::Scattered => {
                 let mlp = bind_expert(&Binder::new(&self.index, true), &self.cfg, layer_idx, expert_idx)?;
                 Loaded { mlp: Arc::new(mlp), blob: None }
@@ -201,6 +224,29 @@ impl Inner {
         };
         Counters::add(&self.counters.expert_bytes_read, nbytes);
         Ok(loaded)
+    }
+
+    /// Compares a read's CRC32C with the table's (nothing to compare without a table).
+    fn check(
+        &self,
+        (layer_idx, expert_idx): Key,
+        file: &DirectFile,
+        (offset, len): (u64, usize),
+        actual: u32,
+    ) -> Result<()> {
+        let Some(sums) = &self.sums else { return Ok(()) };
+        match sums.get(layer_idx, expert_idx) {
+            Some(expected) if expected == actual => Ok(()),
+            expected => Err(Error::ExpertChecksum {
+                layer_idx,
+                expert_idx,
+                path: file.path().to_path_buf(),
+                offset,
+                len,
+                expected: expected.unwrap_or(0),
+                actual,
+            }),
+        }
     }
 
     /// Drops an evicted slot, handing its buffer back once the expert is gone.
@@ -236,15 +282,19 @@ impl Inner {
         }
     }
 
-    fn publish(&self, key: Key, result: &Result<Loaded>, prefetched: bool) {
+    /// Publishes a read: a loaded expert becomes ready; a failed read frees its slot (the
+    /// demand read that needs it reads again and reports the error).
+    fn publish(&self, key: Key, loaded: Option<&Loaded>, prefetched: bool) {
         let mut state = self.lock();
         state.clock += 1;
         let clock = state.clock;
-        let slot = match result {
-            Ok(l) => Slot::Ready { mlp: l.mlp.clone(), blob: l.blob.clone(), last_use: clock, prefetched },
-            Err(e) => Slot::Failed(e.to_string()),
-        };
-        state.slots.insert(key, slot);
+        match loaded {
+            Some(l) => {
+                let slot = Slot::Ready { mlp: l.mlp.clone(), blob: l.blob.clone(), last_use: clock, prefetched };
+                state.slots.insert(key, slot);
+            }
+            None => drop(state.slots.remove(&key)),
+        }
         drop(state);
         self.changed.notify_all();
     }
@@ -278,7 +328,7 @@ impl ExpertSource for ExpertCache {
             let inner = self.inner.clone();
             self.io_pool.spawn(move || {
                 let result = inner.load(key);
-                inner.publish(key, &result, true);
+                inner.publish(key, result.as_ref().ok(), true);
             });
         }
     }
@@ -325,10 +375,6 @@ impl Inner {
                     waited = true;
                     state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
                 }
-                Some(Slot::Failed(_)) => {
-                    let Some(Slot::Failed(msg)) = state.slots.remove(&key) else { unreachable!() };
-                    return Err(Error::ExpertRead { layer_idx, expert_idx, reason: msg });
-                }
                 None => {
                     state.layer_now = layer_idx;
                     if !self.make_room(&mut state) {
@@ -343,16 +389,12 @@ impl Inner {
                     drop(state);
                     Counters::add(&self.counters.expert_misses, uses);
                     let read_start = Instant::now();
-                    let result =
-                        self.load(key).map_err(|e| Error::ExpertRead { layer_idx, expert_idx, reason: e.to_string() });
+                    let result = self.load(key).map_err(|e| match e {
+                        e @ (Error::ExpertChecksum { .. } | Error::ExpertRead { .. }) => e,
+                        e => Error::ExpertRead { layer_idx, expert_idx, reason: e.to_string() },
+                    });
                     self.counters.add_wait(read_start.elapsed());
-                    match &result {
-                        Ok(_) => self.publish(key, &result, false),
-                        Err(_) => {
-                            self.lock().slots.remove(&key);
-                            self.changed.notify_all();
-                        }
-                    }
+                    self.publish(key, result.as_ref().ok(), false);
                     return result.map(|l| l.mlp);
                 }
             }

@@ -6,6 +6,7 @@
 
 pub mod expert_cache;
 pub mod expert_dir;
+pub mod expert_sums;
 pub mod footprint;
 pub mod metrics;
 pub mod plan;

@@ -25,7 +25,8 @@ use crate::model::experts::{ExpertSource, ResidentExperts};
 use crate::model::trunk::TrunkSource;
 use crate::model::Model;
 use crate::options::MemoryOptions;
-use crate::stream::expert_cache::CacheSlots;
+use crate::stream::expert_cache::{CacheIo, CacheSlots};
+use crate::stream::expert_sums::{open_expert_sums, ExpertSums};
 use crate::stream::footprint::footprint;
 use crate::stream::plan::make_plan;
 use crate::stream::trunk_manifest::open_packed_trunk;
@@ -84,7 +85,8 @@ impl Residency {
             None => None,
         };
         let plan = make_plan(&r.footprint, choice, packed.is_some(), opts, machine_memory())?;
-        let cache = Arc::new(r.new_cache(plan.cache_slots as usize)?);
+        let sums = packed.as_ref().map(|p| p.experts.clone());
+        let cache = Arc::new(r.new_cache(plan.cache_slots as usize, sums)?);
         let trunk = match packed {
             Some(packed) if plan.pinned_layers < cfg.n_layers => Some(Arc::new(StreamedTrunk::new(
                 packed,
@@ -107,17 +109,13 @@ impl Residency {
         Ok((r, sources))
     }
 
-    fn new_cache(&self, capacity: usize) -> Result<ExpertCache> {
+    /// A cache of `capacity` slots whose reads are checked against `sums` (the table of
+    /// the packed trunk in use; `None` without one).
+    fn new_cache(&self, capacity: usize, sums: Option<Arc<ExpertSums>>) -> Result<ExpertCache> {
         let slots = CacheSlots { capacity, slot_bytes: expert_slot_bytes(self.footprint.expert_bytes) as usize };
-        let cache = ExpertCache::new(
-            self.index.clone(),
-            &self.cfg,
-            slots,
-            self.opts.cache_policy,
-            self.opts.io_threads,
-            self.io.clone(),
-            self.counters.clone(),
-        )?;
+        let io = CacheIo { threads: self.opts.io_threads, reader: self.io.clone(), sums };
+        let cache =
+            ExpertCache::new(self.index.clone(), &self.cfg, slots, self.opts.cache_policy, io, self.counters.clone())?;
         if self.opts.record_trace {
             cache.record_trace();
         }
@@ -217,7 +215,11 @@ impl Residency {
         match (&self.cache, &self.plan) {
             (Some(cache), Some(p)) => cache.resize(p.cache_slots as usize),
             (None, Some(p)) => {
-                let cache = Arc::new(self.new_cache(p.cache_slots as usize)?);
+                let sums = match &self.opts.trunk_dir {
+                    Some(dir) => Some(open_expert_sums(dir, &self.cfg, &self.index)?),
+                    None => None,
+                };
+                let cache = Arc::new(self.new_cache(p.cache_slots as usize, sums)?);
                 model.set_experts(Box::new(cache.clone()));
                 self.cache = Some(cache);
             }

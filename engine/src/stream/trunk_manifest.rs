@@ -8,6 +8,8 @@
 //! since packing (a stale trunk would serve old weights while a resident run serves new ones:
 //! the budget would change the output), every trunk tensor present with the same dtype,
 //! shape, size and position, nothing extra, and `trunk.bin` long enough.
+//! The expert checksum table beside it is required too (`stream::expert_sums`): a trunk
+//! packed without one is refused with "re-run `k3 pack`".
 //! Must not: accept a manifest that uses a codec it does not implement (`blocks`,
 //! `stored_nbytes`), or one that disagrees with the shards in any field.
 //! Layout: [`open_packed_trunk`] reads the files and asks the file system through
@@ -15,12 +17,14 @@
 //! fuzz target calls with the answers in memory).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::TensorIndex;
+use crate::stream::expert_sums::{open_expert_sums, ExpertSums};
 use crate::stream::trunk_pack::{layer_run, TRUNK_ALIGN};
 
 /// One layer of a packed trunk, checked against the shards.
@@ -34,11 +38,13 @@ pub struct PackedLayer {
     pub crc32: u32,
 }
 
-/// A validated packed trunk.
+/// A validated packed trunk, with the expert checksum table packed beside it.
 #[derive(Debug, Clone)]
 pub struct PackedTrunk {
     pub bin_path: PathBuf,
     pub layers: Vec<PackedLayer>,
+    /// One CRC32C per routed expert (`experts.crc32c.json`), checked on every expert read.
+    pub experts: Arc<ExpertSums>,
 }
 
 fn bad(path: &Path, reason: impl Into<String>) -> Error {
@@ -54,7 +60,7 @@ pub trait TrunkFiles {
 }
 
 /// The real file system.
-struct Disk;
+pub(crate) struct Disk;
 
 impl TrunkFiles for Disk {
     fn source_identity(&self, shard: &Path) -> Result<Value> {
@@ -80,7 +86,16 @@ pub fn open_packed_trunk(dir: &Path, cfg: &ModelConfig, index: &TensorIndex) -> 
         return Err(bad(&json_path, format!("no packed trunk here{hint}")));
     }
     let raw = std::fs::read(&json_path).map_err(|e| Error::io(&json_path, e))?;
-    check_manifest(&raw, &json_path, bin_path, cfg, index, &Disk)
+    let CheckedManifest { bin_path, layers } = check_manifest(&raw, &json_path, bin_path, cfg, index, &Disk)?;
+    let experts = open_expert_sums(dir, cfg, index)?;
+    Ok(PackedTrunk { bin_path, layers, experts })
+}
+
+/// What `trunk.json` says, checked: where `trunk.bin` is and each layer's place in it.
+#[derive(Debug, Clone)]
+pub struct CheckedManifest {
+    pub bin_path: PathBuf,
+    pub layers: Vec<PackedLayer>,
 }
 
 /// Every check of [`open_packed_trunk`] on the bytes of `trunk.json` (read from
@@ -92,7 +107,7 @@ pub fn check_manifest(
     cfg: &ModelConfig,
     index: &TensorIndex,
     files: &dyn TrunkFiles,
-) -> Result<PackedTrunk> {
+) -> Result<CheckedManifest> {
     let json_path = json_path.to_path_buf();
     let root = crate::json::parse_object(raw).map_err(|m| bad(&json_path, m))?;
     let int = |v: &Value, what: &str| {
@@ -120,7 +135,7 @@ pub fn check_manifest(
         }
         layers.push(layer);
     }
-    Ok(PackedTrunk { bin_path, layers })
+    Ok(CheckedManifest { bin_path, layers })
 }
 
 /// Checks one manifest entry against the layer's run in the shards.
@@ -179,7 +194,12 @@ fn check_layer(path: &Path, l: usize, entry: &Value, index: &TensorIndex) -> Res
 
 /// Refuses a trunk packed from other shards than the ones here: every shard's name, size
 /// and modification time must equal what `k3 pack` recorded.
-fn check_sources(path: &Path, sources: Option<&Value>, index: &TensorIndex, files: &dyn TrunkFiles) -> Result<()> {
+pub(crate) fn check_sources(
+    path: &Path,
+    sources: Option<&Value>,
+    index: &TensorIndex,
+    files: &dyn TrunkFiles,
+) -> Result<()> {
     let recorded = sources.and_then(Value::as_array).ok_or_else(|| {
         bad(path, "`sources` missing: this trunk cannot be tied to the shards it was packed from (re-run `k3 pack`)")
     })?;

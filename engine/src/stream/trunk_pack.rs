@@ -4,10 +4,12 @@
 //! Owns: finding each layer's trunk tensors (every `layers.ℓ.` tensor but the routed
 //! experts), refusing a layer that is not one contiguous run in one shard (the reason is
 //! named), copying runs in 64 MiB chunks at 4096-aligned offsets with a CRC-32 per layer,
-//! verifying the written file, and publishing atomically.
+//! verifying the written file, then the expert checksum table (`stream::expert_sums`: one
+//! CRC32C per routed expert, every expert read once), and publishing atomically.
 //! Must not: leave a file the engine would accept after an interruption: the pack is
 //! written under `*.partial` names, an older `trunk.json` is removed first, and
-//! `trunk.json` is renamed into place last, after `trunk.bin`, both fsynced. An
+//! `trunk.json` is renamed into place last, after `trunk.bin` and `experts.crc32c.json`,
+//! all fsynced. An interrupted expert table resumes after its last finished layer. An
 //! interrupted pack resumes after its last durable layer (`trunk.pack-progress.json`,
 //! written after the layer's `fdatasync`) only when the shards are unchanged.
 //! Easy to break: `nbytes` in the manifest is the run length rounded UP to 4096; the exact
@@ -24,15 +26,27 @@ use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::{TensorIndex, TensorInfo};
 use crate::model::names;
+use crate::stream::expert_sums::{expert_bytes_total, pack_expert_sums, remove_progress, EXPERT_TABLE};
 
 /// Copy chunk size.
 const CHUNK: usize = 64 << 20;
 /// Alignment of every layer in `trunk.bin`.
 pub const TRUNK_ALIGN: u64 = 4096;
 
-/// Progress of a pack, reported after every chunk.
+/// Which part of the pack is running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PackStage {
+    /// Copying the layer's trunk run into `trunk.bin`.
+    Trunk,
+    /// Reading the layer's routed experts for their CRC32C (`experts.crc32c.json`).
+    ExpertSums,
+}
+
+/// Progress of a pack, reported after every chunk and every expert; `bytes_*` count the
+/// trunk and then the experts, so the fraction runs once from 0 to 1.
 #[derive(Debug, Clone, Copy)]
 pub struct PackProgress {
+    pub stage: PackStage,
     pub layer_idx: usize,
     pub n_layers: usize,
     pub bytes_done: u64,
@@ -46,6 +60,9 @@ pub struct PackSummary {
     pub trunk_json: PathBuf,
     pub payload_bytes: u64,
     pub file_bytes: u64,
+    /// The expert checksum table and the expert bytes read to make it.
+    pub expert_table: PathBuf,
+    pub expert_bytes: u64,
     /// Layers taken from an interrupted pack instead of copied again.
     pub resumed_layers: usize,
 }
@@ -111,7 +128,8 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
     let runs = (0..cfg.n_layers).map(|l| layer_run(&index, l)).collect::<Result<Vec<_>>>()?;
     std::fs::create_dir_all(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let (bin, json_path) = (out_dir.join("trunk.bin"), out_dir.join("trunk.json"));
-    for stale in [&json_path, &bin] {
+    let table = out_dir.join(EXPERT_TABLE);
+    for stale in [&json_path, &table, &bin] {
         match std::fs::remove_file(stale) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(stale, e)),
             _ => {}
@@ -129,7 +147,9 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
         .open(&bin_tmp)
         .map_err(|e| Error::io(&bin_tmp, e))?;
     let resumed_layers = layers.len();
-    let bytes_total: u64 = runs.iter().map(|r| r.run_len).sum();
+    let trunk_bytes: u64 = runs.iter().map(|r| r.run_len).sum();
+    let expert_bytes = expert_bytes_total(&cfg, &index)?;
+    let bytes_total = trunk_bytes + expert_bytes;
     let mut bytes_done: u64 = runs.iter().take(resumed_layers).map(|r| r.run_len).sum();
     let mut file_off = runs.iter().take(resumed_layers).map(|r| aligned(r.run_len)).sum::<u64>();
     for (layer_idx, run) in runs.iter().enumerate().skip(resumed_layers) {
@@ -137,7 +157,13 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
         let shard = File::open(shard_path).map_err(|e| Error::io(shard_path, e))?;
         let crc = copy_run(&shard, shard_path, run, &out, &bin_tmp, file_off, &mut |n| {
             bytes_done += n;
-            progress(PackProgress { layer_idx, n_layers: runs.len(), bytes_done, bytes_total });
+            progress(PackProgress {
+                stage: PackStage::Trunk,
+                layer_idx,
+                n_layers: runs.len(),
+                bytes_done,
+                bytes_total,
+            });
         })?;
         let nbytes = aligned(run.run_len);
         layers.push(manifest_entry(layer_idx, run, shard_path, file_off, nbytes, crc));
@@ -154,6 +180,11 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
         let _ = std::fs::remove_file(&progress_path);
         return Err(e);
     }
+    let table_tmp = pack_expert_sums(&cfg, &index, out_dir, &sources, &mut |layer_idx, n| {
+        bytes_done += n;
+        let stage = PackStage::ExpertSums;
+        progress(PackProgress { stage, layer_idx, n_layers: runs.len(), bytes_done, bytes_total });
+    })?;
     let manifest = json!({
         "n_layers": runs.len(),
         "align": TRUNK_ALIGN,
@@ -163,14 +194,18 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
     });
     write_synced(&json_tmp, manifest.to_string().as_bytes())?;
     std::fs::rename(&bin_tmp, &bin).map_err(|e| Error::io(&bin, e))?;
+    std::fs::rename(&table_tmp, &table).map_err(|e| Error::io(&table, e))?;
     std::fs::rename(&json_tmp, &json_path).map_err(|e| Error::io(&json_path, e))?;
     File::open(out_dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(out_dir, e))?;
     let _ = std::fs::remove_file(&progress_path);
+    remove_progress(out_dir);
     Ok(PackSummary {
         trunk_bin: bin,
         trunk_json: json_path,
-        payload_bytes: bytes_total,
+        payload_bytes: trunk_bytes,
         file_bytes: file_off,
+        expert_table: table,
+        expert_bytes,
         resumed_layers,
     })
 }

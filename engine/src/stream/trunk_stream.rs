@@ -22,7 +22,7 @@ use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::TensorIndex;
 use crate::io::direct::widen;
-use crate::io::{Blob, BlobPool, DirectFile, Reader, Urgency};
+use crate::io::{Blob, BlobPool, Checksum, DirectFile, Reader, Urgency};
 use crate::model::bind::{Binder, RunView};
 use crate::model::trunk::TrunkSource;
 use crate::model::{bind_layer, Layer};
@@ -253,13 +253,14 @@ impl Inner {
     /// piece by piece as the pieces arrive), checks it and binds the layer in place.
     fn read_layer_into(&self, l: usize, mut blob: Blob) -> Result<(Arc<Layer>, Arc<Blob>)> {
         let p = &self.packed.layers[l];
-        let read = self.io.read_window_into(&self.file, &mut blob, p.file_off, p.run_len as usize, Urgency::Next)?;
-        if read.crc32 != p.crc32 {
+        let (off, len) = (p.file_off, p.run_len as usize);
+        let read = self.io.read_window_into(&self.file, &mut blob, off, len, Urgency::Next, Checksum::Crc32)?;
+        if read.checksum != p.crc32 {
             return Err(Error::Trunk {
                 path: self.packed.bin_path.clone(),
                 reason: format!(
                     "layer {l} fails its CRC-32 check (stored {:08x}, read {:08x}): re-run `k3 pack`",
-                    p.crc32, read.crc32
+                    p.crc32, read.checksum
                 ),
             });
         }

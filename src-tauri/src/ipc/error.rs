@@ -86,7 +86,8 @@ impl From<&k3_engine::Error> for IpcError {
             | E::NonFiniteLogits { .. } => ErrorCode::Checkpoint,
             E::Tokenizer { .. } => ErrorCode::Tokenizer,
             E::Template { .. } => ErrorCode::Template,
-            E::ExpertRead { .. } => ErrorCode::ExpertRead,
+            // A checksum mismatch is a failed expert read to the window; the message names it.
+            E::ExpertRead { .. } | E::ExpertChecksum { .. } => ErrorCode::ExpertRead,
             E::ContextLimit { .. } => ErrorCode::ContextLimit,
             E::Option { .. } | E::TokenId { .. } | E::Empty { .. } => ErrorCode::InvalidArgument,
             E::Budget(_) => ErrorCode::BudgetTooSmall,
