@@ -111,17 +111,6 @@ fn issue_13_an_expert_overwritten_in_place_fails_the_generation_and_restored_byt
     std::fs::remove_dir_all(trunk).ok();
 }
 
-fn expect_refused(result: Result<Engine, Error>, says: &[&str]) {
-    match result {
-        Err(e @ Error::Trunk { .. }) => {
-            let text = e.to_string();
-            assert!(says.iter().all(|s| text.contains(s)), "{text}");
-        }
-        Err(other) => panic!("expected a trunk error saying {says:?}, got {other}"),
-        Ok(_) => panic!("expected a trunk error saying {says:?}, the model loaded"),
-    }
-}
-
 #[test]
 fn issue_13_a_trunk_without_a_current_expert_table_is_refused() {
     let (dir, trunk) = packed("expert-table");
@@ -137,10 +126,10 @@ fn issue_13_a_trunk_without_a_current_expert_table_is_refused() {
     let cases = [(stale, vec!["stale", "k3 pack"]), (short, vec!["layers", "k3 pack"]), (wide, vec!["layers"])];
     for (table, says) in cases {
         std::fs::write(&path, table.to_string()).unwrap();
-        expect_refused(streamed(&dir, &trunk), &says);
+        crate::hardening::expect_trunk_error(streamed(&dir, &trunk), &says);
     }
     std::fs::remove_file(&path).unwrap();
-    expect_refused(streamed(&dir, &trunk), &[EXPERT_TABLE, "older", "re-run `k3 pack`"]);
+    crate::hardening::expect_trunk_error(streamed(&dir, &trunk), &[EXPERT_TABLE, "older", "re-run `k3 pack`"]);
     std::fs::remove_dir_all(dir).ok();
     std::fs::remove_dir_all(trunk).ok();
 }

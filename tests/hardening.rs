@@ -26,7 +26,8 @@ fn packed(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     (dir, trunk)
 }
 
-fn expect_trunk_error(result: Result<Engine, Error>, says: &[&str]) {
+/// `result` is an `Error::Trunk` whose message holds every one of `says`.
+pub(crate) fn expect_trunk_error(result: Result<Engine, Error>, says: &[&str]) {
     match result {
         Err(e @ Error::Trunk { .. }) => {
             let text = e.to_string();
