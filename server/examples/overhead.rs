@@ -55,13 +55,20 @@ fn direct(runtime: &Runtime, tokens: usize) -> (f64, usize) {
     (start.elapsed().as_secs_f64(), n)
 }
 
-fn through_server(addr: std::net::SocketAddr, model: &str, tokens: usize, stream: bool) -> (f64, usize) {
+fn through_server(
+    addr: std::net::SocketAddr,
+    model: &str,
+    tokens: usize,
+    stream: bool,
+) -> Result<(f64, usize), String> {
     let body =
         format!(r#"{{"model":"{model}","prompt":"{PROMPT}","max_tokens":{tokens},"temperature":0,"stream":{stream}}}"#);
     let start = Instant::now();
     let answer = post_json(addr, "/v1/completions", &body);
     let seconds = start.elapsed().as_secs_f64();
-    assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
+    if answer.status != 200 {
+        return Err(format!("the server answered {}: {}", answer.status, String::from_utf8_lossy(&answer.body)));
+    }
     let usage = if stream {
         // The last chunk before [DONE] carries the usage.
         let data = answer.sse_data();
@@ -71,7 +78,7 @@ fn through_server(addr: std::net::SocketAddr, model: &str, tokens: usize, stream
         answer.json()["usage"].clone()
     };
     let n = usage["completion_tokens"].as_u64().unwrap_or(0) as usize;
-    (seconds, n)
+    Ok((seconds, n))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -79,15 +86,15 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn main() {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let tokens: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(512);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(7);
-    let runtime = Arc::new(Runtime::start().expect("runtime"));
+    let runtime = Arc::new(Runtime::start()?);
     let options = EngineOptions::resident(k3_tests::fixture("tiny-mxfp4"), Some(1));
-    let summary = runtime.open_model(ModelRequest { options, is_demo: false }).expect("open the tiny model");
+    let summary = runtime.open_model(ModelRequest { options, is_demo: false }).map_err(|e| e.to_string())?;
     let model = k3_server::registry::model_id(&summary.name);
-    let server = Server::start(runtime.clone(), ServerConfig { port: 0, ..ServerConfig::default() }).expect("server");
+    let server = Server::start(runtime.clone(), ServerConfig { port: 0, ..ServerConfig::default() })?;
     let addr = server.local_addr();
     direct(&runtime, tokens); // warm-up
     let (mut alone, mut whole, mut sse) = (Vec::new(), Vec::new(), Vec::new());
@@ -95,9 +102,9 @@ fn main() {
     for _ in 0..rounds {
         let (s, n) = direct(&runtime, tokens);
         alone.push(s / n as f64);
-        let (s, m) = through_server(addr, &model, tokens, false);
+        let (s, m) = through_server(addr, &model, tokens, false)?;
         whole.push(s / m as f64);
-        let (s, k) = through_server(addr, &model, tokens, true);
+        let (s, k) = through_server(addr, &model, tokens, true)?;
         sse.push(s / k as f64);
         counts.push((n, m, k));
     }
@@ -106,4 +113,5 @@ fn main() {
     println!("runtime alone  {:>8.1} µs/token", d * 1e6);
     println!("server, whole  {:>8.1} µs/token  (+{:.1} µs, {:.3}×)", w * 1e6, (w - d) * 1e6, w / d);
     println!("server, SSE    {:>8.1} µs/token  (+{:.1} µs, {:.3}×)", e * 1e6, (e - d) * 1e6, e / d);
+    Ok(())
 }

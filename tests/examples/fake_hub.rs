@@ -6,27 +6,20 @@
 //! connection serving FILE drops once, after 64 KiB), then
 //! `k3 download --repo moonshotai/Kimi-K3-tiny --to STORE --endpoint <printed URL>`.
 
-use bytes::Bytes;
-use k3_tests::fake_hub::{FakeHub, HubFile, HubRepo, Lie};
+use k3_tests::fake_hub::{FakeHub, HubRepo, Lie};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let rate =
         args.iter().position(|a| a == "--rate").and_then(|i| args.get(i + 1)).and_then(|v| v.parse::<f64>().ok());
     let dir = k3_tests::fixture("tiny-mxfp4");
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(&dir).expect("fixtures/tiny-mxfp4") {
-        let path = entry.expect("a fixture entry").path();
-        if path.is_file() {
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let lfs = name.ends_with(".safetensors") || name == "tiktoken.model";
-            files.push(HubFile {
-                path: name,
-                bytes: Bytes::from(std::fs::read(&path).expect("readable fixture")),
-                lfs,
-            });
+    let files = match k3_tests::fake_hub::checkpoint_files(&dir) {
+        Ok(files) => files,
+        Err(e) => {
+            eprintln!("fake_hub: reading {}: {e}", dir.display());
+            std::process::exit(1);
         }
-    }
+    };
     let commit = "0123456789abcdef0123456789abcdef01234567";
     let hub =
         FakeHub::start(vec![HubRepo { id: "moonshotai/Kimi-K3-tiny".into(), commit: commit.into(), files }], commit);

@@ -19,19 +19,6 @@ fn flag(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
-/// Deterministic incompressible bytes (xorshift).
-fn noise(len: usize) -> Vec<u8> {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
 fn seconds(mut c: Command) -> Result<f64, String> {
     let t = Instant::now();
     let out = c.output().map_err(|e| format!("{c:?}: {e}"))?;
@@ -80,7 +67,11 @@ fn main() {
     };
     let mib = flag(&args, "--mib").and_then(|v| v.parse().ok()).unwrap_or(1024usize);
     let dir = flag(&args, "--dir").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-    let file = HubFile { path: "big.bin".into(), bytes: Bytes::from(noise(mib << 20)), lfs: true };
+    let file = HubFile {
+        path: "big.bin".into(),
+        bytes: Bytes::from(k3_tests::fake_hub::noise(mib << 20, 0x9e37_79b9_7f4a_7c15)),
+        lfs: true,
+    };
     let hub = FakeHub::start(vec![HubRepo { id: REPO.into(), commit: COMMIT.into(), files: vec![file] }], COMMIT);
     for r in 0..2 {
         match round(&k3, &hub, &dir, mib) {

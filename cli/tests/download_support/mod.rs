@@ -33,33 +33,12 @@ pub fn tmp(name: &str) -> PathBuf {
     p
 }
 
-/// Deterministic bytes (xorshift) so every run serves the same blobs.
-pub fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
+pub use k3_tests::fake_hub::noise;
 
 /// The tiny same-graph model (json files in git, shards and tiktoken.model in LFS) and
 /// the extra blobs, at `commit`; `salt` changes the blobs' bytes.
 pub fn repo(commit: &str, salt: u64) -> HubRepo {
-    let dir = fixture("tiny-mxfp4");
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if !path.is_file() {
-            continue;
-        }
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let lfs = name.ends_with(".safetensors") || name == "tiktoken.model";
-        files.push(HubFile { path: name, bytes: Bytes::from(std::fs::read(&path).unwrap()), lfs });
-    }
+    let mut files = k3_tests::fake_hub::checkpoint_files(&fixture("tiny-mxfp4")).unwrap();
     for (i, (name, len)) in EXTRAS.iter().enumerate() {
         files.push(HubFile { path: name.to_string(), bytes: Bytes::from(noise(*len, 7 + i as u64 + salt)), lfs: true });
     }

@@ -6,7 +6,10 @@
 //! Owns: [`FakeHub`], [`HubRepo`], [`HubFile`], [`Lie`], [`RequestRecord`].
 //! Must not: apply a lie to a bounded range (a shard-header read) — lies are for bodies.
 
+mod files;
 mod routes;
+
+pub use files::{checkpoint_files, noise};
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::AtomicU64;
