@@ -6,7 +6,7 @@
 //
 // Usage: node e2e/adopt.e2e.mjs /absolute/path/to/k3-desktop FOLDER   (tauri-driver on 127.0.0.1:4444)
 import { readdirSync, statSync } from 'node:fs';
-import { askGolden, check, journey, screenshot } from './harness.mjs';
+import { askGolden, check, journey, screenshot, openSettings } from './harness.mjs';
 import { WebDriver } from './webdriver.mjs';
 
 const app = process.argv[2];
@@ -54,6 +54,19 @@ try {
     for (const [name, id] of Object.entries(before)) check(after[name] === id, `${name} was replaced: ${id} → ${after[name]}`);
     await askGolden(d);
     await shot(d, '03-ready-reply.png');
+  });
+  await run.step('settings › model folder: the adopted files are verified, and "Verify now" hashes them again', async () => {
+    await openSettings(d, 'Model folder');
+    const verified = await d.until('the verified count', async () => d.text(await d.find('[data-testid=verified-files]')), 20000);
+    const [, ok, all] = verified.match(/^(\d+) of (\d+) files/) ?? [];
+    check(all && ok === all && Number(all) > 0, `verified: ${verified}`);
+    const verify = await d.until('Verify now', async () =>
+      (await d.findAll('[data-testid=model-folder] .settings-actions button.primary'))[0]);
+    await d.click(verify);
+    const outcome = await d.until('the verify outcome', async () => d.text(await d.find('[data-testid=verify-outcome]')), 120000);
+    check(outcome.startsWith(`All ${all} files`), `verify: ${outcome}`);
+    await shot(d, '04-model-folder-verified.png');
+    await d.click(await d.find('button[aria-label="Close settings"]'));
   });
 } finally {
   await d.quit().catch(() => undefined);

@@ -7,7 +7,7 @@
 // Usage: node e2e/chat.e2e.mjs /absolute/path/to/k3-desktop   (tauri-driver on 127.0.0.1:4444)
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { GOLDEN, SHOTS as shots, check, journey, messages, retype, screenshot, setGreedyMaxTokens } from './harness.mjs';
+import { GOLDEN, SHOTS as shots, check, journey, messages, retype, screenshot, setGreedyMaxTokens, openSettings } from './harness.mjs';
 import { WebDriver, KEYS } from './webdriver.mjs';
 
 const app = process.argv[2];
@@ -146,7 +146,7 @@ const squash = (t) => t.replace(/\s+/g, ' ').trim();
 
 await step('settings › local API: the toggle serves the window\'s model on loopback', async () => {
   const port = await freePort();
-  await d.click(await d.find('button[aria-label="App settings"]'));
+  await openSettings(d, 'Local API');
   await d.until('the settings sheet', async () => (await d.findAll('[data-testid=api-toggle]')).length === 1);
   await retype(d, '[data-testid=api-port]', port);
   await d.click(await d.find('[data-testid=api-toggle]'));

@@ -88,3 +88,14 @@ export async function killApp(d, app) {
   execFileSync('pkill', ['-KILL', '-f', `^${app}( |$)`]);
   await d.quit().catch(() => undefined);
 }
+
+/** Opens Settings (the top bar's button) on `section`, named as its list shows it. */
+export async function openSettings(d, section) {
+  await d.click(await d.find('button[aria-label="App settings"]'));
+  await d.until('the settings sheet', async () => (await d.findAll('.app-settings-nav button')).length > 0);
+  const found = await d.exec(
+    `const b = [...document.querySelectorAll('.app-settings-nav button')].find(b => b.textContent === arguments[0]); if (b) b.click(); return !!b;`,
+    [section],
+  );
+  check(found, `no Settings section "${section}"`);
+}

@@ -4,6 +4,8 @@
 # Then the setup wizard's journey against the fake Hugging Face hub (tests/examples/fake_hub,
 # built by `cargo build -p k3-tests --example fake_hub`) with its own fresh data folder.
 # Then "I already have the files" on a plain copy of that checkpoint (adopt.e2e.mjs).
+# Then the dashboards and Settings › Memory on a synthetic checkpoint with a packed trunk
+# (dashboards.e2e.mjs; `k3 synth` + `k3 pack` from target/debug/k3, built by `cargo test`).
 # Usage: bash e2e/run.sh target/debug/k3-desktop
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,3 +51,13 @@ find fixtures/tiny-mxfp4 -maxdepth 1 -type f -exec cp {} "$adopt/" \;
 export K3APP_DATA_DIR="$setup_data/adopt-app"
 restart_driver
 node e2e/adopt.e2e.mjs "$app" "$adopt"
+
+# The dashboards journey: a synthetic checkpoint whose trunk streams from its packed copy.
+synth=$(mktemp -d -p "$PWD/target")
+trap 'kill $driver $hub 2>/dev/null || true; rm -rf "$setup_data" "$store" "$adopt" "$synth"; [ -n "${K3_E2E_DATA_DIR:-}" ] || rm -rf "$data"' EXIT
+k3=${K3_CLI:-target/debug/k3}
+"$k3" synth --out "$synth/model" --vocab 768 --seed 7 > /dev/null
+"$k3" pack --model "$synth/model" --out "$synth/model/.k3-desktop/trunk" > /dev/null 2>&1
+export K3APP_DATA_DIR="$synth/app" K3_MODEL_DIR="$synth/model"
+restart_driver
+node e2e/dashboards.e2e.mjs "$app"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the desktop app needs on a fresh Debian machine, skipping what is present.
-#   bash scripts/deps.sh run    system libraries to build the app, the UI's npm packages
+#   bash scripts/deps.sh run    system libraries to build the app, the wasm32 Rust target, the UI's npm packages
 #   bash scripts/deps.sh test   the same, plus Xvfb, WebKitWebDriver and tauri-driver for
 #                               the end-to-end test in a real window, and Debian's Chromium
 #                               for ui/tests/browser.mjs (playwright-core never downloads one)
@@ -30,6 +30,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 command -v node >/dev/null || { echo "Node.js 20+ and npm are needed for the UI build" >&2; exit 1; }
+# The UI build compiles the memory planner to wasm (scripts/build-wasm.sh); a no-op when present.
+rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 # npm ci only when the lockfile changed since the last install.
 if [ ! -f ui/node_modules/.package-lock.json ] || ! cmp -s ui/package-lock.json ui/node_modules/.k3-installed-lock; then
   (cd ui && npm ci --no-audit --no-fund && cp package-lock.json node_modules/.k3-installed-lock)

@@ -39,12 +39,14 @@ timed "ui (build + vitest)" ui_tests
 timed "ui in Chromium (hostile replies)" ui_browser
 timed "cargo fmt" cargo fmt --all --check
 timed "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
+# The wasm planner's exports exist only on wasm32: lint them there too.
+timed "cargo clippy (wasm32)" cargo clippy --locked -p k3-plan-wasm --target wasm32-unknown-unknown -- -D warnings
 timed "cargo test" rust_tests
 timed "kernel twins (release)" release_twins
 timed "fuzz (11 targets)" fuzz_targets
 timed "bundle (.deb)" bash scripts/bundle.sh
 timed "fake hub build" cargo build --locked -p k3-tests --example fake_hub
-timed "e2e (3 journeys)" e2e_journeys
+timed "e2e (4 journeys)" e2e_journeys
 
 printf 'part timings: %s\n' "${timings[@]}"
 echo "test wall time: $(( $(date +%s) - start )) s"

@@ -2,7 +2,7 @@
 //! exactly the file's bytes, its CRC-32 (or CRC32C) is the payload's, whatever the piece size, depth
 //! and alignment; a file that ends before the window is a named error.
 
-use k3_engine::io::{Blob, Checksum, DirectFile, ReadPattern, Reader, Urgency};
+use k3_engine::io::{Blob, Checksum, DirectFile, OsRead, PositionedRead, ReadPattern, Reader, Urgency};
 use k3_tests::scratch_dir;
 
 fn file_of(len: usize) -> (std::path::PathBuf, Vec<u8>) {
@@ -59,7 +59,8 @@ fn a_file_that_ends_early_is_a_named_error_and_bad_patterns_are_refused() {
 
 /// issue 13 (reads within limits): one logical read of 2.3 GiB — past what a single
 /// `pread` may return on Linux (just under 2 GiB) — is split into calls of at most 1 GiB
-/// and lands every byte where it belongs (a sparse file with markers at the seams).
+/// and lands every byte where it belongs (a sparse file with markers at the seams); the
+/// calls are watched through the storage seam.
 #[test]
 fn a_read_past_two_gib_is_split_into_calls_and_lands_every_byte() {
     use std::os::unix::fs::FileExt;
@@ -75,13 +76,36 @@ fn a_read_past_two_gib_is_split_into_calls_and_lands_every_byte() {
     }
     drop(file);
     let direct = DirectFile::open(&path).unwrap();
-    let view = direct.read_window(0, len as usize).unwrap();
-    assert_eq!(view.len() as u64, len);
-    let bytes = view.bytes();
+    // Every `pread` the loop makes, seen through the storage seam.
+    let calls = Calls::default();
+    let mut blob = Blob::zeroed(len as usize);
+    let padded = k3_engine::io::direct::widen(0, len as usize).1;
+    direct.read_range_via(&calls, &mut blob.pages_mut()[..padded], 0, len as usize).unwrap();
+    let asked = calls.0.lock().unwrap().clone();
+    assert!(asked.len() >= 3, "2.3 GiB in {} calls: {asked:?}", asked.len());
+    assert!(asked.iter().all(|&n| n <= gib as usize), "a call asked for more than 1 GiB: {asked:?}");
+    let bytes = blob.bytes();
     for (i, &at) in marks.iter().enumerate() {
         assert_eq!(bytes[at as usize], 0xA0 + i as u8, "marker {i} at {at}");
     }
     assert_eq!(bytes[(gib + 12_345) as usize], 0, "a hole reads as zero");
-    drop(view);
+    drop(blob);
     std::fs::remove_file(&path).ok();
+}
+
+/// The OS `pread`, recording how many bytes each call asked for.
+#[derive(Debug, Default)]
+struct Calls(std::sync::Mutex<Vec<usize>>);
+
+impl PositionedRead for Calls {
+    fn read_at(
+        &self,
+        file: &std::fs::File,
+        path: &std::path::Path,
+        buf: &mut [u8],
+        offset: u64,
+    ) -> std::io::Result<usize> {
+        self.0.lock().unwrap().push(buf.len());
+        OsRead.read_at(file, path, buf, offset)
+    }
 }

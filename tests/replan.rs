@@ -196,22 +196,13 @@ fn the_resident_set_follows_a_replan_down_on_a_streaming_checkpoint() {
 fn rss_child() {
     use k3_engine::io::sysinfo::current_rss_bytes;
     use k3_engine::stream::trunk_pack::pack_trunk;
-    use k3_engine::synth::{write_checkpoint, SynthSpec};
+    use k3_engine::synth::write_checkpoint;
     if std::env::var_os("K3_RSS_CHILD").is_none() {
         return;
     }
     let dir = k3_tests::scratch_dir("replan-rss");
     std::fs::remove_dir_all(&dir).ok();
-    let mut spec = SynthSpec {
-        hidden_size: 256,
-        num_experts: 64,
-        num_experts_per_token: 4,
-        routed_expert_hidden_size: 256,
-        moe_intermediate_size: 1024,
-        seed: 5,
-        ..SynthSpec::tiny()
-    };
-    spec.set_layers(8);
+    let spec = k3_tests::streaming_spec(5);
     let summary = write_checkpoint(&spec, &dir, &mut |_| {}).unwrap();
     let trunk = k3_tests::scratch_dir("replan-rss-trunk");
     pack_trunk(&dir, &trunk, &mut |_| {}).unwrap();

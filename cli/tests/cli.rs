@@ -550,3 +550,35 @@ fn bench_kernels_refuses_a_thread_count_it_would_not_start() {
         assert!(err.contains("--threads") && err.contains("1024"), "{err}");
     }
 }
+
+#[test]
+fn plan_without_a_folder_refuses_unusable_footprint_and_machine_flags() {
+    let bad = k3_tests::scratch_dir("cli-plan-footprint").join("bad.json");
+    std::fs::write(&bad, r#"{"expert_bytes": 1}"#).unwrap();
+    let b = bad.to_str().unwrap();
+    assert_input_error(&["plan", "--preset", "laptop"], "--model");
+    assert_input_error(&["plan", "--footprint", "/nonexistent/fp.json", "--preset", "laptop"], "/nonexistent/fp.json");
+    assert_input_error(&["plan", "--footprint", b, "--preset", "laptop"], "not a footprint");
+    assert_input_error(&["plan", "--released", "--preset", "auto", "--mem-total", "64GB"], "--mem-available");
+    assert_input_error(
+        &["plan", "--released", "--preset", "auto", "--mem-total", "x", "--mem-available", "1GB"],
+        "--mem-total",
+    );
+    assert_input_error(&["plan", "--released", "--trunk", "/tmp", "--preset", "laptop"], "--trunk needs --model");
+    // Given figures replace this machine's: auto is sized from them, and the plan says whether it fits.
+    let out = k3(&[
+        "plan",
+        "--released",
+        "--streamed-trunk",
+        "--preset",
+        "auto",
+        "--mem-total",
+        "64GB",
+        "--mem-available",
+        "48GB",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((v["mem_available_bytes"].as_u64(), v["fits"].as_bool()), (Some(48_000_000_000), Some(true)), "{v}");
+}

@@ -153,7 +153,20 @@ impl Engine {
     /// would have been (the budget changes only the speed). On a refused plan nothing
     /// changes; `progress(done, total)` reports trunk layers being pinned.
     pub fn replan(&mut self, choice: Option<BudgetChoice>, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
-        self.residency.replan(&mut self.model, choice, progress)
+        let context_length = self.context_length();
+        self.residency.replan(&mut self.model, choice, context_length, progress)
+    }
+
+    /// [`Engine::replan`] that also reserves KV cache for `context_length` positions per
+    /// session from now on. Sessions made before keep what they reserved; one already past
+    /// the new length ends its next generation as `ContextFull`.
+    pub fn replan_with_context(
+        &mut self,
+        choice: Option<BudgetChoice>,
+        context_length: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<()> {
+        self.residency.replan(&mut self.model, choice, context_length, progress)
     }
 
     /// Streaming counters since the engine was loaded.

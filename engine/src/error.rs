@@ -25,6 +25,18 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A positioned read of a streamed file (a shard's routed expert, a layer of
+    /// `trunk.bin`) failed: the OS error, the end of the file before the data, or a read
+    /// that reported more bytes than asked. `offset` and `len` are the failing call's.
+    #[error("I/O error reading {} at offset {offset} ({len} bytes asked): {source}", path.display())]
+    Read {
+        path: PathBuf,
+        offset: u64,
+        len: usize,
+        #[source]
+        source: std::io::Error,
+    },
+
     /// `config.json` is not valid JSON (or not an object) at all.
     #[error("{path}: not a usable JSON config: {message}")]
     ConfigSyntax { path: PathBuf, message: String },
@@ -76,9 +88,15 @@ pub enum Error {
     Trunk { path: PathBuf, reason: String },
 
     /// A routed expert could not be read while generating: the generation fails (an
-    /// expert is never skipped).
-    #[error("reading layer {layer_idx} expert {expert_idx} failed: {reason} (verify the model files)")]
-    ExpertRead { layer_idx: usize, expert_idx: usize, reason: String },
+    /// expert is never skipped). `source` is why: an [`Error::Read`] naming the shard and
+    /// offset, or the bind's error.
+    #[error("reading layer {layer_idx} expert {expert_idx} failed: {source} (verify the model files)")]
+    ExpertRead {
+        layer_idx: usize,
+        expert_idx: usize,
+        #[source]
+        source: Box<Error>,
+    },
 
     /// A routed expert's bytes, as read for a generation, fail the CRC32C `k3 pack`
     /// recorded: the shard changed in place. The generation fails; nothing is cached.
@@ -152,7 +170,7 @@ impl Error {
                         | std::io::ErrorKind::AlreadyExists
                 ) || matches!(source.raw_os_error(), Some(libc::ENOTDIR | libc::EISDIR | libc::ELOOP))
             }
-            Error::ExpertRead { .. } | Error::ExpertChecksum { .. } => false,
+            Error::Read { .. } | Error::ExpertRead { .. } | Error::ExpertChecksum { .. } => false,
             Error::ConfigSyntax { .. }
             | Error::ConfigMissing { .. }
             | Error::ConfigType { .. }

@@ -9,15 +9,18 @@
 //! that many positions and the engine refuses to go past it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 pub use k3_plan::BudgetChoice;
 
 use crate::error::{Error, Result};
+use crate::io::storage::{os_read, PositionedRead};
 use crate::io::ReadPattern;
 use crate::stream::CachePolicy;
 
-/// The longest context the engine accepts at all (prompt + generated positions).
-pub const MAX_CONTEXT: usize = 32_768 + 4_096;
+/// The longest context the engine accepts at all (prompt + generated positions): the
+/// planner's, so the wasm planner refuses the same lengths.
+pub const MAX_CONTEXT: usize = k3_plan::MAX_CONTEXT as usize;
 
 /// The context length reserved when none is given.
 pub const DEFAULT_CONTEXT_LENGTH: usize = 4096;
@@ -61,6 +64,10 @@ pub struct MemoryOptions {
     pub record_trace: bool,
     /// How streamed reads are issued (from `k3 bench disk`, else the default).
     pub read_pattern: ReadPattern,
+    /// Where every streamed `pread` goes: the operating system's ([`crate::io::OsRead`]);
+    /// tests put a fault-injecting one here.
+    #[doc(hidden)]
+    pub read_storage: Arc<dyn PositionedRead>,
 }
 
 impl MemoryOptions {
@@ -74,6 +81,7 @@ impl MemoryOptions {
             check_available: true,
             record_trace: false,
             read_pattern: ReadPattern::DEFAULT,
+            read_storage: os_read(),
         }
     }
 
@@ -85,10 +93,10 @@ impl MemoryOptions {
                 reason: format!("{} is not between 1 and {MAX_CONTEXT} positions", self.context_length),
             });
         }
-        if self.io_threads == 0 || self.io_threads > 256 {
+        if self.io_threads == 0 || self.io_threads as u64 > k3_plan::MAX_IO_THREADS {
             return Err(Error::Option {
                 option: "io-threads",
-                reason: format!("{} is not between 1 and 256", self.io_threads),
+                reason: format!("{} is not between 1 and {}", self.io_threads, k3_plan::MAX_IO_THREADS),
             });
         }
         self.read_pattern.validate()

@@ -24,6 +24,12 @@ use crate::presets::{Budget, BudgetChoice};
 /// Tokens per forward chunk during prefill (bounds scratch memory).
 pub const PREFILL_CHUNK: usize = 64;
 
+/// The longest context a plan may reserve KV cache for (the engine refuses more).
+pub const MAX_CONTEXT: u64 = 32_768 + 4_096;
+
+/// The most concurrent expert reads a plan may provide buffers for.
+pub const MAX_IO_THREADS: u64 = 256;
+
 /// Live work buffers of the widest activation per chunk token (a dozen covers the
 /// forward pass's named buffers and the kernels' widened copies).
 const SCRATCH_BUFFERS: u64 = 12;

@@ -63,10 +63,10 @@ impl ReplyFigures {
             time_to_first_token: g.prefill_time,
             total: g.total_time,
             seconds_per_token: seconds_per_token(n, g.prefill_time, g.total_time),
-            io_share: streamed.then(|| io_share(g.metrics.io_wait, g.total_time)),
+            io_share: streamed.then(|| io_share(g.metrics.io_wait(), g.total_time)),
             true_hit_rate: true_hit_rate(&g.metrics),
             bytes_read: g.metrics.expert_bytes_read + g.metrics.trunk_bytes_read,
-            io_wait: g.metrics.io_wait,
+            io_wait: g.metrics.io_wait(),
             peak_rss_bytes: g.peak_rss_bytes,
             metrics: g.metrics,
         }
@@ -101,7 +101,7 @@ impl LiveFigures {
             tokens,
             elapsed,
             seconds_per_token: first_token_at.and_then(|first| seconds_per_token(tokens, first, elapsed)),
-            io_share: streamed.then(|| io_share(metrics.io_wait, elapsed)),
+            io_share: streamed.then(|| io_share(metrics.io_wait(), elapsed)),
             true_hit_rate: true_hit_rate(metrics),
         }
     }

@@ -28,6 +28,6 @@ pub use error::RuntimeError;
 pub use figures::{LiveFigures, ReplyFigures};
 pub use handler::{ChatTurn, CompletionTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress};
 pub use model::{LoadedModel, ModelRequest, ModelSummary};
-pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot};
+pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot, TokenSample, TIMELINE_TOKENS};
 pub use text::VisibleText;
 pub use worker::{ReplanProgress, Runtime};

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use k3_engine::chat::ChatTemplate;
 use k3_engine::tokenizer::Tokenizer;
 use k3_engine::{Engine, EngineOptions};
-use k3_plan::{BudgetChoice, MemoryPlan};
+use k3_plan::{BudgetChoice, Footprint, MemoryPlan};
 
 use crate::error::RuntimeError;
 
@@ -92,6 +92,19 @@ pub struct ModelSummary {
     pub plan: Option<MemoryPlan>,
     pub context_length: usize,
     pub load_time: Duration,
+    /// The checkpoint's sizes as the planner sees them (what a plan preview needs).
+    pub footprint: Footprint,
+    /// The packed trunk unpinned layers stream from (`None`: the trunk cannot stream).
+    pub trunk_dir: Option<PathBuf>,
+    /// Concurrent expert reads the plan reserves buffers for.
+    pub io_threads: usize,
+}
+
+impl ModelSummary {
+    /// Unpinned trunk layers can stream (a packed trunk is in use).
+    pub fn streams_trunk(&self) -> bool {
+        self.trunk_dir.is_some()
+    }
 }
 
 /// The name the demo model is shown under.
@@ -147,6 +160,9 @@ fn summarize(engine: &Engine, request: &ModelRequest, load_time: Duration) -> Mo
         plan: engine.plan().cloned(),
         context_length: engine.context_length(),
         load_time,
+        footprint: engine.footprint().clone(),
+        trunk_dir: engine.memory_options().trunk_dir.clone(),
+        io_threads: engine.memory_options().io_threads,
     }
 }
 

@@ -6,9 +6,12 @@
 //! streaming counters of the loaded engine (atomics the engine updates as it reads).
 //! Must not: wait on the engine: the worker updates this state between steps under a
 //! short lock; readers never queue behind a job.
+//! Also the per-token timeline: the last [`TIMELINE_TOKENS`] tokens' [`TokenSample`]s,
+//! numbered, so a dashboard asks only for the ones it has not seen.
 //! Easy to break: [`MetricsProbe::wait_settled`] waits only for model opens (the
 //! startup load), never for generations.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -43,6 +46,31 @@ pub enum Activity {
     },
 }
 
+/// Tokens the timeline keeps (older ones are dropped first).
+pub const TIMELINE_TOKENS: usize = 1024;
+
+/// One generated token as the dashboards show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TokenSample {
+    /// 1, 2, … across the runtime's life: ask for the samples after the last one seen.
+    pub seq: u64,
+    pub job: JobId,
+    /// Index among the reply's generated tokens; 0 includes the prompt's prefill.
+    pub index: usize,
+    /// Wall-clock time of this token (for index 0: prefill + the first token).
+    pub wall: Duration,
+    /// What streaming did for this token (`trunk_wait` + `expert_wait` ≤ `wall`: they are
+    /// measured at the compute thread's wait points).
+    pub metrics: StreamMetrics,
+}
+
+impl TokenSample {
+    /// Wall time less the time computation waited for reads.
+    pub fn compute(&self) -> Duration {
+        self.wall.saturating_sub(self.metrics.io_wait())
+    }
+}
+
 /// Why the last model open failed.
 #[derive(Debug, Clone)]
 pub struct OpenFailure {
@@ -64,6 +92,16 @@ pub struct ProbeSnapshot {
     pub rss_bytes: Option<u64>,
     pub peak_rss_bytes: Option<u64>,
     pub machine: MachineMemory,
+    /// PSI `some avg10` of memory, in percent (`None` without PSI).
+    pub memory_pressure: Option<f64>,
+    /// Pieces the reader pool is reading now (`None` without a loaded model).
+    pub reads_in_flight: Option<u64>,
+    /// `seq` of the newest timeline sample (0: none yet).
+    pub last_token_seq: u64,
+    /// Positions held by the conversation answered last (its KV cache in use).
+    pub positions_in_use: usize,
+    /// Expert slots holding an expert or a read (`None` without a loaded model).
+    pub expert_slots_used: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -81,6 +119,9 @@ struct ProbeState {
     doing: Doing,
     queued_jobs: usize,
     opens_pending: usize,
+    timeline: VecDeque<TokenSample>,
+    last_seq: u64,
+    positions_in_use: usize,
 }
 
 struct ProbeInner {
@@ -103,6 +144,9 @@ impl MetricsProbe {
             doing: Doing::Idle,
             queued_jobs: 0,
             opens_pending: 0,
+            timeline: VecDeque::with_capacity(TIMELINE_TOKENS),
+            last_seq: 0,
+            positions_in_use: 0,
         };
         MetricsProbe { inner: Arc::new(ProbeInner { state: Mutex::new(state), settled: Condvar::new() }) }
     }
@@ -135,14 +179,26 @@ impl MetricsProbe {
             rss_bytes: None,
             peak_rss_bytes: None,
             machine: MachineMemory::new(0, 0),
+            memory_pressure: None,
+            reads_in_flight: s.counters.as_ref().map(|c| c.reads_in_flight()),
+            last_token_seq: s.last_seq,
+            positions_in_use: s.positions_in_use,
+            expert_slots_used: s.counters.as_ref().map(|c| c.expert_slots_used()),
         };
         drop(s);
         ProbeSnapshot {
             rss_bytes: sysinfo::current_rss_bytes(),
             peak_rss_bytes: sysinfo::peak_rss_bytes(),
             machine: sysinfo::machine_memory(),
+            memory_pressure: sysinfo::memory_pressure_avg10(),
             ..snapshot
         }
+    }
+
+    /// The timeline's samples after `seq` (oldest first; at most [`TIMELINE_TOKENS`]).
+    pub fn tokens_since(&self, seq: u64) -> Vec<TokenSample> {
+        let s = self.lock();
+        s.timeline.iter().filter(|t| t.seq > seq).cloned().collect()
     }
 
     /// Waits until no model open is queued or running (the startup load among them).
@@ -175,6 +231,7 @@ impl MetricsProbe {
             Ok((summary, counters)) => {
                 s.model = Some(summary);
                 s.counters = Some(counters);
+                s.positions_in_use = 0;
                 s.model_error = None;
             }
             Err(e) => s.model_error = Some(e),
@@ -200,10 +257,23 @@ impl MetricsProbe {
         self.lock().doing = Doing::Generating { job, tokens: 0, started: Instant::now() };
     }
 
-    pub(crate) fn generated(&self, tokens: usize) {
-        if let Doing::Generating { tokens: t, .. } = &mut self.lock().doing {
-            *t = tokens;
+    /// Token `index` of job `job` is out after `wall`, with `metrics` for it alone.
+    pub(crate) fn generated(&self, job: JobId, index: usize, wall: Duration, metrics: StreamMetrics) {
+        let mut s = self.lock();
+        if let Doing::Generating { tokens: t, .. } = &mut s.doing {
+            *t = index + 1;
         }
+        s.last_seq += 1;
+        if s.timeline.len() == TIMELINE_TOKENS {
+            s.timeline.pop_front();
+        }
+        let seq = s.last_seq;
+        s.timeline.push_back(TokenSample { seq, job, index, wall, metrics });
+    }
+
+    /// The conversation answered last now holds `n` positions.
+    pub(crate) fn positions(&self, n: usize) {
+        self.lock().positions_in_use = n;
     }
 
     pub(crate) fn replanning(&self, layers_done: usize, layers_total: usize) {

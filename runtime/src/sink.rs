@@ -94,7 +94,7 @@ impl EventSink for ReplySink<'_> {
         self.tokens += 1;
         self.first_token_at.get_or_insert_with(|| self.started.elapsed());
         self.metrics.accumulate(&event.metrics);
-        self.probe.generated(self.tokens);
+        self.probe.generated(self.job, event.index, event.elapsed, event.metrics);
         let text = self.text.push(event.id);
         self.streamed.push_str(&text);
         self.handler.progress(self.job, ReplyProgress::Text { index: event.index, text });

@@ -28,9 +28,22 @@ use crate::sink::ReplySink;
 pub type ReplanProgress = Box<dyn FnMut(usize, usize) + Send>;
 
 enum Job {
-    Open { request: ModelRequest, reply: Sender<Result<ModelSummary, Arc<RuntimeError>>> },
-    Reply { id: JobId, kind: ReplyKind, cancel: CancelToken, handler: Box<dyn ReplyHandler> },
-    Replan { choice: Option<BudgetChoice>, progress: ReplanProgress, reply: Sender<Result<ModelSummary, RuntimeError>> },
+    Open {
+        request: ModelRequest,
+        reply: Sender<Result<ModelSummary, Arc<RuntimeError>>>,
+    },
+    Reply {
+        id: JobId,
+        kind: ReplyKind,
+        cancel: CancelToken,
+        handler: Box<dyn ReplyHandler>,
+    },
+    Replan {
+        choice: Option<BudgetChoice>,
+        context_length: Option<usize>,
+        progress: ReplanProgress,
+        reply: Sender<Result<ModelSummary, RuntimeError>>,
+    },
 }
 
 /// Which of the handler's `begin` methods a reply job asks.
@@ -132,8 +145,20 @@ impl Runtime {
     /// Switches the loaded model to another memory plan after the queued jobs, keeping
     /// the cached chat session; blocks until done. `None` keeps every weight resident.
     pub fn replan(&self, choice: Option<BudgetChoice>, progress: ReplanProgress) -> Result<ModelSummary, RuntimeError> {
+        self.replan_with(choice, None, progress)
+    }
+
+    /// [`Runtime::replan`], also changing the positions each conversation's KV cache is
+    /// reserved for when `context_length` is given (the cached chat session is then
+    /// dropped, so the next turn replays its history into a session of the new size).
+    pub fn replan_with(
+        &self,
+        choice: Option<BudgetChoice>,
+        context_length: Option<usize>,
+        progress: ReplanProgress,
+    ) -> Result<ModelSummary, RuntimeError> {
         let (reply, rx) = mpsc::channel();
-        if self.submit(Job::Replan { choice, progress, reply }).is_err() {
+        if self.submit(Job::Replan { choice, context_length, progress, reply }).is_err() {
             return Err(RuntimeError::WorkerGone);
         }
         rx.recv().map_err(|_| RuntimeError::WorkerGone)?
@@ -171,8 +196,8 @@ impl Worker {
                     let _ = reply.send(self.open(&request));
                 }
                 Job::Reply { id, kind, cancel, handler } => self.reply(id, kind, &cancel, handler),
-                Job::Replan { choice, progress, reply } => {
-                    let _ = reply.send(self.replan(choice, progress));
+                Job::Replan { choice, context_length, progress, reply } => {
+                    let _ = reply.send(self.replan(choice, context_length, progress));
                 }
             }
         }
@@ -227,7 +252,11 @@ impl Worker {
         self.probe.idle();
         self.unregister(id);
         let outcome = match result {
-            Ok(finished) => ReplyOutcome::Finished(Box::new(finished)),
+            Ok(finished) => {
+                let f = &finished.figures;
+                self.probe.positions(f.prompt_tokens + f.output_tokens);
+                ReplyOutcome::Finished(Box::new(finished))
+            }
             Err(e) => ReplyOutcome::Failed { error: Arc::new(e), partial_text: Some(partial) },
         };
         handler.end(id, outcome);
@@ -236,15 +265,22 @@ impl Worker {
     fn replan(
         &mut self,
         choice: Option<BudgetChoice>,
+        context_length: Option<usize>,
         mut progress: ReplanProgress,
     ) -> Result<ModelSummary, RuntimeError> {
         let model = self.model.as_mut().ok_or(RuntimeError::NoModel)?;
         self.probe.replanning(0, 0);
         let probe = self.probe.clone();
-        let result = model.engine.replan(choice, &mut |done, total| {
+        let before = model.engine.context_length();
+        let context_length = context_length.unwrap_or(before);
+        let result = model.engine.replan_with_context(choice, context_length, &mut |done, total| {
             probe.replanning(done, total);
             progress(done, total)
         });
+        if result.is_ok() && context_length != before {
+            // Sessions reserve their KV cache when made: the next turn starts one of the new size.
+            self.chat = None;
+        }
         model.refresh_summary();
         self.probe.model_changed(model.summary.clone());
         self.probe.idle();

@@ -197,3 +197,36 @@ fn a_bad_folder_is_refused_and_the_model_in_use_stays() {
     let (_, rx) = submit(&rt, turn(vec![], "still there?", 3));
     assert_eq!(finished(&rx).figures.output_tokens, 3);
 }
+
+#[test]
+fn the_timeline_has_one_sample_per_token_and_its_numbers_add_up_to_the_replys() {
+    let rt = Runtime::start().unwrap();
+    // A cache far smaller than the experts a token uses: every token reads experts.
+    let small = BudgetChoice::Fixed(Budget { trunk_bytes: u64::MAX, cache_bytes: 60_000 });
+    rt.open_model(demo(Some(small))).unwrap();
+    let probe = rt.probe();
+    let before = probe.snapshot().last_token_seq;
+    let (job, rx) = submit(&rt, turn(vec![], "Count the stars", 12));
+    let reply = finished(&rx);
+    let samples = probe.tokens_since(before);
+    assert_eq!(samples.len(), reply.figures.output_tokens, "one sample per generated token");
+    assert_eq!(probe.snapshot().last_token_seq, before + samples.len() as u64);
+    let mut summed = k3_engine::stream::StreamMetrics::default();
+    for (i, s) in samples.iter().enumerate() {
+        assert_eq!((s.job, s.index, s.seq), (job, i, before + 1 + i as u64));
+        assert!(s.metrics.io_wait() <= s.wall, "waits are measured inside the token's wall time: {s:?}");
+        assert_eq!(s.compute() + s.metrics.io_wait(), s.wall, "compute = wall − wait");
+        summed.accumulate(&s.metrics);
+    }
+    assert!(summed.expert_bytes_read > 0, "the small cache read experts: {summed:?}");
+    assert_eq!(summed, reply.figures.metrics, "the samples add up to the reply's totals");
+    let wall: Duration = samples.iter().map(|s| s.wall).sum();
+    assert!(wall <= reply.figures.total, "{wall:?} of {:?}", reply.figures.total);
+    assert!(probe.tokens_since(before + samples.len() as u64).is_empty(), "nothing after the newest");
+    let now = probe.snapshot();
+    let f = &reply.figures;
+    assert_eq!(now.positions_in_use, f.prompt_tokens + f.output_tokens, "the conversation's KV positions in use");
+    let plan = now.model.and_then(|m| m.plan).expect("a plan");
+    let used = now.expert_slots_used.expect("the slot gauge");
+    assert!(used > 0 && used <= plan.cache_slots, "{used} of {} slots in use", plan.cache_slots);
+}

@@ -124,7 +124,7 @@ impl ApiError {
             RuntimeError::Engine(e) if e.is_input_error() && !matches!(e, k3_engine::Error::Io { .. }) => {
                 ApiError::Invalid { param: "messages", message: error.to_string() }
             }
-            RuntimeError::Engine(k3_engine::Error::Io { .. }) => {
+            RuntimeError::Engine(k3_engine::Error::Io { .. } | k3_engine::Error::Read { .. }) => {
                 ApiError::Engine { message: "the engine could not read the model files".into() }
             }
             RuntimeError::Engine(e) => ApiError::Engine { message: format!("the engine failed: {e}") },

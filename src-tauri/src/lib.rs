@@ -8,11 +8,16 @@
 //! are thin; every command is in `command_names.rs`, `generate_handler!` below and
 //! `capabilities/default.json` (checked by `tests/contract.rs`).
 
+pub mod chat_defaults;
 pub mod commands;
+pub mod dashboard;
+pub mod diagnostics;
 pub mod history;
 pub mod ipc;
 pub mod json_file;
 pub mod local_api;
+pub mod memory;
+pub mod model_folder;
 pub mod options;
 pub mod setup;
 pub mod state;
@@ -24,15 +29,22 @@ use tauri::Manager;
 
 /// Registers every command (the lockstep test invokes each name through this).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    use commands::{conversations::*, generate::*, links::*, local_api::*, model::*, setup::*};
+    use commands::{
+        conversations::*, dashboard::*, generate::*, links::*, local_api::*, memory::*, model::*, setup::*,
+    };
     builder.invoke_handler(tauri::generate_handler![
         current_model,
         open_model,
         pick_model_folder,
+        model_folder,
+        verify_model_folder,
+        stop_verify,
         open_link,
         history_notice,
         list_conversations,
         create_conversation,
+        chat_defaults,
+        set_chat_defaults,
         get_conversation,
         update_conversation,
         delete_conversation,
@@ -56,6 +68,14 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         api_status,
         api_start,
         api_stop,
+        dashboard,
+        disk_usage,
+        diagnostics,
+        open_dashboard_window,
+        memory_settings,
+        plan_preview,
+        memory_what_if,
+        apply_memory,
     ])
 }
 

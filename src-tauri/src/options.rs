@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use k3_engine::io::ReadPattern;
 use k3_plan::Preset;
 
+use crate::memory::MemoryChoice;
 use crate::setup::SetupSettings;
 use crate::worker::ModelTarget;
 
@@ -78,11 +79,17 @@ pub fn demo_model(resource_dir: Option<&Path>) -> ModelTarget {
 
 /// The model the app opens at start: `K3_MODEL_DIR`, else the model the setup wizard
 /// finished with (its store, trunk and preset), else the bundled demo.
-pub fn startup_model(options: &AppOptions, resource_dir: Option<&Path>, setup: &SetupSettings) -> ModelTarget {
+pub fn startup_model(
+    options: &AppOptions,
+    resource_dir: Option<&Path>,
+    setup: &SetupSettings,
+    chosen: Option<MemoryChoice>,
+) -> ModelTarget {
+    let memory = chosen.unwrap_or(MemoryChoice::of_preset(options.preset));
     let base =
-        ModelTarget { context_length: options.context_length, preset: options.preset, ..demo_model(resource_dir) };
+        ModelTarget { context_length: options.context_length, budget: memory.budget(), ..demo_model(resource_dir) };
     if let Some(path) = &options.startup_model {
-        return ModelTarget { path: path.clone(), is_demo: false, ..base };
+        return ModelTarget { path: path.clone(), is_demo: false, trunk: packed_trunk_of(path), ..base };
     }
     match (&setup.step, &setup.store_dir) {
         (crate::setup::SetupStep::Ready, Some(store)) => ModelTarget {
@@ -90,11 +97,21 @@ pub fn startup_model(options: &AppOptions, resource_dir: Option<&Path>, setup: &
             is_demo: false,
             trunk: setup.trunk_path(),
             read_pattern: setup.speed.map_or(ReadPattern::DEFAULT, |s| s.engine_pattern()),
-            preset: setup.preset.as_deref().and_then(|p| Preset::from_name(p).ok()).unwrap_or(options.preset),
+            budget: chosen.map_or_else(
+                || setup.preset.as_deref().and_then(|p| Preset::from_name(p).ok()).unwrap_or(options.preset).choice(),
+                |c| c.budget(),
+            ),
             ..base
         },
         _ => base,
     }
+}
+
+/// The packed trunk the setup wizard writes beside a store (`<folder>/.k3-desktop/trunk`),
+/// when that folder has one: a folder opened by path streams its trunk from there.
+pub fn packed_trunk_of(folder: &Path) -> Option<PathBuf> {
+    let trunk = folder.join(".k3-desktop").join("trunk");
+    trunk.join("trunk.json").is_file().then_some(trunk)
 }
 
 #[cfg(test)]
@@ -130,17 +147,20 @@ mod tests {
             speed: Some(speed),
             ..SetupSettings::default()
         };
-        let target = startup_model(&options(), None, &setup);
+        let target = startup_model(&options(), None, &setup, None);
         assert_eq!(target.path, PathBuf::from("/models/k3"));
-        assert_eq!(target.preset, Preset::Laptop);
+        assert_eq!(target.budget, Preset::Laptop.choice());
         let memory = target.request().options.memory;
         assert_eq!(memory.read_pattern, ReadPattern { request_bytes: 32 << 20, depth: 8 });
         assert_eq!(memory.trunk_dir, Some(PathBuf::from("/models/k3/.k3-desktop/trunk")));
 
         // Settings from before the pattern was measured, and the demo: the engine's default.
         let old = SetupSettings { speed: Some(SpeedSummary { read_pattern: None, ..speed }), ..setup };
-        assert_eq!(startup_model(&options(), None, &old).request().options.memory.read_pattern, ReadPattern::DEFAULT);
-        let demo = startup_model(&options(), None, &SetupSettings::default());
+        assert_eq!(
+            startup_model(&options(), None, &old, None).request().options.memory.read_pattern,
+            ReadPattern::DEFAULT
+        );
+        let demo = startup_model(&options(), None, &SetupSettings::default(), None);
         assert!(demo.is_demo);
         assert_eq!(demo.request().options.memory.read_pattern, ReadPattern::DEFAULT);
     }

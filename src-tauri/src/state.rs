@@ -1,16 +1,19 @@
 //! `AppState`: what every command reaches through `tauri::State`.
 //!
 //! Owns: the engine worker handle, the history store and its startup notice, where the
-//! demo model lives, the setup wizard's host and the local API.
+//! demo model lives, the memory choice models open with, the setup wizard's host and the
+//! local API.
 //! Easy to break: a history that cannot be used must not stop the app: `open_for_app`
 //! sets a damaged file aside or runs on a temporary store, and the notice says which.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::history::{open_for_app, HistoryError, HistoryStore};
 use crate::ipc::dto::HistoryNotice;
 use crate::ipc::error::IpcError;
+use crate::memory::preview::ComputeRatesOnce;
+use crate::memory::{MemoryChoice, MemoryFile};
 use crate::options::{startup_model, AppOptions};
 use crate::worker::{ModelTarget, Worker};
 
@@ -20,10 +23,15 @@ pub struct AppState {
     /// What the history's startup check found, for the UI (`history_notice`).
     pub history_notice: Option<HistoryNotice>,
     pub demo: ModelTarget,
-    /// Positions of one conversation every model is opened with.
-    pub context_length: usize,
-    /// The memory preset every model is opened with.
-    pub preset: k3_plan::Preset,
+    /// The memory choice and context length every model is opened with (Settings ›
+    /// Memory; `memory.json`).
+    memory: Mutex<(MemoryChoice, usize)>,
+    /// The app's data folder (settings files, history).
+    pub data_dir: PathBuf,
+    /// The CPU's kernel rates for forecasts, measured on first use.
+    pub compute_rates: Arc<ComputeRatesOnce>,
+    /// Set to stop a running "Verify now" (Settings › Model folder).
+    pub verify_stop: Arc<std::sync::atomic::AtomicBool>,
     /// The setup wizard's saved state and running job.
     pub setup: Arc<crate::setup::SetupHost>,
     /// The local OpenAI-compatible API over the same runtime (Settings › Local API).
@@ -39,17 +47,45 @@ impl AppState {
         let history = open_for_app(&data_dir.join(HISTORY_FILE))?;
         let (store, history_notice) = (Arc::new(Mutex::new(history.store)), history.notice);
         let setup = Arc::new(crate::setup::SetupHost::load(data_dir, options.repo.as_deref(), options.speed_seconds));
-        let startup = startup_model(options, resource_dir, &setup.settings());
+        let saved = MemoryFile::load(data_dir);
+        let options =
+            &AppOptions { context_length: saved.context_length.unwrap_or(options.context_length), ..options.clone() };
+        let startup = startup_model(options, resource_dir, &setup.settings(), saved.choice);
+        let memory =
+            Mutex::new((saved.choice.unwrap_or(MemoryChoice::of_preset(options.preset)), options.context_length));
         let worker = Worker::spawn(store.clone(), startup)
             .map_err(|source| HistoryError::Folder { path: data_dir.into(), source })?;
-        let demo = ModelTarget {
-            context_length: options.context_length,
-            preset: options.preset,
-            ..crate::options::demo_model(resource_dir)
-        };
-        let (context_length, preset) = (options.context_length, options.preset);
+        let demo = ModelTarget { context_length: options.context_length, ..crate::options::demo_model(resource_dir) };
         let local_api = Arc::new(crate::local_api::LocalApi::open(worker.runtime(), data_dir));
-        Ok(AppState { worker: Arc::new(worker), store, history_notice, demo, context_length, preset, setup, local_api })
+        Ok(AppState {
+            worker: Arc::new(worker),
+            store,
+            history_notice,
+            demo,
+            memory,
+            data_dir: data_dir.to_path_buf(),
+            compute_rates: Arc::default(),
+            verify_stop: Arc::default(),
+            setup,
+            local_api,
+        })
+    }
+
+    /// The memory choice models open with.
+    pub fn memory_choice(&self) -> MemoryChoice {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner()).0
+    }
+
+    /// Positions of one conversation every model is opened with.
+    pub fn context_length(&self) -> usize {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner()).1
+    }
+
+    /// Makes `choice` and `context_length` the ones models open with, saved for the next start.
+    pub fn set_memory(&self, choice: MemoryChoice, context_length: usize) -> Result<(), IpcError> {
+        MemoryFile { choice: Some(choice), context_length: Some(context_length) }.save(&self.data_dir)?;
+        *self.memory.lock().unwrap_or_else(|p| p.into_inner()) = (choice, context_length);
+        Ok(())
     }
 
     pub fn history(&self) -> Result<MutexGuard<'_, HistoryStore>, IpcError> {

@@ -193,6 +193,25 @@ async function main() {
       requests.length = 0;
     }
 
+    // The memory planner (public/k3_plan.wasm, ui/src/plan/wasmPlanner.ts) loads under the
+    // app's CSP: fetched from the page's origin (connect-src) and compiled ('wasm-unsafe-eval').
+    {
+      const out = await page.evaluate(async () => {
+        try {
+          const response = await fetch(new URL("k3_plan.wasm", document.baseURI));
+          const { instance } = await WebAssembly.instantiate(await response.arrayBuffer(), {});
+          return { exports: Object.keys(instance.exports).sort().join(" "), csp: globalThis.__csp.splice(0) };
+        } catch (e) {
+          return { error: String(e), csp: globalThis.__csp.splice(0) };
+        }
+      });
+      const problems = [];
+      if (out.error) problems.push(`the planner did not load: ${out.error}`);
+      else if (!/\bk3_plan\b/.test(out.exports)) problems.push(`the planner exports ${out.exports}`);
+      problems.push(...out.csp.map((v) => `CSP violation: ${v.directive} ${v.blocked}`));
+      report("the planner's wasm module is fetched and compiled under the app's CSP", problems);
+    }
+
     // K3_PAYLOADS=3,41 runs only those (1-based) payloads, for debugging one.
     const only = (process.env.K3_PAYLOADS ?? "").split(",").filter(Boolean).map(Number);
     const all = payloads(origin).map((p, i) => ({ ...p, n: i + 1 }));

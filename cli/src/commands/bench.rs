@@ -85,7 +85,7 @@ impl EventSink for Steps {
         self.seconds.push(e.elapsed.as_secs_f64());
         self.trunk_bytes.push(e.metrics.trunk_bytes_read as f64);
         self.expert_bytes.push(e.metrics.expert_bytes_read as f64);
-        self.io_wait.push(e.metrics.io_wait.as_secs_f64());
+        self.io_wait.push(e.metrics.io_wait().as_secs_f64());
     }
 }
 

@@ -151,10 +151,17 @@ fn slash_command(runtime: &Runtime, conversation: &mut Conversation, slash: Slas
                 if conversation.system.is_some() { "set" } else { "removed" }
             );
         }
-        Slash::Memory(choice) => match choice.and_then(|c| replan(runtime, c)) {
-            Ok(summary) => outln!("(memory plan: {}; the conversation continues)", describe_plan(&summary)),
-            Err(failure) => outln!("({})", failure.message),
-        },
+        Slash::Memory(choice) => {
+            let started = std::time::Instant::now();
+            match choice.and_then(|c| replan(runtime, c)) {
+                Ok(summary) => outln!(
+                    "(memory plan: {}; applied in {:.2} s; the conversation continues)",
+                    describe_plan(&summary),
+                    started.elapsed().as_secs_f64()
+                ),
+                Err(failure) => outln!("({})", failure.message),
+            }
+        }
         Slash::Unknown(c) => outln!("(unknown command {c}; try /help)"),
     }
 }

@@ -1,65 +1,76 @@
-//! `k3 plan`: the memory plan for a budget, computed from the checkpoint's headers alone.
+//! `k3 plan`: the memory plan for a budget, computed from a checkpoint's headers alone, from
+//! a footprint file, or for the released K3; on this machine's memory figures or on given
+//! ones. `--json` prints k3-plan-wasm's schema, which the wasm planner answers in too, so
+//! `cli/tests/plan_wasm.rs` can require both to agree field for field.
+
+use std::path::Path;
 
 use k3_engine::format::TensorIndex;
 use k3_engine::io::sysinfo::machine_memory;
 use k3_engine::stream::footprint::footprint;
 use k3_engine::stream::plan::make_plan;
 use k3_engine::ModelConfig;
-use k3_plan::format_bytes;
+use k3_plan::{auto_budget_for, format_bytes, parse_size, released_footprint, BudgetChoice, Footprint, MachineMemory};
+use k3_plan_wasm::api::check_ranges;
+use k3_plan_wasm::dto::{ErrorJson, FootprintJson, PlanContext, PlanJson};
 use serde_json::json;
 
 use super::{input_error, memory_options, require_dir, Failure};
 use crate::args::PlanArgs;
 
+/// The largest footprint file read (a real one is a few kilobytes).
+const MAX_FOOTPRINT_FILE_BYTES: u64 = 1 << 20;
+
 pub fn plan(args: PlanArgs) -> Result<(), Failure> {
-    require_dir("--model", &args.model)?;
-    let cfg = ModelConfig::load(&args.model.join("config.json"))?;
-    let index = TensorIndex::open(&args.model)?;
-    // The same checks as `run`: a checkpoint run refuses has no plan.
-    k3_engine::model::Model::validate(&cfg, &index)?;
+    let (fp, streamed) = subject(&args)?;
+    if args.print_footprint {
+        let text =
+            serde_json::to_string(&FootprintJson::from(&fp)).map_err(|e| input_error(format!("footprint: {e}")))?;
+        outln!("{text}");
+        return Ok(());
+    }
     let mut opts = memory_options(&args.memory)?;
     opts.check_available = false;
     let Some(choice) = opts.budget else {
         return Err(input_error("give --preset P or --trunk-budget/--cache-budget".into()));
     };
-    let fp = footprint(&cfg, &index)?;
-    if let Some(dir) = &opts.trunk_dir {
-        k3_engine::stream::trunk_manifest::open_packed_trunk(dir, &cfg, &index)?;
+    let machine = machine(&args)?;
+    // The engine refuses these with its own message below; the JSON names them as the
+    // wasm planner does.
+    if let (true, Err(e)) = (args.json, check_ranges(opts.context_length as u64, opts.io_threads as u64)) {
+        outln!("{}", json!({ "error": e }));
     }
-    let streamed = opts.trunk_dir.is_some();
-    let machine = machine_memory();
-    let p = make_plan(&fp, choice, streamed, &opts, machine)?;
-    let available = Some(machine.usable_available_bytes()).filter(|&a| a > 0);
+    let p = match make_plan(&fp, choice, streamed, &opts, machine) {
+        Ok(p) => p,
+        Err(k3_engine::Error::Budget(e)) => {
+            if args.json {
+                outln!("{}", json!({ "error": ErrorJson::from(&e) }));
+            }
+            return Err(k3_engine::Error::Budget(e).into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let budget = match choice {
+        BudgetChoice::Fixed(b) => b,
+        BudgetChoice::Auto => auto_budget_for(&fp, machine, opts.context_length as u64)
+            .map_err(|e| Failure::from(k3_engine::Error::Budget(e)))?,
+    };
+    let cx = PlanContext {
+        footprint: &fp,
+        budget,
+        trunk_streamed: streamed,
+        context_length: opts.context_length as u64,
+        machine,
+    };
+    let v = PlanJson::new(&p, &cx);
     if args.json {
-        let v = json!({
-            "layers": cfg.n_layers,
-            "pinned_layers": p.pinned_layers,
-            "pinned_bytes": p.pinned_bytes,
-            "ring_slots": p.ring_slots,
-            "ring_slot_bytes": p.ring_slot_bytes,
-            "trunk_bytes": p.trunk_bytes,
-            "trunk_streamed": streamed,
-            "cache_slots": p.cache_slots,
-            "cache_slot_bytes": p.cache_slot_bytes,
-            "cache_bytes": p.cache_bytes,
-            "io_buffer_bytes": p.io_buffer_bytes,
-            "fixed_bytes": p.fixed_bytes,
-            "resident_model_bytes": fp.resident_bytes,
-            "state_bytes": fp.state_bytes,
-            "kv_bytes_per_position": fp.kv_bytes_per_position,
-            "context_length": opts.context_length,
-            "scratch_bytes": fp.scratch_bytes,
-            "total_bytes": p.total_bytes,
-            "mem_available_bytes": available,
-            "fits": available.map(|a| p.total_bytes <= a),
-        });
-        outln!("{v}");
+        outln!("{}", json!(v));
         return Ok(());
     }
     outln!(
         "trunk: {}/{} layers pinned ({}), ring {} × {}",
         p.pinned_layers,
-        cfg.n_layers,
+        v.layers,
         format_bytes(p.pinned_bytes),
         p.ring_slots,
         format_bytes(p.ring_slot_bytes)
@@ -80,7 +91,7 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         format_bytes(fp.scratch_bytes),
         format_bytes(p.io_buffer_bytes)
     );
-    match available {
+    match v.mem_available_bytes {
         Some(a) => outln!(
             "total: {} of {} available — {}",
             format_bytes(p.total_bytes),
@@ -90,4 +101,49 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         None => outln!("total: {}", format_bytes(p.total_bytes)),
     }
     Ok(())
+}
+
+/// The footprint to plan for, and whether its trunk streams: a checkpoint folder's (with
+/// its packed trunk when --trunk is given), a footprint file's or the released model's.
+fn subject(args: &PlanArgs) -> Result<(Footprint, bool), Failure> {
+    let Some(dir) = &args.model else {
+        if args.memory.trunk.is_some() {
+            return Err(input_error("--trunk needs --model (use --streamed-trunk with a footprint)".into()));
+        }
+        let fp = match &args.footprint {
+            Some(file) => read_footprint(file)?,
+            None => released_footprint(),
+        };
+        return Ok((fp, args.streamed_trunk));
+    };
+    require_dir("--model", dir)?;
+    let cfg = ModelConfig::load(&dir.join("config.json"))?;
+    let index = TensorIndex::open(dir)?;
+    // The same checks as `run`: a checkpoint run refuses has no plan.
+    k3_engine::model::Model::validate(&cfg, &index)?;
+    let fp = footprint(&cfg, &index)?;
+    if let Some(trunk) = &args.memory.trunk {
+        require_dir("--trunk", trunk)?;
+        k3_engine::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?;
+    }
+    Ok((fp, args.memory.trunk.is_some()))
+}
+
+fn read_footprint(file: &Path) -> Result<Footprint, Failure> {
+    let text = super::read_text("--footprint", file)?;
+    if text.len() as u64 > MAX_FOOTPRINT_FILE_BYTES {
+        return Err(input_error(format!("--footprint {}: larger than 1 MiB", file.display())));
+    }
+    let fp: FootprintJson = serde_json::from_str(&text)
+        .map_err(|e| input_error(format!("--footprint {}: not a footprint: {e}", file.display())))?;
+    Ok(fp.into())
+}
+
+/// --mem-total/--mem-available when given (no cgroup), else this machine's figures.
+fn machine(args: &PlanArgs) -> Result<MachineMemory, Failure> {
+    let (Some(total), Some(available)) = (&args.mem_total, &args.mem_available) else {
+        return Ok(machine_memory());
+    };
+    let size = |flag: &str, text: &str| parse_size(text).map_err(|e| input_error(format!("{flag}: {e}")));
+    Ok(MachineMemory::new(size("--mem-total", total)?, size("--mem-available", available)?))
 }

@@ -168,7 +168,7 @@ fn finish_reason(finish: FinishReason) -> &'static str {
 /// The run's streaming metrics as JSON.
 fn metrics_json(out: &k3_engine::Generation, figures: &ReplyFigures) -> serde_json::Value {
     let m = &out.metrics;
-    let wait = m.io_wait.as_secs_f64();
+    let wait = m.io_wait().as_secs_f64();
     json!({
         "expert_requests": m.expert_requests,
         "expert_true_resident_hits": m.expert_true_hits,

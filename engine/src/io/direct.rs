@@ -12,12 +12,13 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::io::blob::{Blob, ByteView};
+use crate::io::storage::{OsRead, PositionedRead};
 
 /// Alignment of O_DIRECT reads.
 pub const ALIGN: u64 = 4096;
@@ -83,30 +84,41 @@ impl DirectFile {
     }
 
     /// Fills `buf` (4096-aligned, a whole number of pages) from the aligned file offset
-    /// `start` until at least `need` bytes are in; each `pread` asks for at most 1 GiB
-    /// (Linux caps one call just below 2 GiB) and short reads are continued.
+    /// `start` until at least `need` bytes are in, with the operating system's `pread`.
     pub fn read_range(&self, buf: &mut [u8], start: u64, need: usize) -> Result<()> {
+        self.read_range_via(&OsRead, buf, start, need)
+    }
+
+    /// [`Self::read_range`] through `io`, the storage seam (`io::storage`): each call asks
+    /// for at most 1 GiB (Linux caps one call just below 2 GiB, macOS fails larger ones),
+    /// short reads are continued, `EINTR` is retried; any other failure, the end of the
+    /// file before `need`, or a call reporting more bytes than it was asked for is
+    /// [`Error::Read`] naming the file and the offset of the failing call.
+    pub fn read_range_via(&self, io: &dyn PositionedRead, buf: &mut [u8], start: u64, need: usize) -> Result<()> {
         let mut done = 0usize;
         while done < need {
             let end = buf.len().min(done + MAX_CALL_BYTES);
-            match self.file.read_at(&mut buf[done..end], start + done as u64) {
+            let at = start + done as u64;
+            let asked = end - done;
+            let fail = |source: std::io::Error| Error::Read { path: self.path.clone(), offset: at, len: asked, source };
+            match io.read_at(&self.file, &self.path, &mut buf[done..end], at) {
                 Ok(0) => {
-                    let msg = format!(
-                        "short read at offset {}: file ends {} bytes before the data does",
-                        start + done as u64,
-                        need - done
-                    );
-                    return Err(Error::io(&self.path, std::io::Error::new(ErrorKind::UnexpectedEof, msg)));
+                    let msg = format!("short read: the file ends {} bytes before the data does", need - done);
+                    return Err(fail(std::io::Error::new(ErrorKind::UnexpectedEof, msg)));
+                }
+                Ok(n) if n > asked => {
+                    let msg = format!("the read reports {n} bytes for a request of {asked}");
+                    return Err(fail(std::io::Error::new(ErrorKind::InvalidData, msg)));
                 }
                 Ok(n) => done += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error::io(&self.path, e)),
+                Err(e) => return Err(fail(e)),
             }
             // O_DIRECT continues only from aligned offsets; a short read mid-file that is not
-            // aligned can only be the end of the file, which the next read reports.
+            // aligned can only be the end of the file.
             if self.direct && !done.is_multiple_of(ALIGN as usize) && done < need {
-                let msg = format!("short read at offset {}", start + done as u64);
-                return Err(Error::io(&self.path, std::io::Error::new(ErrorKind::UnexpectedEof, msg)));
+                let msg = "short read: O_DIRECT stopped at an unaligned offset before the data's end";
+                return Err(fail(std::io::Error::new(ErrorKind::UnexpectedEof, msg)));
             }
         }
         if !self.direct {

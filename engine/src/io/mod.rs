@@ -5,7 +5,9 @@
 //! (O_DIRECT positioned reads with a buffered fallback), [`reader`] (the one I/O engine:
 //! large reads split into aligned pieces in flight together, per the drive's measured
 //! pattern), [`sysinfo`] (the machine's memory and this process's resident set, as plain
-//! numbers) and [`release`] (freed memory handed back to the OS after a replan).
+//! numbers), [`release`] (freed memory handed back to the OS after a replan) and
+//! [`storage`] (the seam where reads and the pack's writes meet the OS, replaceable by
+//! tests that inject faults).
 //! Must not: be bypassed: every weight byte streamed at run time is read here.
 //! Easy to break: alignment of buffer, offset and length for O_DIRECT.
 
@@ -13,8 +15,10 @@ pub mod blob;
 pub mod direct;
 pub mod reader;
 pub mod release;
+pub mod storage;
 pub mod sysinfo;
 
 pub use blob::{Blob, BlobPool, ByteView};
 pub use direct::DirectFile;
 pub use reader::{Checksum, ReadPattern, Reader, Urgency, WindowRead};
+pub use storage::{OsRead, OsStorage, PositionedRead, StoredFile, WriteStorage};

@@ -14,10 +14,16 @@
 //! window as read before every piece is in.
 //! Easy to break: pieces must start at 4096-aligned file offsets and buffer addresses for
 //! O_DIRECT; only the last piece may end short of its page-rounded length.
+//! Every `pread` goes through the reader's [`PositionedRead`] (`io::storage`): the OS's,
+//! or a test's that injects faults ([`Reader::reading_through`]).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::io::blob::Blob;
 use crate::io::direct::{widen, DirectFile, ALIGN};
+use crate::io::storage::{os_read, PositionedRead};
 
 /// One MiB.
 pub const MIB: usize = 1 << 20;
@@ -130,17 +136,48 @@ impl PieceSum {
 pub struct Reader {
     pool: rayon::ThreadPool,
     pattern: ReadPattern,
+    /// Pieces being read now (the dashboards' "reads in flight").
+    in_flight: Arc<AtomicU64>,
+    /// The storage seam every piece's `pread` goes through.
+    storage: Arc<dyn PositionedRead>,
+}
+
+/// Counts one piece in flight while it lives.
+struct InFlight<'a>(&'a AtomicU64);
+
+impl<'a> InFlight<'a> {
+    fn enter(gauge: &'a AtomicU64) -> Self {
+        gauge.fetch_add(1, Ordering::Relaxed);
+        InFlight(gauge)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Reader {
+    /// A reader over the operating system's `pread`.
     pub fn new(pattern: ReadPattern) -> Result<Reader> {
+        Self::with_gauge(pattern, Arc::default())
+    }
+
+    /// A reader that keeps `in_flight` at the number of pieces being read.
+    pub fn with_gauge(pattern: ReadPattern, in_flight: Arc<AtomicU64>) -> Result<Reader> {
         pattern.validate()?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(pattern.depth)
             .thread_name(|i| format!("k3-read-{i}"))
             .build()
             .map_err(|e| Error::Option { option: "read-depth", reason: e.to_string() })?;
-        Ok(Reader { pool, pattern })
+        Ok(Reader { pool, pattern, in_flight, storage: os_read() })
+    }
+
+    /// This reader with every `pread` going through `storage` (tests inject faults here).
+    pub fn reading_through(self, storage: Arc<dyn PositionedRead>) -> Reader {
+        Reader { storage, ..self }
     }
 
     pub fn pattern(&self) -> ReadPattern {
@@ -173,7 +210,9 @@ impl Reader {
         let read_piece = |i: usize, buf: &mut [u8]| -> Result<PieceSum> {
             let at = i * piece;
             let piece_need = need.saturating_sub(at).min(buf.len());
-            file.read_range(buf, start + at as u64, piece_need)?;
+            let counted = InFlight::enter(&self.in_flight);
+            file.read_range_via(&*self.storage, buf, start + at as u64, piece_need)?;
+            drop(counted);
             // The payload's part of this piece.
             let (from, to) = (payload_start.max(at) - at, piece_need);
             Ok(PieceSum::of(sum, if from < to { &buf[from..to] } else { &[] }))

@@ -2,7 +2,7 @@
 //!
 //! Owns: `MemTotal` / `MemAvailable` from `/proc/meminfo`, the cgroup v2 limit and usage
 //! of this process's cgroup (`memory.max`, `memory.current`), and the process's current
-//! and peak resident set (`VmRSS`, `VmHWM`).
+//! and peak resident set (`VmRSS`, `VmHWM`), and memory pressure (PSI `some avg10`).
 //! Must not: decide anything: the planner gets [`MachineMemory`] and decides.
 //! Easy to break: `memory.max` is the word `max` when there is no limit; a missing file
 //! (cgroup v1, another OS) means "unknown", never zero.
@@ -35,6 +35,18 @@ pub fn peak_rss_bytes() -> Option<u64> {
     kb_field(&std::fs::read_to_string("/proc/self/status").ok()?, "VmHWM:")
 }
 
+/// Memory pressure: the share of the last 10 s in which some task stalled on memory
+/// (`some avg10` of `/proc/pressure/memory`, in percent); `None` without PSI.
+pub fn memory_pressure_avg10() -> Option<f64> {
+    psi_some_avg10(&std::fs::read_to_string("/proc/pressure/memory").ok()?)
+}
+
+fn psi_some_avg10(text: &str) -> Option<f64> {
+    let line = text.lines().find(|l| l.starts_with("some "))?;
+    let field = line.split_whitespace().find_map(|f| f.strip_prefix("avg10="))?;
+    field.parse().ok().filter(|v: &f64| v.is_finite())
+}
+
 fn kb_field(text: &str, key: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -59,7 +71,15 @@ fn own_cgroup_dir() -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::kb_field;
+    use super::{kb_field, psi_some_avg10};
+
+    #[test]
+    fn psi_reads_the_some_line_only() {
+        let text = "some avg10=1.25 avg60=0.50 avg300=0.10 total=123\nfull avg10=9.00 avg60=0 avg300=0 total=1\n";
+        assert_eq!(psi_some_avg10(text), Some(1.25));
+        assert_eq!(psi_some_avg10("full avg10=2.00\n"), None);
+        assert_eq!(psi_some_avg10("some avg10=nan avg60=0\n"), None);
+    }
 
     #[test]
     fn kb_fields_are_bytes_and_missing_ones_unknown() {

@@ -166,6 +166,7 @@ impl ExpertCache {
                 break;
             }
         }
+        inner.gauge(&state);
         // Buffers alive never exceed the slots: owned experts plus idle buffers.
         inner.blobs.set_max_free(capacity.saturating_sub(state.slots.len()));
     }
@@ -215,7 +216,9 @@ impl Inner {
             Placement::Scattered if self.sums.is_some() => {
                 // `k3 pack` refuses such experts, so a table never covers one.
                 let reason = "its tensors are scattered, so the checksum table cannot cover it".into();
-                return Err(Error::ExpertRead { layer_idx, expert_idx, reason });
+                let name = crate::model::names::experts_prefix(layer_idx) + &expert_idx.to_string();
+                let source = Box::new(Error::Expert { name, reason });
+                return Err(Error::ExpertRead { layer_idx, expert_idx, source });
             }
             Placement::Scattered => {
                 let mlp = bind_expert(&Binder::new(&self.index, true), &self.cfg, layer_idx, expert_idx)?;
@@ -276,6 +279,7 @@ impl Inner {
                 if let Some(slot) = state.slots.remove(&key) {
                     self.recycle(slot);
                 }
+                self.gauge(state);
                 true
             }
             None => false,
@@ -295,8 +299,14 @@ impl Inner {
             }
             None => drop(state.slots.remove(&key)),
         }
+        self.gauge(&state);
         drop(state);
         self.changed.notify_all();
+    }
+
+    /// Keeps the slots-in-use gauge at the number of experts owned.
+    fn gauge(&self, state: &State) {
+        self.counters.expert_slots_used.store(state.slots.len() as u64, Ordering::Relaxed);
     }
 }
 
@@ -316,6 +326,7 @@ impl ExpertSource for ExpertCache {
                     break;
                 }
                 state.slots.insert(key, Slot::InFlight);
+                inner.gauge(&state);
                 to_read.push(key);
             }
         }
@@ -367,7 +378,7 @@ impl Inner {
                     };
                     Counters::add(counter, uses);
                     if waited {
-                        self.counters.add_wait(wait_start.elapsed());
+                        self.counters.add_expert_wait(wait_start.elapsed());
                     }
                     return Ok(mlp.clone());
                 }
@@ -386,14 +397,15 @@ impl Inner {
                         continue;
                     }
                     state.slots.insert(key, Slot::InFlight);
+                    self.gauge(&state);
                     drop(state);
                     Counters::add(&self.counters.expert_misses, uses);
                     let read_start = Instant::now();
                     let result = self.load(key).map_err(|e| match e {
                         e @ (Error::ExpertChecksum { .. } | Error::ExpertRead { .. }) => e,
-                        e => Error::ExpertRead { layer_idx, expert_idx, reason: e.to_string() },
+                        e => Error::ExpertRead { layer_idx, expert_idx, source: Box::new(e) },
                     });
-                    self.counters.add_wait(read_start.elapsed());
+                    self.counters.add_expert_wait(read_start.elapsed());
                     self.publish(key, result.as_ref().ok(), false);
                     return result.map(|l| l.mlp);
                 }

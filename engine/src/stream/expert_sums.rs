@@ -22,6 +22,7 @@ use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::TensorIndex;
 use crate::io::direct::widen;
+use crate::io::storage::{write_file_synced, WriteStorage};
 use crate::io::{Blob, Checksum, DirectFile, ReadPattern, Reader, Urgency};
 use crate::stream::expert_dir::{locate, Placement};
 
@@ -90,6 +91,7 @@ pub fn pack_expert_sums(
     index: &TensorIndex,
     out_dir: &Path,
     sources: &[Value],
+    storage: &dyn WriteStorage,
     progress: SumsProgress,
 ) -> Result<PathBuf> {
     let note = out_dir.join(PROGRESS_FILE);
@@ -112,11 +114,11 @@ pub fn pack_expert_sums(
         }
         layers.push(sums);
         let done = json!({ "format": FORMAT, "sources": sources, "layers": layers });
-        write_synced(&note, done.to_string().as_bytes())?;
+        write_synced(storage, &note, done.to_string().as_bytes())?;
     }
     let table = json!({ "format": FORMAT, "sources": sources, "n_layers": cfg.n_layers, "layers": layers });
     let partial = out_dir.join(format!("{EXPERT_TABLE}.partial"));
-    write_synced(&partial, table.to_string().as_bytes())?;
+    write_synced(storage, &partial, table.to_string().as_bytes())?;
     Ok(partial)
 }
 
@@ -151,8 +153,8 @@ fn read_batch(
 }
 
 /// Removes the note of an interrupted table (after the table is in place).
-pub fn remove_progress(out_dir: &Path) {
-    let _ = std::fs::remove_file(out_dir.join(PROGRESS_FILE));
+pub fn remove_progress(storage: &dyn WriteStorage, out_dir: &Path) {
+    let _ = storage.remove_file(&out_dir.join(PROGRESS_FILE));
 }
 
 /// The layers an interrupted run finished, when its note is for the same shards.
@@ -210,8 +212,6 @@ pub fn open_expert_sums(dir: &Path, cfg: &ModelConfig, index: &TensorIndex) -> R
     Ok(Arc::new(ExpertSums { path, layers }))
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let mut f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
-    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| Error::io(path, e))
+fn write_synced(storage: &dyn WriteStorage, path: &Path, bytes: &[u8]) -> Result<()> {
+    write_file_synced(storage, path, bytes).map_err(|e| Error::io(path, e))
 }

@@ -7,6 +7,7 @@
 //! resident" hits are experts that were in RAM before their layer's routing ran.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Counters shared by the streaming parts of one engine.
@@ -19,7 +20,14 @@ pub struct Counters {
     pub expert_bytes_read: AtomicU64,
     pub trunk_bytes_read: AtomicU64,
     pub trunk_layers_read: AtomicU64,
-    pub io_wait_ns: AtomicU64,
+    /// Time the compute thread was blocked on trunk layers.
+    pub trunk_wait_ns: AtomicU64,
+    /// Time the compute thread was blocked on routed experts.
+    pub expert_wait_ns: AtomicU64,
+    /// Pieces being read right now by the reader pool (a gauge, not a count).
+    pub reads_in_flight: Arc<AtomicU64>,
+    /// Expert slots holding an expert or a read in flight (a gauge).
+    pub expert_slots_used: AtomicU64,
 }
 
 impl Counters {
@@ -27,8 +35,24 @@ impl Counters {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
-    pub fn add_wait(&self, waited: Duration) {
-        Self::add(&self.io_wait_ns, waited.as_nanos() as u64);
+    /// The compute thread waited `waited` for a trunk layer.
+    pub fn add_trunk_wait(&self, waited: Duration) {
+        Self::add(&self.trunk_wait_ns, duration_ns(waited));
+    }
+
+    /// The compute thread waited `waited` for routed experts.
+    pub fn add_expert_wait(&self, waited: Duration) {
+        Self::add(&self.expert_wait_ns, duration_ns(waited));
+    }
+
+    /// Expert slots in use now.
+    pub fn expert_slots_used(&self) -> u64 {
+        self.expert_slots_used.load(Ordering::Relaxed)
+    }
+
+    /// Pieces the reader pool is reading now.
+    pub fn reads_in_flight(&self) -> u64 {
+        self.reads_in_flight.load(Ordering::Relaxed)
     }
 
     pub fn snapshot(&self) -> StreamMetrics {
@@ -41,9 +65,14 @@ impl Counters {
             expert_bytes_read: get(&self.expert_bytes_read),
             trunk_bytes_read: get(&self.trunk_bytes_read),
             trunk_layers_read: get(&self.trunk_layers_read),
-            io_wait: Duration::from_nanos(get(&self.io_wait_ns)),
+            trunk_wait: Duration::from_nanos(get(&self.trunk_wait_ns)),
+            expert_wait: Duration::from_nanos(get(&self.expert_wait_ns)),
         }
     }
+}
+
+fn duration_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// What streaming did over some span (a token, a run).
@@ -60,8 +89,10 @@ pub struct StreamMetrics {
     pub expert_bytes_read: u64,
     pub trunk_bytes_read: u64,
     pub trunk_layers_read: u64,
-    /// Time computation waited for reads.
-    pub io_wait: Duration,
+    /// Time computation was blocked on trunk layers (measured at the wait points).
+    pub trunk_wait: Duration,
+    /// Time computation was blocked on routed experts (measured at the wait points).
+    pub expert_wait: Duration,
 }
 
 impl StreamMetrics {
@@ -75,7 +106,8 @@ impl StreamMetrics {
             expert_bytes_read: self.expert_bytes_read - earlier.expert_bytes_read,
             trunk_bytes_read: self.trunk_bytes_read - earlier.trunk_bytes_read,
             trunk_layers_read: self.trunk_layers_read - earlier.trunk_layers_read,
-            io_wait: self.io_wait.saturating_sub(earlier.io_wait),
+            trunk_wait: self.trunk_wait.saturating_sub(earlier.trunk_wait),
+            expert_wait: self.expert_wait.saturating_sub(earlier.expert_wait),
         }
     }
 
@@ -88,7 +120,13 @@ impl StreamMetrics {
         self.expert_bytes_read += other.expert_bytes_read;
         self.trunk_bytes_read += other.trunk_bytes_read;
         self.trunk_layers_read += other.trunk_layers_read;
-        self.io_wait += other.io_wait;
+        self.trunk_wait += other.trunk_wait;
+        self.expert_wait += other.expert_wait;
+    }
+
+    /// Time computation waited for any read (trunk + experts).
+    pub fn io_wait(&self) -> Duration {
+        self.trunk_wait + self.expert_wait
     }
 
     /// True-resident hit rate (prefetch-served hits excluded), 0 when nothing was requested.

@@ -65,6 +65,8 @@ impl Residency {
     ) -> Result<(Residency, Sources)> {
         opts.validate()?;
         let footprint = footprint(cfg, &index)?;
+        let reader = Reader::with_gauge(opts.read_pattern, counters.reads_in_flight.clone())?;
+        let io = Arc::new(reader.reading_through(opts.read_storage.clone()));
         let mut r = Residency {
             index,
             cfg: cfg.clone(),
@@ -74,7 +76,7 @@ impl Residency {
             cache: None,
             trunk: None,
             counters,
-            io: Arc::new(Reader::new(opts.read_pattern)?),
+            io,
         };
         let Some(choice) = opts.budget else {
             return Ok((r, Sources { trunk: None, experts: None }));
@@ -157,6 +159,7 @@ impl Residency {
         &mut self,
         model: &mut Model,
         choice: Option<BudgetChoice>,
+        context_length: usize,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<()> {
         let n_layers = self.cfg.n_layers;
@@ -166,6 +169,8 @@ impl Residency {
         let machine = MachineMemory { available_bytes: machine.available_bytes + self.held_bytes(), ..machine };
         let mut opts = self.opts.clone();
         opts.budget = choice;
+        opts.context_length = context_length;
+        opts.validate()?;
         let plan = choice.map(|c| make_plan(&self.footprint, c, packed_available, &opts, machine)).transpose()?;
         let (pinned, ring) = plan.as_ref().map_or((n_layers, 0), |p| (p.pinned_layers, p.ring_slots));
 

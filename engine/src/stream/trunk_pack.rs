@@ -12,11 +12,13 @@
 //! all fsynced. An interrupted expert table resumes after its last finished layer. An
 //! interrupted pack resumes after its last durable layer (`trunk.pack-progress.json`,
 //! written after the layer's `fdatasync`) only when the shards are unchanged.
+//! Every write, sync, rename and removal goes through an `io::storage::WriteStorage`
+//! ([`pack_trunk_with`]; [`pack_trunk`] uses the real file system), so tests fail the N-th
+//! operation or cut the power there and check that what is left is refused.
 //! Easy to break: `nbytes` in the manifest is the run length rounded UP to 4096; the exact
 //! length is `run_len`.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -25,6 +27,9 @@ use serde_json::{json, Map, Value};
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::{TensorIndex, TensorInfo};
+use crate::io::storage::{
+    read_exact_at, write_all_at, write_file_synced, OpenMode, OsStorage, StoredFile, WriteStorage,
+};
 use crate::model::names;
 use crate::stream::expert_sums::{expert_bytes_total, pack_expert_sums, remove_progress, EXPERT_TABLE};
 
@@ -123,6 +128,16 @@ pub fn layer_run<'a>(index: &'a TensorIndex, layer_idx: usize) -> Result<LayerRu
 /// interrupted earlier resumes after the last layer it made durable, when the shards are
 /// still the ones it was reading.
 pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(PackProgress)) -> Result<PackSummary> {
+    pack_trunk_with(model_dir, out_dir, &OsStorage, progress)
+}
+
+/// [`pack_trunk`] writing through `storage` (tests inject write faults and power cuts).
+pub fn pack_trunk_with(
+    model_dir: &Path,
+    out_dir: &Path,
+    storage: &dyn WriteStorage,
+    progress: &mut dyn FnMut(PackProgress),
+) -> Result<PackSummary> {
     let cfg = ModelConfig::load(&model_dir.join("config.json"))?;
     let index = TensorIndex::open(model_dir)?;
     let runs = (0..cfg.n_layers).map(|l| layer_run(&index, l)).collect::<Result<Vec<_>>>()?;
@@ -130,7 +145,7 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
     let (bin, json_path) = (out_dir.join("trunk.bin"), out_dir.join("trunk.json"));
     let table = out_dir.join(EXPERT_TABLE);
     for stale in [&json_path, &table, &bin] {
-        match std::fs::remove_file(stale) {
+        match storage.remove_file(stale) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(stale, e)),
             _ => {}
         }
@@ -139,12 +154,8 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
     let progress_path = out_dir.join(PROGRESS_FILE);
     let sources = index.shard_paths().iter().map(|p| source_identity(p)).collect::<Result<Vec<_>>>()?;
     let mut layers = resumable_layers(&progress_path, &bin_tmp, &sources, &runs, &index);
-    let out = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(layers.is_empty())
-        .open(&bin_tmp)
+    let out = storage
+        .open(&bin_tmp, OpenMode::ReadWrite { truncate: layers.is_empty() })
         .map_err(|e| Error::io(&bin_tmp, e))?;
     let resumed_layers = layers.len();
     let trunk_bytes: u64 = runs.iter().map(|r| r.run_len).sum();
@@ -155,7 +166,7 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
     for (layer_idx, run) in runs.iter().enumerate().skip(resumed_layers) {
         let shard_path = &index.shard_paths()[run.shard_idx];
         let shard = File::open(shard_path).map_err(|e| Error::io(shard_path, e))?;
-        let crc = copy_run(&shard, shard_path, run, &out, &bin_tmp, file_off, &mut |n| {
+        let crc = copy_run(&shard, shard_path, run, &*out, &bin_tmp, file_off, &mut |n| {
             bytes_done += n;
             progress(PackProgress {
                 stage: PackStage::Trunk,
@@ -171,16 +182,16 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
         // The layer's bytes are durable before the progress file says so.
         out.sync_data().map_err(|e| Error::io(&bin_tmp, e))?;
         let note = json!({ "format": PROGRESS_FORMAT, "sources": sources, "layers": layers });
-        write_synced(&progress_path, note.to_string().as_bytes())?;
+        write_synced(storage, &progress_path, note.to_string().as_bytes())?;
     }
     out.set_len(file_off).map_err(|e| Error::io(&bin_tmp, e))?;
     out.sync_all().map_err(|e| Error::io(&bin_tmp, e))?;
-    if let Err(e) = verify(&out, &bin_tmp, &layers) {
+    if let Err(e) = verify(&*out, &bin_tmp, &layers) {
         // Never resume from bytes that did not read back.
-        let _ = std::fs::remove_file(&progress_path);
+        let _ = storage.remove_file(&progress_path);
         return Err(e);
     }
-    let table_tmp = pack_expert_sums(&cfg, &index, out_dir, &sources, &mut |layer_idx, n| {
+    let table_tmp = pack_expert_sums(&cfg, &index, out_dir, &sources, storage, &mut |layer_idx, n| {
         bytes_done += n;
         let stage = PackStage::ExpertSums;
         progress(PackProgress { stage, layer_idx, n_layers: runs.len(), bytes_done, bytes_total });
@@ -192,13 +203,13 @@ pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(Pac
         "sources": sources,
         "layers": layers,
     });
-    write_synced(&json_tmp, manifest.to_string().as_bytes())?;
-    std::fs::rename(&bin_tmp, &bin).map_err(|e| Error::io(&bin, e))?;
-    std::fs::rename(&table_tmp, &table).map_err(|e| Error::io(&table, e))?;
-    std::fs::rename(&json_tmp, &json_path).map_err(|e| Error::io(&json_path, e))?;
-    File::open(out_dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(out_dir, e))?;
-    let _ = std::fs::remove_file(&progress_path);
-    remove_progress(out_dir);
+    write_synced(storage, &json_tmp, manifest.to_string().as_bytes())?;
+    storage.rename(&bin_tmp, &bin).map_err(|e| Error::io(&bin, e))?;
+    storage.rename(&table_tmp, &table).map_err(|e| Error::io(&table, e))?;
+    storage.rename(&json_tmp, &json_path).map_err(|e| Error::io(&json_path, e))?;
+    storage.sync_dir(out_dir).map_err(|e| Error::io(out_dir, e))?;
+    let _ = storage.remove_file(&progress_path);
+    remove_progress(storage, out_dir);
     Ok(PackSummary {
         trunk_bin: bin,
         trunk_json: json_path,
@@ -275,7 +286,7 @@ fn copy_run(
     shard: &File,
     shard_path: &Path,
     run: &LayerRun,
-    out: &File,
+    out: &dyn StoredFile,
     out_path: &Path,
     file_off: u64,
     done: &mut dyn FnMut(u64),
@@ -286,7 +297,7 @@ fn copy_run(
     while copied < run.run_len {
         let n = (run.run_len - copied).min(buf.len() as u64) as usize;
         shard.read_exact_at(&mut buf[..n], run.run_start + copied).map_err(|e| Error::io(shard_path, e))?;
-        out.write_all_at(&buf[..n], file_off + copied).map_err(|e| Error::io(out_path, e))?;
+        write_all_at(out, &buf[..n], file_off + copied).map_err(|e| Error::io(out_path, e))?;
         hasher.update(&buf[..n]);
         copied += n as u64;
         done(n as u64);
@@ -310,7 +321,7 @@ fn manifest_entry(layer_idx: usize, run: &LayerRun, shard_path: &Path, file_off:
 }
 
 /// Re-reads every packed run and checks its CRC-32.
-fn verify(out: &File, path: &Path, layers: &[Value]) -> Result<()> {
+fn verify(out: &dyn StoredFile, path: &Path, layers: &[Value]) -> Result<()> {
     let mut buf = vec![0u8; CHUNK];
     for l in layers {
         let (off, len) = (l["file_off"].as_u64().unwrap_or(0), l["run_len"].as_u64().unwrap_or(0));
@@ -318,7 +329,7 @@ fn verify(out: &File, path: &Path, layers: &[Value]) -> Result<()> {
         let mut done = 0;
         while done < len {
             let n = (len - done).min(buf.len() as u64) as usize;
-            out.read_exact_at(&mut buf[..n], off + done).map_err(|e| Error::io(path, e))?;
+            read_exact_at(out, &mut buf[..n], off + done).map_err(|e| Error::io(path, e))?;
             hasher.update(&buf[..n]);
             done += n as u64;
         }
@@ -330,7 +341,6 @@ fn verify(out: &File, path: &Path, layers: &[Value]) -> Result<()> {
     Ok(())
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = File::create(path).map_err(|e| Error::io(path, e))?;
-    f.write_all(bytes).and_then(|_| f.sync_all()).map_err(|e| Error::io(path, e))
+fn write_synced(storage: &dyn WriteStorage, path: &Path, bytes: &[u8]) -> Result<()> {
+    write_file_synced(storage, path, bytes).map_err(|e| Error::io(path, e))
 }

@@ -295,7 +295,7 @@ impl Inner {
                     let matches = *layer == l;
                     let taken = ahead.take().and_then(|(_, r)| r);
                     if waited {
-                        self.counters.add_wait(start.elapsed());
+                        self.counters.add_trunk_wait(start.elapsed());
                     }
                     return if matches { taken } else { None };
                 }
@@ -314,7 +314,7 @@ impl TrunkSource for StreamedTrunk {
             None => {
                 let start = Instant::now();
                 let layer = self.inner.read_layer(layer_idx)?;
-                self.inner.counters.add_wait(start.elapsed());
+                self.inner.counters.add_trunk_wait(start.elapsed());
                 layer
             }
         };

@@ -1,9 +1,13 @@
-//! Conversation commands over the history store: list, create, read, update, delete, export,
-//! and the history's startup notice.
+//! Conversation commands over the history store: list, create (with Settings › New chats'
+//! defaults), read, update, delete, export, the history's startup notice, and the new-chat
+//! defaults themselves.
 
+use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
+use ts_rs::TS;
 
+use crate::chat_defaults::{model_defaults, ChatDefaults, ModelDefaults};
 use crate::history::export_conversation as render_export;
 use crate::ipc::dto::{Conversation, ConversationSummary, ExportFile, ExportFormat, HistoryNotice, SamplingSettings};
 use crate::ipc::error::{ErrorCode, IpcError};
@@ -23,8 +27,40 @@ pub async fn list_conversations(state: State<'_, AppState>) -> Result<Vec<Conver
 
 #[tauri::command]
 pub async fn create_conversation(state: State<'_, AppState>) -> Result<Conversation, IpcError> {
-    let settings = SamplingSettings { seed: fresh_seed(), ..SamplingSettings::default() };
-    Ok(state.history()?.create(&settings)?)
+    // Settings › New chats: the saved defaults, with a fresh seed for each chat.
+    let defaults = ChatDefaults::load(&state.data_dir);
+    Ok(state.history()?.create_with_prompt(&defaults.sampling(fresh_seed()), &defaults.system_prompt)?)
+}
+
+/// What Settings › New chats shows: the saved defaults and the loaded model's own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatDefaultsView {
+    pub defaults: ChatDefaults,
+    /// The loaded model's `generation_config.json`, when it has a usable one.
+    pub model_defaults: Option<ModelDefaults>,
+    /// Why there are none (no file, or what is wrong with it).
+    pub model_note: Option<String>,
+}
+
+#[tauri::command]
+pub async fn chat_defaults(state: State<'_, AppState>) -> Result<ChatDefaultsView, IpcError> {
+    let model = state.worker.probe().snapshot().model;
+    let (model_defaults, model_note) = match model.as_ref().map(|m| model_defaults(&m.path)) {
+        None => (None, Some("No model is loaded.".to_string())),
+        Some(Ok(Some(d))) => (Some(d), None),
+        Some(Ok(None)) => (None, Some("This model has no generation_config.json.".to_string())),
+        Some(Err(e)) => (None, Some(e)),
+    };
+    Ok(ChatDefaultsView { defaults: ChatDefaults::load(&state.data_dir), model_defaults, model_note })
+}
+
+/// Saves the defaults new chats start with (checked as a conversation's settings are).
+#[tauri::command]
+pub async fn set_chat_defaults(state: State<'_, AppState>, defaults: ChatDefaults) -> Result<ChatDefaults, IpcError> {
+    check_settings(&defaults.sampling(0))?;
+    defaults.save(&state.data_dir)?;
+    Ok(defaults)
 }
 
 #[tauri::command]

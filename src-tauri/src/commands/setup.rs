@@ -63,7 +63,7 @@ pub fn setup_status(state: State<'_, AppState>) -> SetupStatus {
 /// This machine's cards and drives (`store`: the folder being considered).
 #[tauri::command]
 pub async fn setup_examine(state: State<'_, AppState>, store: Option<String>) -> Result<MachineView, IpcError> {
-    let (repo, ctx) = (state.setup.settings().repo, state.context_length);
+    let (repo, ctx) = (state.setup.settings().repo, state.context_length());
     tauri::async_runtime::spawn_blocking(move || examine(store.as_deref(), &repo, ctx).map(|(v, _)| v))
         .await
         .map_err(join_error)?
@@ -105,7 +105,7 @@ pub fn setup_choose(state: State<'_, AppState>, choice: SetupChoice) -> Result<S
 #[tauri::command]
 pub async fn setup_next(state: State<'_, AppState>) -> Result<SetupAdvance, IpcError> {
     let settings = state.setup.settings();
-    let ctx = state.context_length;
+    let ctx = state.context_length();
     let facts = match settings.step {
         SetupStep::Hardware | SetupStep::Drives => {
             let (store, repo) = (settings.store_dir.clone(), settings.repo.clone());
@@ -200,7 +200,7 @@ fn scratch_bytes() -> u64 {
 #[tauri::command]
 pub async fn setup_forecast(state: State<'_, AppState>) -> Result<Vec<PresetRow>, IpcError> {
     let speed = state.setup.settings().speed.ok_or_else(|| IpcError::invalid("run the speed test first"))?;
-    let ctx = state.context_length;
+    let ctx = state.context_length();
     let rows = tauri::async_runtime::spawn_blocking(move || preset_rows(&speed, ctx)).await.map_err(join_error)??;
     state.setup.remember_forecast(rows.clone());
     Ok(rows)
@@ -222,7 +222,7 @@ pub async fn setup_run<R: Runtime>(
         .await
         .map_err(join_error)?;
     emit(SetupEvent::Awake { held: held.is_ok(), detail: held.err() });
-    let result = jobs::run(state.setup.clone(), state.worker.clone(), emit.clone(), stop, state.context_length).await;
+    let result = jobs::run(state.setup.clone(), state.worker.clone(), emit.clone(), stop, state.context_length()).await;
     state.setup.end_job();
     let _ = tauri::async_runtime::spawn_blocking(move || drop(awake)).await;
     match &result {

@@ -146,11 +146,20 @@ impl HistoryStore {
 
     /// A new, empty conversation with `settings`.
     pub fn create(&self, settings: &SamplingSettings) -> Result<Conversation, HistoryError> {
+        self.create_with_prompt(settings, "")
+    }
+
+    /// A new, empty conversation with `settings` and `system_prompt`, in one write.
+    pub fn create_with_prompt(
+        &self,
+        settings: &SamplingSettings,
+        system_prompt: &str,
+    ) -> Result<Conversation, HistoryError> {
         let now = now_ms();
         let json = self.settings_json(settings)?;
         self.sql(self.conn.execute(
-            "INSERT INTO conversations (title, system_prompt, settings, created_at, updated_at) VALUES (?1, '', ?2, ?3, ?3)",
-            params![DEFAULT_TITLE, json, now],
+            "INSERT INTO conversations (title, system_prompt, settings, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
+            params![DEFAULT_TITLE, system_prompt, json, now],
         ))?;
         self.get(self.conn.last_insert_rowid())
     }

@@ -91,7 +91,7 @@ impl From<&k3_engine::Error> for IpcError {
             E::ContextLimit { .. } => ErrorCode::ContextLimit,
             E::Option { .. } | E::TokenId { .. } | E::Empty { .. } => ErrorCode::InvalidArgument,
             E::Budget(_) => ErrorCode::BudgetTooSmall,
-            E::Io { .. } | E::OutputFolder { .. } => ErrorCode::Io,
+            E::Io { .. } | E::Read { .. } | E::OutputFolder { .. } => ErrorCode::Io,
         };
         IpcError { code, message: e.to_string(), details: None }
     }

@@ -63,7 +63,7 @@ pub async fn run(
                 let read_pattern = settings.speed.map_or(k3_engine::io::ReadPattern::DEFAULT, |s| s.engine_pattern());
                 let target = ModelTarget {
                     trunk: Some(trunk),
-                    preset,
+                    budget: preset.choice(),
                     context_length,
                     read_pattern,
                     ..ModelTarget::folder(store, false)

@@ -23,8 +23,8 @@ pub struct ModelTarget {
     pub is_demo: bool,
     /// Positions the plan reserves KV cache for (prompt + replies of one conversation).
     pub context_length: usize,
-    /// The memory preset the model opens with.
-    pub preset: Preset,
+    /// The memory budget the model opens with (a preset's or a custom one).
+    pub budget: BudgetChoice,
     /// The packed trunk to stream unpinned layers from (the wizard packs one).
     pub trunk: Option<PathBuf>,
     /// How streamed reads are issued: the drive's best from the speed test, when measured.
@@ -38,7 +38,7 @@ impl ModelTarget {
             path: path.into(),
             is_demo,
             context_length: DEFAULT_CONTEXT_LENGTH,
-            preset: Preset::Auto,
+            budget: BudgetChoice::Auto,
             trunk: None,
             read_pattern: ReadPattern::DEFAULT,
         }
@@ -47,7 +47,7 @@ impl ModelTarget {
     /// The runtime request: the target's preset, all kernel threads.
     pub fn request(&self) -> ModelRequest {
         let memory = MemoryOptions {
-            budget: Some(self.preset.choice()),
+            budget: Some(self.budget),
             context_length: self.context_length,
             trunk_dir: self.trunk.clone(),
             read_pattern: self.read_pattern,

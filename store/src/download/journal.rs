@@ -7,20 +7,21 @@
 //! Owns: [`Journal`], [`ChunkRecord`], [`JournalHeader`], [`Resume`], and
 //! [`resume_point`], the decision on the journal's bytes alone (the data is asked for CRCs
 //! through a callback), which [`Journal::resume`] and the fuzz target call.
+//! The journal and the data are reached through a `WriteStorage` (`k3_engine::io::storage`),
+//! the seam where tests fail an operation or cut the power.
 //! Must not: be ahead of the data (the caller's order: data → `fdatasync` → append →
 //! `fsync`), or trust a line that does not end in `\n` and parse (a torn tail is dropped).
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+use k3_engine::io::storage::{read_exact_at, write_all_at, OpenMode, StoredFile, WriteStorage};
 
 use serde::{Deserialize, Serialize};
 use sha2::digest::common::hazmat::SerializableState;
 use sha2::Sha256;
 
 use super::failpoint;
-use crate::durable::{create_dirs, fsync_dir, write_atomic};
+use crate::durable::{create_dirs, write_atomic_in};
 use crate::error::{StoreError, StoreResult};
 
 /// The journal format this build writes; any other version restarts the file (DL-23).
@@ -59,23 +60,30 @@ pub struct Resume {
 }
 
 pub struct Journal {
-    file: File,
+    file: Box<dyn StoredFile>,
     path: PathBuf,
+    /// The journal's length: where the next line goes.
+    end: u64,
 }
 
 impl Journal {
     /// A fresh journal for `header` (any old one at `path` is replaced).
-    pub fn create(path: &Path, header: &JournalHeader) -> StoreResult<Journal> {
+    pub fn create(storage: &dyn WriteStorage, path: &Path, header: &JournalHeader) -> StoreResult<Journal> {
         let mut text = serde_json::to_string(header).map_err(|e| StoreError::io(path, std::io::Error::other(e)))?;
         text.push('\n');
-        write_atomic(path, text.as_bytes())?;
-        Journal::open_append(path)
+        write_atomic_in(storage, path, text.as_bytes(), false)?;
+        Journal::open_append(storage, path)
     }
 
     /// Reads the journal at `path`, checks it describes `header`, and finds the last chunk
     /// whose bytes in `data` still match their CRC; rewrites the journal to end there.
     /// `Ok(None)`: nothing usable (missing, another file or version, or no good chunk).
-    pub fn resume(path: &Path, header: &JournalHeader, data: &File) -> StoreResult<Option<(Journal, Resume)>> {
+    pub fn resume(
+        storage: &dyn WriteStorage,
+        path: &Path,
+        header: &JournalHeader,
+        data: &dyn StoredFile,
+    ) -> StoreResult<Option<(Journal, Resume)>> {
         let text = match std::fs::read(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -86,40 +94,47 @@ impl Journal {
         };
         let rewritten =
             journal_text(header, &point.records).map_err(|e| StoreError::io(path, std::io::Error::other(e)))?;
-        write_atomic(path, rewritten.as_bytes())?;
-        Ok(Some((Journal::open_append(path)?, point.resume)))
+        write_atomic_in(storage, path, rewritten.as_bytes(), false)?;
+        Ok(Some((Journal::open_append(storage, path)?, point.resume)))
     }
 
     /// Appends `rec` and makes it durable.
     pub fn append(&mut self, rec: &ChunkRecord) -> std::io::Result<()> {
         let mut line = serde_json::to_string(rec).map_err(std::io::Error::other)?;
         line.push('\n');
-        self.file.write_all(line.as_bytes())?;
+        if let Err(e) = write_all_at(&*self.file, line.as_bytes(), self.end) {
+            // A torn line is dropped by a resume; the next append starts on a clean one.
+            let _ = self.file.set_len(self.end);
+            return Err(e);
+        }
         failpoint::hit(failpoint::AFTER_JOURNAL_WRITE);
         self.file.sync_data()?;
+        self.end += line.len() as u64;
         failpoint::hit(failpoint::AFTER_JOURNAL_SYNC);
         Ok(())
     }
 
-    pub fn remove(self) -> StoreResult<()> {
+    pub fn remove(self, storage: &dyn WriteStorage) -> StoreResult<()> {
         let path = self.path.clone();
         drop(self.file);
-        match std::fs::remove_file(&path) {
+        match storage.remove_file(&path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(StoreError::io(&path, e)),
         }
     }
 
-    fn open_append(path: &Path) -> StoreResult<Journal> {
+    fn open_append(storage: &dyn WriteStorage, path: &Path) -> StoreResult<Journal> {
         if let Some(dir) = path.parent() {
             create_dirs(dir)?;
         }
-        let file = OpenOptions::new().append(true).open(path).map_err(|e| StoreError::io(path, e))?;
+        let io = |e| StoreError::io(path, e);
+        let file = storage.open(path, OpenMode::ReadWrite { truncate: false }).map_err(io)?;
+        let end = file.size().map_err(io)?;
         if let Some(dir) = path.parent() {
-            fsync_dir(dir)?;
+            storage.sync_dir(dir).map_err(|e| StoreError::io(dir, e))?;
         }
-        Ok(Journal { file, path: path.to_path_buf() })
+        Ok(Journal { file, path: path.to_path_buf(), end })
     }
 }
 
@@ -198,13 +213,13 @@ fn last_good(
     None
 }
 
-fn crc_on_disk(data: &File, start: u64, end: u64) -> Option<u32> {
+fn crc_on_disk(data: &dyn StoredFile, start: u64, end: u64) -> Option<u32> {
     let mut crc = crc32fast::Hasher::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut at = start;
     while at < end {
         let n = ((end - at) as usize).min(buf.len());
-        data.read_exact_at(&mut buf[..n], at).ok()?;
+        read_exact_at(data, &mut buf[..n], at).ok()?;
         crc.update(&buf[..n]);
         at += n as u64;
     }

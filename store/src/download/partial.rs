@@ -5,24 +5,28 @@
 //! Owns: [`PartialFile`] and the order of a chunk's steps: write → `fdatasync` → journal
 //! append → journal `fsync` (RELIABILITY §2.3), and the end: `fsync` → verify → rename →
 //! `fsync(dir)`.
+//! Every operation on the partial and its journal goes through a `WriteStorage` (the seam
+//! of `k3_engine::io::storage`; [`PartialFile::open_in`]), where tests inject faults.
 //! Must not: let the hash cover bytes that are not durable, leave bytes past the durable
 //! end after a failed write, or rename a file whose hash did not match.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use k3_engine::io::storage::{write_all_at, OpenMode, OsStorage, StoredFile, WriteStorage};
 
 use sha2::{Digest, Sha256};
 
 use super::failpoint;
 use super::journal::{state_hex, ChunkRecord, Journal, JournalHeader, JOURNAL_VERSION};
 use super::layout::StoreLayout;
-use crate::durable::{create_dirs, fsync_dir};
+use crate::durable::create_dirs;
 use crate::error::{StoreError, StoreResult};
 use crate::hub::RepoFile;
 
 pub struct PartialFile {
-    file: File,
+    storage: Arc<dyn WriteStorage>,
+    file: Box<dyn StoredFile>,
     path: PathBuf,
     journal: Journal,
     journal_path: PathBuf,
@@ -36,6 +40,17 @@ impl PartialFile {
     /// Opens the partial of `file`, continuing from its journal when that is intact, or
     /// from byte 0 otherwise.
     pub fn open(layout: &StoreLayout, file: &RepoFile, sha256: &str, commit: &str) -> StoreResult<PartialFile> {
+        PartialFile::open_in(Arc::new(OsStorage), layout, file, sha256, commit)
+    }
+
+    /// [`Self::open`] with every operation going through `storage`.
+    pub fn open_in(
+        storage: Arc<dyn WriteStorage>,
+        layout: &StoreLayout,
+        file: &RepoFile,
+        sha256: &str,
+        commit: &str,
+    ) -> StoreResult<PartialFile> {
         let path = layout.partial(&file.path);
         let journal_path = layout.journal(&file.path);
         for dir in [path.parent(), journal_path.parent()].into_iter().flatten() {
@@ -48,16 +63,12 @@ impl PartialFile {
             sha256: sha256.into(),
             commit: commit.into(),
         };
-        let data = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| StoreError::io(&path, e))?;
-        if let Some((journal, resume)) = Journal::resume(&journal_path, &header, &data)? {
+        let data =
+            storage.open(&path, OpenMode::ReadWrite { truncate: false }).map_err(|e| StoreError::io(&path, e))?;
+        if let Some((journal, resume)) = Journal::resume(&*storage, &journal_path, &header, &*data)? {
             data.set_len(resume.end).map_err(|e| StoreError::io(&path, e))?;
             return Ok(PartialFile {
+                storage,
                 file: data,
                 path,
                 journal,
@@ -69,8 +80,9 @@ impl PartialFile {
             });
         }
         data.set_len(0).map_err(|e| StoreError::io(&path, e))?;
-        let journal = Journal::create(&journal_path, &header)?;
+        let journal = Journal::create(&*storage, &journal_path, &header)?;
         Ok(PartialFile {
+            storage,
             file: data,
             path,
             journal,
@@ -96,7 +108,7 @@ impl PartialFile {
     pub fn append(&mut self, chunk: &[u8]) -> std::io::Result<()> {
         let start = self.end;
         let result = (|| {
-            self.file.write_all_at(chunk, start)?;
+            write_all_at(&*self.file, chunk, start)?;
             failpoint::hit(failpoint::AFTER_WRITE);
             self.file.sync_data()
         })();
@@ -123,7 +135,7 @@ impl PartialFile {
     /// Starts again from byte 0 (the server ignored a Range request: never append).
     pub fn restart(&mut self) -> StoreResult<()> {
         self.file.set_len(0).map_err(|e| StoreError::io(&self.path, e))?;
-        self.journal = Journal::create(&self.journal_path, &self.header)?;
+        self.journal = Journal::create(&*self.storage, &self.journal_path, &self.header)?;
         self.hasher = Sha256::new();
         self.end = 0;
         self.next_index = 0;
@@ -141,21 +153,21 @@ impl PartialFile {
         self.file.sync_all().map_err(|e| StoreError::io(&self.path, e))?;
         let dir = dest.parent().unwrap_or(Path::new("."));
         create_dirs(dir)?;
-        std::fs::rename(&self.path, dest).map_err(|e| StoreError::io(dest, e))?;
+        self.storage.rename(&self.path, dest).map_err(|e| StoreError::io(dest, e))?;
         failpoint::hit(failpoint::AFTER_RENAME);
-        fsync_dir(dir)?;
+        self.storage.sync_dir(dir).map_err(|e| StoreError::io(dir, e))?;
         failpoint::hit(failpoint::AFTER_DIR_SYNC);
-        self.journal.remove()
+        self.journal.remove(&*self.storage)
     }
 
     /// Deletes the partial and its journal (a hash mismatch: those bytes are never kept).
     pub fn discard(self) -> StoreResult<()> {
         drop(self.file);
-        match std::fs::remove_file(&self.path) {
+        match self.storage.remove_file(&self.path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(StoreError::io(&self.path, e)),
             _ => {}
         }
-        self.journal.remove()
+        self.journal.remove(&*self.storage)
     }
 }
 
@@ -166,6 +178,7 @@ mod tests {
     //! resume makes of them.
 
     use std::io::Write;
+    use std::os::unix::fs::FileExt;
 
     use super::*;
     use crate::hub::FileHash;

@@ -165,7 +165,7 @@ export function createMockTransport(): Transport {
       if (!f) throw `command ${cmd} not found`;
       return structuredClone(f(args)) as T;
     },
-    async stream<T>(cmd: string): Promise<T> {
+    async stream<T, E>(cmd: string, _args: Record<string, unknown>, _onEvent: (e: E) => void): Promise<T> {
       throw fail("INTERNAL", `${cmd} needs the desktop app: the browser preview has no drive or network`);
     },
     async generate(cmd: GenerationCommand, a: Record<string, unknown>, onEvent: (e: GenerationEvent) => void) {

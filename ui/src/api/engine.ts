@@ -22,6 +22,18 @@ import type {
   SamplingSettings,
   ApiSettings,
   ApiStatus,
+  ChatDefaults,
+  ChatDefaultsView,
+  ModelFolderView,
+  VerifyOutcome,
+  VerifyProgress,
+  Dashboard,
+  DriveUsage,
+  MemoryApplied,
+  MemoryChoice,
+  MemoryView,
+  PlanPreview,
+  ReplanProgressEvent,
   SetupAdvance,
   SetupChoice,
   SetupEvent,
@@ -35,11 +47,11 @@ export interface Transport {
   call<T>(cmd: string, args: Record<string, unknown>): Promise<T>;
   /** Invoke a generation command with a fresh event channel bound to `onEvent`. */
   generate(cmd: GenerationCommand, args: Record<string, unknown>, onEvent: (e: GenerationEvent) => void): Promise<number>;
-  /** Invoke a setup job command with a fresh event channel bound to `onEvent`. */
-  stream<T>(cmd: SetupStreamCommand, args: Record<string, unknown>, onEvent: (e: SetupEvent) => void): Promise<T>;
+  /** Invoke a long job command (setup, replan) with a fresh event channel bound to `onEvent`. */
+  stream<T, E = SetupEvent>(cmd: StreamCommand, args: Record<string, unknown>, onEvent: (e: E) => void): Promise<T>;
 }
 
-export type SetupStreamCommand = "setup_speed_test" | "setup_run";
+export type StreamCommand = "setup_speed_test" | "setup_run" | "apply_memory" | "verify_model_folder";
 
 export type GenerationCommand = "send_message" | "regenerate" | "edit_message";
 
@@ -50,8 +62,8 @@ const tauriTransport: Transport = {
     channel.onmessage = onEvent;
     return invoke<number>(cmd, { ...args, onEvent: channel });
   },
-  stream<T>(cmd: SetupStreamCommand, args: Record<string, unknown>, onEvent: (e: SetupEvent) => void) {
-    const channel = new Channel<SetupEvent>();
+  stream<T, E>(cmd: StreamCommand, args: Record<string, unknown>, onEvent: (e: E) => void) {
+    const channel = new Channel<E>();
     channel.onmessage = onEvent;
     return invoke<T>(cmd, { ...args, onEvent: channel });
   },
@@ -135,6 +147,9 @@ export const openLink = (url: string) => call<null>("open_link", { url });
 export const historyNotice = () => call<HistoryNotice | null>("history_notice");
 export const listConversations = () => call<ConversationSummary[]>("list_conversations");
 export const createConversation = () => call<Conversation>("create_conversation");
+/** Settings › New chats: what new conversations start with, and the model's own defaults. */
+export const chatDefaults = () => call<ChatDefaultsView>("chat_defaults");
+export const setChatDefaults = (defaults: ChatDefaults) => call<ChatDefaults>("set_chat_defaults", { defaults });
 export const getConversation = (id: number) => call<Conversation>("get_conversation", { id });
 export const deleteConversation = (id: number) => call<null>("delete_conversation", { id });
 export interface ConversationUpdate {
@@ -174,10 +189,10 @@ export function startGeneration(req: GenerationRequest, onEvent: (e: GenerationE
 
 export const cancelGeneration = (jobId: number) => call<boolean>("cancel_generation", { jobId });
 
-async function stream<T>(cmd: SetupStreamCommand, args: Record<string, unknown>, onEvent: (e: SetupEvent) => void): Promise<T> {
+async function stream<T, E = SetupEvent>(cmd: StreamCommand, args: Record<string, unknown>, onEvent: (e: E) => void): Promise<T> {
   const t = await getTransport();
   try {
-    return await t.stream<T>(cmd, args, onEvent);
+    return await t.stream<T, E>(cmd, args, onEvent);
   } catch (e) {
     throw toIpcError(e);
   }
@@ -206,3 +221,31 @@ export const setupRun = (onEvent: (e: SetupEvent) => void) => stream<ModelInfo |
 export const apiStatus = () => call<ApiStatus>("api_status");
 export const apiStart = (settings: ApiSettings) => call<ApiStatus>("api_start", { settings });
 export const apiStop = () => call<ApiStatus>("api_stop");
+
+// ---- dashboards (the Memory and Disk tabs; asked only while one is on screen) ----
+/** One reading, with the timeline's tokens after `after` (the `lastSeq` of the previous reading). */
+export const dashboard = (after: number) => call<Dashboard>("dashboard", { after });
+export const diskUsage = () => call<DriveUsage[]>("disk_usage");
+
+// ---- memory (Settings › Memory) ----
+export const memorySettings = () => call<MemoryView>("memory_settings");
+/** `choice`'s plan at `contextLength` positions (null: the one in force). */
+export const planPreview = (choice: MemoryChoice, contextLength: number | null = null) =>
+  call<PlanPreview>("plan_preview", { choice, contextLength });
+/** Every preset's plan at `contextLength` positions. */
+export const memoryWhatIf = (contextLength: number) => call<MemoryView>("memory_what_if", { contextLength });
+/** Applies `choice` (and `contextLength` when given) after the reply in progress, without a
+ * restart; progress while layers are pinned. */
+export const applyMemory = (choice: MemoryChoice, onEvent: (e: ReplanProgressEvent) => void, contextLength: number | null = null) =>
+  stream<MemoryApplied, ReplanProgressEvent>("apply_memory", { choice, contextLength }, onEvent);
+
+// ---- diagnostics (Settings › Diagnostics; no prompts, no secrets) ----
+export const diagnostics = () => call<string>("diagnostics");
+/** Opens the Memory or Disk tab in its own window. */
+export const openDashboardWindow = (view: "memory" | "disk") => call<null>("open_dashboard_window", { view });
+
+// ---- model folder (Settings › Model folder) ----
+export const modelFolder = () => call<ModelFolderView>("model_folder");
+/** Hashes every file of the model in use again; progress while it runs. */
+export const verifyModelFolder = (onEvent: (e: VerifyProgress) => void) => stream<VerifyOutcome, VerifyProgress>("verify_model_folder", {}, onEvent);
+export const stopVerify = () => call<null>("stop_verify");

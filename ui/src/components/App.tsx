@@ -4,7 +4,7 @@ import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { type ChatActions, useChat } from "../state/controller";
 import type { ChatState } from "../state/chat";
 import { isRunning } from "../state/stream";
-import { type ThemeChoice, applyTheme, loadTheme, nextTheme } from "../theme";
+import { APPEARANCE_EVENT, type ThemeChoice, applyTheme, loadTheme, nextTheme } from "../theme";
 import { ChatView } from "./ChatView";
 import { Composer } from "./Composer";
 import { DemoBanner, ModelBar } from "./ModelBar";
@@ -14,10 +14,20 @@ import { SettingsPanel } from "./SettingsPanel";
 import { Sidebar } from "./Sidebar";
 import { DriveSpeed } from "./StatsLine";
 import { Wizard } from "./Wizard";
+import { driveBestBytesPerS } from "../state/setup";
+import { DiskTab, MemoryTab, useDashboard } from "./Dashboards";
+import { PressureBanner } from "./PressureBanner";
 import * as engine from "../api/engine";
 import type { SetupSettings } from "../generated/ipc";
 
-function useShortcuts(state: ChatState, actions: ChatActions, toggleAppSettings: () => void) {
+export type Tab = "chat" | "memory" | "disk";
+const TABS: { id: Tab; label: string; key: string }[] = [
+  { id: "chat", label: "Chat", key: "1" },
+  { id: "memory", label: "Memory", key: "2" },
+  { id: "disk", label: "Disk", key: "3" },
+];
+
+function useShortcuts(state: ChatState, actions: ChatActions, toggleAppSettings: () => void, setTab: (t: Tab) => void) {
   const ref = useRef(state);
   ref.current = state;
   useEffect(() => {
@@ -27,6 +37,9 @@ function useShortcuts(state: ChatState, actions: ChatActions, toggleAppSettings:
       if ((mod && !e.shiftKey && key === "n") || (mod && e.shiftKey && key === "o")) {
         e.preventDefault();
         void actions.newChat();
+      } else if (mod && !e.shiftKey && TABS.some((t) => t.key === e.key)) {
+        e.preventDefault();
+        setTab(TABS.find((t) => t.key === e.key)!.id);
       } else if (mod && e.key === ",") {
         e.preventDefault();
         toggleAppSettings();
@@ -37,12 +50,20 @@ function useShortcuts(state: ChatState, actions: ChatActions, toggleAppSettings:
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [actions, toggleAppSettings]);
+  }, [actions, toggleAppSettings, setTab]);
 }
 
 function ThemeToggle() {
   const [theme, setTheme] = useState<ThemeChoice>(loadTheme);
-  useEffect(() => applyTheme(theme), [theme]);
+  useEffect(() => {
+    if (theme !== loadTheme()) applyTheme(theme);
+  }, [theme]);
+  // Settings › Appearance changes it too.
+  useEffect(() => {
+    const follow = () => setTheme(loadTheme());
+    window.addEventListener(APPEARANCE_EVENT, follow);
+    return () => window.removeEventListener(APPEARANCE_EVENT, follow);
+  }, []);
   const label = { system: "System", light: "Light", dark: "Dark" }[theme];
   return (
     <button type="button" class="theme-toggle" aria-label={`Theme: ${label}. Switch theme`} onClick={() => setTheme(nextTheme)}>
@@ -57,7 +78,7 @@ function useSetup() {
   const [setup, setSetup] = useState<SetupSettings | null>(null);
   const [driveSpeed, setDriveSpeed] = useState<number | null>(null);
   const learn = (s: SetupSettings) =>
-    setDriveSpeed(s.speed ? Math.max(s.speed.qd1MbPerS, s.speed.qd16MbPerS, s.speed.readPattern?.mbPerS ?? 0) * 1e6 : null);
+    setDriveSpeed(driveBestBytesPerS(s.speed));
   useEffect(() => {
     void engine
       .setupStatus()
@@ -86,7 +107,10 @@ export function App() {
   const [appSettingsOpen, setAppSettingsOpen] = useState(false);
   const toggleAppSettings = useCallback(() => setAppSettingsOpen((o) => !o), []);
   const closeAppSettings = useCallback(() => setAppSettingsOpen(false), []);
-  useShortcuts(state, actions, toggleAppSettings);
+  const [tab, setTab] = useState<Tab>("chat");
+  useShortcuts(state, actions, toggleAppSettings, setTab);
+  // Dashboards are read only while one is on screen.
+  const [series, dashError] = useDashboard(tab !== "chat");
   const busy = isRunning(state.stream);
   const current = state.current;
 
@@ -117,10 +141,25 @@ export function App() {
             Settings
           </button>
         </header>
+        <nav class="tabs" role="tablist" aria-label="Views">
+          {TABS.map((t) => (
+            <button key={t.id} type="button" role="tab" aria-selected={tab === t.id} class={tab === t.id ? "current" : ""} title={`Ctrl+${t.key}`} onClick={() => setTab(t.id)}>
+              {t.label}
+            </button>
+          ))}
+        </nav>
         <DemoBanner model={state.model} />
+        <PressureBanner busy={busy} />
         <HistoryBanner notice={state.historyNotice} onDismiss={actions.dismissHistoryNotice} />
         <ErrorRegion error={state.error} onDismiss={actions.dismissError} />
-        <div class="chat-head">
+        {tab !== "chat" && (
+          <div class="dash-body">
+            <DriveSpeed.Provider value={driveSpeed}>
+              {tab === "memory" ? <MemoryTab series={series} error={dashError} /> : <DiskTab series={series} error={dashError} active={tab === "disk"} />}
+            </DriveSpeed.Provider>
+          </div>
+        )}
+        <div class="chat-head" hidden={tab !== "chat"}>
           <h1 class="chat-title">{current?.title ?? "New chat"}</h1>
           <button
             type="button"
@@ -131,7 +170,7 @@ export function App() {
             Chat settings
           </button>
         </div>
-        <div class="chat-body">
+        <div class="chat-body" hidden={tab !== "chat"}>
           <DriveSpeed.Provider value={driveSpeed}>
             <ChatView state={state} actions={actions} />
           </DriveSpeed.Provider>
@@ -160,7 +199,16 @@ export function App() {
           onStop={() => void actions.stop()}
         />
       </main>
-      {appSettingsOpen && <AppSettings onClose={closeAppSettings} />}
+      {appSettingsOpen && (
+        <AppSettings
+          onClose={closeAppSettings}
+          onModel={actions.modelReady}
+          onOpenFolder={() => {
+            closeAppSettings();
+            void actions.openModelFolder();
+          }}
+        />
+      )}
       {setup && (
         <Wizard
           initial={setup}

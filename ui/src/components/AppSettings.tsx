@@ -2,11 +2,22 @@
 // its own state and commands; this file is the frame (section list, close on Esc or the button).
 import { useEffect, useState } from "preact/hooks";
 import { LocalApiSettings } from "./LocalApiSettings";
+import { MemorySettings } from "./MemorySettings";
+import { NewChatSettings } from "./NewChatSettings";
+import { AppearanceSettings } from "./AppearanceSettings";
+import { DiagnosticsSettings } from "./DiagnosticsSettings";
+import { ModelFolderSettings } from "./ModelFolderSettings";
+import type { ModelInfo } from "../generated/ipc";
 
-type Section = "localApi" | "shortcuts";
+type Section = "memory" | "modelFolder" | "newChats" | "appearance" | "localApi" | "diagnostics" | "shortcuts";
 
 const SECTIONS: { id: Section; label: string }[] = [
+  { id: "memory", label: "Memory" },
+  { id: "modelFolder", label: "Model folder" },
+  { id: "newChats", label: "New chats" },
+  { id: "appearance", label: "Appearance" },
   { id: "localApi", label: "Local API" },
+  { id: "diagnostics", label: "Diagnostics" },
   { id: "shortcuts", label: "Shortcuts" },
 ];
 
@@ -16,10 +27,21 @@ const SHORTCUTS: [string, string][] = [
   ["Esc", "Stop the reply, or cancel an edit"],
   ["Ctrl/⌘+N or Ctrl/⌘+Shift+O", "New chat"],
   ["Ctrl/⌘+,", "Open or close Settings"],
+  ["Ctrl/⌘+1, 2, 3", "Chat, Memory, Disk"],
 ];
 
-export function AppSettings({ onClose }: { onClose(): void }) {
-  const [section, setSection] = useState<Section>("localApi");
+export function AppSettings({
+  onClose,
+  onModel,
+  onOpenFolder,
+  initial = "memory",
+}: {
+  onClose(): void;
+  onModel?(m: ModelInfo): void;
+  onOpenFolder?(): void;
+  initial?: Section;
+}) {
+  const [section, setSection] = useState<Section>(initial);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.key !== "Escape") return;
@@ -45,7 +67,21 @@ export function AppSettings({ onClose }: { onClose(): void }) {
         <button type="button" class="app-settings-close" aria-label="Close settings" onClick={onClose}>
           Close
         </button>
-        {section === "localApi" ? <LocalApiSettings /> : <Shortcuts />}
+        {section === "memory" ? (
+          <MemorySettings onApplied={onModel} />
+        ) : section === "modelFolder" ? (
+          <ModelFolderSettings onOpenFolder={onOpenFolder} />
+        ) : section === "newChats" ? (
+          <NewChatSettings />
+        ) : section === "appearance" ? (
+          <AppearanceSettings />
+        ) : section === "localApi" ? (
+          <LocalApiSettings />
+        ) : section === "diagnostics" ? (
+          <DiagnosticsSettings />
+        ) : (
+          <Shortcuts />
+        )}
       </div>
     </div>
   );

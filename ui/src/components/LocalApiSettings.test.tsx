@@ -62,7 +62,7 @@ beforeEach(async () => {
   closed = 0;
   root = document.createElement("div");
   document.body.append(root);
-  await act(() => render(<AppSettings onClose={() => (closed += 1)} />, root));
+  await act(() => render(<AppSettings initial="localApi" onClose={() => (closed += 1)} />, root));
   await flush();
 });
 

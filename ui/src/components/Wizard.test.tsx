@@ -33,11 +33,12 @@ class Scripted implements Transport {
     };
     return answers[cmd] as T;
   }
-  async stream<T>(cmd: string, _args: Record<string, unknown>, onEvent: (e: SetupEvent) => void): Promise<T> {
+  async stream<T, E>(cmd: string, _args: Record<string, unknown>, onEvent: (e: E) => void): Promise<T> {
     this.calls.push([cmd, {}]);
     const next = this.runs.shift();
     if (!next) throw new Error("no scripted run left");
-    return (await next(onEvent)) as T;
+    // The wizard's jobs stream setup events.
+    return (await next(onEvent as (e: SetupEvent) => void)) as T;
   }
   async generate(): Promise<number> {
     throw new Error("not scripted");

@@ -289,3 +289,267 @@ requests: number,
  * The most recent requests, newest last.
  */
 log: Array<ApiLogLine>, problem: ApiProblem | null, };
+
+/**
+ * One reading for the dashboards.
+ */
+export type Dashboard = { 
+/**
+ * Wall-clock time of the reading, in seconds since the Unix epoch (the charts' x).
+ */
+atSeconds: number, activity: ActivityView, rssBytes: number | null, peakRssBytes: number | null, 
+/**
+ * The plan's total (trunk + cache budgets as planned + fixed overhead); `None` when
+ * every weight is resident.
+ */
+planBytes: number | null, 
+/**
+ * Where the plan's bytes go, largest parts first as the plan lists them.
+ */
+breakdown: Array<MemoryPart>, pinnedLayers: number, layers: number, system: SystemMemory, 
+/**
+ * Bytes read from disk since the model was loaded (the page differentiates them).
+ */
+trunkBytesRead: number, expertBytesRead: number, readsInFlight: number | null, 
+/**
+ * Tokens after the `after` the page asked with, oldest first.
+ */
+tokens: Array<TokenPoint>, 
+/**
+ * Ask with this next time.
+ */
+lastSeq: number, pressure: PressureWarning | null, };
+
+/**
+ * What the engine is doing.
+ */
+export type ActivityView = { "kind": "idle" } | { "kind": "opening", layersDone: number, layersTotal: number, } | { "kind": "generating", tokens: number, } | { "kind": "replanning", layersDone: number, layersTotal: number, };
+
+/**
+ * One part of the memory plan.
+ */
+export type MemoryPart = { 
+/**
+ * Stable key for colours and tests: pinned, ring, experts, io, embed, state, kv, scratch.
+ */
+key: string, label: string, bytes: number, detail: string, };
+
+/**
+ * The machine's memory (`/proc/meminfo`, PSI).
+ */
+export type SystemMemory = { totalBytes: number, availableBytes: number, 
+/**
+ * PSI `some avg10` in percent; `None` where the kernel has no PSI.
+ */
+pressureAvg10: number | null, };
+
+/**
+ * One generated token on the timeline.
+ */
+export type TokenPoint = { seq: number, job: number, index: number, 
+/**
+ * Index 0 carries the prompt's prefill: shown apart.
+ */
+prefill: boolean, wallMs: number, trunkWaitMs: number, expertWaitMs: number, 
+/**
+ * Wall − (trunk wait + expert wait).
+ */
+computeMs: number, trunkBytes: number, expertBytes: number, expertRequests: number, trueHits: number, prefetchHits: number, misses: number, };
+
+/**
+ * What the window shows when memory runs short.
+ */
+export type PressureWarning = { availableBytes: number, 
+/**
+ * Memory the plan may still take (plan − RSS).
+ */
+planGrowthBytes: number, 
+/**
+ * Available − growth (negative: short by that much).
+ */
+spareBytes: number, minSpareBytes: number, pressureAvg10: number | null, 
+/**
+ * The largest preset that leaves enough spare memory, if any.
+ */
+stepDown: string | null, stepDownPlanBytes: number | null, };
+
+/**
+ * One volume and our files on it.
+ */
+export type DriveUsage = { mount: string, fs: string, 
+/**
+ * `ssd`, `hdd`, `virtual` or `unknown`.
+ */
+kind: string, totalBytes: number, freeBytes: number, 
+/**
+ * What of ours lives here: model store, trunk, partial downloads, app data.
+ */
+parts: Array<UsagePart>, };
+
+/**
+ * Bytes of one of our folders.
+ */
+export type UsagePart = { 
+/**
+ * `store`, `trunk`, `partial` or `appData`.
+ */
+key: string, path: string, bytes: number, };
+
+/**
+ * What a new conversation starts with (its seed is drawn fresh for each chat).
+ */
+export type ChatDefaults = { temperature: number, topP: number, maxTokens: number, thinking: boolean, systemPrompt: string, };
+
+/**
+ * What a checkpoint's `generation_config.json` says (absent fields: `None`).
+ */
+export type ModelDefaults = { temperature: number | null, topP: number | null, maxTokens: number | null, };
+
+/**
+ * What Settings › New chats shows: the saved defaults and the loaded model's own.
+ */
+export type ChatDefaultsView = { defaults: ChatDefaults, 
+/**
+ * The loaded model's `generation_config.json`, when it has a usable one.
+ */
+modelDefaults: ModelDefaults | null, 
+/**
+ * Why there are none (no file, or what is wrong with it).
+ */
+modelNote: string | null, };
+
+/**
+ * What Settings › Model folder shows.
+ */
+export type ModelFolderView = { path: string, name: string, isDemo: boolean, 
+/**
+ * The trunk unpinned layers stream from (`None`: not packed; the trunk stays in RAM).
+ */
+trunk: string | null, 
+/**
+ * From the store's manifest, when the folder was downloaded or adopted by k3.
+ */
+repo: string | null, commit: string | null, files: number, verifiedFiles: number, bytes: number, 
+/**
+ * Why there is no manifest, or what is wrong with it.
+ */
+note: string | null, };
+
+/**
+ * Progress of "Verify now".
+ */
+export type VerifyProgress = { file: string, doneBytes: number, totalBytes: number, };
+
+/**
+ * How "Verify now" ended.
+ */
+export type VerifyOutcome = { files: number, bytes: number, 
+/**
+ * `path: problem` of each missing, resized or mismatching file.
+ */
+bad: Array<string>, seconds: number, view: ModelFolderView, };
+
+/**
+ * What the user chose.
+ */
+export type MemoryChoice = { "kind": "preset", name: PresetName, } | { "kind": "custom", trunkBytes: number, cacheBytes: number, };
+
+/**
+ * A preset's name, checked when parsed.
+ */
+export type PresetName = "auto" | "laptop" | "desktop" | "workstation" | "server" | "max";
+
+/**
+ * One choice's plan on this machine.
+ */
+export type PlanPreview = { choice: MemoryChoice, 
+/**
+ * The planner's refusal, when it refuses (then the numbers are 0).
+ */
+problem: string | null, pinnedLayers: number, layers: number, ringSlots: number, trunkBytes: number, expertSlots: number, cacheBytes: number, totalBytes: number, 
+/**
+ * Available memory (with this model's current plan given back) minus this plan.
+ */
+headroomBytes: number, 
+/**
+ * Headroom below the `auto` reserve (2 GB + 2 % of available): warned about.
+ */
+tight: boolean, 
+/**
+ * Seconds per token `[low, high]` from `k3_plan::forecast`; `None` without a speed test.
+ */
+secondsLow: number | null, secondsHigh: number | null, };
+
+/**
+ * What Settings › Memory shows.
+ */
+export type MemoryView = { 
+/**
+ * The choice in force.
+ */
+current: MemoryChoice, 
+/**
+ * `None` when the model keeps every weight resident (the plan cannot change).
+ */
+currentPlan: PlanPreview | null, presets: Array<PlanPreview>, 
+/**
+ * Whether unpinned trunk layers can stream (a packed trunk is in use).
+ */
+streamedTrunk: boolean, 
+/**
+ * Smallest trunk budget (one ring slot of the largest layer) and cache budget.
+ */
+minTrunkBytes: number, minCacheBytes: number, wholeTrunkBytes: number, 
+/**
+ * Why no forecast is shown, when none is.
+ */
+forecastNote: string | null, 
+/**
+ * Positions each conversation's KV cache is reserved for, in force.
+ */
+contextLength: number, 
+/**
+ * The previews' context length (the one asked about).
+ */
+previewContextLength: number, maxContextLength: number, 
+/**
+ * RAM one position of context costs (the MLA cache of every MLA layer).
+ */
+kvBytesPerPosition: number, 
+/**
+ * What the page's planner (k3_plan in WebAssembly) needs to plan any choice as the user
+ * drags a budget: sent once with this view.
+ */
+planner: PlannerInputs, };
+
+/**
+ * The footprint, machine and rates the page plans from (plan-wasm's JSON shapes).
+ */
+export type PlannerInputs = { footprint: import("../plan/wasmPlanner").Footprint, 
+/**
+ * MemAvailable with this model's current plan given back (what a new plan may take).
+ */
+machine: import("../plan/wasmPlanner").MachineMemory, streamedTrunk: boolean, ioThreads: number, 
+/**
+ * Headroom below this is "tight" (the `auto` reserve, `k3_plan::auto_headroom`).
+ */
+reserveBytes: number, 
+/**
+ * `None` until the drive's speed test ran (then no forecast).
+ */
+rates: import("../plan/wasmPlanner").Rates | null, };
+
+/**
+ * Progress of an apply: trunk layers being pinned (0 of 0 while it waits for the reply
+ * in progress, or when nothing more is pinned).
+ */
+export type ReplanProgressEvent = { layersDone: number, layersTotal: number, };
+
+/**
+ * What an apply returns.
+ */
+export type MemoryApplied = { model: ModelInfo, view: MemoryView, 
+/**
+ * Milliseconds from the call to the new plan in force (waiting for a reply included).
+ */
+tookMs: number, };

@@ -1,7 +1,7 @@
 // The setup wizard's job view: what the download, pack and first load have reported, folded from
 // SetupEvents. Pure: tested in setup.test.ts; the Rust side batches events to <= 10 per second and
 // each event is one render.
-import type { FileCell, IpcError, ModelInfo, SetupEvent, SetupProblem, SetupStep } from "../generated/ipc";
+import type { FileCell, IpcError, ModelInfo, SetupEvent, SetupProblem, SetupStep, SpeedSummary } from "../generated/ipc";
 
 export interface JobView {
   phase: "idle" | "running" | "paused" | "failed" | "ready";
@@ -104,4 +104,10 @@ export function duration(seconds: number | null): string {
   if (s >= 3600) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
   if (s >= 60) return `${Math.floor(s / 60)} min ${s % 60} s`;
   return `${s} s`;
+}
+
+/** The drive's best measured read rate in bytes/s — the highest of the speed test's QD1, QD16 and
+ * the pattern sweep's best point — or null before the speed test ran. */
+export function driveBestBytesPerS(speed: SpeedSummary | null): number | null {
+  return speed ? Math.max(speed.qd1MbPerS, speed.qd16MbPerS, speed.readPattern?.mbPerS ?? 0) * 1e6 : null;
 }

@@ -1,0 +1,147 @@
+//! Settings › Memory commands: the view with every preset's plan, one choice's preview,
+//! and applying a choice between generations (the runtime's replan, no restart).
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use tauri::ipc::Channel;
+use tauri::State;
+use ts_rs::TS;
+
+use crate::commands::model::join_error;
+use crate::ipc::dto::ModelInfo;
+use crate::ipc::error::IpcError;
+use crate::memory::preview::{memory_view, preview, ComputeRatesOnce, PreviewContext};
+use crate::memory::{MemoryChoice, MemoryView, PlanPreview};
+use crate::setup::SetupHost;
+use crate::state::AppState;
+use crate::worker::{model_info, Worker};
+
+/// Progress of an apply: trunk layers being pinned (0 of 0 while it waits for the reply
+/// in progress, or when nothing more is pinned).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplanProgressEvent {
+    pub layers_done: u32,
+    pub layers_total: u32,
+}
+
+/// What an apply returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryApplied {
+    pub model: ModelInfo,
+    pub view: MemoryView,
+    /// Milliseconds from the call to the new plan in force (waiting for a reply included).
+    #[ts(type = "number")]
+    pub took_ms: u64,
+}
+
+/// What a preview reads, detached from the command's borrow so it can run off the async
+/// runtime (the first preview measures the CPU for ≈ 1.5 s).
+struct Sources {
+    worker: Arc<Worker>,
+    setup: Arc<SetupHost>,
+    rates: Arc<ComputeRatesOnce>,
+}
+
+impl Sources {
+    fn of(state: &AppState) -> Sources {
+        Sources { worker: state.worker.clone(), setup: state.setup.clone(), rates: state.compute_rates.clone() }
+    }
+}
+
+async fn off_thread<T: Send + 'static>(
+    sources: Sources,
+    context_length: Option<usize>,
+    f: impl FnOnce(&PreviewContext<'_>) -> T + Send + 'static,
+) -> Result<T, IpcError> {
+    tauri::async_runtime::spawn_blocking(move || with_context(&sources, context_length, f)).await.map_err(join_error)?
+}
+
+/// Refuses a context length the engine would refuse, naming the limits.
+fn check_context(context_length: Option<usize>) -> Result<(), IpcError> {
+    match context_length {
+        Some(n) if n == 0 || n > k3_engine::MAX_CONTEXT => Err(IpcError::invalid(format!(
+            "a context of {n} positions is not between 1 and {}",
+            k3_engine::MAX_CONTEXT
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn with_context<T>(
+    state: &Sources,
+    context_length: Option<usize>,
+    f: impl FnOnce(&PreviewContext<'_>) -> T,
+) -> Result<T, IpcError> {
+    let now = state.worker.probe().snapshot();
+    let model = now.model.ok_or_else(crate::commands::model::no_model)?;
+    let plan_bytes = model.plan.as_ref().map_or(0, |p| p.total_bytes);
+    let ctx = PreviewContext {
+        model: &model,
+        machine: now.machine,
+        current_plan_bytes: plan_bytes.min(now.rss_bytes.unwrap_or(0)),
+        disk: state.setup.settings().speed.map(|s| k3_plan::DiskRates {
+            trunk_bytes_per_second: s.qd16_mb_per_s * 1e6,
+            expert_bytes_per_second: s.qd16_mb_per_s * 1e6,
+        }),
+        rates: state.rates.get(),
+        context_length: context_length.unwrap_or(model.context_length),
+    };
+    Ok(f(&ctx))
+}
+
+/// The choice in force, its plan and every preset's, with forecasts when the drive was measured.
+#[tauri::command]
+pub async fn memory_settings(state: State<'_, AppState>) -> Result<MemoryView, IpcError> {
+    let current = state.memory_choice();
+    off_thread(Sources::of(&state), None, move |ctx| memory_view(ctx, current)).await
+}
+
+/// `choice`'s plan and forecast on the loaded model at `context_length` positions (the
+/// one in force when null), before applying it.
+#[tauri::command]
+pub async fn plan_preview(
+    state: State<'_, AppState>,
+    choice: MemoryChoice,
+    context_length: Option<usize>,
+) -> Result<PlanPreview, IpcError> {
+    check_context(context_length)?;
+    off_thread(Sources::of(&state), context_length, move |ctx| preview(ctx, choice)).await
+}
+
+/// Every preset's plan at `context_length` positions (what the context field changes).
+#[tauri::command]
+pub async fn memory_what_if(state: State<'_, AppState>, context_length: usize) -> Result<MemoryView, IpcError> {
+    check_context(Some(context_length))?;
+    let current = state.memory_choice();
+    off_thread(Sources::of(&state), Some(context_length), move |ctx| memory_view(ctx, current)).await
+}
+
+/// Applies `choice` (and `context_length` when given) after the reply in progress (at once
+/// when idle), without a restart, and saves them for the next start; a refused plan
+/// changes nothing.
+#[tauri::command]
+pub async fn apply_memory(
+    state: State<'_, AppState>,
+    choice: MemoryChoice,
+    context_length: Option<usize>,
+    on_event: Channel<ReplanProgressEvent>,
+) -> Result<MemoryApplied, IpcError> {
+    check_context(context_length)?;
+    let started = std::time::Instant::now();
+    let runtime = state.worker.runtime();
+    let progress = Box::new(move |done: usize, total: usize| {
+        let _ = on_event.send(ReplanProgressEvent { layers_done: done as u32, layers_total: total as u32 });
+    });
+    let summary = tauri::async_runtime::spawn_blocking(move || {
+        runtime.replan_with(Some(choice.budget()), context_length, progress)
+    })
+    .await
+    .map_err(join_error)?
+    .map_err(|e| IpcError::from(&e).with_details(format!("Applying the memory choice {}", choice.name())))?;
+    state.set_memory(choice, summary.context_length)?;
+    let view = off_thread(Sources::of(&state), None, move |ctx| memory_view(ctx, choice)).await?;
+    Ok(MemoryApplied { model: model_info(&summary), view, took_ms: started.elapsed().as_millis() as u64 })
+}

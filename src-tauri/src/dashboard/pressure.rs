@@ -1,0 +1,162 @@
+//! The memory-pressure guard: whether other programs are squeezing memory below what the
+//! plan still needs, and which smaller preset would step out of their way.
+//!
+//! Owns: [`assess`] (a pure rule over numbers, unit-tested) and [`PressureWarning`].
+//! Must not: act: the window shows the warning and the user chooses the step-down.
+//! The rule: the plan may still grow by `plan − RSS` (slots not yet filled); the spare
+//! memory is `MemAvailable` less that growth. Below [`min_spare_bytes`], or with PSI
+//! `some avg10` at [`PSI_WARN_PERCENT`] or more, the guard warns, before the system swaps
+//! or the OOM killer acts.
+
+use k3_plan::{plan_memory, BudgetChoice, Footprint, MachineMemory, MemoryRequest, Preset, GB};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// PSI `some avg10` (percent of the last 10 s with a task stalled on memory) that warns.
+pub const PSI_WARN_PERCENT: f64 = 10.0;
+
+/// Spare memory below which the guard warns: 1 GB or 2 % of the machine, the larger.
+pub fn min_spare_bytes(machine: MachineMemory) -> u64 {
+    (GB).max(machine.usable_total_bytes() / 50)
+}
+
+/// What the window shows when memory runs short.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PressureWarning {
+    #[ts(type = "number")]
+    pub available_bytes: u64,
+    /// Memory the plan may still take (plan − RSS).
+    #[ts(type = "number")]
+    pub plan_growth_bytes: u64,
+    /// Available − growth (negative: short by that much).
+    pub spare_bytes: f64,
+    #[ts(type = "number")]
+    pub min_spare_bytes: u64,
+    pub pressure_avg10: Option<f64>,
+    /// The largest preset that leaves enough spare memory, if any.
+    pub step_down: Option<String>,
+    #[ts(type = "number | null")]
+    pub step_down_plan_bytes: Option<u64>,
+}
+
+/// What the guard looks at.
+#[derive(Debug, Clone)]
+pub struct PressureInput<'a> {
+    pub machine: MachineMemory,
+    pub pressure_avg10: Option<f64>,
+    pub rss_bytes: u64,
+    pub plan_bytes: u64,
+    pub footprint: &'a Footprint,
+    pub streamed_trunk: bool,
+    pub context_length: u64,
+    pub io_threads: u64,
+}
+
+/// `None` when memory is fine; else the warning with a step-down preset when one helps.
+pub fn assess(input: &PressureInput<'_>) -> Option<PressureWarning> {
+    let available = input.machine.usable_available_bytes();
+    if available == 0 {
+        return None; // unknown, never a false alarm
+    }
+    let growth = input.plan_bytes.saturating_sub(input.rss_bytes);
+    let spare = available as f64 - growth as f64;
+    let min_spare = min_spare_bytes(input.machine);
+    let squeezed = spare < min_spare as f64;
+    let stalling = input.pressure_avg10.is_some_and(|p| p >= PSI_WARN_PERCENT);
+    if !squeezed && !stalling {
+        return None;
+    }
+    // A smaller plan frees (plan − smaller); it must bring the spare back above the minimum.
+    let shortfall = (min_spare as f64 - spare).max(0.0) as u64;
+    let ceiling = input.plan_bytes.saturating_sub(shortfall.max(1));
+    let step_down = step_down_preset(input, ceiling);
+    Some(PressureWarning {
+        available_bytes: available,
+        plan_growth_bytes: growth,
+        spare_bytes: spare,
+        min_spare_bytes: min_spare,
+        pressure_avg10: input.pressure_avg10,
+        step_down: step_down.map(|(p, _)| p.name().to_string()),
+        step_down_plan_bytes: step_down.map(|(_, bytes)| bytes),
+    })
+}
+
+/// The fixed preset with the largest plan strictly at or under `ceiling` bytes.
+fn step_down_preset(input: &PressureInput<'_>, ceiling: u64) -> Option<(Preset, u64)> {
+    Preset::ALL
+        .into_iter()
+        .filter(|p| !matches!(p.choice(), BudgetChoice::Auto))
+        .filter_map(|p| {
+            let req = MemoryRequest {
+                choice: p.choice(),
+                streamed_trunk: input.streamed_trunk,
+                context_length: input.context_length,
+                io_threads: input.io_threads,
+            };
+            let plan = plan_memory(input.footprint, &req, input.machine, false).ok()?;
+            (plan.total_bytes <= ceiling).then_some((p, plan.total_bytes))
+        })
+        .max_by_key(|(_, bytes)| *bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(fp: &Footprint, available: u64, rss: u64, plan: u64, psi: Option<f64>) -> PressureInput<'_> {
+        PressureInput {
+            machine: MachineMemory::new(64 * GB, available),
+            pressure_avg10: psi,
+            rss_bytes: rss,
+            plan_bytes: plan,
+            footprint: fp,
+            streamed_trunk: true,
+            context_length: 4096,
+            io_threads: 4,
+        }
+    }
+
+    #[test]
+    fn enough_spare_memory_and_no_stalls_is_no_warning() {
+        let fp = k3_plan::released_footprint();
+        assert_eq!(assess(&input(&fp, 20 * GB, 8 * GB, 10 * GB, Some(0.5))), None);
+    }
+
+    #[test]
+    fn a_squeeze_below_the_plans_growth_warns_with_a_preset_that_fits() {
+        let fp = k3_plan::released_footprint();
+        // The workstation plan (~96 GB) has 40 GB in RAM and 50 GB still to come, but only
+        // 30 GB is available: short by 20 GB plus the minimum spare.
+        let plan = 96 * GB;
+        let w = assess(&input(&fp, 30 * GB, 46 * GB, plan, None)).expect("a warning");
+        assert_eq!(w.plan_growth_bytes, 50 * GB);
+        assert!(w.spare_bytes < 0.0);
+        let bytes = w.step_down_plan_bytes.expect("a smaller preset");
+        assert!(bytes + (w.min_spare_bytes as f64 - w.spare_bytes) as u64 <= plan, "it frees enough");
+        assert_eq!(w.step_down.as_deref(), Some("desktop"), "the largest preset under the ceiling");
+    }
+
+    #[test]
+    fn stalls_alone_warn_and_nothing_smaller_than_laptop_is_offered() {
+        let fp = k3_plan::released_footprint();
+        let laptop = {
+            let req = MemoryRequest {
+                choice: Preset::Laptop.choice(),
+                streamed_trunk: true,
+                context_length: 4096,
+                io_threads: 4,
+            };
+            plan_memory(&fp, &req, MachineMemory::new(64 * GB, 40 * GB), false).unwrap().total_bytes
+        };
+        let w = assess(&input(&fp, 40 * GB, laptop, laptop, Some(25.0))).expect("PSI warns");
+        assert_eq!(w.pressure_avg10, Some(25.0));
+        assert_eq!(w.step_down, None, "laptop is the smallest preset");
+    }
+
+    #[test]
+    fn unknown_memory_never_warns() {
+        let fp = k3_plan::released_footprint();
+        assert_eq!(assess(&input(&fp, 0, 1, 100 * GB, None)), None);
+    }
+}

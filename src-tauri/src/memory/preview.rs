@@ -1,0 +1,239 @@
+//! A memory choice's plan and forecast, computed before it is applied: the same
+//! `k3_plan` calls as the engine's replan, on the loaded model's footprint.
+//!
+//! Owns: [`PlanPreview`], [`MemoryView`] (the Settings page: the current choice, every
+//! preset's preview, the minimums and the footprint the page's planner works from),
+//! [`preview`] and [`memory_view`].
+//! Must not: measure anything slow per call: the compute rates are measured once
+//! ([`ComputeRatesOnce`]) and the disk rate is the speed test's.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use k3_engine::bench::decode_rates::measure_decode_rates;
+use k3_plan::{
+    expert_slot_bytes, forecast, plan_memory, ring_slot_bytes_for, ComputeRates, DiskRates, ForecastInput,
+    MachineMemory, MemoryRequest,
+};
+use k3_plan_wasm::dto::{CgroupJson, FootprintJson, MachineJson, RatesJson};
+use k3_runtime::ModelSummary;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::{MemoryChoice, PresetName};
+
+/// One choice's plan on this machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanPreview {
+    pub choice: MemoryChoice,
+    /// The planner's refusal, when it refuses (then the numbers are 0).
+    pub problem: Option<String>,
+    pub pinned_layers: u32,
+    pub layers: u32,
+    pub ring_slots: u32,
+    #[ts(type = "number")]
+    pub trunk_bytes: u64,
+    #[ts(type = "number")]
+    pub expert_slots: u64,
+    #[ts(type = "number")]
+    pub cache_bytes: u64,
+    #[ts(type = "number")]
+    pub total_bytes: u64,
+    /// Available memory (with this model's current plan given back) minus this plan.
+    pub headroom_bytes: f64,
+    /// Headroom below the `auto` reserve (2 GB + 2 % of available): warned about.
+    pub tight: bool,
+    /// Seconds per token `[low, high]` from `k3_plan::forecast`; `None` without a speed test.
+    pub seconds_low: Option<f64>,
+    pub seconds_high: Option<f64>,
+}
+
+/// What Settings › Memory shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryView {
+    /// The choice in force.
+    pub current: MemoryChoice,
+    /// `None` when the model keeps every weight resident (the plan cannot change).
+    pub current_plan: Option<PlanPreview>,
+    pub presets: Vec<PlanPreview>,
+    /// Whether unpinned trunk layers can stream (a packed trunk is in use).
+    pub streamed_trunk: bool,
+    /// Smallest trunk budget (one ring slot of the largest layer) and cache budget.
+    #[ts(type = "number")]
+    pub min_trunk_bytes: u64,
+    #[ts(type = "number")]
+    pub min_cache_bytes: u64,
+    #[ts(type = "number")]
+    pub whole_trunk_bytes: u64,
+    /// Why no forecast is shown, when none is.
+    pub forecast_note: Option<String>,
+    /// Positions each conversation's KV cache is reserved for, in force.
+    pub context_length: u32,
+    /// The previews' context length (the one asked about).
+    pub preview_context_length: u32,
+    pub max_context_length: u32,
+    /// RAM one position of context costs (the MLA cache of every MLA layer).
+    #[ts(type = "number")]
+    pub kv_bytes_per_position: u64,
+    /// What the page's planner (k3_plan in WebAssembly) needs to plan any choice as the user
+    /// drags a budget: sent once with this view.
+    pub planner: PlannerInputs,
+}
+
+/// The footprint, machine and rates the page plans from (plan-wasm's JSON shapes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PlannerInputs {
+    #[ts(type = "import(\"../plan/wasmPlanner\").Footprint")]
+    pub footprint: FootprintJson,
+    /// MemAvailable with this model's current plan given back (what a new plan may take).
+    #[ts(type = "import(\"../plan/wasmPlanner\").MachineMemory")]
+    pub machine: MachineJson,
+    pub streamed_trunk: bool,
+    pub io_threads: u32,
+    /// Headroom below this is "tight" (the `auto` reserve, `k3_plan::auto_headroom`).
+    #[ts(type = "number")]
+    pub reserve_bytes: u64,
+    /// `None` until the drive's speed test ran (then no forecast).
+    #[ts(type = "import(\"../plan/wasmPlanner\").Rates | null")]
+    pub rates: Option<RatesJson>,
+}
+
+/// The CPU's decode rates, measured on first use (≈ 1.5 s) and kept.
+#[derive(Default)]
+pub struct ComputeRatesOnce(OnceLock<Option<ComputeRates>>);
+
+impl ComputeRatesOnce {
+    pub fn get(&self) -> Option<ComputeRates> {
+        *self.0.get_or_init(|| {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            measure_decode_rates(threads, Duration::from_millis(1500)).ok().map(|r| r.rates)
+        })
+    }
+}
+
+/// What every preview of one model shares.
+pub struct PreviewContext<'a> {
+    pub model: &'a ModelSummary,
+    pub machine: MachineMemory,
+    /// Memory the model's current plan holds (given back when another plan replaces it).
+    pub current_plan_bytes: u64,
+    pub disk: Option<DiskRates>,
+    pub rates: Option<ComputeRates>,
+    /// Positions each conversation's KV cache is reserved for, in the previewed plans.
+    pub context_length: usize,
+}
+
+/// `choice`'s plan and forecast.
+pub fn preview(ctx: &PreviewContext<'_>, choice: MemoryChoice) -> PlanPreview {
+    let m = ctx.model;
+    let empty = PlanPreview {
+        choice,
+        problem: None,
+        pinned_layers: 0,
+        layers: m.layers as u32,
+        ring_slots: 0,
+        trunk_bytes: 0,
+        expert_slots: 0,
+        cache_bytes: 0,
+        total_bytes: 0,
+        headroom_bytes: 0.0,
+        tight: false,
+        seconds_low: None,
+        seconds_high: None,
+    };
+    let req = MemoryRequest {
+        choice: choice.budget(),
+        streamed_trunk: m.streams_trunk(),
+        context_length: ctx.context_length as u64,
+        io_threads: m.io_threads as u64,
+    };
+    // `auto` sizes itself from what is available once this model's plan is given back.
+    let freed = freed_machine(ctx);
+    let plan = match plan_memory(&m.footprint, &req, freed, false) {
+        Ok(p) => p,
+        Err(e) => return PlanPreview { problem: Some(e.to_string()), ..empty },
+    };
+    let forecast = match (ctx.disk, ctx.rates) {
+        (Some(disk), Some(rates)) => forecast(&ForecastInput {
+            footprint: &m.footprint,
+            plan: &plan,
+            trunk_streamed: m.streams_trunk(),
+            disk,
+            rates,
+        })
+        .ok(),
+        _ => None,
+    };
+    let headroom = freed.usable_available_bytes() as f64 - plan.total_bytes as f64;
+    PlanPreview {
+        pinned_layers: plan.pinned_layers as u32,
+        ring_slots: plan.ring_slots as u32,
+        trunk_bytes: plan.trunk_bytes,
+        expert_slots: plan.cache_slots,
+        cache_bytes: plan.cache_bytes,
+        total_bytes: plan.total_bytes,
+        headroom_bytes: headroom,
+        tight: headroom < k3_plan::auto_headroom(freed) as f64,
+        seconds_low: forecast.map(|f| f.seconds_per_token.low),
+        seconds_high: forecast.map(|f| f.seconds_per_token.high),
+        ..empty
+    }
+}
+
+fn planner_inputs(ctx: &PreviewContext<'_>) -> PlannerInputs {
+    let m = freed_machine(ctx);
+    PlannerInputs {
+        footprint: FootprintJson::from(&ctx.model.footprint),
+        machine: MachineJson {
+            total_bytes: m.total_bytes,
+            available_bytes: m.available_bytes,
+            cgroup: m.cgroup.map(|c| CgroupJson { limit_bytes: c.limit_bytes, usage_bytes: c.usage_bytes }),
+        },
+        streamed_trunk: ctx.model.streams_trunk(),
+        io_threads: ctx.model.io_threads as u32,
+        reserve_bytes: k3_plan::auto_headroom(m),
+        rates: match (ctx.disk, ctx.rates) {
+            (Some(d), Some(r)) => Some(RatesJson {
+                disk_trunk_bytes_per_second: d.trunk_bytes_per_second,
+                disk_expert_bytes_per_second: d.expert_bytes_per_second,
+                bf16_bytes_per_second: r.bf16_bytes_per_second,
+                expert_bytes_per_second: r.expert_bytes_per_second,
+            }),
+            _ => None,
+        },
+    }
+}
+
+/// The machine with this model's current plan given back (what another plan may take).
+fn freed_machine(ctx: &PreviewContext<'_>) -> MachineMemory {
+    MachineMemory { available_bytes: ctx.machine.available_bytes.saturating_add(ctx.current_plan_bytes), ..ctx.machine }
+}
+
+/// The Settings page's view of `current` on the loaded model.
+pub fn memory_view(ctx: &PreviewContext<'_>, current: MemoryChoice) -> MemoryView {
+    let fp = &ctx.model.footprint;
+    let largest = fp.layer_trunk_bytes.iter().copied().max().unwrap_or(0);
+    let slot = expert_slot_bytes(fp.expert_bytes);
+    MemoryView {
+        current,
+        current_plan: ctx.model.plan.as_ref().map(|_| preview(ctx, current)),
+        presets: PresetName::ALL.into_iter().map(|name| preview(ctx, MemoryChoice::Preset { name })).collect(),
+        streamed_trunk: ctx.model.streams_trunk(),
+        min_trunk_bytes: if ctx.model.streams_trunk() { ring_slot_bytes_for(largest) } else { fp.trunk_total_bytes() },
+        min_cache_bytes: fp.top_k.saturating_add(1).min(fp.n_experts_total).saturating_mul(slot),
+        whole_trunk_bytes: fp.trunk_total_bytes(),
+        context_length: ctx.model.context_length as u32,
+        preview_context_length: ctx.context_length as u32,
+        max_context_length: k3_engine::MAX_CONTEXT as u32,
+        kv_bytes_per_position: fp.kv_bytes_per_position,
+        planner: planner_inputs(ctx),
+        forecast_note: match (ctx.disk, ctx.rates) {
+            (None, _) => Some("Run the drive speed test for a seconds-per-token forecast.".into()),
+            (_, None) => Some("The CPU's kernel rates could not be measured.".into()),
+            _ => None,
+        },
+    }
+}

@@ -1,0 +1,43 @@
+// The dashboards' own window (index.html?view=memory|disk, opened by "Open in own window"):
+// one tab, read while the window is visible, with the drive's speed-test figure for the Disk tab.
+import { useEffect, useState } from "preact/hooks";
+import * as engine from "../api/engine";
+import { DiskTab, MemoryTab, useDashboard } from "./Dashboards";
+import { DriveSpeed } from "./StatsLine";
+import { driveBestBytesPerS } from "../state/setup";
+
+export type DashboardView = "memory" | "disk";
+
+/** The view a window was opened for, from its URL (null: the main window). */
+export function dashboardView(search: string): DashboardView | null {
+  const v = new URLSearchParams(search).get("view");
+  return v === "memory" || v === "disk" ? v : null;
+}
+
+export function DashboardWindow({ initial }: { initial: DashboardView }) {
+  const [view, setView] = useState(initial);
+  const [series, error] = useDashboard(true);
+  const [drive, setDrive] = useState<number | null>(null);
+  useEffect(() => {
+    engine.setupStatus().then(
+      (s) => setDrive(driveBestBytesPerS(s.settings.speed)),
+      () => undefined,
+    );
+  }, []);
+  return (
+    <div class="dashboard-window">
+      <nav class="tabs" role="tablist" aria-label="Dashboards">
+        {(["memory", "disk"] as const).map((v) => (
+          <button key={v} type="button" role="tab" aria-selected={view === v} class={view === v ? "current" : ""} onClick={() => setView(v)}>
+            {v === "memory" ? "Memory" : "Disk"}
+          </button>
+        ))}
+      </nav>
+      <div class="dash-body">
+        <DriveSpeed.Provider value={drive}>
+          {view === "memory" ? <MemoryTab series={series} error={error} /> : <DiskTab series={series} error={error} active />}
+        </DriveSpeed.Provider>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,46 @@
+// Settings › Memory's plans computed in the page: the wasm planner's answers for the app's
+// footprint and machine (sent once with the view), shaped as the backend's PlanPreview so the
+// picker shows one kind of row whichever side planned it.
+// Owns: the mapping MemoryChoice ↔ the module's Choice and PlanOutcome → PlanPreview (headroom =
+// available − plan, "tight" below the reserve the app sent). Must not: plan: the module does.
+import type { MemoryChoice, PlanPreview, PlannerInputs } from "../generated/ipc";
+import type { Choice, PlanOutcome, Planner } from "./wasmPlanner";
+
+export function toWasmChoice(c: MemoryChoice): Choice {
+  return c.kind === "preset" ? c.name : { trunk_bytes: c.trunkBytes, cache_bytes: c.cacheBytes };
+}
+
+export function toPreview(choice: MemoryChoice, outcome: PlanOutcome, inputs: PlannerInputs, layers: number): PlanPreview {
+  const none = {
+    choice, problem: null, pinnedLayers: 0, layers, ringSlots: 0, trunkBytes: 0, expertSlots: 0, cacheBytes: 0, totalBytes: 0,
+    headroomBytes: 0, tight: false, secondsLow: null, secondsHigh: null,
+  };
+  if ("error" in outcome) return { ...none, problem: outcome.error.message };
+  const p = outcome.plan;
+  const headroom = inputs.machine.available_bytes - p.total_bytes;
+  return {
+    ...none,
+    pinnedLayers: p.pinned_layers,
+    ringSlots: p.ring_slots,
+    trunkBytes: p.trunk_bytes,
+    expertSlots: p.cache_slots,
+    cacheBytes: p.cache_bytes,
+    totalBytes: p.total_bytes,
+    headroomBytes: headroom,
+    tight: headroom < inputs.reserveBytes,
+    secondsLow: outcome.forecast?.seconds_per_token.low ?? null,
+    secondsHigh: outcome.forecast?.seconds_per_token.high ?? null,
+  };
+}
+
+/** `choice`'s plan at `contextLength`, planned in the page. */
+export function planInPage(planner: Planner, inputs: PlannerInputs, choice: MemoryChoice, contextLength: number, layers: number): PlanPreview {
+  const outcome = planner.planFor(inputs.footprint, inputs.machine, {
+    choice: toWasmChoice(choice),
+    streamed_trunk: inputs.streamedTrunk,
+    context_length: contextLength,
+    io_threads: inputs.ioThreads,
+    ...(inputs.rates ? { rates: inputs.rates } : {}),
+  });
+  return toPreview(choice, outcome, inputs, layers);
+}
