@@ -3,7 +3,7 @@
 # missing (scripts/deps.sh test), then: the UI's type check, build and unit tests (Vitest);
 # hostile model output against that production build in Chromium (ui/tests/browser.mjs);
 # formatting and lints; every Rust test (engine, CLI, desktop app: IPC, history, worker,
-# contract); the kernel twins again in the release profile; every fuzz target for 15 s
+# contract); the kernel twins again in the release profile; every fuzz target for 8 s
 # (scripts/fuzz.sh: nightly, cargo-fuzz installed when missing); the .deb bundle (release
 # build, contents checked); and the end-to-end test of that release binary in a real window
 # under Xvfb.
@@ -31,9 +31,9 @@ rust_tests() { cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"; }
 # realignment, inlining — differs between profiles, and a release-only crash has happened.
 release_twins() { cargo test --release --locked -p k3-tests kernels_twins 2>&1 | tee "$logs/kernels-release.log"; }
 e2e_journeys() { xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/release/k3-desktop 2>&1 | tee "$logs/e2e.log"; }
-# Every fuzz target over its committed corpus (K3_FUZZ_SECONDS each: 15 here, so the whole
+# Every fuzz target over its committed corpus (K3_FUZZ_SECONDS each: 8 here, so the whole
 # run stays well inside CI's budget; the campaign runs them longer); any crash fails.
-fuzz_targets() { K3_FUZZ_SECONDS=${K3_FUZZ_SECONDS:-15} bash scripts/fuzz.sh 2>&1 | tee "$logs/fuzz.log"; }
+fuzz_targets() { K3_FUZZ_SECONDS=${K3_FUZZ_SECONDS:-8} bash scripts/fuzz.sh 2>&1 | tee "$logs/fuzz.log"; }
 
 timed "ui (build + vitest)" ui_tests
 timed "ui in Chromium (hostile replies)" ui_browser
