@@ -4,7 +4,9 @@
 // plan shown changes, the app process stays the same) → a reply streams while the Disk tab shows
 // its tokens → the dashboard's per-token bytes add up to the reply's saved stats → the Memory tab
 // shows the plan and RSS → switching to `auto` between two replies gives the same greedy reply
-// (the budget changes only the speed). Screenshots: target/e2e-screenshots/dash-*.png; the
+// (the budget changes only the speed) → Settings › Performance reopens the model with other thread
+// counts in the same process and the reply is the same again → the Diagnostics report and log
+// viewer name what happened and hold no prompt. Screenshots: target/e2e-screenshots/dash-*.png; the
 // charts' measured redraw rate goes to target/e2e-screenshots/dashboard-rate.json.
 //
 // Usage: node e2e/dashboards.e2e.mjs /absolute/path/to/k3-desktop   (tauri-driver on 127.0.0.1:4444,
@@ -171,6 +173,24 @@ try {
     check(pids() === pid, 'the app process changed');
     await shot(d, '05-after-replan.png');
   });
+  await run.step('settings › performance: other thread counts reopen the model in the same process, and the reply is the same', async () => {
+    await openSettings(d, 'Performance');
+    const inUse = () => d.exec(`return document.querySelector('[data-testid=threads-in-use]')?.textContent ?? '';`);
+    await d.until('the threads in use', async () => /compute threads/.test(await inUse()));
+    await retype(d, 'input[aria-label="Compute threads"]', 1);
+    await retype(d, 'input[aria-label="I/O threads"]', 2);
+    await d.click(await d.find('[data-testid=performance-settings] button[type=submit]'));
+    await d.until('the model reopened', async () => /^Applied/.test(await d.text(await d.find('[data-testid=performance-settings] [role=status]'))), 120000);
+    const now = await inUse();
+    check(/1 compute thread · 2 expert reads in flight/.test(now), `in use after Apply: ${now}`);
+    await shot(d, '06-settings-performance.png');
+    await d.click(await d.find('button[aria-label="Close settings"]'));
+    await reply();
+    await finished();
+    const again = (await messages(d)).find((m) => m.role === 'assistant').text;
+    check(again === first, `the reply with 1 compute thread and 2 reads differs:\n${again}\n---\n${first}`);
+    check(pids() === pid, 'the app process changed');
+  });
   await run.step('settings › new chats: a new conversation starts with the saved defaults', async () => {
     await openSettings(d, 'New chats');
     await d.until('the new-chat form', async () => (await d.findAll('textarea[aria-label="Default system prompt"]')).length === 1);
@@ -178,7 +198,7 @@ try {
     await d.type(await d.find('textarea[aria-label="Default system prompt"]'), 'Answer in one line.');
     await d.click(await d.find('[data-testid=new-chat-settings] button[type=submit]'));
     await d.until('saved', async () => /Saved/.test(await d.text(await d.find('[data-testid=new-chat-settings] [role=status]'))));
-    await shot(d, '06-settings-new-chats.png');
+    await shot(d, '07-settings-new-chats.png');
     await d.click(await d.find('button[aria-label="Close settings"]'));
     const before = (await d.findAll('[data-testid=conversation-list] li')).length;
     await d.click(await d.find('button[aria-label="New chat"]'));
@@ -204,7 +224,14 @@ try {
     });
     check(text.includes(`at ${process.env.K3_MODEL_DIR}`) && text.includes('HF_TOKEN=') && /plan: \d+\/13 layers pinned/.test(text), `report:\n${text}`);
     for (const secret of ['Answer in one line.', PROMPT]) check(!text.includes(secret), `the report holds "${secret}"`);
-    await shot(d, '07-settings-diagnostics.png');
+    const log = await d.until('the log viewer', async () => {
+      const t = await d.exec(`return document.querySelector('[role=log]')?.textContent ?? '';`);
+      return /performance: compute threads 1, I\/O threads 2/.test(t) ? t : null;
+    });
+    check(/opened .* in \d+ ms/.test(log) && /reply \d+: Length after \d+ tokens/.test(log), `log:\n${log.slice(-2000)}`);
+    for (const secret of ['Answer in one line.', PROMPT]) check(!log.includes(secret), `the log holds "${secret}"`);
+    await d.exec(`document.querySelector('[role=log]').scrollTop = 1e9; return 1;`);
+    await shot(d, '08-settings-diagnostics.png');
     await d.click(await d.find('button[aria-label="Close settings"]'));
   });
 

@@ -143,6 +143,11 @@ impl Engine {
         self.residency.options()
     }
 
+    /// Threads the kernels run on.
+    pub fn compute_threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
     /// Positions one session may hold (prompt + generated).
     pub fn context_length(&self) -> usize {
         self.residency.options().context_length

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use k3_engine::chat::ChatTemplate;
+use k3_engine::io::ReadPattern;
 use k3_engine::tokenizer::Tokenizer;
 use k3_engine::{Engine, EngineOptions};
 use k3_plan::{BudgetChoice, Footprint, MemoryPlan};
@@ -98,6 +99,10 @@ pub struct ModelSummary {
     pub trunk_dir: Option<PathBuf>,
     /// Concurrent expert reads the plan reserves buffers for.
     pub io_threads: usize,
+    /// Threads the kernels run on.
+    pub compute_threads: usize,
+    /// How streamed reads are issued (piece size and pieces in flight).
+    pub read_pattern: ReadPattern,
 }
 
 impl ModelSummary {
@@ -163,6 +168,8 @@ fn summarize(engine: &Engine, request: &ModelRequest, load_time: Duration) -> Mo
         footprint: engine.footprint().clone(),
         trunk_dir: engine.memory_options().trunk_dir.clone(),
         io_threads: engine.memory_options().io_threads,
+        compute_threads: engine.compute_threads(),
+        read_pattern: engine.memory_options().read_pattern,
     }
 }
 

@@ -210,12 +210,14 @@ impl Worker {
         match LoadedModel::open(request, &mut |done, total| probe.opening_progress(done, total)) {
             Ok(model) => {
                 let summary = model.summary.clone();
+                log::info!("{}", opened_line(&summary));
                 self.chat = None;
                 self.probe.opened(Ok((summary.clone(), model.engine.counters())));
                 self.model = Some(model);
                 Ok(summary)
             }
             Err(e) => {
+                log::warn!("opening {} failed: {e}", request.path().display());
                 let error = Arc::new(e);
                 self.probe.opened(Err(OpenFailure { path: request.path().to_path_buf(), error: error.clone() }));
                 Err(error)
@@ -291,4 +293,28 @@ impl Worker {
     fn unregister(&self, id: JobId) {
         lock(&self.cancels).remove(&id);
     }
+}
+
+/// The log's line for a model opened (the host's logger, if it installed one, keeps it).
+fn opened_line(s: &ModelSummary) -> String {
+    let memory = s.plan.as_ref().map_or_else(
+        || "every weight in RAM".to_string(),
+        |p| {
+            format!(
+                "{}/{} layers pinned, {} expert slots, plan {}",
+                p.pinned_layers,
+                s.layers,
+                p.cache_slots,
+                k3_plan::format_bytes(p.total_bytes)
+            )
+        },
+    );
+    format!(
+        "opened {} in {} ms: {memory}, context {}, {} compute threads, {} expert reads in flight",
+        s.path.display(),
+        s.load_time.as_millis(),
+        s.context_length,
+        s.compute_threads,
+        s.io_threads
+    )
 }

@@ -48,4 +48,7 @@ pub const COMMANDS: &[&str] = &[
     "plan_preview",
     "memory_what_if",
     "apply_memory",
+    "performance_settings",
+    "apply_performance",
+    "read_log",
 ];

@@ -22,6 +22,8 @@ pub const VARIABLES: &[&str] = &[
     "K3APP_REPO",
     "K3APP_SPEED_SECONDS",
     "K3APP_SPEED_SCRATCH_MB",
+    "OMP_NUM_THREADS",
+    "K3_ASYNC_IO_THREADS",
     "K3_REVISION",
     "HF_ENDPOINT",
     "HF_HOME",
@@ -77,6 +79,14 @@ pub fn report(i: &DiagnosticsInput<'_>) -> String {
                 s.trunk_dir.as_ref().map_or("not packed".into(), |t| t.display().to_string())
             );
             let _ = writeln!(out, "memory choice: {} · context {} positions", i.memory_choice, s.context_length);
+            let _ = writeln!(
+                out,
+                "threads: {} compute, {} expert reads · streamed reads {} MiB × {} in flight",
+                s.compute_threads,
+                s.io_threads,
+                s.read_pattern.request_bytes >> 20,
+                s.read_pattern.depth
+            );
             if let Some(p) = &s.plan {
                 let _ = writeln!(
                     out,

@@ -1,7 +1,7 @@
 //! k3-desktop: the Tauri v2 shell over k3-engine.
 //!
 //! Bird's-eye view: `run()` builds the app: the history store and the engine worker
-//! (`AppState`), the dialog plugin, and the commands in `commands/`. Long work (model
+//! (`AppState`), the log, dialog, opener and notification plugins, and the commands in `commands/`. Long work (model
 //! loads, generations) runs on the worker thread; generations stream typed events over a
 //! `tauri::ipc::Channel`. The UI (`ui/`) is built to `ui/dist` and embedded at compile time.
 //! Invariants: this is the only crate that knows Tauri, SQLite and wire JSON; commands
@@ -16,9 +16,11 @@ pub mod history;
 pub mod ipc;
 pub mod json_file;
 pub mod local_api;
+pub mod logging;
 pub mod memory;
 pub mod model_folder;
 pub mod options;
+pub mod performance;
 pub mod setup;
 pub mod state;
 pub mod worker;
@@ -30,7 +32,7 @@ use tauri::Manager;
 /// Registers every command (the lockstep test invokes each name through this).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     use commands::{
-        conversations::*, dashboard::*, generate::*, links::*, local_api::*, memory::*, model::*, setup::*,
+        conversations::*, dashboard::*, generate::*, links::*, local_api::*, memory::*, model::*, settings::*, setup::*,
     };
     builder.invoke_handler(tauri::generate_handler![
         current_model,
@@ -76,6 +78,9 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         plan_preview,
         memory_what_if,
         apply_memory,
+        performance_settings,
+        apply_performance,
+        read_log,
     ])
 }
 
@@ -83,6 +88,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
 pub fn run() {
     let options = options::AppOptions::from_env();
     let builder = tauri::Builder::default()
+        .plugin(logging::plugin(options.data_dir.as_deref()))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_notification::init())
@@ -92,7 +98,11 @@ pub fn run() {
                 None => app.path().app_data_dir()?,
             };
             let resources = app.path().resource_dir().ok();
-            let state = state::AppState::start(&options, &data_dir, resources.as_deref())?;
+            let mut state = state::AppState::start(&options, &data_dir, resources.as_deref())?;
+            if state.log_file.is_none() {
+                state.log_file = logging::log_file(None, app.path().app_log_dir().ok());
+            }
+            log::info!("k3-desktop {} started; data in {}", env!("CARGO_PKG_VERSION"), data_dir.display());
             app.manage(state);
             Ok(())
         });

@@ -9,6 +9,8 @@
 //! | `K3APP_REPO` | the repository the setup wizard downloads (default `moonshotai/Kimi-K3`) |
 //! | `K3APP_SPEED_SECONDS` | seconds per queue depth of the wizard's drive speed test (default 20) |
 //! | `K3APP_SPEED_SCRATCH_MB` | size of the speed test's scratch file (default 2048) |
+//! | `OMP_NUM_THREADS` | kernel threads when Settings › Performance saved none (default: every core) |
+//! | `K3_ASYNC_IO_THREADS` | expert reads in flight when Settings › Performance saved none (default 4) |
 //! | `HF_ENDPOINT`, `HF_TOKEN`, `HF_HOME`, `HF_HUB_CACHE`, `K3_REVISION` | the hub, read by k3-store |
 //!
 //! Owns: resolving the bundled demo model (bundle resources, else the repository's
@@ -20,6 +22,7 @@ use k3_engine::io::ReadPattern;
 use k3_plan::Preset;
 
 use crate::memory::MemoryChoice;
+use crate::performance::Threads;
 use crate::setup::SetupSettings;
 use crate::worker::ModelTarget;
 
@@ -35,6 +38,8 @@ pub struct AppOptions {
     /// The repository the setup wizard downloads, when not the released one.
     pub repo: Option<String>,
     pub speed_seconds: f64,
+    /// The thread counts the environment asks for (`OMP_NUM_THREADS`, `K3_ASYNC_IO_THREADS`).
+    pub threads: Threads,
 }
 
 impl AppOptions {
@@ -46,6 +51,7 @@ impl AppOptions {
             .unwrap_or(k3_engine::DEFAULT_CONTEXT_LENGTH);
         let preset = match std::env::var("K3_PRESET") {
             Ok(name) if !name.trim().is_empty() => Preset::from_name(name.trim()).unwrap_or_else(|e| {
+                // Read before the log starts: stderr only.
                 eprintln!("k3-desktop: K3_PRESET: {e}; using auto");
                 Preset::Auto
             }),
@@ -64,6 +70,7 @@ impl AppOptions {
             preset,
             repo,
             speed_seconds,
+            threads: Threads::from_env(&|name| std::env::var(name).ok()),
         }
     }
 }
@@ -127,6 +134,7 @@ mod tests {
             preset: Preset::Auto,
             repo: None,
             speed_seconds: 1.0,
+            threads: Threads::default(),
         }
     }
 
@@ -150,18 +158,18 @@ mod tests {
         let target = startup_model(&options(), None, &setup, None);
         assert_eq!(target.path, PathBuf::from("/models/k3"));
         assert_eq!(target.budget, Preset::Laptop.choice());
-        let memory = target.request().options.memory;
+        let memory = target.request(Threads::default()).options.memory;
         assert_eq!(memory.read_pattern, ReadPattern { request_bytes: 32 << 20, depth: 8 });
         assert_eq!(memory.trunk_dir, Some(PathBuf::from("/models/k3/.k3-desktop/trunk")));
 
         // Settings from before the pattern was measured, and the demo: the engine's default.
         let old = SetupSettings { speed: Some(SpeedSummary { read_pattern: None, ..speed }), ..setup };
         assert_eq!(
-            startup_model(&options(), None, &old, None).request().options.memory.read_pattern,
+            startup_model(&options(), None, &old, None).request(Threads::default()).options.memory.read_pattern,
             ReadPattern::DEFAULT
         );
         let demo = startup_model(&options(), None, &SetupSettings::default(), None);
         assert!(demo.is_demo);
-        assert_eq!(demo.request().options.memory.read_pattern, ReadPattern::DEFAULT);
+        assert_eq!(demo.request(Threads::default()).options.memory.read_pattern, ReadPattern::DEFAULT);
     }
 }

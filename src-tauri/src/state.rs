@@ -15,6 +15,7 @@ use crate::ipc::error::IpcError;
 use crate::memory::preview::ComputeRatesOnce;
 use crate::memory::{MemoryChoice, MemoryFile};
 use crate::options::{startup_model, AppOptions};
+use crate::performance::Threads;
 use crate::worker::{ModelTarget, Worker};
 
 pub struct AppState {
@@ -36,6 +37,11 @@ pub struct AppState {
     pub setup: Arc<crate::setup::SetupHost>,
     /// The local OpenAI-compatible API over the same runtime (Settings › Local API).
     pub local_api: Arc<crate::local_api::LocalApi>,
+    /// The thread counts the environment asks for (Settings › Performance shows them).
+    pub env_threads: Threads,
+    /// The log file the viewer reads: `<data>/logs/` with `K3APP_DATA_DIR`, else the
+    /// platform's log folder, which `run()` sets (`None` on a platform without one).
+    pub log_file: Option<PathBuf>,
 }
 
 /// Name of the history database inside the data folder.
@@ -53,7 +59,8 @@ impl AppState {
         let startup = startup_model(options, resource_dir, &setup.settings(), saved.choice);
         let memory =
             Mutex::new((saved.choice.unwrap_or(MemoryChoice::of_preset(options.preset)), options.context_length));
-        let worker = Worker::spawn(store.clone(), startup)
+        let threads = Threads::load(data_dir).or(options.threads);
+        let worker = Worker::spawn(store.clone(), startup, threads)
             .map_err(|source| HistoryError::Folder { path: data_dir.into(), source })?;
         let demo = ModelTarget { context_length: options.context_length, ..crate::options::demo_model(resource_dir) };
         let local_api = Arc::new(crate::local_api::LocalApi::open(worker.runtime(), data_dir));
@@ -68,6 +75,8 @@ impl AppState {
             verify_stop: Arc::default(),
             setup,
             local_api,
+            env_threads: options.threads,
+            log_file: crate::logging::log_file(Some(data_dir).filter(|_| options.data_dir.is_some()), None),
         })
     }
 

@@ -89,6 +89,38 @@ fn every_registered_command_answers_and_unknown_ones_do_not() {
 }
 
 #[test]
+fn thread_counts_are_checked_saved_and_reopen_the_model_through_ipc() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, webview) = app(dir.path());
+    invoke(&webview, "current_model", json!({})).unwrap();
+    let view = invoke(&webview, "performance_settings", json!({})).unwrap();
+    let cores = view["cores"].as_u64().unwrap();
+    assert_eq!(view["saved"], json!({"compute": null, "io": null}));
+    assert_eq!(view["inUse"]["compute"].as_u64(), Some(cores), "every core by default: {view}");
+    assert_eq!(view["inUse"]["io"], json!(4));
+    assert_eq!(view["speedTestDir"], Value::Null, "the demo has no drive to measure");
+
+    let e = invoke(&webview, "apply_performance", json!({"threads": {"compute": cores + 1, "io": null}})).unwrap_err();
+    assert_eq!(e["code"], json!("INVALID_ARGUMENT"), "{e}");
+    assert!(!dir.path().join("performance.json").exists(), "a refused choice is not saved");
+
+    let model = invoke(&webview, "apply_performance", json!({"threads": {"compute": 1, "io": 2}})).unwrap();
+    assert!(model["isDemo"].as_bool().unwrap(), "{model}");
+    let view = invoke(&webview, "performance_settings", json!({})).unwrap();
+    assert_eq!(view["saved"], json!({"compute": 1, "io": 2}));
+    assert_eq!((view["inUse"]["compute"].clone(), view["inUse"]["io"].clone()), (json!(1), json!(2)), "{view}");
+    let saved = std::fs::read_to_string(dir.path().join("performance.json")).unwrap();
+    assert!(saved.contains("\"io\": 2"), "{saved}");
+    let report = invoke(&webview, "diagnostics", json!({})).unwrap();
+    assert!(report.as_str().unwrap().contains("threads: 1 compute, 2 expert reads"), "{report}");
+
+    // No log written yet (the log plugin runs in the app, not here): an empty log at the data folder's path.
+    let log = invoke(&webview, "read_log", json!({"lines": 50})).unwrap();
+    assert_eq!(log["lines"], json!([]));
+    assert!(log["path"].as_str().unwrap().ends_with("logs/k3-desktop.log"), "{log}");
+}
+
+#[test]
 fn conversation_commands_round_trip_through_ipc() {
     let dir = tempfile::tempdir().unwrap();
     let (_app, webview) = app(dir.path());

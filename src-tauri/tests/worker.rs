@@ -13,6 +13,7 @@ use k3_desktop::ipc::dto::{FinishReason, Message, MessageStatus, Role, SamplingS
 use k3_desktop::ipc::error::ErrorCode;
 use k3_desktop::ipc::events::{EventEmitter, GenerationEvent};
 use k3_desktop::options::demo_model;
+use k3_desktop::performance::Threads;
 use k3_desktop::worker::{JobKind, ModelTarget, Worker};
 
 struct Harness {
@@ -22,7 +23,7 @@ struct Harness {
 
 fn start(dir: &Path) -> Harness {
     let store = Arc::new(Mutex::new(HistoryStore::open(&dir.join("chats.sqlite")).unwrap()));
-    let worker = Worker::spawn(store.clone(), demo_model(None)).unwrap();
+    let worker = Worker::spawn(store.clone(), demo_model(None), Threads::default()).unwrap();
     Harness { worker, store }
 }
 

@@ -140,7 +140,16 @@ pub async fn apply_memory(
     })
     .await
     .map_err(join_error)?
-    .map_err(|e| IpcError::from(&e).with_details(format!("Applying the memory choice {}", choice.name())))?;
+    .map_err(|e| {
+        log::warn!("memory choice {} refused: {e}", choice.name());
+        IpcError::from(&e).with_details(format!("Applying the memory choice {}", choice.name()))
+    })?;
+    log::info!(
+        "memory choice {} applied in {} ms: {}",
+        choice.name(),
+        started.elapsed().as_millis(),
+        model_info(&summary).memory
+    );
     state.set_memory(choice, summary.context_length)?;
     let view = off_thread(Sources::of(&state), None, move |ctx| memory_view(ctx, choice)).await?;
     Ok(MemoryApplied { model: model_info(&summary), view, took_ms: started.elapsed().as_millis() as u64 })

@@ -7,4 +7,5 @@ pub mod links;
 pub mod local_api;
 pub mod memory;
 pub mod model;
+pub mod settings;
 pub mod setup;

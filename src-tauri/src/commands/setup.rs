@@ -227,8 +227,9 @@ pub async fn setup_run<R: Runtime>(
     let _ = tauri::async_runtime::spawn_blocking(move || drop(awake)).await;
     match &result {
         Ok(Some(model)) => tell(&app, "Kimi K3 is ready", &format!("{} is loaded: the chat is yours.", model.name)),
-        Ok(None) => {}
+        Ok(None) => log::info!("setup paused at {:?}", state.setup.settings().step),
         Err(e) => {
+            log::warn!("setup stopped at {:?}: {}", state.setup.settings().step, e.message);
             emit(SetupEvent::Failed { error: e.clone() });
             tell(&app, "Kimi K3 setup stopped", &e.message);
         }
@@ -239,7 +240,7 @@ pub async fn setup_run<R: Runtime>(
 /// A desktop notification; a desktop without a notification service only loses the toast.
 fn tell<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str) {
     if let Err(e) = awake::notify(app, title, body) {
-        eprintln!("k3-desktop: notification not shown ({e}): {title}");
+        log::warn!("notification not shown ({e}): {title}");
     }
 }
 

@@ -281,6 +281,8 @@ mod tests {
             footprint: fp,
             trunk_dir: Some("/t".into()),
             io_threads: 4,
+            compute_threads: 2,
+            read_pattern: k3_engine::io::ReadPattern::DEFAULT,
         };
         let parts = breakdown(&summary, Some(7), 120);
         assert_eq!(parts.iter().map(|p| p.bytes).sum::<u64>(), plan.total_bytes);

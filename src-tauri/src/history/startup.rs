@@ -65,7 +65,7 @@ pub fn open_for_app(path: &Path) -> Result<StartupHistory, HistoryError> {
         Outcome::TooNew { .. } | Outcome::Unavailable { .. } => HistoryStore::temporary()?,
     };
     if let Some(n) = &notice {
-        eprintln!("k3-desktop: {}", n.message);
+        log::warn!("{}", n.message);
     }
     Ok(StartupHistory { store, notice })
 }

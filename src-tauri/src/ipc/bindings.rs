@@ -84,6 +84,11 @@ pub fn render_typescript() -> String {
         decl::<crate::memory::preview::PlannerInputs>(&cfg),
         decl::<crate::commands::memory::ReplanProgressEvent>(&cfg),
         decl::<crate::commands::memory::MemoryApplied>(&cfg),
+        decl::<crate::performance::Threads>(&cfg),
+        decl::<crate::performance::ThreadsInUse>(&cfg),
+        decl::<crate::performance::PerformanceView>(&cfg),
+        decl::<crate::logging::LogLine>(&cfg),
+        decl::<crate::logging::LogTail>(&cfg),
     ];
     format!("{HEADER}\n{}", decls.join("\n"))
 }

@@ -76,6 +76,7 @@ impl LocalApi {
         let mut inner = self.lock();
         if let Some(server) = inner.server.take() {
             server.stop();
+            ::log::info!("local API stopped");
         }
         inner.problem = None;
         inner.settings.enabled = false;
@@ -121,10 +122,14 @@ impl LocalApi {
 fn record(inner: &mut Inner, outcome: Result<ServerHandle, ApiProblem>) {
     match outcome {
         Ok(server) => {
+            ::log::info!("local API listening on {}", server.local_addr());
             inner.server = Some(server);
             inner.problem = None;
         }
-        Err(problem) => inner.problem = Some(problem),
+        Err(problem) => {
+            ::log::warn!("local API not started: {problem:?}");
+            inner.problem = Some(problem);
+        }
     }
 }
 

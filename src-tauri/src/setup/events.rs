@@ -135,15 +135,21 @@ impl Batch {
                 self.files.insert(path.clone(), FileCell { path, state: state_name(state).into(), detail });
             }
             DownloadEvent::Pinned { commit, files, total_bytes, kept_bytes, .. } => {
+                log::info!("download: commit {commit}, {files} files, {total_bytes} bytes ({kept_bytes} already here)");
                 self.urgent.push(SetupEvent::Pinned { commit, files: files as u32, total_bytes, kept_bytes })
             }
             DownloadEvent::Retrying { path, reason, attempt, wait_seconds } => {
+                log::warn!("download: {path}: {reason}; retry {attempt} in {wait_seconds:.0} s");
                 self.urgent.push(SetupEvent::Retry { path, reason, attempt, wait_seconds })
             }
             DownloadEvent::Paused { reason, free, needed, .. } => {
+                log::warn!("download paused: {reason} ({free} bytes free, {needed} needed)");
                 self.urgent.push(SetupEvent::Paused { reason, free_bytes: free, needed_bytes: needed })
             }
-            DownloadEvent::Notice { path, message } => self.urgent.push(SetupEvent::Notice { path, message }),
+            DownloadEvent::Notice { path, message } => {
+                log::info!("download: {path}: {message}");
+                self.urgent.push(SetupEvent::Notice { path, message })
+            }
             DownloadEvent::SpaceChecked { .. } | DownloadEvent::Complete { .. } => {}
         }
     }

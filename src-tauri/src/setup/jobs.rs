@@ -80,6 +80,7 @@ pub async fn run(
             }
         }
         let next = host.update(|s| s.step = s.step.next())?;
+        log::info!("setup: {:?} done", settings.step);
         emit(SetupEvent::Step { step: next.step });
     }
 }

@@ -22,19 +22,43 @@ use crate::history::HistoryStore;
 use crate::ipc::dto::{ModelInfo, ModelStatus};
 use crate::ipc::error::IpcError;
 use crate::ipc::events::EventEmitter;
+use crate::performance::Threads;
 
 /// The handle commands use; cheap to share.
 pub struct Worker {
     runtime: Arc<Runtime>,
     store: Arc<Mutex<HistoryStore>>,
+    /// The thread counts every model opens with, and the last target asked for (what
+    /// [`Worker::reopen`] opens again).
+    opens: Mutex<(Threads, ModelTarget)>,
 }
 
 impl Worker {
-    /// Starts the runtime and queues the opening of `startup`.
-    pub fn spawn(store: Arc<Mutex<HistoryStore>>, startup: ModelTarget) -> std::io::Result<Worker> {
+    /// Starts the runtime and queues the opening of `startup` with `threads`.
+    pub fn spawn(store: Arc<Mutex<HistoryStore>>, startup: ModelTarget, threads: Threads) -> std::io::Result<Worker> {
         let runtime = Arc::new(Runtime::start()?);
-        runtime.queue_open(startup.request());
-        Ok(Worker { runtime, store })
+        runtime.queue_open(startup.request(threads));
+        Ok(Worker { runtime, store, opens: Mutex::new((threads, startup)) })
+    }
+
+    /// The thread counts models open with.
+    pub fn threads(&self) -> Threads {
+        self.opens.lock().unwrap_or_else(|p| p.into_inner()).0
+    }
+
+    /// Makes `threads` the counts models open with and opens the last target again with
+    /// them, changed by `update` (after the jobs already queued, like any open).
+    pub fn reopen(
+        &self,
+        threads: Threads,
+        update: impl FnOnce(ModelTarget) -> ModelTarget,
+    ) -> Result<ModelInfo, IpcError> {
+        let target = {
+            let mut opens = self.opens.lock().unwrap_or_else(|p| p.into_inner());
+            opens.0 = threads;
+            update(opens.1.clone())
+        };
+        self.open_model(target)
     }
 
     /// The one runtime, for the local API server to queue on.
@@ -49,8 +73,12 @@ impl Worker {
 
     /// Opens `target` after the jobs already queued; blocks until it is loaded or refused.
     pub fn open_model(&self, target: ModelTarget) -> Result<ModelInfo, IpcError> {
-        match self.runtime.open_model(target.request()) {
-            Ok(summary) => Ok(model_info(&summary)),
+        let threads = self.threads();
+        match self.runtime.open_model(target.request(threads)) {
+            Ok(summary) => {
+                self.opens.lock().unwrap_or_else(|p| p.into_inner()).1 = target;
+                Ok(model_info(&summary))
+            }
             Err(e) => Err(opening_error(&e, &target)),
         }
     }

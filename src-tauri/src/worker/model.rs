@@ -2,7 +2,7 @@
 //!
 //! Owns: [`ModelTarget`] → the runtime's `ModelRequest` (the memory preset, `auto` unless
 //! `K3_PRESET` says otherwise: weights stream through a plan sized by `k3_plan`; the
-//! context length the app reserves) and `ModelSummary` → the `ModelInfo` DTO with its one-line memory text.
+//! context length the app reserves, the thread counts of Settings › Performance) and `ModelSummary` → the `ModelInfo` DTO with its one-line memory text.
 //! Must not: open folders itself: opening (folder, vocabulary and template checks) is
 //! the runtime's, shared with the CLI and the server.
 
@@ -14,6 +14,7 @@ use k3_plan::{format_bytes, BudgetChoice, Preset};
 use k3_runtime::{ModelRequest, ModelSummary};
 
 use crate::ipc::dto::ModelInfo;
+use crate::performance::Threads;
 
 /// Which folder to open, whether it is the bundled demo, and how long a conversation
 /// may grow.
@@ -44,17 +45,18 @@ impl ModelTarget {
         }
     }
 
-    /// The runtime request: the target's preset, all kernel threads.
-    pub fn request(&self) -> ModelRequest {
+    /// The runtime request: the target's budget, `threads`' kernel threads and reads.
+    pub fn request(&self, threads: Threads) -> ModelRequest {
         let memory = MemoryOptions {
             budget: Some(self.budget),
+            io_threads: threads.io_threads(),
             context_length: self.context_length,
             trunk_dir: self.trunk.clone(),
             read_pattern: self.read_pattern,
             ..MemoryOptions::resident()
         };
         ModelRequest {
-            options: EngineOptions { model_dir: self.path.clone(), threads: None, memory },
+            options: EngineOptions { model_dir: self.path.clone(), threads: threads.compute_threads(), memory },
             is_demo: self.is_demo,
         }
     }

@@ -154,6 +154,14 @@ impl HistoryReply {
             EngineFinish::Cancelled => MessageStatus::Stopped,
             EngineFinish::Stop | EngineFinish::Length | EngineFinish::ContextFull => MessageStatus::Complete,
         };
+        log::info!(
+            "reply {job}: {:?} after {} tokens in {} ms ({} prompt tokens, {:.1} MB read)",
+            stats.finish_reason,
+            stats.output_tokens,
+            stats.total_ms,
+            stats.prompt_tokens,
+            stats.bytes_read as f64 / 1e6
+        );
         let new = NewAssistantMessage { content: reply.text, think: reply.think, status, stats: Some(stats.clone()) };
         match save(&self.store, self.conversation_id, new) {
             Ok(message) => GenerationEvent::Finished { job_id: job, reason: stats.finish_reason, message },
@@ -162,6 +170,7 @@ impl HistoryReply {
     }
 
     fn save_failed(&mut self, job: JobId, error: &RuntimeError, partial: Option<String>) -> GenerationEvent {
+        log::warn!("reply {job} failed: {error}");
         let error = IpcError::from(error);
         // Only a reply the engine started leaves a (partial) message behind.
         let message = partial.and_then(|content| {

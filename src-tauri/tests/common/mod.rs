@@ -21,6 +21,7 @@ pub fn options(data: &Path) -> k3_desktop::options::AppOptions {
         preset: k3_plan::Preset::Auto,
         repo: None,
         speed_seconds: 1.0,
+        threads: k3_desktop::performance::Threads::default(),
     }
 }
 

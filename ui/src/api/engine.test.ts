@@ -65,6 +65,17 @@ describe("commands", () => {
     ]);
   });
 
+  it("call the performance and log commands with the Rust parameter names", async () => {
+    await engine.performanceSettings();
+    await engine.applyPerformance({ compute: 2, io: null });
+    await engine.readLog(500);
+    expect(invoke.mock.calls).toEqual([
+      ["performance_settings", {}],
+      ["apply_performance", { threads: { compute: 2, io: null } }],
+      ["read_log", { lines: 500 }],
+    ]);
+  });
+
   it("start generations with a Channel whose messages reach the callback", async () => {
     invoke.mockResolvedValue(77);
     const got: GenerationEvent[] = [];

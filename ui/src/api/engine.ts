@@ -40,6 +40,9 @@ import type {
   SetupSettings,
   SetupStatus,
   SpeedSummary,
+  PerformanceView,
+  Threads,
+  LogTail,
 } from "../generated/ipc";
 
 /** Where commands go: the Tauri core, or the browser mock. */
@@ -241,6 +244,13 @@ export const applyMemory = (choice: MemoryChoice, onEvent: (e: ReplanProgressEve
 
 // ---- diagnostics (Settings › Diagnostics; no prompts, no secrets) ----
 export const diagnostics = () => call<string>("diagnostics");
+/** The last `lines` entries of the app's log. */
+export const readLog = (lines: number) => call<LogTail>("read_log", { lines });
+
+// ---- performance (Settings › Performance) ----
+export const performanceSettings = () => call<PerformanceView>("performance_settings");
+/** Saves `threads` and reopens the model with them (after the reply in progress). */
+export const applyPerformance = (threads: Threads) => call<ModelInfo>("apply_performance", { threads });
 /** Opens the Memory or Disk tab in its own window. */
 export const openDashboardWindow = (view: "memory" | "disk") => call<null>("open_dashboard_window", { view });
 

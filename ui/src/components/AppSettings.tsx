@@ -7,12 +7,14 @@ import { NewChatSettings } from "./NewChatSettings";
 import { AppearanceSettings } from "./AppearanceSettings";
 import { DiagnosticsSettings } from "./DiagnosticsSettings";
 import { ModelFolderSettings } from "./ModelFolderSettings";
+import { PerformanceSettings } from "./PerformanceSettings";
 import type { ModelInfo } from "../generated/ipc";
 
-type Section = "memory" | "modelFolder" | "newChats" | "appearance" | "localApi" | "diagnostics" | "shortcuts";
+type Section = "memory" | "performance" | "modelFolder" | "newChats" | "appearance" | "localApi" | "diagnostics" | "shortcuts";
 
 const SECTIONS: { id: Section; label: string }[] = [
   { id: "memory", label: "Memory" },
+  { id: "performance", label: "Performance" },
   { id: "modelFolder", label: "Model folder" },
   { id: "newChats", label: "New chats" },
   { id: "appearance", label: "Appearance" },
@@ -69,6 +71,8 @@ export function AppSettings({
         </button>
         {section === "memory" ? (
           <MemorySettings onApplied={onModel} />
+        ) : section === "performance" ? (
+          <PerformanceSettings onApplied={onModel} />
         ) : section === "modelFolder" ? (
           <ModelFolderSettings onOpenFolder={onOpenFolder} />
         ) : section === "newChats" ? (

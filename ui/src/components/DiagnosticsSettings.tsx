@@ -1,8 +1,9 @@
 // Settings › Diagnostics: the app's plain-text report (versions, machine, model and plan,
 // setup, local API, every environment variable read — no prompts, no secrets) with a Copy
-// button for bug reports. Nothing is sent anywhere: the app has no telemetry.
+// button for bug reports, and the log viewer. Nothing is sent anywhere: the app has no telemetry.
 import { useEffect, useState } from "preact/hooks";
 import * as engine from "../api/engine";
+import { LogViewer } from "./LogViewer";
 
 export function DiagnosticsSettings() {
   const [text, setText] = useState<string | null>(null);
@@ -32,6 +33,7 @@ export function DiagnosticsSettings() {
         </button>
         {status && <span role="status">{status}</span>}
       </div>
+      <LogViewer />
     </section>
   );
 }

@@ -553,3 +553,81 @@ export type MemoryApplied = { model: ModelInfo, view: MemoryView,
  * Milliseconds from the call to the new plan in force (waiting for a reply included).
  */
 tookMs: number, };
+
+/**
+ * The thread counts models open with; `None` = the default.
+ */
+export type Threads = { 
+/**
+ * Kernel threads (`None`: every core).
+ */
+compute: number | null, 
+/**
+ * Expert reads in flight (`None`: [`DEFAULT_IO_THREADS`]).
+ */
+io: number | null, };
+
+/**
+ * The counts the loaded model runs with.
+ */
+export type ThreadsInUse = { compute: number, io: number, 
+/**
+ * Streamed reads: bytes a piece and pieces in flight.
+ */
+readRequestBytes: number, readDepth: number, };
+
+/**
+ * What Settings › Performance shows.
+ */
+export type PerformanceView = { 
+/**
+ * The saved choice (what the page edits).
+ */
+saved: Threads, 
+/**
+ * What the environment asks for when nothing is saved.
+ */
+fromEnv: Threads, cores: number, defaultIo: number, maxIo: number, 
+/**
+ * The loaded model's counts (`None`: no model is open).
+ */
+inUse: ThreadsInUse | null, 
+/**
+ * The last drive speed test (the wizard's, or a re-run from this page).
+ */
+speed: SpeedSummary | null, 
+/**
+ * Where "Re-run speed test" writes its scratch file: the model's folder (`None` for
+ * the bundled demo, which is read into RAM).
+ */
+speedTestDir: string | null, };
+
+/**
+ * One entry of the log.
+ */
+export type LogLine = { 
+/**
+ * `[date][time]` as written (UTC).
+ */
+time: string, 
+/**
+ * ERROR, WARN, INFO, DEBUG or TRACE.
+ */
+level: string, 
+/**
+ * The module that wrote it.
+ */
+source: string, message: string, };
+
+/**
+ * The end of the log, for the viewer.
+ */
+export type LogTail = { path: string, 
+/**
+ * Oldest first; at most the lines asked for.
+ */
+lines: Array<LogLine>, 
+/**
+ * Older entries exist beyond these.
+ */
+truncated: boolean, };

@@ -1,0 +1,74 @@
+//! Settings › Performance (thread counts, applied by reopening the model) and the log
+//! viewer of Settings › Diagnostics: thin adapters over [`crate::performance`] and
+//! [`crate::logging`].
+
+use tauri::State;
+
+use k3_engine::io::ReadPattern;
+
+use crate::commands::model::join_error;
+use crate::ipc::dto::ModelInfo;
+use crate::ipc::error::{ErrorCode, IpcError};
+use crate::logging::{read_tail, LogTail};
+use crate::performance::{cores, PerformanceView, Threads, ThreadsInUse, DEFAULT_IO_THREADS, MAX_IO_THREADS};
+use crate::state::AppState;
+use crate::worker::ModelTarget;
+
+/// What Settings › Performance shows: the saved counts, the environment's, the model's.
+#[tauri::command]
+pub fn performance_settings(state: State<'_, AppState>) -> PerformanceView {
+    let model = state.worker.probe().snapshot().model;
+    PerformanceView {
+        saved: Threads::load(&state.data_dir),
+        from_env: state.env_threads,
+        cores: cores(),
+        default_io: DEFAULT_IO_THREADS,
+        max_io: MAX_IO_THREADS,
+        in_use: model.as_ref().map(|m| ThreadsInUse {
+            compute: m.compute_threads as u32,
+            io: m.io_threads as u32,
+            read_request_bytes: m.read_pattern.request_bytes as u32,
+            read_depth: m.read_pattern.depth as u32,
+        }),
+        speed: state.setup.settings().speed,
+        speed_test_dir: model.filter(|m| !m.is_demo).map(|m| m.path.display().to_string()),
+    }
+}
+
+/// Saves `threads` and reopens the model with them (after the reply in progress, like any
+/// open), reading with the last speed test's pattern; the old model stays on failure.
+#[tauri::command]
+pub async fn apply_performance(state: State<'_, AppState>, threads: Threads) -> Result<ModelInfo, IpcError> {
+    threads.check(cores())?;
+    threads.save(&state.data_dir)?;
+    let used = threads.or(state.env_threads);
+    let (budget, context_length) = (state.memory_choice().budget(), state.context_length());
+    let measured = state.setup.settings().speed.map_or(ReadPattern::DEFAULT, |s| s.engine_pattern());
+    log::info!(
+        "performance: compute threads {}, I/O threads {}; reopening the model",
+        used.compute.map_or("all".to_string(), |n| n.to_string()),
+        used.io_threads()
+    );
+    let worker = state.worker.clone();
+    let reopen = move || {
+        worker.reopen(used, |t| {
+            let read_pattern = if t.is_demo { t.read_pattern } else { measured };
+            ModelTarget { budget, context_length, read_pattern, ..t }
+        })
+    };
+    tauri::async_runtime::spawn_blocking(reopen).await.map_err(join_error)?
+}
+
+/// The log viewer: the last `lines` entries of the app's log (at most 2,000).
+#[tauri::command]
+pub async fn read_log(state: State<'_, AppState>, lines: u32) -> Result<LogTail, IpcError> {
+    let Some(path) = state.log_file.clone() else {
+        return Err(IpcError::new(ErrorCode::Io, "this platform has no log folder"));
+    };
+    let max = lines.clamp(1, 2000) as usize;
+    tauri::async_runtime::spawn_blocking(move || {
+        read_tail(&path, max).map_err(|e| IpcError::new(ErrorCode::Io, format!("reading {}: {e}", path.display())))
+    })
+    .await
+    .map_err(join_error)?
+}

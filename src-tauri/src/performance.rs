@@ -1,0 +1,160 @@
+//! Settings › Performance: how many threads the kernels run on and how many expert reads
+//! are kept in flight, saved across restarts and applied by reopening the model (the
+//! engine sizes its thread pools and I/O buffers when it opens).
+//!
+//! Owns: [`Threads`] and its file (`performance.json`), the environment's defaults
+//! (`OMP_NUM_THREADS`, `K3_ASYNC_IO_THREADS`, PRODUCT §4.4) and [`PerformanceView`], what
+//! the Settings page shows.
+//! Precedence: the saved choice, else the environment, else all cores and 4 reads.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::ipc::error::IpcError;
+use crate::setup::SpeedSummary;
+
+/// The settings file's name in the app's data folder.
+pub const PERFORMANCE_FILE: &str = "performance.json";
+
+/// Expert reads kept in flight when nothing says otherwise (PRODUCT §4.4).
+pub const DEFAULT_IO_THREADS: u32 = 4;
+
+/// The most expert reads the page offers (each holds one expert-sized buffer).
+pub const MAX_IO_THREADS: u32 = 64;
+
+/// The thread counts models open with; `None` = the default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Threads {
+    /// Kernel threads (`None`: every core).
+    #[serde(default)]
+    pub compute: Option<u32>,
+    /// Expert reads in flight (`None`: [`DEFAULT_IO_THREADS`]).
+    #[serde(default)]
+    pub io: Option<u32>,
+}
+
+impl Threads {
+    /// `performance.json`, or no choice when it is absent or unreadable.
+    pub fn load(data_dir: &Path) -> Threads {
+        crate::json_file::load_or_default(data_dir, PERFORMANCE_FILE)
+    }
+
+    pub fn save(&self, data_dir: &Path) -> Result<(), IpcError> {
+        crate::json_file::save(data_dir, PERFORMANCE_FILE, self)
+    }
+
+    /// What `OMP_NUM_THREADS` and `K3_ASYNC_IO_THREADS` ask for (values that are not a
+    /// positive whole number are ignored).
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Threads {
+        let count = |name: &str| env(name).and_then(|v| v.trim().parse::<u32>().ok()).filter(|n| *n > 0);
+        Threads { compute: count("OMP_NUM_THREADS"), io: count("K3_ASYNC_IO_THREADS") }
+    }
+
+    /// Each count of `self`, else `fallback`'s.
+    pub fn or(self, fallback: Threads) -> Threads {
+        Threads { compute: self.compute.or(fallback.compute), io: self.io.or(fallback.io) }
+    }
+
+    /// Refuses counts outside 1..=`cores` (compute) and 1..=[`MAX_IO_THREADS`] (reads).
+    pub fn check(&self, cores: u32) -> Result<(), IpcError> {
+        if let Some(n) = self.compute.filter(|n| !(1..=cores).contains(n)) {
+            return Err(IpcError::invalid(format!(
+                "compute threads: {n} is not between 1 and {cores} (this machine's cores)"
+            )));
+        }
+        if let Some(n) = self.io.filter(|n| !(1..=MAX_IO_THREADS).contains(n)) {
+            return Err(IpcError::invalid(format!("I/O threads: {n} is not between 1 and {MAX_IO_THREADS}")));
+        }
+        Ok(())
+    }
+
+    /// The engine's `threads` option.
+    pub fn compute_threads(&self) -> Option<usize> {
+        self.compute.map(|n| n as usize)
+    }
+
+    /// The engine's `io_threads` option.
+    pub fn io_threads(&self) -> usize {
+        self.io.unwrap_or(DEFAULT_IO_THREADS) as usize
+    }
+}
+
+/// The logical cores this process may use.
+pub fn cores() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
+/// The counts the loaded model runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadsInUse {
+    pub compute: u32,
+    pub io: u32,
+    /// Streamed reads: bytes a piece and pieces in flight.
+    pub read_request_bytes: u32,
+    pub read_depth: u32,
+}
+
+/// What Settings › Performance shows.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PerformanceView {
+    /// The saved choice (what the page edits).
+    pub saved: Threads,
+    /// What the environment asks for when nothing is saved.
+    pub from_env: Threads,
+    pub cores: u32,
+    pub default_io: u32,
+    pub max_io: u32,
+    /// The loaded model's counts (`None`: no model is open).
+    pub in_use: Option<ThreadsInUse>,
+    /// The last drive speed test (the wizard's, or a re-run from this page).
+    pub speed: Option<SpeedSummary>,
+    /// Where "Re-run speed test" writes its scratch file: the model's folder (`None` for
+    /// the bundled demo, which is read into RAM).
+    pub speed_test_dir: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn the_saved_choice_wins_over_the_environment_which_wins_over_the_defaults() {
+        let env = Threads::from_env(&env_of(&[("OMP_NUM_THREADS", " 3 "), ("K3_ASYNC_IO_THREADS", "0")]));
+        assert_eq!(env, Threads { compute: Some(3), io: None }, "0 is not a count");
+        let saved = Threads { compute: None, io: Some(8) };
+        let used = saved.or(env);
+        assert_eq!((used.compute_threads(), used.io_threads()), (Some(3), 8));
+        assert_eq!(Threads::default().io_threads(), DEFAULT_IO_THREADS as usize);
+        assert_eq!(Threads::from_env(&env_of(&[("OMP_NUM_THREADS", "many")])), Threads::default());
+    }
+
+    #[test]
+    fn counts_outside_the_machine_are_refused_by_name() {
+        assert!(Threads { compute: Some(2), io: Some(64) }.check(2).is_ok());
+        let e = Threads { compute: Some(3), io: None }.check(2).unwrap_err();
+        assert!(e.message.contains("compute threads: 3 is not between 1 and 2"), "{}", e.message);
+        let e = Threads { compute: None, io: Some(0) }.check(2).unwrap_err();
+        assert!(e.message.contains("I/O threads: 0"), "{}", e.message);
+    }
+
+    #[test]
+    fn the_choice_round_trips_through_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(Threads::load(dir.path()), Threads::default());
+        let t = Threads { compute: Some(1), io: Some(16) };
+        t.save(dir.path()).unwrap();
+        assert_eq!(Threads::load(dir.path()), t);
+        std::fs::write(dir.path().join(PERFORMANCE_FILE), "{not json").unwrap();
+        assert_eq!(Threads::load(dir.path()), Threads::default(), "unreadable: the defaults");
+        assert!(dir.path().join("performance.json.unreadable").exists(), "kept aside, not lost");
+    }
+}
