@@ -5,6 +5,7 @@ import { render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setTransport, type Transport } from "../api/engine";
+import { typeInto } from "../test/dom";
 import type { ApiSettings, ApiStatus } from "../generated/ipc";
 import { AppSettings } from "./AppSettings";
 
@@ -49,12 +50,7 @@ let closed = 0;
 const flush = () => act(() => new Promise<void>((r) => setTimeout(r, 20)));
 const $ = <T extends Element = HTMLElement>(sel: string) => root.querySelector<T>(sel);
 const text = (sel: string) => $(sel)?.textContent ?? "";
-const input = (sel: string, value: string) =>
-  act(() => {
-    const el = $<HTMLInputElement>(sel)!;
-    el.value = value;
-    el.dispatchEvent(new Event("input", { bubbles: true }));
-  });
+const input = (sel: string, value: string) => typeInto(root, sel, value);
 
 beforeEach(async () => {
   backend = new Scripted();

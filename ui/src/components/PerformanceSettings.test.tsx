@@ -5,6 +5,7 @@ import { render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
 import { setTransport, type Transport } from "../api/engine";
+import { typeInto } from "../test/dom";
 import type { LogTail, PerformanceView, Threads } from "../generated/ipc";
 import { AppSettings } from "./AppSettings";
 import { parseThreads } from "./PerformanceSettings";
@@ -56,12 +57,7 @@ let root: HTMLElement | null = null;
 const flush = () => act(() => new Promise<void>((r) => setTimeout(r, 20)));
 const $ = <T extends Element = HTMLElement>(sel: string) => root!.querySelector<T>(sel);
 const text = (sel: string) => $(sel)?.textContent ?? "";
-const input = (sel: string, value: string) =>
-  act(() => {
-    const el = $<HTMLInputElement>(sel)!;
-    el.value = value;
-    el.dispatchEvent(new Event("input", { bubbles: true }));
-  });
+const input = (sel: string, value: string) => typeInto(root!, sel, value);
 
 async function open(initial: "performance" | "diagnostics"): Promise<Scripted> {
   const backend = new Scripted();
