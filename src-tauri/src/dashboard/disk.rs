@@ -74,7 +74,7 @@ pub fn drive_usage(folders: &OurFolders) -> Result<Vec<DriveUsage>, String> {
         .map(|d| DriveUsage {
             mount: d.mount_point.display().to_string(),
             fs: d.fs_type.clone(),
-            kind: serde_json::to_value(d.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            kind: crate::setup::facts::kind(d.kind).to_string(),
             total_bytes: d.total_bytes,
             free_bytes: d.free_bytes,
             parts: parts.iter().filter(|(p, _)| d.paths.contains(p)).map(|(_, u)| u.clone()).collect(),

@@ -64,7 +64,8 @@ fn level(l: Level) -> &'static str {
     }
 }
 
-fn kind(k: DriveKind) -> &'static str {
+/// A drive's kind as the UI names it.
+pub(crate) fn kind(k: DriveKind) -> &'static str {
     match k {
         DriveKind::Ssd => "ssd",
         DriveKind::Hdd => "hdd",
