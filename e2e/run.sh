@@ -2,7 +2,7 @@
 # Runs the end-to-end test against a built app binary, in a real window under Xvfb, driven by
 # tauri-driver + WebKitWebDriver. The app's data folder is a fresh temporary directory.
 # Then the setup wizard's journey against the fake Hugging Face hub (tests/examples/fake_hub,
-# built by `cargo build -p k3-tests --example fake_hub`) with its own fresh data folder.
+# built by `cargo test --workspace`; scripts/test.sh places it) with its own fresh data folder.
 # Then "I already have the files" on a plain copy of that checkpoint (adopt.e2e.mjs).
 # Then the dashboards and Settings › Memory on a synthetic checkpoint with a packed trunk
 # (dashboards.e2e.mjs; `k3 synth` + `k3 pack` from target/debug/k3, built by `cargo test`).

@@ -4,9 +4,9 @@
 # hostile model output against that production build in Chromium (ui/tests/browser.mjs);
 # formatting and lints; every Rust test (engine, CLI, desktop app: IPC, history, worker,
 # contract); the kernel twins again in the release profile; every fuzz target for 8 s
-# (scripts/fuzz.sh: nightly, cargo-fuzz installed when missing); the .deb bundle (release
-# build, contents checked); and the end-to-end test of that release binary in a real window
-# under Xvfb.
+# (scripts/fuzz.sh: nightly, cargo-fuzz installed when missing); the .deb bundle (the
+# dev-profile build, contents checked; `bash scripts/bundle.sh` makes the release one); and
+# the end-to-end test of the binary in that bundle in a real window under Xvfb.
 # Fixtures are in the repository and ../shared/fixtures/released beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,8 +29,9 @@ ui_browser() { node ui/tests/browser.mjs 2>&1 | tee "$logs/browser.log"; }
 rust_tests() { cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"; }
 # The kernel twins once more as the app ships them (release profile): SIMD codegen — stack
 # realignment, inlining — differs between profiles, and a release-only crash has happened.
-release_twins() { cargo test --release --locked -p k3-tests kernels_twins 2>&1 | tee "$logs/kernels-release.log"; }
-e2e_journeys() { xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/release/k3-desktop 2>&1 | tee "$logs/e2e.log"; }
+# They live in the engine's own test binary so this build needs the engine alone.
+release_twins() { cargo test --release --locked -p k3-engine --test kernels_twins 2>&1 | tee "$logs/kernels-release.log"; }
+e2e_journeys() { xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/debug/k3-desktop 2>&1 | tee "$logs/e2e.log"; }
 # Every fuzz target over its committed corpus (K3_FUZZ_SECONDS each: 8 here, so the whole
 # run stays well inside CI's budget; the campaign runs them longer); any crash fails.
 fuzz_targets() { K3_FUZZ_SECONDS=${K3_FUZZ_SECONDS:-8} bash scripts/fuzz.sh 2>&1 | tee "$logs/fuzz.log"; }
@@ -44,8 +45,11 @@ timed "cargo clippy (wasm32)" cargo clippy --locked -p k3-plan-wasm --target was
 timed "cargo test" rust_tests
 timed "kernel twins (release)" release_twins
 timed "fuzz (11 targets)" fuzz_targets
-timed "bundle (.deb)" bash scripts/bundle.sh
-timed "fake hub build" cargo build --locked -p k3-tests --example fake_hub
+# With --workspace the features resolve as they did for `cargo test`, which built the example
+# already: this only places it at target/debug/examples/fake_hub (-p k3-tests alone would
+# rebuild ~65 crates with its narrower feature set, ~3 min).
+timed "fake hub build" cargo build --workspace --locked --examples
+timed "bundle (.deb, dev profile)" bash scripts/bundle.sh --debug
 timed "e2e (4 journeys)" e2e_journeys
 
 printf 'part timings: %s\n' "${timings[@]}"

@@ -13,7 +13,6 @@ mod generation;
 mod hardening;
 mod io_faults;
 mod journal_faults;
-mod kernels_twins;
 mod layers;
 mod mxfp4_released;
 mod ops;

@@ -83,7 +83,8 @@ pub enum ReplyOutcome {
 
 /// One reply's front end.
 pub trait ReplyHandler: Send {
-    /// The job was queued behind `position` others.
+    /// The job was queued behind `position` replies not yet ended (the one running, if any,
+    /// and those waiting).
     fn queued(&mut self, job: JobId, position: usize);
     /// The job reached the engine: make its effects (e.g. commit the user message) and
     /// return the turn to answer, or `None` to refuse it.

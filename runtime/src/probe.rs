@@ -246,11 +246,9 @@ impl MetricsProbe {
         self.lock().model = Some(summary);
     }
 
-    pub(crate) fn queued(&self, delta: isize) -> usize {
+    pub(crate) fn queued(&self, delta: isize) {
         let mut s = self.lock();
-        let before = s.queued_jobs;
-        s.queued_jobs = before.saturating_add_signed(delta);
-        before
+        s.queued_jobs = s.queued_jobs.saturating_add_signed(delta);
     }
 
     pub(crate) fn generating(&self, job: JobId) {

@@ -129,9 +129,15 @@ impl Runtime {
     fn queue_reply(&self, kind: ReplyKind, mut handler: Box<dyn ReplyHandler>) -> JobId {
         let id = self.next_job.fetch_add(1, Ordering::Relaxed);
         let cancel = CancelToken::new();
-        lock(&self.cancels).insert(id, cancel.clone());
-        let position = self.probe.queued(1);
-        handler.queued(id, position);
+        // Every reply not yet ended holds a cancel token: those are the ones ahead of this one.
+        let ahead = {
+            let mut cancels = lock(&self.cancels);
+            let ahead = cancels.len();
+            cancels.insert(id, cancel.clone());
+            ahead
+        };
+        self.probe.queued(1);
+        handler.queued(id, ahead);
         let refused = self.submit(Job::Reply { id, kind, cancel, handler }).err().map(|job| *job);
         if let Some(Job::Reply { mut handler, .. }) = refused {
             self.probe.queued(-1);

@@ -7,6 +7,10 @@ use k3_engine::kernels::dispatch::{available, best, current, read_sum, select, D
 use k3_engine::kernels::{self, reference, widen, RowDot};
 use rand_like::Lcg;
 
+/// Held while a test switches kernel bodies with `select` (one process-wide choice), so each
+/// test knows which body it measured.
+static KERNEL_BODY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A tiny deterministic generator so inputs are reproducible without extra crates.
 mod rand_like {
     pub struct Lcg(pub u64);
@@ -205,7 +209,7 @@ fn the_cache_blocked_mxfp4_product_equals_the_reference_per_row_and_token() {
     let mut xs32 = rng.vec(cols * n_tokens, 2.0);
     plant_cancelling_pairs(&mut rng, &mut xs32, 9, |_| {});
     let xs = widen(&xs32);
-    let _body = k3_tests::KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
+    let _body = KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
     for body in available() {
         select(body);
         let mut out = vec![0.0f32; rows * n_tokens];
@@ -352,7 +356,7 @@ fn selecting_a_body_routes_the_dispatched_entry_points_without_changing_results(
     let packed: Vec<u8> = (0..n / 2 / 16 * 16).map(|_| rng.next_u32() as u8).collect();
     let scales: Vec<u8> = (0..packed.len() / 16).map(|_| 115 + (rng.next_u32() % 12) as u8).collect();
     let xq = &x[..packed.len() * 2];
-    let _body = k3_tests::KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
+    let _body = KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
     for body in available() {
         select(body);
         assert_eq!(current(), body);
@@ -407,7 +411,7 @@ fn selecting_each_available_body_makes_it_current_and_matrix_products_follow() {
     let m = Dense { rows: 9, cols: 37, w: rng.vec(9 * 37, 1.0) };
     let x = rng.vec(m.cols, 2.0);
     let want: Vec<u32> = m.w.chunks(m.cols).map(|row| reference::dot_f32_ref(row, &x).to_bits()).collect();
-    let _body = k3_tests::KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
+    let _body = KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
     for body in available() {
         select(body);
         assert_eq!(current(), body, "select({body}) makes it current");
