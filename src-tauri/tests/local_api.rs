@@ -146,7 +146,7 @@ fn a_chat_in_the_window_queues_behind_a_busy_server_instead_of_failing() {
     let (tx, rx) = mpsc::channel();
     state.worker.generate(id, JobKind::Send { text: "Hello".into() }, Box::new(move |e| drop(tx.send(e))));
     match rx.recv_timeout(Duration::from_secs(10)).unwrap() {
-        GenerationEvent::Queued { position, .. } => assert_eq!(position, 0, "next in line, behind the running API job"),
+        GenerationEvent::Queued { position, .. } => assert_eq!(position, 1, "one reply ahead: the running API job"),
         other => panic!("expected queued, got {other:?}"),
     }
     std::thread::sleep(Duration::from_millis(50));

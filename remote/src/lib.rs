@@ -1,0 +1,15 @@
+//! k3-remote: chat through a remote OpenAI-compatible endpoint (issue 20).
+//!
+//! This first layer turns the bytes of a `POST /v1/chat/completions` stream (`"stream":
+//! true`) into what a reply is made of: text and reasoning deltas, the finish reason and the
+//! server's token usage. Server-sent-event framing is `eventsource-stream`'s; what the events
+//! mean is [`chunk`] (one event) and [`assemble`] (a whole stream, with its ending checked).
+//!
+//! Must not: trust a stream that stops without saying it finished — a server that dies
+//! mid-reply is an error carrying the partial text, never a short reply.
+
+pub mod assemble;
+pub mod chunk;
+
+pub use assemble::{assemble, Assembler, Delta, RemoteReply};
+pub use chunk::{Decoded, FinishReason, StreamError, Usage};
