@@ -7,6 +7,9 @@
 //! [`StreamError::EndedEarly`]: the server or the connection died mid-reply, and the text so far
 //! comes back as the failure's partial.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
 use eventsource_stream::Eventsource;
 use futures_util::{Stream, StreamExt};
 
@@ -117,4 +120,71 @@ where
         }
     }
     assembler.finish()
+}
+
+/// What a watched stream is watched for.
+pub struct Watch<'a> {
+    /// Longest time with no byte of the body (keep-alive comments count as bytes).
+    pub silence: Duration,
+    /// Polled every [`CANCEL_POLL`]; true stops reading.
+    pub cancelled: &'a dyn Fn() -> bool,
+}
+
+/// How often a watched stream looks at its cancel flag.
+pub const CANCEL_POLL: Duration = Duration::from_millis(20);
+
+/// How a watched stream ended without failing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    Reply(RemoteReply),
+    /// The caller cancelled; the text so far.
+    Cancelled(Delta),
+}
+
+/// [`assemble`] that also stops when `watch.cancelled()` turns true (the caller then drops
+/// the body, closing the connection) and fails with [`StreamError::Silent`] after
+/// `watch.silence` without a byte.
+pub async fn assemble_watched<S, B, E>(
+    body: S,
+    watch: Watch<'_>,
+    mut on_delta: impl FnMut(&Delta),
+) -> Result<Ended, Failure>
+where
+    S: Stream<Item = Result<B, E>> + Unpin,
+    B: AsRef<[u8]>,
+    E: std::fmt::Display,
+{
+    let start = Instant::now();
+    let last_piece_ms = AtomicU64::new(0);
+    let body = body.inspect(|_| last_piece_ms.store(start.elapsed().as_millis() as u64, Ordering::Relaxed));
+    let mut events = Box::pin(body.eventsource());
+    let mut assembler = Assembler::default();
+    let mut tick = tokio::time::interval(CANCEL_POLL);
+    loop {
+        let event = tokio::select! {
+            event = events.next() => event,
+            _ = tick.tick() => {
+                if (watch.cancelled)() {
+                    return Ok(Ended::Cancelled(assembler.partial()));
+                }
+                let quiet = start.elapsed().saturating_sub(Duration::from_millis(last_piece_ms.load(Ordering::Relaxed)));
+                if quiet > watch.silence {
+                    let error = StreamError::Silent { after: watch.silence };
+                    return Err(Failure { error, partial: assembler.partial() });
+                }
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
+        let step = match event {
+            Ok(e) => assembler.push(&e.event, &e.data),
+            Err(e) => Err(StreamError::Transport(e.to_string())),
+        };
+        match step {
+            Ok(Some(delta)) => on_delta(&delta),
+            Ok(None) => {}
+            Err(error) => return Err(Failure { error, partial: assembler.partial() }),
+        }
+    }
+    assembler.finish().map(Ended::Reply)
 }

@@ -64,6 +64,9 @@ pub enum StreamError {
     /// The stream ended before the server said the reply was finished.
     #[error("the stream ended before the reply did (no finish reason and no [DONE])")]
     EndedEarly,
+    /// Nothing arrived for longer than the client waits between pieces.
+    #[error("the server sent nothing for {after:?} in the middle of the reply")]
+    Silent { after: std::time::Duration },
     /// Data after `[DONE]`.
     #[error("the server sent data after [DONE]")]
     AfterDone,

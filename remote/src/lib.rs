@@ -10,6 +10,8 @@
 
 pub mod assemble;
 pub mod chunk;
+pub mod client;
 
-pub use assemble::{assemble, Assembler, Delta, RemoteReply};
+pub use assemble::{assemble, assemble_watched, Assembler, Delta, Ended, Failure, RemoteReply, Watch};
 pub use chunk::{Decoded, FinishReason, StreamError, Usage};
+pub use client::{ChatRequest, Endpoint, Outcome, RemoteClient, RemoteError, Timeouts, WireMessage};
