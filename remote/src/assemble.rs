@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use eventsource_stream::Eventsource;
+use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
 
 use crate::chunk::{decode, FinishReason, StreamError, Usage};
@@ -76,6 +76,28 @@ impl Assembler {
         Ok(Some(Delta { content: decoded.content, reasoning: decoded.reasoning }))
     }
 
+    /// Takes one parsed event (or the framing's error), handing the text it added to
+    /// `on_delta`; a failure carries the text so far.
+    fn take<E: std::fmt::Display>(
+        &mut self,
+        event: Result<Event, EventStreamError<E>>,
+        on_delta: &mut impl FnMut(&Delta),
+    ) -> Result<(), Failure> {
+        let step = match event {
+            Ok(e) => self.push(&e.event, &e.data),
+            Err(e) => Err(StreamError::Transport(e.to_string())),
+        };
+        match step {
+            Ok(delta) => {
+                if let Some(delta) = delta {
+                    on_delta(&delta);
+                }
+                Ok(())
+            }
+            Err(error) => Err(Failure { error, partial: self.partial() }),
+        }
+    }
+
     /// The text so far.
     pub fn partial(&self) -> Delta {
         Delta { content: self.content.clone(), reasoning: self.reasoning.clone() }
@@ -109,15 +131,7 @@ where
     let mut events = body.eventsource();
     let mut assembler = Assembler::default();
     while let Some(event) = events.next().await {
-        let step = match event {
-            Ok(e) => assembler.push(&e.event, &e.data),
-            Err(e) => Err(StreamError::Transport(e.to_string())),
-        };
-        match step {
-            Ok(Some(delta)) => on_delta(&delta),
-            Ok(None) => {}
-            Err(error) => return Err(Failure { error, partial: assembler.partial() }),
-        }
+        assembler.take(event, &mut on_delta)?;
     }
     assembler.finish()
 }
@@ -176,15 +190,7 @@ where
             }
         };
         let Some(event) = event else { break };
-        let step = match event {
-            Ok(e) => assembler.push(&e.event, &e.data),
-            Err(e) => Err(StreamError::Transport(e.to_string())),
-        };
-        match step {
-            Ok(Some(delta)) => on_delta(&delta),
-            Ok(None) => {}
-            Err(error) => return Err(Failure { error, partial: assembler.partial() }),
-        }
+        assembler.take(event, &mut on_delta)?;
     }
     assembler.finish().map(Ended::Reply)
 }
