@@ -141,7 +141,7 @@ pub struct Watch<'a> {
     /// Longest time with no byte of the body (keep-alive comments count as bytes).
     pub silence: Duration,
     /// Polled every [`CANCEL_POLL`]; true stops reading.
-    pub cancelled: &'a dyn Fn() -> bool,
+    pub cancelled: &'a (dyn Fn() -> bool + Sync),
 }
 
 /// How often a watched stream looks at its cancel flag.

@@ -178,7 +178,7 @@ impl RemoteClient {
     pub async fn chat(
         &self,
         request: &ChatRequest,
-        cancelled: impl Fn() -> bool,
+        cancelled: impl Fn() -> bool + Sync,
         on_delta: impl FnMut(&Delta),
     ) -> Result<Outcome, RemoteError> {
         let url = self.url("chat/completions");

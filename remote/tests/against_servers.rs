@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use k3_engine::chat::ChatMode;
 use k3_engine::{DecodeMode, EngineOptions, GenerateParams, Sampling};
 use k3_remote::{
-    ChatRequest, Endpoint, FinishReason, Outcome, RemoteClient, RemoteError, StreamError, Timeouts, WireMessage,
+    ChatRequest, Endpoint, FinishReason, Outcome, RemoteChat, RemoteClient, RemoteError, StreamError, Timeouts,
+    WireMessage,
 };
 use k3_runtime::{Activity, ChatTurn, JobId, ModelRequest, ReplyHandler, ReplyOutcome, ReplyProgress, Runtime};
 use k3_server::{Server, ServerConfig, ServerHandle};
@@ -219,4 +220,125 @@ fn nothing_listening_is_unreachable_after_the_retries() {
     let e = RemoteClient::new(Endpoint { base_url: "ftp://example.com/v1".into(), api_key: None }, Timeouts::default())
         .err();
     assert!(matches!(e, Some(RemoteError::BadUrl { .. })), "{e:?}");
+}
+
+/// What a reply handler heard, in order.
+#[derive(Debug)]
+enum Heard {
+    Queued(usize),
+    Text(String),
+    End(ReplyOutcome),
+}
+
+/// A handler answering `turn` and reporting everything it hears.
+struct Reporting(Option<ChatTurn>, mpsc::Sender<Heard>);
+
+impl ReplyHandler for Reporting {
+    fn queued(&mut self, _: JobId, position: usize) {
+        let _ = self.1.send(Heard::Queued(position));
+    }
+    fn begin(&mut self, _: JobId) -> Option<ChatTurn> {
+        self.0.take()
+    }
+    fn progress(&mut self, _: JobId, progress: ReplyProgress) {
+        if let ReplyProgress::Text { text, .. } = progress {
+            let _ = self.1.send(Heard::Text(text));
+        }
+    }
+    fn end(&mut self, _: JobId, outcome: ReplyOutcome) {
+        let _ = self.1.send(Heard::End(outcome));
+    }
+}
+
+fn turn(text: &str, max_tokens: usize) -> ChatTurn {
+    let params = GenerateParams {
+        max_new_tokens: max_tokens,
+        sampling: Sampling::Greedy,
+        stop_ids: vec![],
+        mode: DecodeMode::Incremental,
+    };
+    ChatTurn {
+        conversation: 7,
+        system: None,
+        mode: ChatMode::Instruct,
+        history: vec![],
+        user_text: text.into(),
+        params,
+    }
+}
+
+fn remote_backend(base_url: String, key: Option<&str>) -> Arc<RemoteChat> {
+    let timeouts = Timeouts { retry_backoff: Duration::from_millis(10), ..Timeouts::default() };
+    let endpoint = Endpoint { base_url, api_key: key.map(String::from) };
+    Arc::new(RemoteChat::new(endpoint, "tiny-mxfp4".into(), timeouts).expect("backend"))
+}
+
+/// Everything heard until the end, the streamed text joined.
+fn until_end(rx: &mpsc::Receiver<Heard>) -> (Vec<usize>, String, ReplyOutcome) {
+    let (mut queued, mut streamed) = (Vec::new(), String::new());
+    loop {
+        match rx.recv_timeout(Duration::from_secs(120)).expect("the reply ends") {
+            Heard::Queued(p) => queued.push(p),
+            Heard::Text(t) => streamed.push_str(&t),
+            Heard::End(outcome) => return (queued, streamed, outcome),
+        }
+    }
+}
+
+#[test]
+fn a_remote_reply_through_the_runtime_is_the_local_reply_with_remote_figures() {
+    let (_server_runtime, server) = serve();
+    // The asking side has no model at all: a remote reply does not touch the local engine.
+    let asking = Runtime::start().expect("runtime");
+    let backend = remote_backend(format!("http://{}/v1", server.local_addr()), Some(KEY));
+    let (tx, rx) = mpsc::channel();
+    asking.reply_remote(backend, Box::new(Reporting(Some(turn("Hello there", 24)), tx)));
+    let (queued, streamed, outcome) = until_end(&rx);
+    let ReplyOutcome::Finished(reply) = outcome else { panic!("{outcome:?}") };
+    let local = local_reply("Hello there", 24);
+    assert_eq!(queued, [0], "a remote reply waits behind no local job");
+    assert_eq!(reply.text, local.text);
+    assert_eq!(streamed, local.text, "the streamed pieces are the reply");
+    assert_eq!(reply.remote_host.as_deref(), Some(server.local_addr().to_string().as_str()));
+    let f = &reply.figures;
+    assert_eq!(f.output_tokens, local.figures.output_tokens, "the server's usage");
+    assert_eq!((f.io_share, f.true_hit_rate, f.bytes_read), (None, None, 0), "no figures a remote does not have");
+    assert!(f.seconds_per_token.is_some() && f.time_to_first_token <= f.total);
+}
+
+#[test]
+fn a_remote_reply_cancelled_through_the_runtime_stops_the_servers_engine() {
+    let (server_runtime, server) = serve();
+    let asking = Runtime::start().expect("runtime");
+    let backend = remote_backend(format!("http://{}/v1", server.local_addr()), Some(KEY));
+    let (tx, rx) = mpsc::channel();
+    let id = asking.reply_remote(backend, Box::new(Reporting(Some(turn("Say something long", 4000)), tx)));
+    while !matches!(rx.recv_timeout(Duration::from_secs(60)).expect("heard"), Heard::Text(_)) {}
+    assert!(asking.cancel(id), "the running remote reply is live");
+    let (_, _, outcome) = until_end(&rx);
+    let ReplyOutcome::Finished(reply) = outcome else { panic!("{outcome:?}") };
+    assert_eq!(reply.finish, k3_engine::FinishReason::Cancelled);
+    assert!(!asking.cancel(id), "nothing is left to cancel after the end");
+    let stopped = Instant::now();
+    while !matches!(server_runtime.probe().snapshot().activity, Activity::Idle) {
+        assert!(stopped.elapsed() < Duration::from_secs(2), "the server's engine still generates");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn a_remote_reply_cut_mid_stream_fails_with_its_partial_and_the_reason() {
+    let url = raw_server(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half a\"}}]}\n\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" reply\"}}]}\n\n",
+    );
+    let asking = Runtime::start().expect("runtime");
+    let (tx, rx) = mpsc::channel();
+    asking.reply_remote(remote_backend(url.clone(), None), Box::new(Reporting(Some(turn("Hi", 8)), tx)));
+    let (_, streamed, outcome) = until_end(&rx);
+    let ReplyOutcome::Failed { error, partial_text } = outcome else { panic!("{outcome:?}") };
+    assert_eq!((streamed.as_str(), partial_text.as_deref()), ("Half a reply", Some("Half a reply")));
+    let message = error.to_string();
+    assert!(message.contains(&url) && message.contains("ended"), "{message}");
 }

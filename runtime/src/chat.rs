@@ -41,6 +41,7 @@ pub fn run_turn(
         figures,
         reused_history: reply.reused_history,
         generated: reply.generation.generated.clone(),
+        remote_host: None,
     };
     *cached = Some(CachedChat { conversation: turn.conversation, session });
     Ok(finished)

@@ -32,5 +32,6 @@ pub(crate) fn run_completion(
         figures,
         reused_history: false,
         generated: generation.generated,
+        remote_host: None,
     })
 }

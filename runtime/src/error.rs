@@ -1,7 +1,7 @@
 //! [`RuntimeError`]: what can go wrong in the runtime, around the engine's own errors.
 //!
 //! Owns: the runtime's failures (a model folder that is no folder, a tokenizer the model
-//! cannot embed, no model loaded, the worker gone) and carrying the engine's
+//! cannot embed, no model loaded, the worker gone, a remote backend's failure) and carrying the engine's
 //! [`k3_engine::Error`] unchanged (it names the file, tensor or field).
 //! Must not: flatten an engine error into a string: adapters (app, CLI, server) map the
 //! variants to their own codes and exit statuses.
@@ -30,6 +30,10 @@ pub enum RuntimeError {
     /// The worker thread has stopped.
     #[error("the engine worker has stopped")]
     WorkerGone,
+
+    /// A remote backend failed; `message` is its own (it names the URL, never the key).
+    #[error("the remote backend {host} failed: {message}")]
+    Remote { host: String, message: String },
 }
 
 impl RuntimeError {
@@ -39,7 +43,7 @@ impl RuntimeError {
         match self {
             RuntimeError::Engine(e) => e.is_input_error(),
             RuntimeError::NotAFolder { .. } | RuntimeError::VocabMismatch { .. } => true,
-            RuntimeError::NoModel | RuntimeError::WorkerGone => false,
+            RuntimeError::NoModel | RuntimeError::WorkerGone | RuntimeError::Remote { .. } => false,
         }
     }
 }

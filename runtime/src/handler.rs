@@ -63,8 +63,11 @@ pub struct FinishedReply {
     pub figures: ReplyFigures,
     /// True when the engine state of earlier turns was reused.
     pub reused_history: bool,
-    /// The generated token ids, in order (a stop id included when it ended the reply).
+    /// The generated token ids, in order (a stop id included when it ended the reply);
+    /// empty for a remote reply (its server does not send ids).
     pub generated: Vec<u32>,
+    /// The host a remote backend answered from; `None` for the local engine.
+    pub remote_host: Option<String>,
 }
 
 /// How a job ended.

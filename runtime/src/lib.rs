@@ -5,7 +5,9 @@
 //! and runs jobs FIFO — model opens, replies, replans — with cancel tokens registered
 //! before a job is queued. A reply's front end is a [`ReplyHandler`]: it hands over the
 //! [`ChatTurn`] when the job starts, hears progress while the engine runs, and gets one
-//! [`ReplyOutcome`]. [`MetricsProbe`] is readable at any time, also mid-reply.
+//! [`ReplyOutcome`]. A reply may instead go to a [`RemoteBackend`] (another machine's
+//! OpenAI-compatible server) behind the same handler, on a thread of its own.
+//! [`MetricsProbe`] is readable at any time, also mid-reply.
 //! Opening a model folder ([`model`]), the figures derived from a generation
 //! ([`figures`]) and which tokens are visible text ([`text`]) are defined here once.
 //!
@@ -20,6 +22,7 @@ pub mod figures;
 pub mod handler;
 pub mod model;
 pub mod probe;
+pub mod remote;
 mod sink;
 pub mod text;
 mod worker;
@@ -29,5 +32,6 @@ pub use figures::{LiveFigures, ReplyFigures};
 pub use handler::{ChatTurn, CompletionTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress};
 pub use model::{LoadedModel, ModelRequest, ModelSummary};
 pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot, TokenSample, TIMELINE_TOKENS};
+pub use remote::{RemoteAnswer, RemoteBackend, RemoteDelta, RemoteFailure};
 pub use text::VisibleText;
 pub use worker::{ReplanProgress, Runtime};

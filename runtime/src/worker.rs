@@ -1,7 +1,8 @@
 //! [`Runtime`]: one worker thread that owns the loaded model and runs jobs in order.
 //!
 //! Owns: the job queue (FIFO: model opens, replies — chat turns and raw completions — and
-//! replans, one at a time), the registry of cancel tokens by job id, the cached chat
+//! replans, one at a time), remote replies started on threads of their own beside it, the
+//! registry of cancel tokens by job id, the cached chat
 //! session, and keeping the [`MetricsProbe`] current. Opening another model or replanning happens between
 //! replies, never during one; a replan keeps the cached chat session.
 //! Must not: run on a UI thread, or block on anything but its queue and the engine.
@@ -22,6 +23,7 @@ use crate::error::RuntimeError;
 use crate::handler::{ChatTurn, CompletionTurn, JobId, ReplyHandler, ReplyOutcome};
 use crate::model::{LoadedModel, ModelRequest, ModelSummary};
 use crate::probe::{MetricsProbe, OpenFailure};
+use crate::remote::{run_remote_reply, RemoteBackend};
 use crate::sink::ReplySink;
 
 /// Reports trunk layers pinned by a replan: `(done, total)`.
@@ -65,6 +67,8 @@ type Cancels = Arc<Mutex<HashMap<JobId, CancelToken>>>;
 pub struct Runtime {
     queue: Mutex<Sender<Job>>,
     cancels: Cancels,
+    /// Remote replies' tokens: they run beside the queue, so they are never "ahead" of a local one.
+    remote_cancels: Cancels,
     next_job: AtomicU64,
     probe: MetricsProbe,
 }
@@ -77,7 +81,8 @@ impl Runtime {
         let probe = MetricsProbe::new();
         let worker = Worker { cancels: cancels.clone(), probe: probe.clone(), model: None, chat: None };
         std::thread::Builder::new().name("k3-engine-worker".into()).spawn(move || worker.run(rx))?;
-        Ok(Runtime { queue: Mutex::new(tx), cancels, next_job: AtomicU64::new(1), probe })
+        let remote_cancels = Arc::new(Mutex::new(HashMap::new()));
+        Ok(Runtime { queue: Mutex::new(tx), cancels, remote_cancels, next_job: AtomicU64::new(1), probe })
     }
 
     /// Queues `job`; gives it back when the worker has stopped.
@@ -148,6 +153,40 @@ impl Runtime {
         id
     }
 
+    /// Starts a reply answered by `backend` on a thread of its own (a remote reply does not
+    /// wait behind local jobs, nor they behind it); returns its id at once. The handler hears
+    /// `queued` with position 0 first, then the same calls as a local reply; [`Runtime::cancel`]
+    /// stops it.
+    pub fn reply_remote(&self, backend: Arc<dyn RemoteBackend>, mut handler: Box<dyn ReplyHandler>) -> JobId {
+        let id = self.next_job.fetch_add(1, Ordering::Relaxed);
+        let cancel = CancelToken::new();
+        lock(&self.remote_cancels).insert(id, cancel.clone());
+        handler.queued(id, 0);
+        // The handler waits in a slot the thread takes it from, so a thread the OS refuses
+        // still leaves it here to hear its one end.
+        let slot = Arc::new(Mutex::new(Some(handler)));
+        let (taken, cancels) = (slot.clone(), self.remote_cancels.clone());
+        let thread = std::thread::Builder::new().name(format!("k3-remote-reply-{id}"));
+        let spawned = thread.spawn(move || {
+            let Some(mut handler) = lock(&taken).take() else { return };
+            let unregister = || {
+                lock(&cancels).remove(&id);
+            };
+            run_remote_reply(id, backend.as_ref(), &cancel, handler.as_mut(), unregister);
+        });
+        if let Err(e) = spawned {
+            lock(&self.remote_cancels).remove(&id);
+            if let Some(mut handler) = lock(&slot).take() {
+                let error = Arc::new(RuntimeError::Remote {
+                    host: String::new(),
+                    message: format!("no thread for the reply: {e}"),
+                });
+                handler.end(id, ReplyOutcome::Failed { error, partial_text: None });
+            }
+        }
+        id
+    }
+
     /// Switches the loaded model to another memory plan after the queued jobs, keeping
     /// the cached chat session; blocks until done. `None` keeps every weight resident.
     pub fn replan(&self, choice: Option<BudgetChoice>, progress: ReplanProgress) -> Result<ModelSummary, RuntimeError> {
@@ -172,7 +211,8 @@ impl Runtime {
 
     /// Requests a stop of job `id` (queued or running); false when no such job is live.
     pub fn cancel(&self, id: JobId) -> bool {
-        match lock(&self.cancels).get(&id).cloned() {
+        let token = lock(&self.cancels).get(&id).cloned();
+        match token.or_else(|| lock(&self.remote_cancels).get(&id).cloned()) {
             Some(token) => {
                 token.cancel();
                 true

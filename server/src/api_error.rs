@@ -132,6 +132,8 @@ impl ApiError {
                 ApiError::Engine { message: "the model could not be opened".into() }
             }
             RuntimeError::NoModel | RuntimeError::WorkerGone => ApiError::NoModel,
+            // The server queues only local replies; a remote failure would be an upstream's.
+            RuntimeError::Remote { .. } => ApiError::Engine { message: "the upstream backend failed".into() },
         }
     }
 }

@@ -8,6 +8,7 @@
 //! are thin; every command is in `command_names.rs`, `generate_handler!` below and
 //! `capabilities/default.json` (checked by `tests/contract.rs`).
 
+pub mod backends;
 pub mod chat_defaults;
 pub mod commands;
 pub mod dashboard;
@@ -32,7 +33,8 @@ use tauri::Manager;
 /// Registers every command (the lockstep test invokes each name through this).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     use commands::{
-        conversations::*, dashboard::*, generate::*, links::*, local_api::*, memory::*, model::*, settings::*, setup::*,
+        backends::*, conversations::*, dashboard::*, generate::*, links::*, local_api::*, memory::*, model::*,
+        settings::*, setup::*,
     };
     builder.invoke_handler(tauri::generate_handler![
         current_model,
@@ -70,6 +72,11 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         api_status,
         api_start,
         api_stop,
+        list_backends,
+        add_backend,
+        remove_backend,
+        test_backend,
+        set_conversation_backend,
         dashboard,
         disk_usage,
         diagnostics,

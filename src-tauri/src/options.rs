@@ -40,6 +40,9 @@ pub struct AppOptions {
     pub speed_seconds: f64,
     /// The thread counts the environment asks for (`OMP_NUM_THREADS`, `K3_ASYNC_IO_THREADS`).
     pub threads: Threads,
+    /// Remote backends' keys go in the OS keyring when one answers; `K3APP_KEYRING=off`
+    /// keeps them in user-only files (tests, or a keyring the user does not want used).
+    pub keyring: bool,
 }
 
 impl AppOptions {
@@ -71,6 +74,7 @@ impl AppOptions {
             repo,
             speed_seconds,
             threads: Threads::from_env(&|name| std::env::var(name).ok()),
+            keyring: std::env::var("K3APP_KEYRING").map_or(true, |v| v.trim() != "off"),
         }
     }
 }
@@ -135,6 +139,7 @@ mod tests {
             repo: None,
             speed_seconds: 1.0,
             threads: Threads::default(),
+            keyring: false,
         }
     }
 

@@ -2,7 +2,7 @@
 //!
 //! Owns: the engine worker handle, the history store and its startup notice, where the
 //! demo model lives, the memory choice models open with, the setup wizard's host and the
-//! local API.
+//! local API, the remote backends.
 //! Easy to break: a history that cannot be used must not stop the app: `open_for_app`
 //! sets a damaged file aside or runs on a temporary store, and the notice says which.
 
@@ -37,6 +37,8 @@ pub struct AppState {
     pub setup: Arc<crate::setup::SetupHost>,
     /// The local OpenAI-compatible API over the same runtime (Settings › Local API).
     pub local_api: Arc<crate::local_api::LocalApi>,
+    /// Remote backends conversations can be answered by (Settings › Backends).
+    pub backends: Arc<crate::backends::Backends>,
     /// The thread counts the environment asks for (Settings › Performance shows them).
     pub env_threads: Threads,
     /// The log file the viewer reads: `<data>/logs/` with `K3APP_DATA_DIR`, else the
@@ -75,6 +77,7 @@ impl AppState {
             verify_stop: Arc::default(),
             setup,
             local_api,
+            backends: Arc::new(crate::backends::Backends::open(data_dir, options.keyring)),
             env_threads: options.threads,
             log_file: crate::logging::log_file(Some(data_dir).filter(|_| options.data_dir.is_some()), None),
         })

@@ -12,7 +12,13 @@ fn open(dir: &Path) -> HistoryStore {
 }
 
 fn reply(text: &str) -> NewAssistantMessage {
-    NewAssistantMessage { content: text.into(), think: None, status: MessageStatus::Complete, stats: None }
+    NewAssistantMessage {
+        content: text.into(),
+        think: None,
+        status: MessageStatus::Complete,
+        stats: None,
+        failure: None,
+    }
 }
 
 #[test]
@@ -151,6 +157,7 @@ fn stored_rows_keep_their_own_format_and_old_rows_still_read() {
         finish_reason: FinishReason::ContextFull,
         seed: None,
         model: "demo".into(),
+        remote_host: None,
     };
     let saved =
         store.add_assistant_message(c.id, &NewAssistantMessage { stats: Some(stats.clone()), ..reply("ok") }).unwrap();

@@ -27,6 +27,7 @@ fn valid_history(path: &Path) -> Vec<String> {
                 think: None,
                 status: MessageStatus::Complete,
                 stats: None,
+                failure: None,
             };
             store.add_assistant_message(conv.id, &reply).unwrap();
             texts.extend([user, answer]);

@@ -8,6 +8,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use k3_desktop::backends::Backends;
 use k3_desktop::history::HistoryStore;
 use k3_desktop::ipc::dto::{FinishReason, Message, MessageStatus, Role, SamplingSettings};
 use k3_desktop::ipc::error::ErrorCode;
@@ -19,12 +20,19 @@ use k3_desktop::worker::{JobKind, ModelTarget, Worker};
 struct Harness {
     worker: Worker,
     store: Arc<Mutex<HistoryStore>>,
+    backends: Backends,
+}
+
+impl Harness {
+    fn generate(&self, conversation: i64, kind: JobKind, emit: EventEmitter) -> u64 {
+        self.worker.generate(conversation, kind, emit, &self.backends).unwrap()
+    }
 }
 
 fn start(dir: &Path) -> Harness {
     let store = Arc::new(Mutex::new(HistoryStore::open(&dir.join("chats.sqlite")).unwrap()));
     let worker = Worker::spawn(store.clone(), demo_model(None), Threads::default()).unwrap();
-    Harness { worker, store }
+    Harness { worker, store, backends: Backends::open(dir, false) }
 }
 
 /// An emitter that forwards events (with their arrival time) to the test thread.
@@ -77,7 +85,7 @@ fn a_reply_streams_and_is_saved_with_its_stats() {
     let h = start(dir.path());
     let id = conversation(&h, &settings(12));
     let (emit, rx) = recorder();
-    let job = h.worker.generate(id, JobKind::Send { text: "Hello there".into() }, emit);
+    let job = h.generate(id, JobKind::Send { text: "Hello there".into() }, emit);
     let events = drain(&rx);
     assert!(matches!(events[0], GenerationEvent::Queued { job_id, position: 0 } if job_id == job));
     match &events[1] {
@@ -105,7 +113,7 @@ fn a_reply_streams_and_is_saved_with_its_stats() {
 
     // The next turn reuses the engine state: only the new turn is prefilled.
     let (emit, rx) = recorder();
-    h.worker.generate(id, JobKind::Send { text: "And then?".into() }, emit);
+    h.generate(id, JobKind::Send { text: "And then?".into() }, emit);
     let (_, second) = finished(&drain(&rx));
     let s2 = second.stats.unwrap();
     assert!(s2.prefilled_tokens < s2.prompt_tokens, "prefilled {} of {}", s2.prefilled_tokens, s2.prompt_tokens);
@@ -119,7 +127,7 @@ fn stop_ends_the_reply_in_the_engine_within_250_ms_and_keeps_the_partial() {
     // token (measured with `k3 chat --greedy`): long enough to be stopped midway.
     let id = conversation(&h, &settings(30_000));
     let (emit, rx) = recorder();
-    let job = h.worker.generate(id, JobKind::Send { text: "Say something long".into() }, emit);
+    let job = h.generate(id, JobKind::Send { text: "Say something long".into() }, emit);
     let mut tokens = 0;
     while tokens < 20 {
         if let (_, GenerationEvent::Token { .. }) = rx.recv_timeout(Duration::from_secs(60)).unwrap() {
@@ -145,7 +153,7 @@ fn stop_ends_the_reply_in_the_engine_within_250_ms_and_keeps_the_partial() {
 
     // The stopped reply stays in the history, and the conversation goes on.
     let (emit, rx) = recorder();
-    h.worker.generate(id, JobKind::Send { text: "Go on".into() }, emit);
+    h.generate(id, JobKind::Send { text: "Go on".into() }, emit);
     let saved_before = h.store.lock().unwrap().messages(id).unwrap().len();
     let _ = finished(&drain(&rx));
     assert_eq!(saved_before.max(3), 3);
@@ -159,7 +167,7 @@ fn regenerate_and_edit_rewrite_history_and_rebuild_engine_state() {
     let id = conversation(&h, &settings(8));
     let run = |kind: JobKind| {
         let (emit, rx) = recorder();
-        h.worker.generate(id, kind, emit);
+        h.generate(id, kind, emit);
         drain(&rx)
     };
     let (_, first) = finished(&run(JobKind::Send { text: "Hello there".into() }));
@@ -200,14 +208,14 @@ fn a_restart_resumes_the_conversation_from_the_history_file() {
         let h = start(dir.path());
         let id = conversation(&h, &settings(6));
         let (emit, rx) = recorder();
-        h.worker.generate(id, JobKind::Send { text: "Remember this".into() }, emit);
+        h.generate(id, JobKind::Send { text: "Remember this".into() }, emit);
         let _ = finished(&drain(&rx));
         id
     };
     let h = start(dir.path());
     assert_eq!(h.store.lock().unwrap().messages(id).unwrap().len(), 2);
     let (emit, rx) = recorder();
-    h.worker.generate(id, JobKind::Send { text: "What was it?".into() }, emit);
+    h.generate(id, JobKind::Send { text: "What was it?".into() }, emit);
     let (_, m) = finished(&drain(&rx));
     let s = m.stats.unwrap();
     assert_eq!(
@@ -239,7 +247,7 @@ fn a_bad_model_folder_is_a_readable_error_and_the_old_model_stays() {
 
     let id = conversation(&h, &settings(3));
     let (emit, rx) = recorder();
-    h.worker.generate(id, JobKind::Send { text: "still there?".into() }, emit);
+    h.generate(id, JobKind::Send { text: "still there?".into() }, emit);
     let (_, m) = finished(&drain(&rx));
     assert_eq!(m.stats.unwrap().output_tokens, 3);
 }

@@ -19,7 +19,7 @@ pub async fn send_message(
     if text.trim().is_empty() {
         return Err(IpcError::invalid("the message is empty"));
     }
-    Ok(state.worker.generate(conversation_id, JobKind::Send { text }, channel_emitter(on_event)))
+    state.worker.generate(conversation_id, JobKind::Send { text }, channel_emitter(on_event), &state.backends)
 }
 
 #[tauri::command]
@@ -28,7 +28,7 @@ pub async fn regenerate(
     conversation_id: i64,
     on_event: Channel<GenerationEvent>,
 ) -> Result<u64, IpcError> {
-    Ok(state.worker.generate(conversation_id, JobKind::Regenerate, channel_emitter(on_event)))
+    state.worker.generate(conversation_id, JobKind::Regenerate, channel_emitter(on_event), &state.backends)
 }
 
 #[tauri::command]
@@ -43,7 +43,7 @@ pub async fn edit_message(
         return Err(IpcError::invalid("the message is empty"));
     }
     let kind = JobKind::Edit { message_id, text };
-    Ok(state.worker.generate(conversation_id, kind, channel_emitter(on_event)))
+    state.worker.generate(conversation_id, kind, channel_emitter(on_event), &state.backends)
 }
 
 /// Stops job `job_id` (queued or running); false when it already ended.

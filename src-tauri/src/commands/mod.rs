@@ -1,5 +1,6 @@
 //! Tauri commands: thin adapters that unpack arguments, make one call and map errors.
 
+pub mod backends;
 pub mod conversations;
 pub mod dashboard;
 pub mod generate;

@@ -67,6 +67,10 @@ pub(super) struct StatsRecord {
     seed: Option<u64>,
     #[serde(rename = "model")]
     model: String,
+    /// Since schema 2: the host a remote backend answered from. Absent in local replies and
+    /// in every row of schema 1 (which only the local engine wrote).
+    #[serde(rename = "remoteHost", default, skip_serializing_if = "Option::is_none")]
+    remote_host: Option<String>,
 }
 
 impl From<&SamplingSettings> for SettingsRecord {
@@ -130,6 +134,7 @@ impl From<&MessageStats> for StatsRecord {
             finish_reason: s.finish_reason.into(),
             seed: s.seed,
             model: s.model.clone(),
+            remote_host: s.remote_host.clone(),
         }
     }
 }
@@ -149,6 +154,7 @@ impl From<StatsRecord> for MessageStats {
             finish_reason: r.finish_reason.into(),
             seed: r.seed,
             model: r.model,
+            remote_host: r.remote_host,
         }
     }
 }
@@ -156,7 +162,8 @@ impl From<StatsRecord> for MessageStats {
 /// The JSON keys a stored settings row has (for the format test).
 pub const SETTINGS_KEYS: [&str; 5] = ["temperature", "topP", "seed", "maxTokens", "thinking"];
 
-/// The JSON keys a stored stats row has (for the format test).
+/// The JSON keys a stored stats row of a local reply has (for the format test); a remote
+/// reply's also has `remoteHost`.
 pub const STATS_KEYS: [&str; 12] = [
     "promptTokens",
     "prefilledTokens",

@@ -24,6 +24,10 @@ pub const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL
     );
     CREATE INDEX messages_by_conversation ON messages(conversation_id, id);",
+    // 2: the backend a conversation is answered by (a Settings › Backends id; NULL is the
+    // local engine, which every conversation of schema 1 was), and why a failed reply failed.
+    "ALTER TABLE conversations ADD COLUMN backend TEXT;
+    ALTER TABLE messages ADD COLUMN failure TEXT",
 ];
 
 /// The schema version this build writes.

@@ -30,6 +30,8 @@ pub struct NewAssistantMessage {
     pub think: Option<String>,
     pub status: MessageStatus,
     pub stats: Option<MessageStats>,
+    /// Why a failed reply failed (the window's error line), kept with it.
+    pub failure: Option<String>,
 }
 
 /// The chat history database.
@@ -134,11 +136,17 @@ impl HistoryStore {
     /// Every conversation, most recently updated first.
     pub fn list(&self) -> Result<Vec<ConversationSummary>, HistoryError> {
         let mut stmt = self.sql(self.conn.prepare(
-            "SELECT c.id, c.title, c.updated_at, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id)
+            "SELECT c.id, c.title, c.updated_at, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id), c.backend
              FROM conversations c ORDER BY c.updated_at DESC, c.id DESC",
         ))?;
         let rows = stmt.query_map([], |r| {
-            Ok(ConversationSummary { id: r.get(0)?, title: r.get(1)?, updated_at: r.get(2)?, message_count: r.get(3)? })
+            Ok(ConversationSummary {
+                id: r.get(0)?,
+                title: r.get(1)?,
+                updated_at: r.get(2)?,
+                message_count: r.get(3)?,
+                backend: r.get(4)?,
+            })
         });
         let rows = self.sql(rows)?;
         self.sql(rows.collect())
@@ -172,16 +180,34 @@ impl HistoryStore {
     /// A conversation with all its messages.
     pub fn get(&self, id: i64) -> Result<Conversation, HistoryError> {
         let head = self.conn.query_row(
-            "SELECT title, system_prompt, settings, created_at, updated_at FROM conversations WHERE id = ?1",
+            "SELECT title, system_prompt, settings, created_at, updated_at, backend FROM conversations WHERE id = ?1",
             [id],
-            |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get::<_, String>(2)?, r.get(3)?, r.get(4)?)),
+            |r| Ok((r.get::<_, String>(0)?, r.get(1)?, r.get::<_, String>(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
         );
-        let (title, system_prompt, settings, created_at, updated_at) =
+        let (title, system_prompt, settings, created_at, updated_at, backend) =
             self.sql(head.optional())?.ok_or(HistoryError::NotFound { what: "conversation", id })?;
         let settings =
             serde_json::from_str::<SettingsRecord>(&settings).map_err(|e| self.corrupt("settings", e))?.into();
         let messages = self.messages(id)?;
-        Ok(Conversation { id, title, system_prompt, settings, created_at, updated_at, messages })
+        Ok(Conversation { id, title, system_prompt, settings, created_at, updated_at, backend, messages })
+    }
+
+    /// The backend conversation `id` is answered by (`None`: the local engine).
+    pub fn backend(&self, id: i64) -> Result<Option<String>, HistoryError> {
+        let row = self.conn.query_row("SELECT backend FROM conversations WHERE id = ?1", [id], |r| r.get(0));
+        self.sql(row.optional())?.ok_or(HistoryError::NotFound { what: "conversation", id })
+    }
+
+    /// Sets the backend conversation `id` is answered by (`None`: the local engine).
+    pub fn set_backend(&self, id: i64, backend: Option<&str>) -> Result<Conversation, HistoryError> {
+        let n = self.sql(self.conn.execute(
+            "UPDATE conversations SET backend = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, backend, now_ms()],
+        ))?;
+        if n == 0 {
+            return Err(HistoryError::NotFound { what: "conversation", id });
+        }
+        self.get(id)
     }
 
     fn corrupt(&self, field: &'static str, e: impl std::fmt::Display) -> HistoryError {
@@ -191,7 +217,7 @@ impl HistoryStore {
     /// The messages of conversation `id`, oldest first.
     pub fn messages(&self, id: i64) -> Result<Vec<Message>, HistoryError> {
         let mut stmt = self.sql(self.conn.prepare(
-            "SELECT id, role, content, think, status, stats, created_at FROM messages
+            "SELECT id, role, content, think, status, stats, created_at, failure FROM messages
              WHERE conversation_id = ?1 ORDER BY id",
         ))?;
         let rows = self.sql(stmt.query_map([id], raw_message))?;
@@ -215,7 +241,8 @@ impl HistoryStore {
             Some(s) => Some(serde_json::from_str::<StatsRecord>(&s).map_err(|e| self.corrupt("stats", e))?.into()),
             None => None,
         };
-        Ok(Message { id: m.id, role, content: m.content, think: m.think, status, stats, created_at: m.created_at })
+        let (content, think, failure) = (m.content, m.think, m.failure);
+        Ok(Message { id: m.id, role, content, think, status, stats, failure, created_at: m.created_at })
     }
 
     /// Replaces title, system prompt and settings.
@@ -305,9 +332,9 @@ impl HistoryStore {
             return Err(HistoryError::NotFound { what: "conversation", id: conversation_id });
         }
         sql(tx.execute(
-            "INSERT INTO messages (conversation_id, role, content, think, status, stats, created_at)
-             VALUES (?1, 'assistant', ?2, ?3, ?4, ?5, ?6)",
-            params![conversation_id, reply.content, reply.think, status, stats, now],
+            "INSERT INTO messages (conversation_id, role, content, think, status, stats, created_at, failure)
+             VALUES (?1, 'assistant', ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![conversation_id, reply.content, reply.think, status, stats, now, reply.failure],
         ))?;
         let id = tx.last_insert_rowid();
         tx.commit().map_err(|source| HistoryError::Sqlite { path: path.clone(), source })?;
@@ -316,7 +343,7 @@ impl HistoryStore {
 
     fn message(&self, id: i64) -> Result<Message, HistoryError> {
         let raw = self.conn.query_row(
-            "SELECT id, role, content, think, status, stats, created_at FROM messages WHERE id = ?1",
+            "SELECT id, role, content, think, status, stats, created_at, failure FROM messages WHERE id = ?1",
             [id],
             raw_message,
         );
@@ -402,6 +429,7 @@ struct RawMessage {
     status: String,
     stats: Option<String>,
     created_at: i64,
+    failure: Option<String>,
 }
 
 fn raw_message(r: &Row<'_>) -> rusqlite::Result<RawMessage> {
@@ -413,6 +441,7 @@ fn raw_message(r: &Row<'_>) -> rusqlite::Result<RawMessage> {
         status: r.get(4)?,
         stats: r.get(5)?,
         created_at: r.get(6)?,
+        failure: r.get(7)?,
     })
 }
 

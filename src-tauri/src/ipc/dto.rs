@@ -105,6 +105,9 @@ pub struct MessageStats {
     #[ts(type = "number | null")]
     pub seed: Option<u64>,
     pub model: String,
+    /// The host a remote backend answered from (its figures are tokens and timing only);
+    /// `None` for the local engine.
+    pub remote_host: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -117,6 +120,8 @@ pub struct Message {
     pub think: Option<String>,
     pub status: MessageStatus,
     pub stats: Option<MessageStats>,
+    /// Why a failed reply failed, as the window said it then.
+    pub failure: Option<String>,
     #[ts(type = "number")]
     pub created_at: i64,
 }
@@ -130,6 +135,8 @@ pub struct ConversationSummary {
     #[ts(type = "number")]
     pub updated_at: i64,
     pub message_count: u32,
+    /// The remote backend's id when the conversation is not answered on this machine.
+    pub backend: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -144,6 +151,8 @@ pub struct Conversation {
     pub created_at: i64,
     #[ts(type = "number")]
     pub updated_at: i64,
+    /// The remote backend (a Settings › Backends id) that answers it; `None`: the local engine.
+    pub backend: Option<String>,
     pub messages: Vec<Message>,
 }
 

@@ -28,6 +28,8 @@ pub enum ErrorCode {
     ExpertRead,
     /// Getting the model: the hub, the network or the store refused.
     Download,
+    /// A remote backend (Settings › Backends) refused, failed or could not be reached.
+    Remote,
     NotFound,
     History,
     Io,
@@ -105,6 +107,8 @@ impl From<&RuntimeError> for IpcError {
             RuntimeError::VocabMismatch { .. } => ErrorCode::Tokenizer,
             RuntimeError::NoModel => ErrorCode::ModelNotLoaded,
             RuntimeError::WorkerGone => ErrorCode::Internal,
+            // The remote's own message (it names the URL) is the whole line the window shows.
+            RuntimeError::Remote { message, .. } => return IpcError::new(ErrorCode::Remote, message.clone()),
         };
         IpcError::new(code, e.to_string())
     }

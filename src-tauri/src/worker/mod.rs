@@ -1,8 +1,8 @@
 //! The app's side of the runtime: the one engine worker, as the window's commands use it.
 //!
 //! Owns: starting `k3_runtime::Runtime` with the startup model, queueing replies as
-//! [`HistoryReply`] jobs (history store + event channel), cancel, and reporting the model
-//! in use. Everything about running jobs — the FIFO queue, cancel tokens registered
+//! [`HistoryReply`] jobs (history store + event channel) — on the local engine, or on the
+//! remote backend a conversation is set to — cancel, and reporting the model in use. Everything about running jobs — the FIFO queue, cancel tokens registered
 //! before queueing and removed before a job's end, model opens between generations,
 //! engine-state reuse — is the runtime's (`runtime/src/worker.rs`), shared with `k3 chat`
 //! and the local API server.
@@ -18,6 +18,7 @@ pub use reply::{generate_params, HistoryReply, JobKind};
 
 use k3_runtime::{MetricsProbe, Runtime};
 
+use crate::backends::Backends;
 use crate::history::HistoryStore;
 use crate::ipc::dto::{ModelInfo, ModelStatus};
 use crate::ipc::error::IpcError;
@@ -96,11 +97,33 @@ impl Worker {
     }
 
     /// Queues a generation; returns its job id at once. Events go to `emit`, starting
-    /// with `queued`.
-    pub fn generate(&self, conversation_id: i64, kind: JobKind, emit: EventEmitter) -> u64 {
-        let model_name = self.runtime.probe().snapshot().model.map(|m| m.name).unwrap_or_default();
-        let reply = HistoryReply::new(conversation_id, kind, self.store.clone(), emit, model_name);
-        self.runtime.reply(Box::new(reply))
+    /// with `queued`. A conversation set to a remote backend is answered by it (and only
+    /// then does anything leave this machine); the others by the local engine.
+    pub fn generate(
+        &self,
+        conversation_id: i64,
+        kind: JobKind,
+        emit: EventEmitter,
+        backends: &Backends,
+    ) -> Result<u64, IpcError> {
+        let backend = self
+            .store
+            .lock()
+            .map_err(|_| IpcError::internal("history store lock poisoned"))?
+            .backend(conversation_id)?;
+        match backend {
+            None => {
+                let model_name = self.runtime.probe().snapshot().model.map(|m| m.name).unwrap_or_default();
+                let reply = HistoryReply::new(conversation_id, kind, self.store.clone(), emit, model_name);
+                Ok(self.runtime.reply(Box::new(reply)))
+            }
+            Some(id) => {
+                let chat = backends.chat(&id)?;
+                let reply =
+                    HistoryReply::new(conversation_id, kind, self.store.clone(), emit, chat.model().to_string());
+                Ok(self.runtime.reply_remote(chat, Box::new(reply)))
+            }
+        }
     }
 
     /// Requests a stop of job `id` (queued or running); false when no such job is live.

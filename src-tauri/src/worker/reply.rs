@@ -162,7 +162,13 @@ impl HistoryReply {
             stats.prompt_tokens,
             stats.bytes_read as f64 / 1e6
         );
-        let new = NewAssistantMessage { content: reply.text, think: reply.think, status, stats: Some(stats.clone()) };
+        let new = NewAssistantMessage {
+            content: reply.text,
+            think: reply.think,
+            status,
+            stats: Some(stats.clone()),
+            failure: None,
+        };
         match save(&self.store, self.conversation_id, new) {
             Ok(message) => GenerationEvent::Finished { job_id: job, reason: stats.finish_reason, message },
             Err(error) => GenerationEvent::Failed { job_id: job, error, message: None },
@@ -174,7 +180,9 @@ impl HistoryReply {
         let error = IpcError::from(error);
         // Only a reply the engine started leaves a (partial) message behind.
         let message = partial.and_then(|content| {
-            let reply = NewAssistantMessage { content, think: None, status: MessageStatus::Failed, stats: None };
+            let failure = Some(error.message.clone());
+            let reply =
+                NewAssistantMessage { content, think: None, status: MessageStatus::Failed, stats: None, failure };
             save(&self.store, self.conversation_id, reply).ok()
         });
         GenerationEvent::Failed { job_id: job, error, message }
@@ -220,6 +228,7 @@ fn message_stats(reply: &FinishedReply, s: &SamplingSettings, model: &str) -> Me
         finish_reason: finish_reason(reply.finish),
         seed: (s.temperature > 0.0).then_some(s.seed),
         model: model.to_string(),
+        remote_host: reply.remote_host.clone(),
     }
 }
 

@@ -22,6 +22,7 @@ pub fn options(data: &Path) -> k3_desktop::options::AppOptions {
         repo: None,
         speed_seconds: 1.0,
         threads: k3_desktop::performance::Threads::default(),
+        keyring: false,
     }
 }
 

@@ -7,6 +7,8 @@
 // Must not: import @tauri-apps/api, or be imported by anything but engine.ts (it is a lazy chunk).
 import type {
   ApiStatus,
+  BackendView,
+  NewBackend,
   Conversation,
   ConversationSummary,
   GenerationEvent,
@@ -48,6 +50,7 @@ export function createMockTransport(): Transport {
   let nextJob = 1;
   const cancelled = new Set<number>();
   const now = () => Date.now();
+  let backends: BackendView[] = [];
   let apiStatus: ApiStatus = {
     settings: { enabled: false, port: 8000, apiKey: "", lan: false, lanAddress: "" },
     running: false, baseUrl: null, generationsInFlight: 0, requests: 0, log: [], problem: null,
@@ -59,10 +62,10 @@ export function createMockTransport(): Transport {
     return c;
   };
   const summary = (c: Conversation): ConversationSummary => ({
-    id: c.id, title: c.title, updatedAt: c.updatedAt, messageCount: c.messages.length,
+    id: c.id, title: c.title, updatedAt: c.updatedAt, messageCount: c.messages.length, backend: c.backend,
   });
   const newMessage = (role: Message["role"], content: string): Message => ({
-    id: nextId++, role, content, think: null, status: "complete", stats: null, createdAt: now(),
+    id: nextId++, role, content, think: null, status: "complete", stats: null, failure: null, createdAt: now(),
   });
 
   const commands: Record<string, (a: Record<string, unknown>) => unknown> = {
@@ -93,7 +96,7 @@ export function createMockTransport(): Transport {
     create_conversation: () => {
       const c: Conversation = {
         id: nextId++, title: "New chat", systemPrompt: "", settings: { ...DEFAULTS }, createdAt: now(),
-        updatedAt: now(), messages: [],
+        updatedAt: now(), backend: null, messages: [],
       };
       convs.set(c.id, c);
       return c;
@@ -108,6 +111,24 @@ export function createMockTransport(): Transport {
     export_conversation: (a) => ({ fileName: `chat-${String(a.id)}.${a.format === "json" ? "json" : "md"}`, content: "" }),
     open_link: (a) => (testHook()?.opened.push(String(a.url)), null),
     save_export: (a) => `/tmp/chat-${String(a.id)}.${a.format === "json" ? "json" : "md"}`,
+    // The browser preview has no network: backends can be listed and added, never reached.
+    list_backends: () => backends,
+    add_backend: (a) => {
+      const b = a.backend as NewBackend;
+      const host = b.baseUrl.replace(/^\w+:\/\//, "").split("/")[0] ?? b.baseUrl;
+      const view: BackendView = { id: `b${backends.length + 1}`, name: b.name, baseUrl: b.baseUrl, model: b.model, host, key: b.apiKey ? "userFile" : null };
+      backends.push(view);
+      return view;
+    },
+    remove_backend: (a) => ((backends = backends.filter((b) => b.id !== a.id)), null),
+    test_backend: (a) => {
+      throw fail("REMOTE", `cannot reach ${backends.find((b) => b.id === a.id)?.baseUrl ?? String(a.id)}: the browser preview has no network`);
+    },
+    set_conversation_backend: (a) => {
+      const c = get(a.id);
+      c.backend = (a.backend as string | null) ?? null;
+      return c;
+    },
     cancel_generation: (a) => {
       cancelled.add(Number(a.jobId));
       return true;
@@ -124,7 +145,7 @@ export function createMockTransport(): Transport {
     const stats = (reason: MessageStats["finishReason"]): MessageStats => ({
       promptTokens, prefilledTokens: promptTokens, outputTokens: i, timeToFirstTokenMs: 40, totalMs: now() - t0,
       secondsPerToken: i > 1 ? (now() - t0) / 1000 / i : null, ioShare: null, trueHitRate: null, bytesRead: 0,
-      finishReason: reason, seed: conv.settings.seed, model: DEMO.name,
+      finishReason: reason, seed: conv.settings.seed, model: DEMO.name, remoteHost: null,
     });
     emit({ type: "queued", jobId, position: 0 });
     emit({ type: "started", jobId, conversationId: conv.id, userMessage });

@@ -65,6 +65,24 @@ describe("commands", () => {
     ]);
   });
 
+  it("call the backend commands with the Rust parameter names", async () => {
+    const backend = { name: "GPU box", baseUrl: "http://10.0.0.5:8000/v1", apiKey: "", model: "kimi-k3" };
+    await engine.listBackends();
+    await engine.addBackend(backend);
+    await engine.testBackend("gpu-box");
+    await engine.removeBackend("gpu-box");
+    await engine.setConversationBackend(4, "gpu-box");
+    await engine.setConversationBackend(4, null);
+    expect(invoke.mock.calls).toEqual([
+      ["list_backends", {}],
+      ["add_backend", { backend }],
+      ["test_backend", { id: "gpu-box" }],
+      ["remove_backend", { id: "gpu-box" }],
+      ["set_conversation_backend", { id: 4, backend: "gpu-box" }],
+      ["set_conversation_backend", { id: 4, backend: null }],
+    ]);
+  });
+
   it("call the performance and log commands with the Rust parameter names", async () => {
     await engine.performanceSettings();
     await engine.applyPerformance({ compute: 2, io: null });

@@ -43,6 +43,9 @@ import type {
   PerformanceView,
   Threads,
   LogTail,
+  BackendView,
+  BackendTest,
+  NewBackend,
 } from "../generated/ipc";
 
 /** Where commands go: the Tauri core, or the browser mock. */
@@ -97,7 +100,7 @@ export function inTauri(): boolean {
  *  enum fails to compile here until this table follows. */
 const ERROR_CODE_TABLE: Record<IpcError["code"], true> = {
   MODEL_NOT_LOADED: true, MODEL_FOLDER: true, MODEL_CONFIG: true, CHECKPOINT: true, TOKENIZER: true,
-  TEMPLATE: true, INVALID_ARGUMENT: true, CONTEXT_LIMIT: true, BUDGET_TOO_SMALL: true, EXPERT_READ: true,
+  TEMPLATE: true, INVALID_ARGUMENT: true, CONTEXT_LIMIT: true, BUDGET_TOO_SMALL: true, EXPERT_READ: true, REMOTE: true,
   DOWNLOAD: true, NOT_FOUND: true, HISTORY: true, IO: true, INTERNAL: true,
 };
 const ERROR_CODES = new Set<string>(Object.keys(ERROR_CODE_TABLE));
@@ -224,6 +227,17 @@ export const setupRun = (onEvent: (e: SetupEvent) => void) => stream<ModelInfo |
 export const apiStatus = () => call<ApiStatus>("api_status");
 export const apiStart = (settings: ApiSettings) => call<ApiStatus>("api_start", { settings });
 export const apiStop = () => call<ApiStatus>("api_stop");
+
+// ---- remote backends (Settings › Backends; a conversation's "Answered by") ----
+export const listBackends = () => call<BackendView[]>("list_backends");
+/** Adds an endpoint; its key goes to the OS keyring (or a user-only file), never the history. */
+export const addBackend = (backend: NewBackend) => call<BackendView>("add_backend", { backend });
+export const removeBackend = (id: string) => call<null>("remove_backend", { id });
+/** Lists the endpoint's models and times one short reply. */
+export const testBackend = (id: string) => call<BackendTest>("test_backend", { id });
+/** Who answers conversation `id`: a backend's id, or null for the local engine. */
+export const setConversationBackend = (id: number, backend: string | null) =>
+  call<Conversation>("set_conversation_backend", { id, backend });
 
 // ---- dashboards (the Memory and Disk tabs; asked only while one is on screen) ----
 /** One reading, with the timeline's tokens after `after` (the `lastSeq` of the previous reading). */

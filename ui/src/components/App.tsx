@@ -10,6 +10,7 @@ import { Composer } from "./Composer";
 import { DemoBanner, ModelBar } from "./ModelBar";
 import { ErrorRegion, HistoryBanner, PhaseStrip, StatusLine } from "./Notices";
 import { AppSettings } from "./AppSettings";
+import { BackendPicker, RemoteMarker } from "./BackendPicker";
 import { SettingsPanel } from "./SettingsPanel";
 import { Sidebar } from "./Sidebar";
 import { DriveSpeed } from "./StatsLine";
@@ -161,6 +162,7 @@ export function App() {
         )}
         <div class="chat-head" hidden={tab !== "chat"}>
           <h1 class="chat-title">{current?.title ?? "New chat"}</h1>
+          <BackendPicker conversation={current ?? null} busy={busy} onChoose={(b) => void actions.setBackend(b)} />
           <button
             type="button"
             aria-label="Conversation settings"
@@ -170,6 +172,7 @@ export function App() {
             Chat settings
           </button>
         </div>
+        {tab === "chat" && <RemoteMarker conversation={current ?? null} />}
         <div class="chat-body" hidden={tab !== "chat"}>
           <DriveSpeed.Provider value={driveSpeed}>
             <ChatView state={state} actions={actions} />
@@ -194,7 +197,7 @@ export function App() {
         <Composer
           conversationId={current?.id ?? null}
           busy={busy}
-          canSend={!!state.model && !state.modelLoading}
+          canSend={(!!state.model && !state.modelLoading) || !!current?.backend}
           onSend={actions.send}
           onStop={() => void actions.stop()}
         />

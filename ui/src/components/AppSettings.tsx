@@ -1,6 +1,7 @@
 // The app's Settings (Ctrl/⌘+,): a sheet over the chat with one section per area. Each section owns
 // its own state and commands; this file is the frame (section list, close on Esc or the button).
 import { useEffect, useState } from "preact/hooks";
+import { BackendSettings } from "./BackendSettings";
 import { LocalApiSettings } from "./LocalApiSettings";
 import { MemorySettings } from "./MemorySettings";
 import { NewChatSettings } from "./NewChatSettings";
@@ -10,7 +11,16 @@ import { ModelFolderSettings } from "./ModelFolderSettings";
 import { PerformanceSettings } from "./PerformanceSettings";
 import type { ModelInfo } from "../generated/ipc";
 
-type Section = "memory" | "performance" | "modelFolder" | "newChats" | "appearance" | "localApi" | "diagnostics" | "shortcuts";
+type Section =
+  | "memory"
+  | "performance"
+  | "modelFolder"
+  | "newChats"
+  | "appearance"
+  | "localApi"
+  | "backends"
+  | "diagnostics"
+  | "shortcuts";
 
 const SECTIONS: { id: Section; label: string }[] = [
   { id: "memory", label: "Memory" },
@@ -19,6 +29,7 @@ const SECTIONS: { id: Section; label: string }[] = [
   { id: "newChats", label: "New chats" },
   { id: "appearance", label: "Appearance" },
   { id: "localApi", label: "Local API" },
+  { id: "backends", label: "Backends" },
   { id: "diagnostics", label: "Diagnostics" },
   { id: "shortcuts", label: "Shortcuts" },
 ];
@@ -81,6 +92,8 @@ export function AppSettings({
           <AppearanceSettings />
         ) : section === "localApi" ? (
           <LocalApiSettings />
+        ) : section === "backends" ? (
+          <BackendSettings />
         ) : section === "diagnostics" ? (
           <DiagnosticsSettings />
         ) : (

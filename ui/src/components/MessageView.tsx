@@ -82,6 +82,11 @@ export const MessageView = memo(function MessageView({ message: m, saved, canReg
         </div>
       )}
       {m.role === "assistant" && m.stats && <StatsLine stats={m.stats} />}
+      {m.status === "failed" && m.failure && (
+        <p class="failure-reason" data-testid="failure-reason">
+          {m.failure}
+        </p>
+      )}
       {saved && !editing && (
         <div class="message-actions">
           <button type="button" aria-label="Copy message" onClick={() => copyText(m.content)}>

@@ -29,7 +29,14 @@ export function Sidebar({ conversations, currentId, busyId, onNew, onSelect, onD
             <li key={c.id} data-id={String(c.id)} class={current ? "current" : undefined} aria-current={current ? "true" : undefined}>
               <button type="button" class="conv-open" aria-label={`Open conversation: ${c.title}`} onClick={() => onSelect(c.id)}>
                 <span class="conv-title">{c.title}</span>
-                <small class="conv-meta">{c.messageCount} messages</small>
+                <small class="conv-meta">
+                  {c.messageCount} messages
+                  {c.backend && (
+                    <span class="remote-badge" data-testid="remote-badge" title="Answered by a remote backend: its prompts leave this machine">
+                      {" "}· remote
+                    </span>
+                  )}
+                </small>
               </button>
               {confirming === c.id ? (
                 <div class="conv-actions confirm" role="group" aria-label="Delete this chat?">

@@ -2,6 +2,7 @@
 // Owns: which MessageStats fields are shown and their wording (tokens, time to first token, s/token,
 // total, I/O share of wall clock, true resident hit rate, bytes read and the rate against the drive's
 // best measured figure). Exact values go in tooltips.
+// A remote backend's reply shows only what a remote reports (tokens, timing, its host).
 // Must not: show tokens per second, GiB, or a raw hit rate (null true hit rate means all resident).
 import { createContext } from "preact";
 import { useContext } from "preact/hooks";
@@ -21,6 +22,7 @@ import {
 export const DriveSpeed = createContext<number | null>(null);
 
 export function StatsLine({ stats }: { stats: MessageStats }) {
+  if (stats.remoteHost !== null) return <RemoteStatsLine stats={stats} host={stats.remoteHost} />;
   const drive = useContext(DriveSpeed);
   const rate = formatReadRate(stats.bytesRead, stats.totalMs, drive);
   const io = stats.ioShare === null ? "I/O share n/a" : `I/O ${formatPercent(stats.ioShare)} of wall clock`;
@@ -74,6 +76,32 @@ export function StatsLine({ stats }: { stats: MessageStats }) {
           seed {stats.seed}
         </span>
       )}
+    </p>
+  );
+}
+
+/** A remote reply's figures: the server's token counts and the timing seen here — no I/O, hit rate
+ *  or bytes read, which a remote does not report. */
+function RemoteStatsLine({ stats, host }: { stats: MessageStats; host: string }) {
+  return (
+    <p class="stats" aria-label="Generation statistics" data-remote="true">
+      <span class="stat" data-stat="remote" title={`Answered by ${stats.model} on ${host}: the prompt left this machine`}>
+        answered by {host}
+      </span>
+      <span class="stat" data-stat="tokens" title="As the server counted them">
+        {formatCount(stats.promptTokens)} prompt + {formatCount(stats.outputTokens)} output tokens
+      </span>
+      <span class="stat" data-stat="ttft" title="From sending the request to the first piece of the reply">
+        first token {formatDuration(stats.timeToFirstTokenMs)}
+      </span>
+      <span class="stat" data-stat="spt" title="Wall-clock seconds per generated token, seen from this machine">
+        {formatSecondsPerToken(stats.secondsPerToken)}
+      </span>
+      <span class="stat" data-stat="total" title="Total wall-clock time">
+        total {formatDuration(stats.totalMs)}
+      </span>
+      {stats.finishReason === "length" && <span class="stat" data-stat="reason">hit max tokens</span>}
+      {stats.finishReason === "cancelled" && <span class="stat" data-stat="reason">stopped</span>}
     </p>
   );
 }

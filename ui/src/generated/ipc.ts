@@ -9,7 +9,7 @@ export type IpcError = { code: ErrorCode, message: string, details: string | nul
 /**
  * What kind of failure an [`IpcError`] reports.
  */
-export type ErrorCode = "MODEL_NOT_LOADED" | "MODEL_FOLDER" | "MODEL_CONFIG" | "CHECKPOINT" | "TOKENIZER" | "TEMPLATE" | "INVALID_ARGUMENT" | "CONTEXT_LIMIT" | "BUDGET_TOO_SMALL" | "EXPERT_READ" | "DOWNLOAD" | "NOT_FOUND" | "HISTORY" | "IO" | "INTERNAL";
+export type ErrorCode = "MODEL_NOT_LOADED" | "MODEL_FOLDER" | "MODEL_CONFIG" | "CHECKPOINT" | "TOKENIZER" | "TEMPLATE" | "INVALID_ARGUMENT" | "CONTEXT_LIMIT" | "BUDGET_TOO_SMALL" | "EXPERT_READ" | "DOWNLOAD" | "REMOTE" | "NOT_FOUND" | "HISTORY" | "IO" | "INTERNAL";
 
 /**
  * The loaded model.
@@ -39,13 +39,30 @@ export type FinishReason = "stop" | "length" | "cancelled" | "contextFull";
 /**
  * Measured figures stored with an assistant message.
  */
-export type MessageStats = { promptTokens: number, prefilledTokens: number, outputTokens: number, timeToFirstTokenMs: number, totalMs: number, secondsPerToken: number | null, ioShare: number | null, trueHitRate: number | null, bytesRead: number, finishReason: FinishReason, seed: number | null, model: string, };
+export type MessageStats = { promptTokens: number, prefilledTokens: number, outputTokens: number, timeToFirstTokenMs: number, totalMs: number, secondsPerToken: number | null, ioShare: number | null, trueHitRate: number | null, bytesRead: number, finishReason: FinishReason, seed: number | null, model: string, 
+/**
+ * The host a remote backend answered from (its figures are tokens and timing only);
+ * `None` for the local engine.
+ */
+remoteHost: string | null, };
 
-export type Message = { id: number, role: Role, content: string, think: string | null, status: MessageStatus, stats: MessageStats | null, createdAt: number, };
+export type Message = { id: number, role: Role, content: string, think: string | null, status: MessageStatus, stats: MessageStats | null, 
+/**
+ * Why a failed reply failed, as the window said it then.
+ */
+failure: string | null, createdAt: number, };
 
-export type ConversationSummary = { id: number, title: string, updatedAt: number, messageCount: number, };
+export type ConversationSummary = { id: number, title: string, updatedAt: number, messageCount: number, 
+/**
+ * The remote backend's id when the conversation is not answered on this machine.
+ */
+backend: string | null, };
 
-export type Conversation = { id: number, title: string, systemPrompt: string, settings: SamplingSettings, createdAt: number, updatedAt: number, messages: Array<Message>, };
+export type Conversation = { id: number, title: string, systemPrompt: string, settings: SamplingSettings, createdAt: number, updatedAt: number, 
+/**
+ * The remote backend (a Settings › Backends id) that answers it; `None`: the local engine.
+ */
+backend: string | null, messages: Array<Message>, };
 
 export type ExportFormat = "markdown" | "json";
 
@@ -289,6 +306,42 @@ requests: number,
  * The most recent requests, newest last.
  */
 log: Array<ApiLogLine>, problem: ApiProblem | null, };
+
+/**
+ * Where a backend's key is kept.
+ */
+export type KeyPlace = "systemKeyring" | "userFile";
+
+/**
+ * A backend as Settings shows it.
+ */
+export type BackendView = { id: string, name: string, baseUrl: string, model: string, 
+/**
+ * `host[:port]`: where this backend's prompts go.
+ */
+host: string, key: KeyPlace | null, };
+
+/**
+ * What the Add form sends.
+ */
+export type NewBackend = { name: string, 
+/**
+ * Ends in `/v1`.
+ */
+baseUrl: string, 
+/**
+ * Empty: the endpoint takes no key.
+ */
+apiKey: string, model: string, };
+
+/**
+ * What "Test" found: the models the endpoint lists and one short reply, timed.
+ */
+export type BackendTest = { models: Array<string>, reply: string, 
+/**
+ * From sending the request to the reply's end.
+ */
+replyMs: number, };
 
 /**
  * One reading for the dashboards.

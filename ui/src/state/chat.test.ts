@@ -163,7 +163,7 @@ describe("bookkeeping", () => {
   });
 
   it("takes the open conversation's new title from the refreshed list", () => {
-    const s = run(opened(), { type: "conversationsLoaded", conversations: [{ id: 7, title: "Named by the app", updatedAt: 2, messageCount: 4 }] });
+    const s = run(opened(), { type: "conversationsLoaded", conversations: [{ id: 7, title: "Named by the app", updatedAt: 2, messageCount: 4, backend: null }] });
     expect(s.current!.title).toBe("Named by the app");
   });
 

@@ -94,7 +94,7 @@ function previewUser(messages: Message[], s: Stream): Message {
   const text = s.mode.kind === "regenerate" ? "" : s.mode.text;
   const id = s.mode.kind === "edit" ? s.mode.messageId : -s.localId;
   const old = messages.find((m) => m.id === id);
-  return { id, role: "user", content: text, think: null, status: "complete", stats: null, createdAt: old?.createdAt ?? 0 };
+  return { id, role: "user", content: text, think: null, status: "complete", stats: null, failure: null, createdAt: old?.createdAt ?? 0 };
 }
 
 /** Messages to render for the open conversation, with the pending request previewed. */
@@ -162,7 +162,7 @@ export function chatReducer(state: ChatState, a: ChatAction): ChatState {
       return { ...state, current: a.conversation, editingId: null };
     case "conversationUpdated": {
       const c = a.conversation;
-      const conversations = state.conversations.map((x) => (x.id === c.id ? { ...x, title: c.title, updatedAt: c.updatedAt } : x));
+      const conversations = state.conversations.map((x) => (x.id === c.id ? { ...x, title: c.title, updatedAt: c.updatedAt, backend: c.backend } : x));
       const current = state.current && state.current.id === c.id ? c : state.current;
       return { ...state, conversations, current };
     }

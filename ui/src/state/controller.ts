@@ -23,6 +23,8 @@ export interface ChatActions {
   remove(id: number): Promise<void>;
   exportTo(id: number, format: ExportFormat): Promise<void>;
   saveSettings(u: SettingsUpdate): Promise<boolean>;
+  /** Who answers the open conversation: a remote backend's id, or null for this computer. */
+  setBackend(backend: string | null): Promise<void>;
   /** Resolves true when the generation was accepted (the composer may clear). */
   send(text: string): Promise<boolean>;
   regenerate(): Promise<void>;
@@ -160,6 +162,17 @@ export function createActions(dispatch: (a: ChatAction) => void, get: () => Chat
       } catch (e) {
         fail(e);
         return false;
+      }
+    },
+    async setBackend(backend) {
+      const cur = get().current;
+      if (!cur) return;
+      try {
+        const conversation = await engine.setConversationBackend(cur.id, backend);
+        dispatch({ type: "conversationUpdated", conversation });
+        dispatch({ type: "error", error: null });
+      } catch (e) {
+        fail(e);
       }
     },
     async send(text) {

@@ -15,12 +15,13 @@ export function stats(over: Partial<MessageStats> = {}): MessageStats {
     finishReason: "stop",
     seed: 7,
     model: "Kimi-K3",
+    remoteHost: null,
     ...over,
   };
 }
 
 export function message(over: Partial<Message> & Pick<Message, "id" | "role">): Message {
-  return { content: "", think: null, status: "complete", stats: null, createdAt: 1_700_000_000_000, ...over };
+  return { content: "", think: null, status: "complete", stats: null, failure: null, createdAt: 1_700_000_000_000, ...over };
 }
 
 export function conversation(over: Partial<Conversation> = {}): Conversation {
@@ -31,6 +32,7 @@ export function conversation(over: Partial<Conversation> = {}): Conversation {
     settings: { temperature: 0, topP: 1, seed: 1, maxTokens: 100, thinking: false },
     createdAt: 1,
     updatedAt: 1,
+    backend: null,
     messages: [],
     ...over,
   };

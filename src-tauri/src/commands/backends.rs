@@ -1,0 +1,48 @@
+//! Remote backend commands (Settings › Backends, and a conversation's "Answered by"):
+//! thin adapters over [`crate::backends`]. "Test" waits on the network, off the UI thread.
+
+use tauri::State;
+
+use crate::backends::{BackendTest, BackendView, NewBackend};
+use crate::ipc::dto::Conversation;
+use crate::ipc::error::IpcError;
+use crate::state::AppState;
+
+#[tauri::command]
+pub fn list_backends(state: State<'_, AppState>) -> Vec<BackendView> {
+    state.backends.list()
+}
+
+/// Adds a backend; its key goes to the OS keyring (or a user-only file), never the list.
+#[tauri::command]
+pub fn add_backend(state: State<'_, AppState>, backend: NewBackend) -> Result<BackendView, IpcError> {
+    state.backends.add(backend)
+}
+
+/// Removes a backend and its key; conversations set to it say so when next sent to.
+#[tauri::command]
+pub fn remove_backend(state: State<'_, AppState>, id: String) -> Result<(), IpcError> {
+    state.backends.remove(&id)
+}
+
+/// Lists the backend's models and times one short reply.
+#[tauri::command]
+pub async fn test_backend(state: State<'_, AppState>, id: String) -> Result<BackendTest, IpcError> {
+    let backends = state.backends.clone();
+    backends.test(&id).await
+}
+
+/// Sets who answers conversation `id`: backend `backend`, or the local engine (`null`).
+#[tauri::command]
+pub fn set_conversation_backend(
+    state: State<'_, AppState>,
+    id: i64,
+    backend: Option<String>,
+) -> Result<Conversation, IpcError> {
+    if let Some(b) = &backend {
+        if state.backends.host(b).is_none() {
+            return Err(IpcError::invalid(format!("no backend {b}: add it in Settings › Backends first")));
+        }
+    }
+    Ok(state.history()?.set_backend(id, backend.as_deref())?)
+}
