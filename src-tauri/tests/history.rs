@@ -191,3 +191,29 @@ fn stored_rows_keep_their_own_format_and_old_rows_still_read() {
     let last = read.last().unwrap().stats.clone().unwrap();
     assert_eq!((last.finish_reason, last.seed, last.output_tokens), (FinishReason::Length, Some(3), 2));
 }
+
+#[test]
+fn a_schema_1_file_is_migrated_to_2_and_its_rows_read_as_local_replies() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chats.sqlite");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(k3_desktop::history::MIGRATIONS[0]).unwrap();
+    conn.execute_batch(
+        "PRAGMA user_version = 1;
+         INSERT INTO conversations (title, settings, created_at, updated_at)
+           VALUES ('old', '{\"temperature\":0.0,\"topP\":1.0,\"seed\":0,\"maxTokens\":8,\"thinking\":false}', 1, 1);
+         INSERT INTO messages (conversation_id, role, content, status, stats, created_at) VALUES (1, 'assistant', 'hi', 'failed',
+           '{\"promptTokens\":1,\"prefilledTokens\":1,\"outputTokens\":1,\"timeToFirstTokenMs\":1,\"totalMs\":1,\"secondsPerToken\":null,\"ioShare\":null,\"trueHitRate\":null,\"bytesRead\":0,\"finishReason\":\"stop\",\"seed\":null,\"model\":\"demo\"}', 1);",
+    )
+    .unwrap();
+    drop(conn);
+    let store = HistoryStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 2);
+    let c = store.get(1).unwrap();
+    assert_eq!(c.backend, None, "schema 1 conversations were answered by the local engine");
+    let m = &c.messages[0];
+    assert_eq!((m.failure.as_deref(), m.stats.as_ref().unwrap().remote_host.as_deref()), (None, None));
+    let c = store.set_backend(1, Some("gpu-box")).unwrap();
+    assert_eq!(c.backend.as_deref(), Some("gpu-box"));
+    assert_eq!(store.list().unwrap()[0].backend.as_deref(), Some("gpu-box"));
+}

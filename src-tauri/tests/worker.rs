@@ -1,16 +1,19 @@
 //! The engine worker over the real demo model and a real history file: a reply streams
 //! and is saved with its stats; Stop ends it in the engine within 250 ms; regenerate,
 //! edit-and-resend and a restart keep history and engine state consistent; a bad model
-//! folder is a readable error and the old model keeps working.
+//! folder is a readable error and the old model keeps working. A conversation set to a
+//! remote backend (k3 serve on loopback) gets the same greedy reply, with only the figures a
+//! remote has; its key is in no file, export or log line; a remote that dies mid-stream
+//! leaves the partial saved as failed with the reason.
 
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use k3_desktop::backends::Backends;
-use k3_desktop::history::HistoryStore;
-use k3_desktop::ipc::dto::{FinishReason, Message, MessageStatus, Role, SamplingSettings};
+use k3_desktop::backends::{Backends, NewBackend};
+use k3_desktop::history::{export_conversation, HistoryStore};
+use k3_desktop::ipc::dto::{ExportFormat, FinishReason, Message, MessageStatus, Role, SamplingSettings};
 use k3_desktop::ipc::error::ErrorCode;
 use k3_desktop::ipc::events::{EventEmitter, GenerationEvent};
 use k3_desktop::options::demo_model;
@@ -250,4 +253,161 @@ fn a_bad_model_folder_is_a_readable_error_and_the_old_model_stays() {
     h.generate(id, JobKind::Send { text: "still there?".into() }, emit);
     let (_, m) = finished(&drain(&rx));
     assert_eq!(m.stats.unwrap().output_tokens, 3);
+}
+
+// ---- remote backends: k3 serve's library on 127.0.0.1 as the remote ----
+
+const KEY: &str = "sk-remote-test-5c2e91d04b";
+
+/// Every log record of the process, for the test that greps them for the key.
+static LOGGED: Mutex<String> = Mutex::new(String::new());
+
+struct Capture;
+
+impl log::Log for Capture {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        let line = format!("{} {} {}\n", record.level(), record.target(), record.args());
+        LOGGED.lock().unwrap_or_else(|p| p.into_inner()).push_str(&line);
+    }
+    fn flush(&self) {}
+}
+
+fn capture_logs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        log::set_boxed_logger(Box::new(Capture)).unwrap();
+        log::set_max_level(log::LevelFilter::Trace);
+    });
+}
+
+/// k3 serve over the demo model with `KEY`, and its base URL.
+fn serve_demo() -> (k3_server::ServerHandle, String) {
+    let runtime = Arc::new(k3_runtime::Runtime::start().unwrap());
+    let options = k3_engine::EngineOptions::resident(demo_model(None).path, Some(1));
+    runtime.open_model(k3_runtime::ModelRequest { options, is_demo: false }).unwrap();
+    let config = k3_server::ServerConfig { port: 0, api_key: Some(KEY.into()), ..Default::default() };
+    let server = k3_server::Server::start(runtime, config).unwrap();
+    let url = format!("http://{}/v1", server.local_addr());
+    (server, url)
+}
+
+fn add_backend(h: &Harness, url: &str, key: &str) -> String {
+    let new = NewBackend {
+        name: "Loopback box".into(),
+        base_url: url.into(),
+        api_key: key.into(),
+        model: "tiny-mxfp4".into(),
+    };
+    h.backends.add(new).unwrap().id
+}
+
+#[test]
+fn a_remote_conversation_is_answered_by_its_backend_like_the_local_engine_and_the_key_is_nowhere() {
+    capture_logs();
+    let dir = tempfile::tempdir().unwrap();
+    let h = start(dir.path());
+    let (server, url) = serve_demo();
+    let backend = add_backend(&h, &url, KEY);
+    let (local, remote) = (conversation(&h, &settings(12)), conversation(&h, &settings(12)));
+    h.store.lock().unwrap().set_backend(remote, Some(&backend)).unwrap();
+
+    let (emit, rx) = recorder();
+    h.generate(local, JobKind::Send { text: "Hello there".into() }, emit);
+    let (_, here) = finished(&drain(&rx));
+    let (emit, rx) = recorder();
+    h.generate(remote, JobKind::Send { text: "Hello there".into() }, emit);
+    let events = drain(&rx);
+    assert!(matches!(events[0], GenerationEvent::Queued { position: 0, .. }));
+    let (_, there) = finished(&events);
+    assert_eq!(there.content, here.content, "the same greedy reply, answered on the other side of a socket");
+    assert_eq!(streamed_text(&events), there.content);
+    let stats = there.stats.clone().unwrap();
+    assert_eq!(stats.remote_host.as_deref(), Some(server.local_addr().to_string().as_str()));
+    assert_eq!((stats.io_share, stats.true_hit_rate, stats.bytes_read), (None, None, 0));
+    assert_eq!(stats.output_tokens, here.stats.unwrap().output_tokens, "the server's usage");
+
+    // The key: in a user-only file (no keyring here), and nowhere else.
+    let key_file = dir.path().join("backend-keys").join(format!("{backend}.key"));
+    assert_eq!(std::fs::read_to_string(&key_file).unwrap(), KEY);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(&key_file), mode(key_file.parent().unwrap())), (0o600, 0o700));
+    }
+    let conversation = h.store.lock().unwrap().get(remote).unwrap();
+    let mut haystack: Vec<(String, Vec<u8>)> = Vec::new();
+    for format in [ExportFormat::Markdown, ExportFormat::Json] {
+        haystack.push((format!("{format:?} export"), export_conversation(&conversation, format).content.into_bytes()));
+    }
+    haystack.push(("the log".into(), LOGGED.lock().unwrap().clone().into_bytes()));
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            haystack.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+        }
+    }
+    assert!(haystack.iter().any(|(name, _)| name.ends_with("chats.sqlite")), "the history file was read");
+    assert!(haystack.iter().any(|(name, _)| name.ends_with("backends.json")));
+    for (name, bytes) in &haystack {
+        let found = bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes());
+        assert!(!found, "the API key is in {name}");
+    }
+    assert!(LOGGED.lock().unwrap().contains("backend loopback-box added"), "the log was captured");
+}
+
+#[test]
+fn a_remote_that_dies_mid_stream_leaves_the_partial_reply_saved_as_failed_with_the_reason() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut seen = Vec::new();
+        // The request head and its JSON body (the body ends the request: it closes with `}`).
+        while !(seen.windows(4).any(|w| w == b"\r\n\r\n") && seen.ends_with(b"}")) {
+            let n = conn.read(&mut buf).unwrap();
+            seen.extend_from_slice(&buf[..n]);
+        }
+        let body = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half a\"}}]}\n\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" reply\"}}]}\n\n";
+        conn.write_all(body.as_bytes()).unwrap();
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let h = start(dir.path());
+    let backend = add_backend(&h, &url, "");
+    let id = conversation(&h, &settings(12));
+    h.store.lock().unwrap().set_backend(id, Some(&backend)).unwrap();
+    let (emit, rx) = recorder();
+    h.generate(id, JobKind::Send { text: "Hi".into() }, emit);
+    let events = drain(&rx);
+    let Some(GenerationEvent::Failed { error, message: Some(saved), .. }) = events.last() else {
+        panic!("expected a failure with a saved partial, got {:?}", events.last())
+    };
+    assert_eq!(error.code, ErrorCode::Remote);
+    assert!(error.message.contains(&url) && error.message.contains("ended before the reply did"), "{}", error.message);
+    let stored = h.store.lock().unwrap().messages(id).unwrap();
+    assert_eq!(stored.last(), Some(saved));
+    assert_eq!((saved.content.as_str(), saved.status), ("Half a reply", MessageStatus::Failed));
+    assert_eq!(saved.failure.as_deref(), Some(error.message.as_str()), "the reason is kept with it");
+}
+
+#[test]
+fn a_conversation_set_to_a_removed_backend_is_refused_and_nothing_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = start(dir.path());
+    let backend = add_backend(&h, "http://127.0.0.1:9/v1", "");
+    let id = conversation(&h, &settings(4));
+    h.store.lock().unwrap().set_backend(id, Some(&backend)).unwrap();
+    h.backends.remove(&backend).unwrap();
+    let (emit, _rx) = recorder();
+    let e = h.worker.generate(id, JobKind::Send { text: "Hi".into() }, emit, &h.backends).unwrap_err();
+    assert_eq!(e.code, ErrorCode::NotFound);
+    assert!(e.message.contains("removed in Settings › Backends"), "{}", e.message);
+    assert!(h.store.lock().unwrap().messages(id).unwrap().is_empty(), "the message was not even committed");
 }
