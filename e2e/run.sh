@@ -61,3 +61,23 @@ k3=${K3_CLI:-target/debug/k3}
 export K3APP_DATA_DIR="$synth/app" K3_MODEL_DIR="$synth/model"
 restart_driver
 node e2e/dashboards.e2e.mjs "$app"
+
+# The remote-backend journey: `k3 serve` on loopback with a key, the app added to it in Settings ›
+# Backends. Afterwards the key must be in no file of the app's data folder but its own key file
+# (the history, the WAL, backends.json, the log).
+remote=$(mktemp -d -p "$PWD/target")
+trap 'kill $driver $hub ${serve:-} 2>/dev/null || true; rm -rf "$setup_data" "$store" "$adopt" "$synth" "$remote"; [ -n "${K3_E2E_DATA_DIR:-}" ] || rm -rf "$data"' EXIT
+remote_key="sk-e2e-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+"$k3" serve --model fixtures/tiny-mxfp4 --port 0 --api-key "$remote_key" > "$remote/serve.out" 2> "$remote/serve.err" &
+serve=$!
+for _ in $(seq 1 200); do grep -q '^listening on ' "$remote/serve.out" 2>/dev/null && break; sleep 0.1; done
+remote_url="$(sed -n 's/^listening on //p' "$remote/serve.out")/v1"
+unset K3_MODEL_DIR
+export K3APP_DATA_DIR="$remote/app"
+restart_driver
+node e2e/remote.e2e.mjs "$app" "$remote_url" "$remote_key"
+if grep -rlF --exclude-dir=backend-keys "$remote_key" "$remote/app"; then
+  echo "the remote backend's API key was written to the files above" >&2
+  exit 1
+fi
+test -n "$(ls "$remote/app/logs" 2>/dev/null)" || { echo "no app log in $remote/app/logs to check for the key" >&2; exit 1; }

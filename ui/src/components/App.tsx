@@ -149,7 +149,8 @@ export function App() {
             </button>
           ))}
         </nav>
-        <DemoBanner model={state.model} />
+        {/* The demo's words are about this computer's model: a remote chat is not answered by it. */}
+        {!(tab === "chat" && current?.backend) && <DemoBanner model={state.model} />}
         <PressureBanner busy={busy} />
         <HistoryBanner notice={state.historyNotice} onDismiss={actions.dismissHistoryNotice} />
         <ErrorRegion error={state.error} onDismiss={actions.dismissError} />

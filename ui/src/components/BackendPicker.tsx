@@ -47,19 +47,27 @@ export function BackendPicker({
 
 /** The marker over a remote conversation; nothing for one answered here. */
 export function RemoteMarker({ conversation }: { conversation: Conversation | null }) {
-  const [host, setHost] = useState<string | null>(null);
+  // undefined while the list is read; null when the backend is no longer in it.
+  const [host, setHost] = useState<string | null | undefined>(undefined);
   const id = conversation?.backend ?? null;
   useEffect(() => {
-    if (id === null) return setHost(null);
+    setHost(undefined);
+    if (id === null) return;
+    let live = true;
     void engine
       .listBackends()
-      .then((list) => setHost(list.find((b) => b.id === id)?.host ?? null))
-      .catch(() => setHost(null));
+      .then((list) => live && setHost(list.find((b) => b.id === id)?.host ?? null))
+      .catch(() => live && setHost(null));
+    return () => {
+      live = false;
+    };
   }, [id]);
   if (id === null) return null;
   return (
     <p class="remote-marker" role="note" data-testid="remote-marker">
-      {host ? `Prompts leave this machine — ${host}` : `Answered by backend “${id}”, which was removed: choose who answers before sending`}
+      {host === null
+        ? `Answered by backend “${id}”, which was removed: choose who answers before sending`
+        : `Prompts leave this machine${host ? ` — ${host}` : ""}`}
     </p>
   );
 }
