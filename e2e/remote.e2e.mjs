@@ -24,12 +24,15 @@ const run = journey(async () => {
   console.log(`window text: ${await d.exec('return document.body.innerText.slice(0, 2000);')}`);
 });
 
+/** The tokens of the timed reply: long enough that per-token costs show over fixed ones. */
+const TIMED_TOKENS = 400;
+
 /** Seconds curl takes for the same streamed request (the raw stream, no app). */
 function curlSeconds() {
   const body = JSON.stringify({
     model: 'tiny-mxfp4',
     messages: [{ role: 'user', content: golden.prompt }],
-    max_tokens: golden.maxTokens,
+    max_tokens: TIMED_TOKENS,
     temperature: 0,
     top_p: 1,
     stream: true,
@@ -89,10 +92,8 @@ try {
     await shot(d, '02-marker.png');
     const composer = await d.find('#composer');
     await d.type(composer, golden.prompt);
-    const sent = Date.now();
     await d.type(composer, KEYS.enter);
     await d.until('a finished reply', async () => (await d.findAll('.message[data-role=assistant][data-status=complete]')).length === 1, 120000);
-    const appMs = Date.now() - sent;
     const reply = (await messages(d)).find((m) => m.role === 'assistant');
     check(reply.text === golden.text, `the remote reply differs from the demo model's:\n${reply.text}\n---\n${golden.text}`);
     const stats = await d.text(await d.find('.message[data-role=assistant] .stats'));
@@ -100,13 +101,39 @@ try {
     const badge = await d.findAll('[data-testid=remote-badge]');
     check(badge.length === 1, 'the sidebar does not mark the remote conversation');
     await shot(d, '03-reply.png');
-    const statsMs = await d.exec(
-      `return [...document.querySelectorAll('.message[data-role=assistant] .stats [data-stat=total]')].map(s => s.textContent)[0];`,
+  });
+
+  await run.step('the app over a raw curl of the same stream: timed', async () => {
+    // A new chat with the same prompt, TIMED_TOKENS greedy tokens; in-page marks of the Enter key
+    // and of the saved reply appearing (a MutationObserver, not WebDriver's polling).
+    await d.click(await d.find('button[aria-label="New chat"]'));
+    await d.until('an empty conversation', async () => (await messages(d)).length === 0);
+    await setGreedyMaxTokens(d, TIMED_TOKENS);
+    await d.exec(
+      `const s = document.querySelector('[data-testid=backend-picker]'); const o = [...s.options].find(o => o.textContent.includes(arguments[0]));
+       s.value = o.value; s.dispatchEvent(new Event('change', { bubbles: true }));`,
+      [host],
     );
-    const curl = [curlSeconds(), curlSeconds(), curlSeconds()].sort((a, b) => a - b)[1];
-    const timings = { appSendToFinishedMs: appMs, appStatsTotal: statsMs, curlMedianOf3Ms: Math.round(curl * 1000), tokens: golden.maxTokens };
+    await d.until('the remote marker', async () => (await d.findAll('[data-testid=remote-marker]')).length === 1, 10000);
+    await d.exec(`
+      const k = (window.__remote = {});
+      document.addEventListener('keydown', (e) => { if (e.key === 'Enter' && e.target.id === 'composer' && k.sent === undefined) k.sent = performance.now(); }, true);
+      new MutationObserver(() => {
+        if (k.sent !== undefined && k.done === undefined && document.querySelector('.message[data-role=assistant][data-status]:not([data-status=streaming])')) k.done = performance.now();
+      }).observe(document.body, { subtree: true, childList: true, attributes: true });`);
+    const composer = await d.find('#composer');
+    await d.type(composer, golden.prompt);
+    await d.type(composer, KEYS.enter);
+    await d.until('the timed reply', async () => d.exec('return window.__remote.done !== undefined;'), 120000);
+    const windowMs = await d.exec('return window.__remote.done - window.__remote.sent;');
+    const stats = await d.text(await d.find('.message[data-role=assistant] .stats'));
+    check(stats.includes(`${TIMED_TOKENS} output tokens`), `stats: ${stats}`);
+    const appTotal = stats.match(/total ([\d.,]+ (ms|s))/)?.[1];
+    const curls = [curlSeconds(), curlSeconds(), curlSeconds()].map((s) => Math.round(s * 1000)).sort((a, b) => a - b);
+    const timings = { tokens: TIMED_TOKENS, windowEnterToSavedReplyMs: Math.round(windowMs), appStatsTotal: appTotal, curlMs: curls };
     writeFileSync(`${SHOTS}remote-timings.json`, `${JSON.stringify(timings, null, 2)}\n`);
     console.log(`remote timings: ${JSON.stringify(timings)}`);
+    await shot(d, '04-timed.png');
   });
 
   await run.step('back to this computer: the marker goes, and the choice is the user\'s per conversation', async () => {

@@ -2,7 +2,8 @@
 //! written from their documented formats: OpenAI with usage in a chunk of its own; vLLM with
 //! the role on every chunk and usage on the last; `reasoning_content` (vLLM, SGLang,
 //! DeepSeek) and `reasoning` with `:` comment keep-alives (OpenRouter); an `event: error` and
-//! an error object mid-stream; CRLF framing with no `[DONE]`; a body cut mid-reply). Each is
+//! an error object mid-stream; CRLF framing with no `[DONE]`; a body cut mid-reply), and one
+//! recorded from `k3 serve` itself. Each is
 //! fed in pieces of every size from 1 to 17 bytes, so events, lines and UTF-8 characters are
 //! split at every offset, and must decode the same as when fed whole.
 
@@ -107,4 +108,17 @@ fn data_after_done_and_a_transport_error_are_failures() {
     let f = runtime.block_on(assemble(body, |_| {})).expect_err("reset");
     assert!(matches!(&f.error, StreamError::Transport(m) if m.contains("connection reset")), "{:?}", f.error);
     assert_eq!(f.partial.content, "a");
+}
+
+/// Recorded from `k3 serve --model fixtures/tiny-mxfp4` (`curl -sN …/v1/chat/completions`, greedy,
+/// `max_tokens` 6, `include_usage`): an empty role chunk, five content chunks for six tokens
+/// (k3 holds back a token whose bytes complete no character and sends it with the next; one
+/// chunk is a reserved token's text, two are U+FFFD), then k3's own figures and the usage
+/// beside `finish_reason`.
+#[test]
+fn a_stream_recorded_from_k3_serve() {
+    let (r, deltas) = reply("k3-serve-recorded.sse");
+    assert_eq!(r.content, "\u{FFFD} covered<|reserved_token_226|>\u{FFFD}\u{FFFD}the");
+    assert_eq!(deltas.len(), 5, "one delta per chunk with text");
+    assert_eq!((r.finish, r.usage), (FinishReason::Length, Some(Usage { prompt_tokens: 50, completion_tokens: 6 })));
 }

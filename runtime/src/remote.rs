@@ -145,9 +145,10 @@ impl RemoteStream<'_> {
     }
 }
 
-/// Figures of a remote reply: the server's token counts when it sent them, else the
-/// pieces received (one token each on the servers this was tried with); time to first
-/// piece and decode seconds per token by the same formula as the local engine's.
+/// Figures of a remote reply: the server's token counts when it sent them (the client asks
+/// for them with `stream_options.include_usage`), else the pieces with text received — a
+/// lower bound, as a server may send several tokens in one piece; time to first piece and
+/// decode seconds per token by the same formula as the local engine's.
 fn remote_figures(answer: &RemoteAnswer, deltas: usize, first_at: Duration, total: Duration) -> ReplyFigures {
     let (prompt, output) = match answer.usage {
         Some((prompt, completion)) => (prompt as usize, completion as usize),
