@@ -137,12 +137,15 @@ try {
   });
 
   await run.step('back to this computer: the marker goes, and the choice is the user\'s per conversation', async () => {
+    const badges = (await d.findAll('[data-testid=remote-badge]')).length;
+    check(badges === 2, `${badges} conversations marked remote, expected the 2 of this journey`);
     await d.exec(
       `const s = document.querySelector('[data-testid=backend-picker]'); s.value = '';
        s.dispatchEvent(new Event('change', { bubbles: true }));`,
     );
     await d.until('the marker to go', async () => (await d.findAll('[data-testid=remote-marker]')).length === 0, 10000);
-    await d.until('the badge to go', async () => (await d.findAll('[data-testid=remote-badge]')).length === 0, 10000);
+    await d.until('this chat\'s badge to go', async () => (await d.findAll('[data-testid=remote-badge]')).length === 1, 10000);
+    await shot(d, '05-back-to-this-computer.png');
   });
 } finally {
   await d.quit().catch(() => undefined);
