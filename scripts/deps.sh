@@ -3,7 +3,8 @@
 #   bash scripts/deps.sh run    system libraries to build the app, the wasm32 Rust target, the UI's npm packages
 #   bash scripts/deps.sh test   the same, plus Xvfb, WebKitWebDriver and tauri-driver for
 #                               the end-to-end test in a real window, and Debian's Chromium
-#                               for ui/tests/browser.mjs (playwright-core never downloads one)
+#                               for ui/tests/browser.mjs (playwright-core never downloads one),
+#                               and gnome-keyring (a Secret Service for scripts/keyring-test.sh)
 # Needs root (or sudo) only when a Debian package is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,7 @@ mode="${1:-run}"
 packages=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libsoup-3.0-dev
   libxdo-dev libssl-dev pkg-config fonts-dejavu-core)
 if [ "$mode" = test ]; then
-  packages+=(xvfb xauth webkit2gtk-driver chromium)
+  packages+=(xvfb xauth webkit2gtk-driver chromium gnome-keyring)
 fi
 if [ "$mode" = run ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
   packages+=(xvfb xauth)

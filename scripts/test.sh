@@ -3,7 +3,7 @@
 # missing (scripts/deps.sh test), then: the UI's type check, build and unit tests (Vitest);
 # hostile model output against that production build in Chromium (ui/tests/browser.mjs);
 # formatting and lints; every Rust test (engine, CLI, desktop app: IPC, history, worker,
-# contract); the kernel twins again in the release profile; every fuzz target for 8 s
+# contract); the keyring test against a real Secret Service; the kernel twins again in the release profile; every fuzz target for 8 s
 # (scripts/fuzz.sh: nightly, cargo-fuzz installed when missing); the .deb bundle (the
 # dev-profile build, contents checked; `bash scripts/bundle.sh` makes the release one); and
 # the end-to-end test of the binary in that bundle in a real window under Xvfb.
@@ -30,6 +30,8 @@ rust_tests() { cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"; }
 # The kernel twins once more as the app ships them (release profile): SIMD codegen — stack
 # realignment, inlining — differs between profiles, and a release-only crash has happened.
 # They live in the engine's own test binary so this build needs the engine alone.
+# Remote backends' keys in a real Secret Service (gnome-keyring on a private session bus).
+keyring_test() { dbus-run-session -- bash scripts/keyring-test.sh 2>&1 | grep -v 'Failed to set fd limit' | tee "$logs/keyring.log"; }
 release_twins() { cargo test --release --locked -p k3-engine --test kernels_twins 2>&1 | tee "$logs/kernels-release.log"; }
 e2e_journeys() { xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/debug/k3-desktop 2>&1 | tee "$logs/e2e.log"; }
 # Every fuzz target over its committed corpus (K3_FUZZ_SECONDS each: 8 here, so the whole
@@ -43,6 +45,7 @@ timed "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warni
 # The wasm planner's exports exist only on wasm32: lint them there too.
 timed "cargo clippy (wasm32)" cargo clippy --locked -p k3-plan-wasm --target wasm32-unknown-unknown -- -D warnings
 timed "cargo test" rust_tests
+timed "keyring (Secret Service)" keyring_test
 timed "kernel twins (release)" release_twins
 timed "fuzz (11 targets)" fuzz_targets
 # With --workspace the features resolve as they did for `cargo test`, which built the example
@@ -56,7 +59,7 @@ printf 'part timings: %s\n' "${timings[@]}"
 echo "test wall time: $(( $(date +%s) - start )) s"
 # cargo prints one "test result" line per test binary; Vitest one "Tests" line; the browser
 # test and the e2e script "N passed, N failed". Close with the totals so the summary is the last line.
-sed 's/\x1b\[[0-9;]*m//g' "$logs/ui.log" "$logs/browser.log" "$logs/cargo.log" "$logs/kernels-release.log" "$logs/e2e.log" | awk '
+sed 's/\x1b\[[0-9;]*m//g' "$logs/ui.log" "$logs/browser.log" "$logs/cargo.log" "$logs/keyring.log" "$logs/kernels-release.log" "$logs/e2e.log" | awk '
   /^test result:/ { p += $4; f += $6; s += $8 }
   /^ *Tests +[0-9]+ passed/ { for (i = 1; i <= NF; i++) if ($i ~ /^passed/) p += $(i-1) }
   /^ *Tests .*[0-9]+ failed/ { for (i = 1; i <= NF; i++) if ($i ~ /^failed/) f += $(i-1) }

@@ -11,7 +11,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use k3_desktop::backends::{Backends, NewBackend};
+use k3_desktop::backends::{Backends, KeyPlace, KeyVault, NewBackend};
 use k3_desktop::history::{export_conversation, HistoryStore};
 use k3_desktop::ipc::dto::{ExportFormat, FinishReason, Message, MessageStatus, Role, SamplingSettings};
 use k3_desktop::ipc::error::ErrorCode;
@@ -410,4 +410,20 @@ fn a_conversation_set_to_a_removed_backend_is_refused_and_nothing_is_sent() {
     assert_eq!(e.code, ErrorCode::NotFound);
     assert!(e.message.contains("removed in Settings › Backends"), "{}", e.message);
     assert!(h.store.lock().unwrap().messages(id).unwrap().is_empty(), "the message was not even committed");
+}
+
+/// Needs a Secret Service on the session bus: CI runs it under `dbus-run-session` with an
+/// unlocked gnome-keyring (scripts/test.sh); elsewhere `cargo test -- --ignored` where one runs.
+#[test]
+#[ignore = "needs a Secret Service (gnome-keyring) on the session bus"]
+fn keys_go_to_the_system_keyring_when_one_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let vault = KeyVault::open(dir.path(), true);
+    let id = format!("keyring-test-{}", std::process::id());
+    assert_eq!(vault.save(&id, KEY).unwrap(), KeyPlace::SystemKeyring, "the Secret Service took the key");
+    assert!(!dir.path().join("backend-keys").join(format!("{id}.key")).exists(), "no fallback file");
+    assert_eq!(vault.load(&id, KeyPlace::SystemKeyring).unwrap(), KEY);
+    vault.delete(&id).unwrap();
+    let e = vault.load(&id, KeyPlace::SystemKeyring).unwrap_err();
+    assert!(e.message.contains("enter it again in Settings › Backends"), "{}", e.message);
 }
