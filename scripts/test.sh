@@ -6,7 +6,8 @@
 # contract); the keyring test against a real Secret Service; the kernel twins again in the release profile; every fuzz target for 8 s
 # (scripts/fuzz.sh: nightly, cargo-fuzz installed when missing); the .deb bundle (the
 # dev-profile build, contents checked; `bash scripts/bundle.sh` makes the release one); and
-# the end-to-end test of the binary in that bundle in a real window under Xvfb.
+# the end-to-end journeys of the binary in that bundle in a real window under Xvfb (chat,
+# setup, adopt, dashboards, a remote backend).
 # Fixtures are in the repository and ../shared/fixtures/released beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +54,7 @@ timed "fuzz (11 targets)" fuzz_targets
 # rebuild ~65 crates with its narrower feature set, ~3 min).
 timed "fake hub build" cargo build --workspace --locked --examples
 timed "bundle (.deb, dev profile)" bash scripts/bundle.sh --debug
-timed "e2e (4 journeys)" e2e_journeys
+timed "e2e (5 journeys)" e2e_journeys
 
 printf 'part timings: %s\n' "${timings[@]}"
 echo "test wall time: $(( $(date +%s) - start )) s"

@@ -21,18 +21,17 @@ import {
  * flight), when it was measured: "reading at X of Y GB/s" compares against it. */
 export const DriveSpeed = createContext<number | null>(null);
 
-export function StatsLine({ stats }: { stats: MessageStats }) {
-  if (stats.remoteHost !== null) return <RemoteStatsLine stats={stats} host={stats.remoteHost} />;
-  const drive = useContext(DriveSpeed);
-  const rate = formatReadRate(stats.bytesRead, stats.totalMs, drive);
-  const io = stats.ioShare === null ? "I/O share n/a" : `I/O ${formatPercent(stats.ioShare)} of wall clock`;
-  const hit = stats.trueHitRate === null ? "all resident" : `true hit rate ${formatPercent(stats.trueHitRate)}`;
+/** Tokens and timing, the figures every reply has; a remote's are counted by its server and
+ *  timed from this machine. */
+function Timing({ stats, remote }: { stats: MessageStats; remote: boolean }) {
+  const tokensTitle = remote ? "As the server counted them" : `${formatCount(stats.prefilledTokens)} of the prompt tokens were prefilled`;
+  const firstTitle = remote ? "From sending the request to the first piece of the reply" : "Time to first token";
   return (
-    <p class="stats" aria-label="Generation statistics">
-      <span class="stat" data-stat="tokens" title={`${formatCount(stats.prefilledTokens)} of the prompt tokens were prefilled`}>
+    <>
+      <span class="stat" data-stat="tokens" title={tokensTitle}>
         {formatCount(stats.promptTokens)} prompt + {formatCount(stats.outputTokens)} output tokens
       </span>
-      <span class="stat" data-stat="ttft" title="Time to first token">
+      <span class="stat" data-stat="ttft" title={firstTitle}>
         first token {formatDuration(stats.timeToFirstTokenMs)}
       </span>
       <span class="stat" data-stat="spt" title="Wall-clock seconds per generated token">
@@ -41,6 +40,19 @@ export function StatsLine({ stats }: { stats: MessageStats }) {
       <span class="stat" data-stat="total" title="Total wall-clock time">
         total {formatDuration(stats.totalMs)}
       </span>
+    </>
+  );
+}
+
+export function StatsLine({ stats }: { stats: MessageStats }) {
+  const drive = useContext(DriveSpeed);
+  if (stats.remoteHost !== null) return <RemoteStatsLine stats={stats} host={stats.remoteHost} />;
+  const rate = formatReadRate(stats.bytesRead, stats.totalMs, drive);
+  const io = stats.ioShare === null ? "I/O share n/a" : `I/O ${formatPercent(stats.ioShare)} of wall clock`;
+  const hit = stats.trueHitRate === null ? "all resident" : `true hit rate ${formatPercent(stats.trueHitRate)}`;
+  return (
+    <p class="stats" aria-label="Generation statistics">
+      <Timing stats={stats} remote={false} />
       <span
         class="stat"
         data-stat="io"
@@ -88,18 +100,7 @@ function RemoteStatsLine({ stats, host }: { stats: MessageStats; host: string })
       <span class="stat" data-stat="remote" title={`Answered by ${stats.model} on ${host}: the prompt left this machine`}>
         answered by {host}
       </span>
-      <span class="stat" data-stat="tokens" title="As the server counted them">
-        {formatCount(stats.promptTokens)} prompt + {formatCount(stats.outputTokens)} output tokens
-      </span>
-      <span class="stat" data-stat="ttft" title="From sending the request to the first piece of the reply">
-        first token {formatDuration(stats.timeToFirstTokenMs)}
-      </span>
-      <span class="stat" data-stat="spt" title="Wall-clock seconds per generated token, seen from this machine">
-        {formatSecondsPerToken(stats.secondsPerToken)}
-      </span>
-      <span class="stat" data-stat="total" title="Total wall-clock time">
-        total {formatDuration(stats.totalMs)}
-      </span>
+      <Timing stats={stats} remote />
       {stats.finishReason === "length" && <span class="stat" data-stat="reason">hit max tokens</span>}
       {stats.finishReason === "cancelled" && <span class="stat" data-stat="reason">stopped</span>}
     </p>
