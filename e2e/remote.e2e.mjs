@@ -69,6 +69,13 @@ try {
     }, 60000);
     check(/^Replied in [\d.]+ (ms|s): /.test(result) && result.includes('tiny-mxfp4'), `test: ${result}`);
     await shot(d, '01-backends.png');
+    // Settings › New chats offers it as the default for new chats (left on this computer here).
+    // The sheet is open: pick the section from its own list.
+    await d.exec(`[...document.querySelectorAll('.app-settings-nav button')].find(b => b.textContent === 'New chats').click();`);
+    const offered = await d.until('the default-backend choice', async () =>
+      d.exec(`const s = document.querySelector('[data-testid=default-backend]'); return s ? [...s.options].map(o => o.textContent).join(' | ') : null;`), 10000);
+    check(offered.startsWith('This computer') && offered.includes(host), `new chats answered by: ${offered}`);
+    await shot(d, '01b-new-chats-default.png');
     await d.click(await d.find('button[aria-label="Close settings"]'));
   });
 

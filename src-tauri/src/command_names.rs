@@ -44,6 +44,7 @@ pub const COMMANDS: &[&str] = &[
     "add_backend",
     "remove_backend",
     "test_backend",
+    "list_remote_models",
     "set_conversation_backend",
     "dashboard",
     "disk_usage",

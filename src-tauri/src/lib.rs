@@ -76,6 +76,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         add_backend,
         remove_backend,
         test_backend,
+        list_remote_models,
         set_conversation_backend,
         dashboard,
         disk_usage,

@@ -280,3 +280,48 @@ fn a_damaged_history_starts_the_app_with_a_notice_naming_the_file_kept() {
     assert_eq!(std::fs::read(kept).unwrap(), garbage, "the damaged bytes are kept");
     assert_eq!(invoke(&webview, "list_conversations", json!({})).unwrap(), json!([]));
 }
+
+#[test]
+fn backend_commands_round_trip_and_new_chats_take_the_default_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_app, webview) = app(dir.path());
+    let new = json!({"name": "GPU box", "baseUrl": "http://127.0.0.1:9/v1", "apiKey": "", "model": "kimi-k3"});
+    let added = invoke(&webview, "add_backend", json!({ "backend": new })).unwrap();
+    assert_eq!(
+        added,
+        json!({"id": "gpu-box", "name": "GPU box", "baseUrl": "http://127.0.0.1:9/v1", "model": "kimi-k3", "host": "127.0.0.1:9", "key": null})
+    );
+    let bad = json!({"name": "x", "baseUrl": "ftp://h/v1", "apiKey": "", "model": "m"});
+    assert_eq!(
+        invoke(&webview, "add_backend", json!({ "backend": bad })).unwrap_err()["code"],
+        json!("INVALID_ARGUMENT")
+    );
+    assert_eq!(invoke(&webview, "list_backends", json!({})).unwrap(), json!([added]));
+    // Port 9 (discard) refuses: the Remote code, the URL named, after the retries.
+    let e =
+        invoke(&webview, "list_remote_models", json!({"baseUrl": "http://127.0.0.1:9/v1", "apiKey": ""})).unwrap_err();
+    assert_eq!(e["code"], json!("REMOTE"), "{e}");
+    assert!(e["message"].as_str().unwrap().contains("http://127.0.0.1:9/v1/models"), "{e}");
+
+    let fresh = invoke(&webview, "create_conversation", json!({})).unwrap();
+    assert_eq!(fresh["backend"], json!(null), "new chats are answered on this computer by default");
+    let mut defaults = invoke(&webview, "chat_defaults", json!({})).unwrap()["defaults"].clone();
+    defaults["backend"] = json!("nope");
+    let refused = invoke(&webview, "set_chat_defaults", json!({ "defaults": defaults })).unwrap_err();
+    assert_eq!(refused["code"], json!("INVALID_ARGUMENT"), "{refused}");
+    defaults["backend"] = json!("gpu-box");
+    invoke(&webview, "set_chat_defaults", json!({ "defaults": defaults })).unwrap();
+    let remote = invoke(&webview, "create_conversation", json!({})).unwrap();
+    assert_eq!(remote["backend"], json!("gpu-box"), "the user chose this backend for new chats");
+    let id = remote["id"].as_i64().unwrap();
+    let local = invoke(&webview, "set_conversation_backend", json!({"id": id, "backend": null})).unwrap();
+    assert_eq!(local["backend"], json!(null));
+    let e = invoke(&webview, "set_conversation_backend", json!({"id": id, "backend": "nope"})).unwrap_err();
+    assert_eq!(e["code"], json!("INVALID_ARGUMENT"));
+    invoke(&webview, "remove_backend", json!({"id": "gpu-box"})).unwrap();
+    assert_eq!(
+        invoke(&webview, "create_conversation", json!({})).unwrap()["backend"],
+        json!(null),
+        "a removed default keeps prompts here"
+    );
+}

@@ -180,6 +180,15 @@ impl Backends {
         Ok(BackendTest { models, reply, reply_ms })
     }
 
+    /// The model ids an endpoint lists, before it is added (the Add form's "List models").
+    pub async fn list_models(base_url: &str, api_key: &str) -> Result<Vec<String>, IpcError> {
+        let api_key = Some(api_key.trim().to_string()).filter(|k| !k.is_empty());
+        let endpoint = Endpoint { base_url: base_url.trim().to_string(), api_key };
+        let timeouts = Timeouts { first_byte: Duration::from_secs(30), ..Timeouts::default() };
+        let client = RemoteClient::new(endpoint, timeouts).map_err(|e| IpcError::invalid(e.to_string()))?;
+        client.models().await.map_err(|e| remote(e.to_string()))
+    }
+
     /// The host backend `id` sends prompts to, when there is such a backend.
     pub fn host(&self, id: &str) -> Option<String> {
         self.records().iter().find(|b| b.id == id).map(|b| host_of(&b.base_url))

@@ -1,5 +1,5 @@
-//! Settings › New chats: the sampling settings and system prompt every new conversation
-//! starts with (each chat can still change its own), saved in `chat-defaults.json`, and the
+//! Settings › New chats: the sampling settings, system prompt and backend (this computer
+//! unless the user chose a remote one) every new conversation starts with (each chat can still change its own), saved in `chat-defaults.json`, and the
 //! loaded checkpoint's own defaults from its `generation_config.json` ("Reset to model
 //! defaults").
 //!
@@ -30,6 +30,10 @@ pub struct ChatDefaults {
     pub max_tokens: u32,
     pub thinking: bool,
     pub system_prompt: String,
+    /// The remote backend new chats are answered by (a Settings › Backends id); `None`: this
+    /// computer. Files written before backends existed have none.
+    #[serde(default)]
+    pub backend: Option<String>,
 }
 
 impl Default for ChatDefaults {
@@ -41,6 +45,7 @@ impl Default for ChatDefaults {
             max_tokens: s.max_tokens,
             thinking: s.thinking,
             system_prompt: String::new(),
+            backend: None,
         }
     }
 }

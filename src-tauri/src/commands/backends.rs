@@ -25,6 +25,12 @@ pub fn remove_backend(state: State<'_, AppState>, id: String) -> Result<(), IpcE
     state.backends.remove(&id)
 }
 
+/// The model ids the endpoint at `base_url` lists (nothing is saved).
+#[tauri::command]
+pub async fn list_remote_models(base_url: String, api_key: String) -> Result<Vec<String>, IpcError> {
+    crate::backends::Backends::list_models(&base_url, &api_key).await
+}
+
 /// Lists the backend's models and times one short reply.
 #[tauri::command]
 pub async fn test_backend(state: State<'_, AppState>, id: String) -> Result<BackendTest, IpcError> {

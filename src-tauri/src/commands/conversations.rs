@@ -29,7 +29,17 @@ pub async fn list_conversations(state: State<'_, AppState>) -> Result<Vec<Conver
 pub async fn create_conversation(state: State<'_, AppState>) -> Result<Conversation, IpcError> {
     // Settings › New chats: the saved defaults, with a fresh seed for each chat.
     let defaults = ChatDefaults::load(&state.data_dir);
-    Ok(state.history()?.create_with_prompt(&defaults.sampling(fresh_seed()), &defaults.system_prompt)?)
+    let store = state.history()?;
+    let created = store.create_with_prompt(&defaults.sampling(fresh_seed()), &defaults.system_prompt)?;
+    // A default backend removed since it was chosen: the chat starts on this computer (prompts stay here).
+    match defaults.backend.as_deref() {
+        Some(id) if state.backends.host(id).is_some() => Ok(store.set_backend(created.id, Some(id))?),
+        Some(id) => {
+            log::warn!("the default backend {id} was removed: the new chat is answered on this computer");
+            Ok(created)
+        }
+        None => Ok(created),
+    }
 }
 
 /// What Settings › New chats shows: the saved defaults and the loaded model's own.
@@ -59,6 +69,9 @@ pub async fn chat_defaults(state: State<'_, AppState>) -> Result<ChatDefaultsVie
 #[tauri::command]
 pub async fn set_chat_defaults(state: State<'_, AppState>, defaults: ChatDefaults) -> Result<ChatDefaults, IpcError> {
     check_settings(&defaults.sampling(0))?;
+    if let Some(id) = defaults.backend.as_deref().filter(|id| state.backends.host(id).is_none()) {
+        return Err(IpcError::invalid(format!("no backend {id}: add it in Settings › Backends first")));
+    }
     defaults.save(&state.data_dir)?;
     Ok(defaults)
 }

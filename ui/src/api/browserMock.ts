@@ -121,6 +121,9 @@ export function createMockTransport(): Transport {
       return view;
     },
     remove_backend: (a) => ((backends = backends.filter((b) => b.id !== a.id)), null),
+    list_remote_models: (a) => {
+      throw fail("REMOTE", `cannot reach ${String(a.baseUrl)}: the browser preview has no network`);
+    },
     test_backend: (a) => {
       throw fail("REMOTE", `cannot reach ${backends.find((b) => b.id === a.id)?.baseUrl ?? String(a.id)}: the browser preview has no network`);
     },

@@ -69,6 +69,7 @@ describe("commands", () => {
     const backend = { name: "GPU box", baseUrl: "http://10.0.0.5:8000/v1", apiKey: "", model: "kimi-k3" };
     await engine.listBackends();
     await engine.addBackend(backend);
+    await engine.listRemoteModels("http://10.0.0.5:8000/v1", "");
     await engine.testBackend("gpu-box");
     await engine.removeBackend("gpu-box");
     await engine.setConversationBackend(4, "gpu-box");
@@ -76,6 +77,7 @@ describe("commands", () => {
     expect(invoke.mock.calls).toEqual([
       ["list_backends", {}],
       ["add_backend", { backend }],
+      ["list_remote_models", { baseUrl: "http://10.0.0.5:8000/v1", apiKey: "" }],
       ["test_backend", { id: "gpu-box" }],
       ["remove_backend", { id: "gpu-box" }],
       ["set_conversation_backend", { id: 4, backend: "gpu-box" }],

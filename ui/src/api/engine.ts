@@ -233,6 +233,8 @@ export const listBackends = () => call<BackendView[]>("list_backends");
 /** Adds an endpoint; its key goes to the OS keyring (or a user-only file), never the history. */
 export const addBackend = (backend: NewBackend) => call<BackendView>("add_backend", { backend });
 export const removeBackend = (id: string) => call<null>("remove_backend", { id });
+/** The model ids an endpoint lists, before it is added (nothing is saved). */
+export const listRemoteModels = (baseUrl: string, apiKey: string) => call<string[]>("list_remote_models", { baseUrl, apiKey });
 /** Lists the endpoint's models and times one short reply. */
 export const testBackend = (id: string) => call<BackendTest>("test_backend", { id });
 /** Who answers conversation `id`: a backend's id, or null for the local engine. */

@@ -26,6 +26,7 @@ class Scripted implements Transport {
       return view as T;
     }
     if (cmd === "remove_backend") this.list = this.list.filter((b) => b.id !== args.id);
+    if (cmd === "list_remote_models") return ["kimi-k3", "kimi-k3-thinking"] as T;
     if (cmd === "test_backend") {
       if (this.testFails) throw { code: "REMOTE", message: "http://10.0.0.5:8000/v1/models refused the API key (HTTP 401): check the key in Settings › Backends", details: null };
       return { models: ["kimi-k3"], reply: " Hello!", replyMs: 1250 } as T;
@@ -70,7 +71,10 @@ describe("Settings › Backends", () => {
     await typeInto(root, "[data-testid=backend-name]", " GPU box ");
     await typeInto(root, "[data-testid=backend-url]", "http://10.0.0.5:8000/v1");
     await typeInto(root, "[data-testid=backend-key]", "sk-secret");
-    await typeInto(root, "[data-testid=backend-model]", "kimi-k3");
+    await click("[data-testid=backend-list-models]");
+    expect(app.calls.find((c) => c[0] === "list_remote_models")![1]).toEqual({ baseUrl: "http://10.0.0.5:8000/v1", apiKey: "sk-secret" });
+    expect($<HTMLInputElement>("[data-testid=backend-model]")!.value).toBe("kimi-k3");
+    expect([...root.querySelectorAll("#backend-models option")].map((o) => o.getAttribute("value"))).toEqual(["kimi-k3", "kimi-k3-thinking"]);
     await click("[data-testid=backend-add]");
     expect(app.calls.find((c) => c[0] === "add_backend")![1]).toEqual({
       backend: { name: "GPU box", baseUrl: "http://10.0.0.5:8000/v1", apiKey: "sk-secret", model: "kimi-k3" },

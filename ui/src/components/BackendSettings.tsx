@@ -1,6 +1,7 @@
 // Settings › Backends: remote OpenAI-compatible endpoints (a vLLM or SGLang cluster, a hosted API,
 // another machine's k3 serve) that a conversation can be answered by instead of this computer.
-// Owns: the list (where each one's prompts go and where its key is kept), the Add form, "Test" (one
+// Owns: the list (where each one's prompts go and where its key is kept), the Add form (its model id
+// picked from the endpoint's /v1/models with "List models", or typed), "Test" (one
 // short request, its reply time shown) and Remove. The default for every chat stays this computer.
 // Must not: keep or show a key after it is sent: the key goes to the OS keyring (or a user-only file).
 import { useEffect, useState } from "preact/hooks";
@@ -31,6 +32,7 @@ export function BackendSettings() {
   const [form, setForm] = useState<NewBackend>(EMPTY);
   const [message, setMessage] = useState<string | null>(null);
   const [tested, setTested] = useState<Tested | null>(null);
+  const [models, setModels] = useState<string[]>([]);
   useEffect(() => {
     void engine.listBackends().then(setList).catch((e) => setMessage(engine.toIpcError(e).message));
   }, []);
@@ -45,6 +47,17 @@ export function BackendSettings() {
       setList([...(list ?? []), added]);
       setForm(EMPTY);
       setMessage(null);
+    } catch (err) {
+      setMessage(engine.toIpcError(err).message);
+    }
+  };
+  const listModels = async () => {
+    if (!/^https?:\/\/\S+$/i.test(form.baseUrl.trim())) return setMessage("Enter the base URL first (for example https://host/v1).");
+    try {
+      const ids = await engine.listRemoteModels(form.baseUrl.trim(), form.apiKey);
+      setModels(ids);
+      setMessage(ids.length === 0 ? "The endpoint lists no models: enter the model id by hand." : null);
+      if (form.model.trim() === "" && ids.length > 0) set({ model: ids[0]! });
     } catch (err) {
       setMessage(engine.toIpcError(err).message);
     }
@@ -110,7 +123,17 @@ export function BackendSettings() {
         </label>
         <label>
           Model id
-          <input type="text" spellcheck={false} data-testid="backend-model" value={form.model} placeholder="moonshotai/Kimi-K3" onInput={(e) => set({ model: e.currentTarget.value })} />
+          <span class="row">
+            <input type="text" spellcheck={false} list="backend-models" data-testid="backend-model" value={form.model} placeholder="moonshotai/Kimi-K3" onInput={(e) => set({ model: e.currentTarget.value })} />
+            <button type="button" data-testid="backend-list-models" onClick={() => void listModels()}>
+              List models
+            </button>
+          </span>
+          <datalist id="backend-models">
+            {models.map((m) => (
+              <option key={m} value={m} />
+            ))}
+          </datalist>
         </label>
         <button type="submit" class="primary" data-testid="backend-add">
           Add backend

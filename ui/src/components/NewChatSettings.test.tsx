@@ -2,11 +2,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { parseDefaults } from "./NewChatSettings";
 import { FONT_SIZES, applyFontSize, loadFontSize } from "../theme";
 
-const form = { temperature: "0.6", topP: "0.95", maxTokens: "512", thinking: false, systemPrompt: "Be brief." };
+const form = { temperature: "0.6", topP: "0.95", maxTokens: "512", thinking: false, systemPrompt: "Be brief.", backend: "" };
 
 describe("parseDefaults", () => {
   it("keeps the system prompt and checks values with the conversation form's rules", () => {
-    expect(parseDefaults(form)).toEqual({ temperature: 0.6, topP: 0.95, maxTokens: 512, thinking: false, systemPrompt: "Be brief." });
+    expect(parseDefaults(form)).toEqual({ temperature: 0.6, topP: 0.95, maxTokens: 512, thinking: false, systemPrompt: "Be brief.", backend: null });
+    expect(parseDefaults({ ...form, backend: "gpu-box" })).toMatchObject({ backend: "gpu-box" });
     expect(parseDefaults({ ...form, topP: "1.5" })).toBe("Top-p must be above 0 and at most 1.");
     expect(parseDefaults({ ...form, maxTokens: "0" })).toBe("Max tokens must be a whole number, 1 or more.");
     expect(parseDefaults({ ...form, temperature: "" })).toMatch(/^Temperature/);

@@ -1,9 +1,10 @@
 // Settings › New chats: the sampling settings and system prompt every new conversation starts
-// with (a chat's own "Chat settings" still override them), and "Reset to model defaults" from the
-// loaded checkpoint's generation_config.json.
+// with (a chat's own "Chat settings" still override them), who answers them (this computer unless a
+// remote backend is chosen here), and "Reset to model defaults" from the loaded checkpoint's
+// generation_config.json.
 // Owns: the form; values are checked with the conversation form's own rules (parseSettings).
 import { useEffect, useState } from "preact/hooks";
-import type { ChatDefaults, ChatDefaultsView } from "../generated/ipc";
+import type { BackendView, ChatDefaults, ChatDefaultsView } from "../generated/ipc";
 import * as engine from "../api/engine";
 import { parseSettings } from "./SettingsPanel";
 
@@ -13,6 +14,8 @@ interface Form {
   maxTokens: string;
   thinking: boolean;
   systemPrompt: string;
+  /** A Settings › Backends id; "" is this computer. */
+  backend: string;
 }
 
 const toForm = (d: ChatDefaults): Form => ({
@@ -21,19 +24,31 @@ const toForm = (d: ChatDefaults): Form => ({
   maxTokens: String(d.maxTokens),
   thinking: d.thinking,
   systemPrompt: d.systemPrompt,
+  backend: d.backend ?? "",
 });
 
 /** The defaults, or the first problem in words. */
 export function parseDefaults(f: Form): ChatDefaults | string {
   const s = parseSettings({ ...f, title: "", seed: "0" });
   if (typeof s === "string") return s;
-  return { temperature: s.temperature, topP: s.topP, maxTokens: s.maxTokens, thinking: s.thinking, systemPrompt: f.systemPrompt };
+  return {
+    temperature: s.temperature,
+    topP: s.topP,
+    maxTokens: s.maxTokens,
+    thinking: s.thinking,
+    systemPrompt: f.systemPrompt,
+    backend: f.backend === "" ? null : f.backend,
+  };
 }
 
 export function NewChatSettings() {
   const [view, setView] = useState<ChatDefaultsView | null>(null);
   const [form, setForm] = useState<Form | null>(null);
   const [status, setStatus] = useState<string | null>(null);
+  const [backends, setBackends] = useState<BackendView[]>([]);
+  useEffect(() => {
+    void engine.listBackends().then(setBackends).catch(() => undefined);
+  }, []);
   useEffect(() => {
     engine.chatDefaults().then(
       (v) => {
@@ -91,6 +106,19 @@ export function NewChatSettings() {
           System prompt
           <textarea aria-label="Default system prompt" rows={3} value={form.systemPrompt} onInput={(e) => set({ systemPrompt: e.currentTarget.value })} />
         </label>
+        {(backends.length > 0 || form.backend !== "") && (
+          <label class="wide">
+            Answered by
+            <select aria-label="New chats answered by" data-testid="default-backend" value={form.backend} onChange={(e) => set({ backend: e.currentTarget.value })}>
+              <option value="">This computer</option>
+              {backends.map((b) => (
+                <option key={b.id} value={b.id}>
+                  {b.name} ({b.host}) — prompts leave this machine
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <div class="settings-actions">
           <button type="submit" class="primary">Save</button>
           <button type="button" disabled={!m} onClick={reset} title={view.modelNote ?? "From the model's generation_config.json"}>

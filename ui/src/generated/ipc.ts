@@ -451,7 +451,12 @@ key: string, path: string, bytes: number, };
 /**
  * What a new conversation starts with (its seed is drawn fresh for each chat).
  */
-export type ChatDefaults = { temperature: number, topP: number, maxTokens: number, thinking: boolean, systemPrompt: string, };
+export type ChatDefaults = { temperature: number, topP: number, maxTokens: number, thinking: boolean, systemPrompt: string, 
+/**
+ * The remote backend new chats are answered by (a Settings › Backends id); `None`: this
+ * computer. Files written before backends existed have none.
+ */
+backend: string | null, };
 
 /**
  * What a checkpoint's `generation_config.json` says (absent fields: `None`).
