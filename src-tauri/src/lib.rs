@@ -23,6 +23,7 @@ pub mod model_folder;
 pub mod options;
 pub mod performance;
 pub mod setup;
+pub mod slug;
 pub mod state;
 pub mod worker;
 

@@ -189,6 +189,16 @@ impl Backends {
         client.models().await.map_err(|e| remote(e.to_string()))
     }
 
+    /// `Ok` when `id` is absent (this computer) or names a backend in the list.
+    pub fn check_known(&self, id: Option<&str>) -> Result<(), IpcError> {
+        match id {
+            Some(id) if self.host(id).is_none() => {
+                Err(IpcError::invalid(format!("no backend {id}: add it in Settings › Backends first")))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The host backend `id` sends prompts to, when there is such a backend.
     pub fn host(&self, id: &str) -> Option<String> {
         self.records().iter().find(|b| b.id == id).map(|b| host_of(&b.base_url))
@@ -208,16 +218,9 @@ fn view(b: &BackendRecord) -> BackendView {
 
 /// An id of `[a-z0-9-]` from `name`, unique in `list` ("gpu-box", "gpu-box-2", …).
 fn new_id(name: &str, list: &[BackendRecord]) -> String {
-    let slug: String = name
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect::<String>()
-        .split('-')
-        .filter(|part| !part.is_empty())
-        .collect::<Vec<_>>()
-        .join("-");
-    let base = if slug.is_empty() { "backend".to_string() } else { slug.chars().take(40).collect() };
+    // ASCII only: the id names the key's file.
+    let slug = crate::slug::slug(name, |c| c.is_ascii_alphanumeric(), 40);
+    let base = if slug.is_empty() { "backend".to_string() } else { slug };
     let taken = |id: &str| list.iter().any(|b| b.id == id);
     (1..).map(|n| if n == 1 { base.clone() } else { format!("{base}-{n}") }).find(|id| !taken(id)).unwrap_or(base)
 }

@@ -34,8 +34,7 @@ pub async fn list_remote_models(base_url: String, api_key: String) -> Result<Vec
 /// Lists the backend's models and times one short reply.
 #[tauri::command]
 pub async fn test_backend(state: State<'_, AppState>, id: String) -> Result<BackendTest, IpcError> {
-    let backends = state.backends.clone();
-    backends.test(&id).await
+    state.backends.test(&id).await
 }
 
 /// Sets who answers conversation `id`: backend `backend`, or the local engine (`null`).
@@ -45,10 +44,6 @@ pub fn set_conversation_backend(
     id: i64,
     backend: Option<String>,
 ) -> Result<Conversation, IpcError> {
-    if let Some(b) = &backend {
-        if state.backends.host(b).is_none() {
-            return Err(IpcError::invalid(format!("no backend {b}: add it in Settings › Backends first")));
-        }
-    }
+    state.backends.check_known(backend.as_deref())?;
     Ok(state.history()?.set_backend(id, backend.as_deref())?)
 }

@@ -69,9 +69,7 @@ pub async fn chat_defaults(state: State<'_, AppState>) -> Result<ChatDefaultsVie
 #[tauri::command]
 pub async fn set_chat_defaults(state: State<'_, AppState>, defaults: ChatDefaults) -> Result<ChatDefaults, IpcError> {
     check_settings(&defaults.sampling(0))?;
-    if let Some(id) = defaults.backend.as_deref().filter(|id| state.backends.host(id).is_none()) {
-        return Err(IpcError::invalid(format!("no backend {id}: add it in Settings › Backends first")));
-    }
+    state.backends.check_known(defaults.backend.as_deref())?;
     defaults.save(&state.data_dir)?;
     Ok(defaults)
 }

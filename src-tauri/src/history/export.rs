@@ -21,15 +21,8 @@ pub fn export_conversation(conversation: &Conversation, format: ExportFormat) ->
 
 /// A file name from the title: letters, digits and dashes only.
 pub fn export_file_name(title: &str, format: ExportFormat) -> String {
-    let slug: String = title
-        .chars()
-        .map(|c| if c.is_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
-        .collect::<String>()
-        .split('-')
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join("-");
-    let slug = if slug.is_empty() { "conversation".to_string() } else { slug.chars().take(48).collect() };
+    let slug = crate::slug::slug(title, char::is_alphanumeric, 48);
+    let slug = if slug.is_empty() { "conversation".to_string() } else { slug };
     let ext = match format {
         ExportFormat::Markdown => "md",
         ExportFormat::Json => "json",

@@ -2,7 +2,8 @@
 //!
 //! Owns: starting `k3_runtime::Runtime` with the startup model, queueing replies as
 //! [`HistoryReply`] jobs (history store + event channel) — on the local engine, or on the
-//! remote backend a conversation is set to — cancel, and reporting the model in use. Everything about running jobs — the FIFO queue, cancel tokens registered
+//! remote backend a conversation is set to — cancel, and reporting the model in use.
+//! Everything about running jobs — the FIFO queue, cancel tokens registered
 //! before queueing and removed before a job's end, model opens between generations,
 //! engine-state reuse — is the runtime's (`runtime/src/worker.rs`), shared with `k3 chat`
 //! and the local API server.

@@ -10,11 +10,12 @@ import type { BackendTest, BackendView, NewBackend } from "../generated/ipc";
 import { formatDuration } from "../state/format";
 
 const EMPTY: NewBackend = { name: "", baseUrl: "", apiKey: "", model: "" };
+const isHttpUrl = (url: string) => /^https?:\/\/\S+$/i.test(url.trim());
 
 /** The first problem with the Add form, in words; null when it can be sent. */
 export function backendFormProblem(f: NewBackend): string | null {
   if (!f.name.trim()) return "Give the backend a name.";
-  if (!/^https?:\/\/\S+$/i.test(f.baseUrl.trim())) return "The base URL starts with http:// or https:// (for example https://host/v1).";
+  if (!isHttpUrl(f.baseUrl)) return "The base URL starts with http:// or https:// (for example https://host/v1).";
   if (!f.model.trim()) return "Enter the model id the endpoint serves (its /v1/models lists them).";
   return null;
 }
@@ -52,7 +53,7 @@ export function BackendSettings() {
     }
   };
   const listModels = async () => {
-    if (!/^https?:\/\/\S+$/i.test(form.baseUrl.trim())) return setMessage("Enter the base URL first (for example https://host/v1).");
+    if (!isHttpUrl(form.baseUrl)) return setMessage("Enter the base URL first (for example https://host/v1).");
     try {
       const ids = await engine.listRemoteModels(form.baseUrl.trim(), form.apiKey);
       setModels(ids);
