@@ -128,6 +128,16 @@ fn try_header(header: &str, data: &[u8]) -> Result<TensorIndex, Error> {
     try_shard(&file_bytes(header.as_bytes(), data))
 }
 
+/// A one-shard folder from header text followed by a sparse hole of `data_len` bytes (so a
+/// header of megabytes can be ≤ 1 % of its file, as ST-03 requires above 1 MiB).
+fn try_header_sparse(header: &str, data_len: u64) -> Result<TensorIndex, Error> {
+    let dir = TempDir::new();
+    let path = dir.write(SHARD, &file_bytes(header.as_bytes(), &[]));
+    let len = 8 + header.len() as u64 + data_len;
+    fs::OpenOptions::new().write(true).open(&path).expect("the test shard").set_len(len).expect("extend it");
+    TensorIndex::open(dir.path())
+}
+
 /// The fault of an `Error::Checkpoint` on `file` (checked against the path and Display).
 #[track_caller]
 fn fault_of<X: std::fmt::Debug>(result: Result<X, Error>, file: &str) -> CheckpointFault {

@@ -74,6 +74,60 @@ fn st_03_header_one_byte_over_the_cap_is_refused() {
     );
 }
 
+/// A shard of `file_len` bytes whose one U8 tensor fills the data section after a valid
+/// header padded with spaces to `header_len` bytes (the data is a sparse hole).
+fn padded_shard(dir: &TempDir, header_len: u64, file_len: u64) -> std::path::PathBuf {
+    let data_len = file_len - 8 - header_len;
+    let mut header = obj(&[e("a", "U8", &[data_len], 0, data_len)]);
+    assert!(header.len() as u64 <= header_len);
+    header.extend(std::iter::repeat_n(' ', (header_len as usize) - header.len()));
+    let path = dir.write(SHARD, &file_bytes(header.as_bytes(), &[]));
+    fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(file_len).unwrap();
+    path
+}
+
+#[test]
+fn st_03_a_header_that_is_most_of_its_file_is_refused_under_the_16_mib_cap() {
+    // The probe's case: a 16 MB header that is 98 % of its file was parsed.
+    let dir = TempDir::new();
+    let header_len = 16_000_000;
+    padded_shard(&dir, header_len, header_len * 100 / 98);
+    assert_fault!(
+        TensorIndex::open(dir.path()),
+        SHARD,
+        CheckpointFault::HeaderTooLarge { header_len: 16_000_000, max: 1_048_576 }
+    );
+}
+
+#[test]
+fn st_03_above_1_mib_a_header_may_be_1_percent_of_its_file_and_not_a_byte_more() {
+    let limit: u64 = 2 << 20;
+    let file_len = limit * 100;
+    let dir = TempDir::new();
+    padded_shard(&dir, limit, file_len);
+    let index = TensorIndex::open(dir.path()).expect("a header of exactly 1 % of its file");
+    assert_eq!(index.len(), 1);
+    let dir = TempDir::new();
+    padded_shard(&dir, limit + 1, file_len);
+    assert_fault!(
+        TensorIndex::open(dir.path()),
+        SHARD,
+        CheckpointFault::HeaderTooLarge { header_len, max } if *header_len == limit + 1 && *max == limit
+    );
+}
+
+#[test]
+fn st_03_a_small_checkpoint_s_header_of_up_to_1_mib_opens_whatever_its_share() {
+    // The tiny fixtures' headers are up to 3.5 % of their shards; below 1 MiB no share is
+    // refused (here 85 %).
+    let dir = TempDir::new();
+    padded_shard(&dir, 600_000, 700_000);
+    assert_eq!(TensorIndex::open(dir.path()).expect("a 600 kB header").len(), 1);
+    let dir = TempDir::new();
+    padded_shard(&dir, (1 << 20) + 1, 1_200_000);
+    assert_fault!(TensorIndex::open(dir.path()), SHARD, CheckpointFault::HeaderTooLarge { max: 1_048_576, .. });
+}
+
 #[test]
 fn st_04_huge_header_of_empty_tensors_is_refused_fast() {
     // ~20 MiB of genuine zero-size entries (the reference parser spends seconds on these).

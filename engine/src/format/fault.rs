@@ -35,8 +35,9 @@ pub enum CheckpointFault {
     #[error("header length {header_len} runs past the end of the file ({file_len} bytes)")]
     HeaderPastEof { header_len: u64, file_len: u64 },
 
-    /// The header length exceeds the reader's cap (ST-03, ST-04).
-    #[error("header length {header_len} exceeds the cap of {max} bytes")]
+    /// The header length exceeds the reader's limit for a file of this size (ST-03,
+    /// ST-04): 1 % of the file, at least 1 MiB, at most 16 MiB.
+    #[error("header length {header_len} exceeds the limit of {max} bytes for this file (1% of its size, at least 1 MiB, at most 16 MiB)")]
     HeaderTooLarge { header_len: u64, max: u64 },
 
     /// The header length is zero.

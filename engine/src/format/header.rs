@@ -24,6 +24,17 @@ use super::names::check_tensor_name;
 
 /// Largest header the reader accepts (ST-03). The real shards' headers are under 1 MiB.
 pub(crate) const HEADER_CAP_BYTES: u64 = 16 << 20;
+/// A header up to this size is accepted whatever share of its file it is (a small test
+/// checkpoint's headers are a few KiB of names over a few hundred KiB of data, 0.1–4 %).
+pub(crate) const HEADER_FLOOR_BYTES: u64 = 1 << 20;
+
+/// The largest header a `file_len`-byte shard may have (ST-03): 1 % of the file, at
+/// least [`HEADER_FLOOR_BYTES`], never more than [`HEADER_CAP_BYTES`]. The real shards
+/// (92 MB to 17 GB) have headers far below 1 %; a header that is most of its file is a
+/// hostile one.
+pub(crate) fn header_limit(file_len: u64) -> u64 {
+    (file_len / 100).clamp(HEADER_FLOOR_BYTES, HEADER_CAP_BYTES)
+}
 /// Bytes before the header: the little-endian u64 length.
 pub(crate) const LEN_PREFIX_BYTES: u64 = 8;
 

@@ -11,14 +11,14 @@
 use std::collections::HashSet;
 
 use super::fault::CheckpointFault;
-use super::header::{parse_header, HeaderEntry, HEADER_CAP_BYTES, LEN_PREFIX_BYTES};
+use super::header::{header_limit, parse_header, HeaderEntry, LEN_PREFIX_BYTES};
 use super::index::TensorInfo;
 
 /// Bytes of the length prefix every shard starts with.
 pub const PREFIX_BYTES: u64 = LEN_PREFIX_BYTES;
 
 /// The header length the 8-byte `prefix` of a `file_len`-byte shard announces, checked
-/// against the file size and the header cap.
+/// against the file size and the header limit for that size (`header::header_limit`).
 pub fn header_len(prefix: [u8; 8], file_len: u64) -> Result<u64, CheckpointFault> {
     if file_len < LEN_PREFIX_BYTES {
         return Err(CheckpointFault::TooSmall { file_len });
@@ -27,8 +27,9 @@ pub fn header_len(prefix: [u8; 8], file_len: u64) -> Result<u64, CheckpointFault
     if header_len > file_len.saturating_sub(LEN_PREFIX_BYTES) {
         return Err(CheckpointFault::HeaderPastEof { header_len, file_len });
     }
-    if header_len > HEADER_CAP_BYTES {
-        return Err(CheckpointFault::HeaderTooLarge { header_len, max: HEADER_CAP_BYTES });
+    let max = header_limit(file_len);
+    if header_len > max {
+        return Err(CheckpointFault::HeaderTooLarge { header_len, max });
     }
     Ok(header_len)
 }
