@@ -2,8 +2,10 @@
 //!
 //! Owns: every way loading or running the model can fail, each variant carrying the
 //! context a person needs to fix it (file, tensor, field, offset, expected vs actual).
-//! Must not: hold plain strings as the only information, or be used for cancellation
-//! (a cancelled generation is a finish reason, not an error).
+//! Must not: hold plain strings as the only information, or let cancellation out of the
+//! engine (a cancelled generation is a finish reason, not an error: [`Error::Stopped`]
+//! only carries a stop seen inside a streamed read up to `Model::forward`, which turns it
+//! into that finish reason).
 //! Easy to break: `is_input_error` decides the CLI's exit status (2 for unusable input,
 //! 1 for failures while running); a new variant must be placed on the right side.
 
@@ -111,6 +113,12 @@ pub enum Error {
         actual: u32,
     },
 
+    /// The generation's cancel token was set while a streamed read or a wait for one was
+    /// under way. Internal: `Model::forward` turns it into its cancelled result, so no
+    /// caller of the engine ever sees it.
+    #[error("the generation was cancelled during a streamed read")]
+    Stopped,
+
     /// A token id outside `0..vocab_size` was given.
     #[error("token id {id} is outside the vocabulary (vocab_size {vocab_size})")]
     TokenId { id: u32, vocab_size: usize },
@@ -170,7 +178,7 @@ impl Error {
                         | std::io::ErrorKind::AlreadyExists
                 ) || matches!(source.raw_os_error(), Some(libc::ENOTDIR | libc::EISDIR | libc::ELOOP))
             }
-            Error::Read { .. } | Error::ExpertRead { .. } | Error::ExpertChecksum { .. } => false,
+            Error::Read { .. } | Error::ExpertRead { .. } | Error::ExpertChecksum { .. } | Error::Stopped => false,
             Error::ConfigSyntax { .. }
             | Error::ConfigMissing { .. }
             | Error::ConfigType { .. }

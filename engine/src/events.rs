@@ -1,6 +1,7 @@
 //! Cancellation and per-token events: how a caller follows and stops a generation.
 //!
-//! Owns: [`CancelToken`] (checked between layers), [`TokenEvent`] and the [`EventSink`]
+//! Owns: [`CancelToken`] (checked between layers, between routed experts and inside
+//! every streamed read and its waits), [`TokenEvent`] and the [`EventSink`]
 //! trait the CLI and the app implement.
 //! Must not: carry global state; every generation gets its own token and sink.
 
@@ -8,7 +9,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A cheap, cloneable flag that stops a generation between layers.
+/// A cheap, cloneable flag that stops a generation: between layers and routed experts,
+/// and inside streamed reads before each piece and while waiting for one (so a slow drive
+/// delays a stop by at most the pieces already in flight).
 #[derive(Debug, Clone, Default)]
 pub struct CancelToken(Arc<AtomicBool>);
 
@@ -16,7 +19,7 @@ impl CancelToken {
     pub fn new() -> Self {
         Self::default()
     }
-    /// Requests a stop; the engine notices at the next layer boundary.
+    /// Requests a stop; the engine notices at the next layer, expert or read piece.
     pub fn cancel(&self) {
         self.0.store(true, Ordering::Release);
     }

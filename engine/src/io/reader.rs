@@ -14,6 +14,8 @@
 //! window as read before every piece is in.
 //! Easy to break: pieces must start at 4096-aligned file offsets and buffer addresses for
 //! O_DIRECT; only the last piece may end short of its page-rounded length.
+//! A generation's read ([`Reader::read_window_until`]) stops starting pieces once its
+//! cancel token is set, so a stop waits for at most the pieces already reading.
 //! Every `pread` goes through the reader's [`PositionedRead`] (`io::storage`): the OS's,
 //! or a test's that injects faults ([`Reader::reading_through`]).
 
@@ -21,6 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::events::CancelToken;
 use crate::io::blob::Blob;
 use crate::io::direct::{widen, DirectFile, ALIGN};
 use crate::io::storage::{os_read, PositionedRead};
@@ -187,6 +190,7 @@ impl Reader {
     /// Reads the widened window of `[offset, offset + len)` of `file` into `blob`, which
     /// must hold it; the pieces are in flight together on the reader threads (queued as
     /// `urgency` says), each piece's `sum` computed by the thread that read it.
+    /// Never stopped (packing, benchmarks, reads that outlive a generation).
     pub fn read_window_into(
         &self,
         file: &DirectFile,
@@ -195,6 +199,20 @@ impl Reader {
         len: usize,
         urgency: Urgency,
         sum: Checksum,
+    ) -> Result<WindowRead> {
+        self.read_window_until(file, blob, (offset, len), (urgency, sum), &CancelToken::new())
+    }
+
+    /// [`Reader::read_window_into`] for a generation: once `stop` is set, no further piece
+    /// starts and the read is [`Error::Stopped`] as soon as the pieces already reading
+    /// are in (they write into `blob`, so they are waited for, never abandoned).
+    pub fn read_window_until(
+        &self,
+        file: &DirectFile,
+        blob: &mut Blob,
+        (offset, len): (u64, usize),
+        (urgency, sum): (Urgency, Checksum),
+        stop: &CancelToken,
     ) -> Result<WindowRead> {
         let (start, padded) = widen(offset, len);
         if blob.capacity() < padded {
@@ -208,6 +226,9 @@ impl Reader {
         let n_pieces = padded.div_ceil(piece);
         let mut results: Vec<Result<PieceSum>> = Vec::with_capacity(n_pieces);
         let read_piece = |i: usize, buf: &mut [u8]| -> Result<PieceSum> {
+            if stop.is_cancelled() {
+                return Err(Error::Stopped);
+            }
             let at = i * piece;
             let piece_need = need.saturating_sub(at).min(buf.len());
             let counted = InFlight::enter(&self.in_flight);
@@ -230,6 +251,12 @@ impl Reader {
             self.pool.in_place_scope(|s| {
                 for (i, (buf, slot)) in pages.chunks_mut(piece).zip(results.iter_mut()).enumerate() {
                     window.enter();
+                    if stop.is_cancelled() {
+                        // The pieces not queued keep their empty sums; the error decides.
+                        *slot = Err(Error::Stopped);
+                        window.leave();
+                        break;
+                    }
                     let (read_piece, window) = (&read_piece, &window);
                     s.spawn(move |_| {
                         *slot = read_piece(i, buf);

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
+use crate::events::CancelToken;
 use crate::model::bind::Binder;
 use crate::model::mlp::GluMlp;
 use crate::model::names::ExpertProj;
@@ -22,13 +23,20 @@ pub trait ExpertSource: Sync {
     fn prefetch(&self, _layer_idx: usize, _experts: &[usize]) {}
 
     /// The MLP of expert `expert_idx` of MoE layer `layer_idx`, in latent space:
-    /// gate/up `[I, L]`, down `[L, I]`.
-    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<GluMlp>>;
+    /// gate/up `[I, L]`, down `[L, I]`. A streamed source gives up with `Error::Stopped`
+    /// soon after `stop` is set rather than finish reading it.
+    fn expert(&self, layer_idx: usize, expert_idx: usize, stop: &CancelToken) -> Result<Arc<GluMlp>>;
 
     /// Like [`ExpertSource::expert`], for `n_uses` token uses served by one fetch (the
     /// counters and traces count every use).
-    fn expert_uses(&self, layer_idx: usize, expert_idx: usize, _n_uses: usize) -> Result<Arc<GluMlp>> {
-        self.expert(layer_idx, expert_idx)
+    fn expert_uses(
+        &self,
+        layer_idx: usize,
+        expert_idx: usize,
+        _n_uses: usize,
+        stop: &CancelToken,
+    ) -> Result<Arc<GluMlp>> {
+        self.expert(layer_idx, expert_idx, stop)
     }
 }
 
@@ -37,11 +45,17 @@ impl<T: ExpertSource + Send + Sync + ?Sized> ExpertSource for Arc<T> {
     fn prefetch(&self, layer_idx: usize, experts: &[usize]) {
         (**self).prefetch(layer_idx, experts)
     }
-    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<GluMlp>> {
-        (**self).expert(layer_idx, expert_idx)
+    fn expert(&self, layer_idx: usize, expert_idx: usize, stop: &CancelToken) -> Result<Arc<GluMlp>> {
+        (**self).expert(layer_idx, expert_idx, stop)
     }
-    fn expert_uses(&self, layer_idx: usize, expert_idx: usize, n_uses: usize) -> Result<Arc<GluMlp>> {
-        (**self).expert_uses(layer_idx, expert_idx, n_uses)
+    fn expert_uses(
+        &self,
+        layer_idx: usize,
+        expert_idx: usize,
+        n_uses: usize,
+        stop: &CancelToken,
+    ) -> Result<Arc<GluMlp>> {
+        (**self).expert_uses(layer_idx, expert_idx, n_uses, stop)
     }
 }
 
@@ -78,7 +92,7 @@ impl ResidentExperts {
 }
 
 impl ExpertSource for ResidentExperts {
-    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<GluMlp>> {
+    fn expert(&self, layer_idx: usize, expert_idx: usize, _stop: &CancelToken) -> Result<Arc<GluMlp>> {
         self.layers
             .get(layer_idx)
             .and_then(|l| l.get(expert_idx))

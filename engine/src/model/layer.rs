@@ -12,6 +12,7 @@
 
 use crate::config::{LayerKind, ModelConfig};
 use crate::error::Result;
+use crate::events::CancelToken;
 use crate::kernels::rmsnorm;
 use crate::model::attn_res::{fold, Residuals};
 use crate::model::bind::Binder;
@@ -48,19 +49,20 @@ enum Ffn {
 
 impl Ffn {
     /// Applies the FFN to `xs` (`[n_tokens × hidden]`, post-attention-normed) → `out`
-    /// (`[n_tokens × hidden]`); MoE layers fetch their routed experts from `experts`.
+    /// (`[n_tokens × hidden]`); MoE layers fetch their routed experts from `experts`
+    /// until `stop` is set.
     fn forward(
         &self,
         cfg: &ModelConfig,
         layer_idx: usize,
-        experts: &dyn ExpertSource,
+        fetch: (&dyn ExpertSource, &CancelToken),
         xs: &[f32],
         out: &mut [f32],
     ) -> Result<()> {
         match self {
             Ffn::Dense(w) => w.forward(cfg, xs, out),
             Ffn::Moe(w) => {
-                w.forward(cfg, layer_idx, experts, xs, out)?;
+                w.forward(cfg, layer_idx, fetch, xs, out)?;
             }
         }
         Ok(())
@@ -104,11 +106,12 @@ impl Scratch {
 impl Layer {
     /// Runs this layer on every token of the batch: reads and extends `residuals`, uses
     /// `scratch` (on return `attn_out` and `mlp_out` hold this layer's module outputs),
-    /// and extends this layer's slot of `state`.
+    /// and extends this layer's slot of `state`. Routed experts come from `fetch.0`, which
+    /// gives up with `Error::Stopped` once `fetch.1` is set.
     pub fn forward(
         &self,
         cfg: &ModelConfig,
-        experts: &dyn ExpertSource,
+        fetch: (&dyn ExpertSource, &CancelToken),
         state: &mut SequenceState,
         residuals: &mut Residuals,
         scratch: &mut Scratch,
@@ -129,7 +132,7 @@ impl Layer {
         residuals.mix_into(&self.attn_res_mlp, &mut scratch.mixed);
         // Channel mixer (dense or MoE) on the post-attention-normed mix; its output joins too.
         norm_rows(&scratch.mixed, &self.post_attn_norm, eps, e, &mut scratch.normed);
-        self.ffn.forward(cfg, self.layer_idx, experts, &scratch.normed, &mut scratch.mlp_out)?;
+        self.ffn.forward(cfg, self.layer_idx, fetch, &scratch.normed, &mut scratch.mlp_out)?;
         residuals.add(&scratch.mlp_out);
         Ok(())
     }

@@ -145,8 +145,25 @@ impl Model {
     }
 
     /// Runs `tokens` after the positions `state` already holds, updating `state`.
-    /// Returns logits `[k][vocab]` for the positions `want` selects.
+    /// Returns logits `[k][vocab]` for the positions `want` selects, or `None` when
+    /// `cancel` was set: between layers, between routed experts, or while a streamed read
+    /// waited (its `Error::Stopped` ends here; the caller rebuilds `state`).
     pub fn forward(
+        &self,
+        tokens: &[u32],
+        state: &mut SequenceState,
+        want: LogitsFor,
+        cancel: &CancelToken,
+        tap: Option<&mut (dyn Tap + Send)>,
+    ) -> Result<Option<Vec<f32>>> {
+        match self.forward_until(tokens, state, want, cancel, tap) {
+            Err(Error::Stopped) => Ok(None),
+            other => other,
+        }
+    }
+
+    /// [`Model::forward`] with a stop inside a streamed read still an `Error::Stopped`.
+    fn forward_until(
         &self,
         tokens: &[u32],
         state: &mut SequenceState,
@@ -164,9 +181,9 @@ impl Model {
                 return Ok(None);
             }
             // The trunk hands out one layer at a time; it is dropped before the next.
-            let layer = self.trunk.layer(layer_idx)?;
+            let layer = self.trunk.layer(layer_idx, cancel)?;
             // One decoder layer: its attention and MLP outputs join the partial sum.
-            layer.forward(&self.cfg, self.experts.as_ref(), state, &mut residuals, &mut scratch)?;
+            layer.forward(&self.cfg, (self.experts.as_ref(), cancel), state, &mut residuals, &mut scratch)?;
             // Observers see both module outputs and the partial sum the layer hands on.
             if let Some(t) = tap.as_deref_mut() {
                 let (attn_out, mlp_out, prefix) = (&scratch.attn_out, &scratch.mlp_out, residuals.partial());

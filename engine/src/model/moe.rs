@@ -10,7 +10,8 @@
 //! order their weights arrive in.
 
 use crate::config::ModelConfig;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::events::CancelToken;
 use crate::kernels::{rmsnorm, sigmoid};
 use crate::model::bind::Binder;
 use crate::model::experts::ExpertSource;
@@ -91,12 +92,13 @@ pub fn route(logits: &[f32], bias: &[f32], top_k: usize, renormalize: bool, scal
 
 impl MoeWeights {
     /// Applies this MoE (of layer `layer_idx`) to `n` tokens `xs` (`[n × E]`) → `out`
-    /// (`[n × E]`), fetching routed experts from `experts`. Returns each token's routing.
+    /// (`[n × E]`), fetching routed experts from `experts` (a fetch gives up once `stop`
+    /// is set). Returns each token's routing.
     pub fn forward(
         &self,
         cfg: &ModelConfig,
         layer_idx: usize,
-        experts: &dyn ExpertSource,
+        (experts, stop): (&dyn ExpertSource, &CancelToken),
         xs: &[f32],
         out: &mut [f32],
     ) -> Result<Vec<Routing>> {
@@ -112,7 +114,7 @@ impl MoeWeights {
         self.latent_down.matmul(xs, &mut z);
         let mut shared = vec![0.0f32; n * e];
         self.shared.forward(cfg, xs, &mut shared);
-        let expert_out = run_experts(cfg, layer_idx, experts, &routings, &wanted, &z)?;
+        let expert_out = run_experts(cfg, layer_idx, (experts, stop), &routings, &wanted, &z)?;
         let acc_all = self.combine(cfg, &routings, &expert_out);
         self.latent_up.matmul(&acc_all, out);
         for (o, &s) in out.iter_mut().zip(&shared) {
@@ -170,11 +172,11 @@ fn distinct_experts(routings: &[Routing]) -> Vec<usize> {
 
 /// Runs each `wanted` expert once for all the tokens that chose it (one fetch, batched
 /// kernels) on their latents `z` (`[n × L]`); returns the outputs `[n][k][L]`, slot
-/// `[t][j]` for token `t`'s `j`-th choice.
+/// `[t][j]` for token `t`'s `j`-th choice. `stop` is looked at before each expert.
 fn run_experts(
     cfg: &ModelConfig,
     layer_idx: usize,
-    experts: &dyn ExpertSource,
+    (experts, stop): (&dyn ExpertSource, &CancelToken),
     routings: &[Routing],
     wanted: &[usize],
     z: &[f32],
@@ -182,12 +184,15 @@ fn run_experts(
     let (l, k) = (cfg.moe.latent_dim, cfg.moe.top_k);
     let mut expert_out = vec![0.0f32; routings.len() * k * l];
     for &ex in wanted {
+        if stop.is_cancelled() {
+            return Err(Error::Stopped);
+        }
         let users: Vec<(usize, usize)> = routings
             .iter()
             .enumerate()
             .flat_map(|(t, r)| r.experts.iter().enumerate().filter(move |(_, &e)| e == ex).map(move |(j, _)| (t, j)))
             .collect();
-        let mlp = experts.expert_uses(layer_idx, ex, users.len())?;
+        let mlp = experts.expert_uses(layer_idx, ex, users.len(), stop)?;
         let zs: Vec<f32> = users.iter().flat_map(|&(t, _)| z[t * l..(t + 1) * l].iter().copied()).collect();
         let mut ys = vec![0.0f32; users.len() * l];
         mlp.forward(cfg, &zs, &mut ys);

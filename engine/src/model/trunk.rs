@@ -11,12 +11,15 @@ use std::sync::Arc;
 
 use crate::config::ModelConfig;
 use crate::error::Result;
+use crate::events::CancelToken;
 use crate::model::bind::Binder;
 use crate::model::{bind_layer, Layer};
 
 /// Supplies bound trunk layers on demand.
 pub trait TrunkSource: Send + Sync {
-    fn layer(&self, layer_idx: usize) -> Result<Arc<Layer>>;
+    /// Layer `layer_idx`, bound; a streamed source gives up with `Error::Stopped` soon
+    /// after `stop` is set rather than finish reading it.
+    fn layer(&self, layer_idx: usize, stop: &CancelToken) -> Result<Arc<Layer>>;
 }
 
 /// Every trunk layer resident in RAM.
@@ -51,13 +54,13 @@ impl ResidentTrunk {
 
 /// A trunk the engine also keeps a handle to (to re-pin it between generations).
 impl<T: TrunkSource + ?Sized> TrunkSource for Arc<T> {
-    fn layer(&self, layer_idx: usize) -> Result<Arc<Layer>> {
-        (**self).layer(layer_idx)
+    fn layer(&self, layer_idx: usize, stop: &CancelToken) -> Result<Arc<Layer>> {
+        (**self).layer(layer_idx, stop)
     }
 }
 
 impl TrunkSource for ResidentTrunk {
-    fn layer(&self, layer_idx: usize) -> Result<Arc<Layer>> {
+    fn layer(&self, layer_idx: usize, _stop: &CancelToken) -> Result<Arc<Layer>> {
         Ok(self.layers[layer_idx].clone())
     }
 }

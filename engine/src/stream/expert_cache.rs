@@ -28,6 +28,7 @@ use std::time::Instant;
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
+use crate::events::CancelToken;
 use crate::format::TensorIndex;
 use crate::io::{Blob, BlobPool, Checksum, DirectFile, Reader, Urgency};
 use crate::model::bind::{Binder, RunView};
@@ -36,6 +37,7 @@ use crate::model::mlp::GluMlp;
 use crate::stream::expert_dir::{locate, Placement};
 use crate::stream::expert_sums::ExpertSums;
 use crate::stream::metrics::Counters;
+use crate::stream::trunk_stream::STOP_TICK;
 
 use crate::stream::replacement::{CachePolicy, Key};
 
@@ -186,8 +188,9 @@ impl Inner {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Reads and binds one expert (no locks held) into a reused slot buffer.
-    fn load(&self, key: Key) -> Result<Loaded> {
+    /// Reads and binds one expert (no locks held) into a reused slot buffer; a generation's
+    /// read stops with `stop`.
+    fn load(&self, key: Key, stop: &CancelToken) -> Result<Loaded> {
         let (layer_idx, expert_idx) = key;
         let (placement, nbytes) = locate(&self.index, layer_idx, expert_idx)?;
         let loaded = match placement {
@@ -197,7 +200,17 @@ impl Inner {
                     blob = Blob::zeroed(crate::io::direct::widen(start, len).1);
                 }
                 let file = &self.files[shard_idx];
-                let read = self.reader.read_window_into(file, &mut blob, start, len, Urgency::Now, Checksum::Crc32c)?;
+                let window = (start, len);
+                let read =
+                    self.reader.read_window_until(file, &mut blob, window, (Urgency::Now, Checksum::Crc32c), stop);
+                let read = match read {
+                    Ok(read) => read,
+                    Err(e) => {
+                        // The buffer serves the next read (a stop must not cost an allocation).
+                        self.blobs.give(Arc::new(blob));
+                        return Err(e);
+                    }
+                };
                 let blob = Arc::new(blob);
                 if let Err(e) = self.check(key, file, (start, len), read.checksum) {
                     self.blobs.give(blob);
@@ -338,26 +351,35 @@ impl ExpertSource for ExpertCache {
         for key in to_read {
             let inner = self.inner.clone();
             self.io_pool.spawn(move || {
-                let result = inner.load(key);
+                // Never stopped: the expert serves this layer's next use whoever asks.
+                let result = inner.load(key, &CancelToken::new());
                 inner.publish(key, result.as_ref().ok(), true);
             });
         }
     }
 
-    fn expert(&self, layer_idx: usize, expert_idx: usize) -> Result<Arc<GluMlp>> {
-        self.inner.expert(layer_idx, expert_idx, 1)
+    fn expert(&self, layer_idx: usize, expert_idx: usize, stop: &CancelToken) -> Result<Arc<GluMlp>> {
+        self.inner.expert((layer_idx, expert_idx), 1, stop)
     }
 
-    fn expert_uses(&self, layer_idx: usize, expert_idx: usize, n_uses: usize) -> Result<Arc<GluMlp>> {
-        self.inner.expert(layer_idx, expert_idx, n_uses.max(1) as u64)
+    fn expert_uses(
+        &self,
+        layer_idx: usize,
+        expert_idx: usize,
+        n_uses: usize,
+        stop: &CancelToken,
+    ) -> Result<Arc<GluMlp>> {
+        self.inner.expert((layer_idx, expert_idx), n_uses.max(1) as u64, stop)
     }
 }
 
 impl Inner {
     /// Serves `uses` token uses of one expert; every use is counted (and traced) with the
-    /// classification of the fetch that served it.
-    fn expert(&self, layer_idx: usize, expert_idx: usize, uses: u64) -> Result<Arc<GluMlp>> {
-        let key = (layer_idx, expert_idx);
+    /// classification of the fetch that served it. Once `stop` is set, a wait for a read in
+    /// flight or a free slot ends within [`STOP_TICK`], and a read of its own within one
+    /// piece, with [`Error::Stopped`].
+    fn expert(&self, key: Key, uses: u64, stop: &CancelToken) -> Result<Arc<GluMlp>> {
+        let (layer_idx, expert_idx) = key;
         Counters::add(&self.counters.expert_requests, uses);
         let mut state = self.lock();
         if let Some(t) = state.trace.as_mut() {
@@ -382,12 +404,16 @@ impl Inner {
                     }
                     return Ok(mlp.clone());
                 }
+                Some(Slot::InFlight) if stop.is_cancelled() => return Err(Error::Stopped),
                 Some(Slot::InFlight) => {
                     waited = true;
-                    state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+                    state = self.changed.wait_timeout(state, STOP_TICK).unwrap_or_else(|p| p.into_inner()).0;
                 }
                 None => {
                     state.layer_now = layer_idx;
+                    if stop.is_cancelled() {
+                        return Err(Error::Stopped);
+                    }
                     if !self.make_room(&mut state) {
                         // Every slot is in flight or borrowed. A finished read notifies; a
                         // borrow that ends does not, so poll briefly as well.
@@ -401,8 +427,8 @@ impl Inner {
                     drop(state);
                     Counters::add(&self.counters.expert_misses, uses);
                     let read_start = Instant::now();
-                    let result = self.load(key).map_err(|e| match e {
-                        e @ (Error::ExpertChecksum { .. } | Error::ExpertRead { .. }) => e,
+                    let result = self.load(key, stop).map_err(|e| match e {
+                        e @ (Error::ExpertChecksum { .. } | Error::ExpertRead { .. } | Error::Stopped) => e,
                         e => Error::ExpertRead { layer_idx, expert_idx, source: Box::new(e) },
                     });
                     self.counters.add_expert_wait(read_start.elapsed());

@@ -7,7 +7,8 @@
 //! (pieces in flight together, CRC-32 computed piece by piece on the reader threads); the
 //! CRC check of every run read; and binding a layer as views into its buffer.
 //! Must not: hand out a layer whose read or check failed (the error goes to the
-//! generation), or read ahead with one slot.
+//! generation), read ahead with one slot, or keep a cancelled generation waiting on a read
+//! (waits and reads stop within [`STOP_TICK`] or one read piece).
 //! Also owns changing the pinned prefix between generations ([`StreamedTrunk::repin`]):
 //! unpinning drops layers at once, pinning reads them from `trunk.bin` (CRC-checked).
 //! Easy to break: layers are used in order `0..n` on every pass; after the last layer the
@@ -16,10 +17,11 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
+use crate::events::CancelToken;
 use crate::format::TensorIndex;
 use crate::io::direct::widen;
 use crate::io::{Blob, BlobPool, Checksum, DirectFile, Reader, Urgency};
@@ -28,6 +30,9 @@ use crate::model::trunk::TrunkSource;
 use crate::model::{bind_layer, Layer};
 use crate::stream::metrics::Counters;
 use crate::stream::trunk_manifest::PackedTrunk;
+
+/// How often a wait for a read in flight looks at the generation's cancel token.
+pub(crate) const STOP_TICK: Duration = Duration::from_millis(10);
 
 /// The layer being read ahead: `None` while in flight.
 type Ahead = Option<(usize, Option<Result<Arc<Layer>>>)>;
@@ -190,7 +195,8 @@ impl StreamedTrunk {
         *self.inner.lock() = Some((next, None));
         let inner = self.inner.clone();
         self.reader.spawn(move || {
-            let result = inner.read_layer(next);
+            // Never stopped: the layer is the next pass's whichever generation runs it.
+            let result = inner.read_layer(next, &CancelToken::new());
             let mut ahead = inner.lock();
             if let Some((l, slot)) = ahead.as_mut() {
                 if *l == next {
@@ -233,11 +239,11 @@ impl Inner {
         self.ring.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Reads, checks and binds unpinned layer `l` into a ring buffer.
-    fn read_layer(&self, l: usize) -> Result<Arc<Layer>> {
+    /// Reads, checks and binds unpinned layer `l` into a ring buffer (stopped by `stop`).
+    fn read_layer(&self, l: usize, stop: &CancelToken) -> Result<Arc<Layer>> {
         let p = &self.packed.layers[l];
         let blob = self.lock_ring().take(widen(p.file_off, p.run_len as usize).1);
-        let (layer, blob) = self.read_layer_into(l, blob)?;
+        let (layer, blob) = self.read_layer_into(l, blob, stop)?;
         self.lock_ring().in_use.push(blob);
         Ok(layer)
     }
@@ -246,15 +252,15 @@ impl Inner {
     fn read_pinned_layer(&self, l: usize) -> Result<Arc<Layer>> {
         let p = &self.packed.layers[l];
         let blob = Blob::zeroed(widen(p.file_off, p.run_len as usize).1);
-        Ok(self.read_layer_into(l, blob)?.0)
+        Ok(self.read_layer_into(l, blob, &CancelToken::new())?.0)
     }
 
     /// Reads layer `l`'s run into `blob` through the shared reader (its CRC-32 computed
     /// piece by piece as the pieces arrive), checks it and binds the layer in place.
-    fn read_layer_into(&self, l: usize, mut blob: Blob) -> Result<(Arc<Layer>, Arc<Blob>)> {
+    fn read_layer_into(&self, l: usize, mut blob: Blob, stop: &CancelToken) -> Result<(Arc<Layer>, Arc<Blob>)> {
         let p = &self.packed.layers[l];
-        let (off, len) = (p.file_off, p.run_len as usize);
-        let read = self.io.read_window_into(&self.file, &mut blob, off, len, Urgency::Next, Checksum::Crc32)?;
+        let window = (p.file_off, p.run_len as usize);
+        let read = self.io.read_window_until(&self.file, &mut blob, window, (Urgency::Next, Checksum::Crc32), stop)?;
         if read.checksum != p.crc32 {
             return Err(Error::Trunk {
                 path: self.packed.bin_path.clone(),
@@ -280,16 +286,19 @@ impl Inner {
 
     /// Takes layer `l` from the read-ahead, waiting if it is in flight; a read-ahead of
     /// another layer is waited for and dropped (so the ring never holds more than planned).
-    fn take_ahead(&self, l: usize) -> Option<Result<Arc<Layer>>> {
+    /// A wait ends with [`Error::Stopped`] within [`STOP_TICK`] of `stop` being set (the
+    /// read-ahead itself goes on: its layer is the next pass's).
+    fn take_ahead(&self, l: usize, stop: &CancelToken) -> Option<Result<Arc<Layer>>> {
         let mut ahead = self.lock();
         let start = Instant::now();
         let mut waited = false;
         loop {
             match ahead.as_mut() {
                 None => return None,
+                Some((_, None)) if stop.is_cancelled() => return Some(Err(Error::Stopped)),
                 Some((_, None)) => {
                     waited = true;
-                    ahead = self.changed.wait(ahead).unwrap_or_else(|p| p.into_inner());
+                    ahead = self.changed.wait_timeout(ahead, STOP_TICK).unwrap_or_else(|p| p.into_inner()).0;
                 }
                 Some((layer, Some(_))) => {
                     let matches = *layer == l;
@@ -305,15 +314,15 @@ impl Inner {
 }
 
 impl TrunkSource for StreamedTrunk {
-    fn layer(&self, layer_idx: usize) -> Result<Arc<Layer>> {
+    fn layer(&self, layer_idx: usize, stop: &CancelToken) -> Result<Arc<Layer>> {
         if let Some(layer) = self.inner.pinned_layer(layer_idx) {
             return Ok(layer);
         }
-        let layer = match self.inner.take_ahead(layer_idx) {
+        let layer = match self.inner.take_ahead(layer_idx, stop) {
             Some(result) => result?,
             None => {
                 let start = Instant::now();
-                let layer = self.inner.read_layer(layer_idx)?;
+                let layer = self.inner.read_layer(layer_idx, stop)?;
                 self.inner.counters.add_trunk_wait(start.elapsed());
                 layer
             }

@@ -94,6 +94,8 @@ impl From<&k3_engine::Error> for IpcError {
             E::Option { .. } | E::TokenId { .. } | E::Empty { .. } => ErrorCode::InvalidArgument,
             E::Budget(_) => ErrorCode::BudgetTooSmall,
             E::Io { .. } | E::Read { .. } | E::OutputFolder { .. } => ErrorCode::Io,
+            // Never leaves the engine (a stop is a finish reason); mapped for exhaustiveness.
+            E::Stopped => ErrorCode::Internal,
         };
         IpcError { code, message: e.to_string(), details: None }
     }
