@@ -1,5 +1,5 @@
 //! Every layer against the reference: the attention output, the FFN/MoE output and the
-//! running prefix of each of the 13 layers, and the final hidden state, at every
+//! running prefix of every layer, and the final hidden state, at every
 //! teacher-forced position, read through the model's tap (no copy of the forward pass).
 
 use k3_engine::model::{LayerTap, Tap};

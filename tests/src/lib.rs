@@ -43,8 +43,10 @@ pub fn fixture(name: &str) -> PathBuf {
 /// which body it measured. Other tests need not hold it: every body gives the same bits.
 pub static KERNEL_BODY: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// The tiny same-graph checkpoints, each with goldens from the float64 reference.
-pub const TINY_CHECKPOINTS: [&str; 3] = ["tiny-mxfp4", "tiny-f32", "tiny-bf16-nonorm"];
+/// The tiny same-graph checkpoints, each with goldens from the float64 reference: three
+/// with random weights (`tools/reference/make_checkpoints.py`) and the trained demo model
+/// (`tools/demo/train.py`: norm gains away from 1, peaked routing, real attention).
+pub const TINY_CHECKPOINTS: [&str; 4] = ["tiny-mxfp4", "tiny-f32", "tiny-bf16-nonorm", "k3-demo"];
 
 /// `../shared/fixtures/released/<file>` beside the checkout; `None` (test skipped with a
 /// message) when absent outside CI, a panic when absent in CI.
