@@ -6,7 +6,7 @@
 // shows the plan and RSS → switching to `auto` between two replies gives the same greedy reply
 // (the budget changes only the speed) → Settings › Performance reopens the model with other thread
 // counts in the same process and the reply is the same again → the Diagnostics report and log
-// viewer name what happened and hold no prompt. Screenshots: target/e2e-screenshots/dash-*.png; the
+// viewer name what happened and hold no prompt → Stop mid-reply keeps the partial reply. Screenshots: target/e2e-screenshots/dash-*.png; the
 // charts' measured redraw rate goes to target/e2e-screenshots/dashboard-rate.json.
 //
 // Usage: node e2e/dashboards.e2e.mjs /absolute/path/to/k3-desktop   (tauri-driver on 127.0.0.1:4444,
@@ -233,6 +233,47 @@ try {
     await d.exec(`document.querySelector('[role=log]').scrollTop = 1e9; return 1;`);
     await shot(d, '08-settings-diagnostics.png');
     await d.click(await d.find('button[aria-label="Close settings"]'));
+  });
+
+  await run.step('stop: Stop mid-reply ends it as stopped, the partial text kept and saved', async () => {
+    // This random-weight model writes to the limit (the trained demo of the chat journey ends
+    // its replies too soon to stop one): the reply streams, grows, and Stop ends it.
+    await d.click(await d.find('button[aria-label="New chat"]'));
+    await d.until('an empty conversation', async () => (await messages(d)).length === 0);
+    await setGreedyMaxTokens(d, 4000);
+    await d.exec(`
+      const k = (window.__stop = {});
+      document.addEventListener('click', (e) => {
+        const b = e.target.closest && e.target.closest('button');
+        if (b && b.getAttribute('aria-label') === 'Stop' && k.stop === undefined) k.stop = performance.now();
+      }, true);
+      new MutationObserver(() => {
+        if (k.stop !== undefined && k.stopped === undefined && document.querySelector('.message[data-role=assistant][data-status=stopped]')) k.stopped = performance.now();
+      }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });`);
+    const composer = await d.find('#composer');
+    await d.type(composer, PROMPT);
+    await d.type(composer, KEYS.enter);
+    const streaming = async () => (await messages(d)).find((x) => x.status === 'streaming');
+    const firstLength = await d.until('a streaming reply with text', async () => {
+      const m = await streaming();
+      return m && m.text.length > 0 ? m.text.length : 0;
+    }, 30000, 5);
+    await d.until('the streaming reply to grow', async () => {
+      const m = await streaming();
+      return m && m.text.length > firstLength;
+    }, 10000, 5);
+    await shot(d, 'streaming.png');
+    await d.click(await d.find('button[aria-label="Stop"]'));
+    await d.until('a stopped reply', async () => (await messages(d)).some((m) => m.role === 'assistant' && m.status === 'stopped'), 10000, 5);
+    const marks = await d.exec('return window.__stop;');
+    const reply = (await messages(d)).find((m) => m.role === 'assistant');
+    check(reply.text.length > 0, 'the partial reply was kept');
+    check(reply.id, 'the stopped reply was saved');
+    await d.until('the stats line', async () => (await d.findAll('.message[data-role=assistant] .stats')).length === 1);
+    const stopLatencyMs = Math.round(marks.stopped - marks.stop);
+    writeFileSync(`${SHOTS}stop-timing.json`, `${JSON.stringify({ stopLatencyMs }, null, 2)}\n`);
+    console.log(`stop latency: ${stopLatencyMs} ms`);
+    await shot(d, 'stopped.png');
   });
 
   // The dashboards' cost while generating, measured on demand (K3_E2E_MEASURE=1; not in CI):

@@ -64,7 +64,7 @@ export const messages = (d) =>
 /** The demo model's greedy reply to GOLDEN.prompt (written by the chat journey, which runs
  * first): the setup journeys' downloaded and adopted copies of the same weights, run
  * streamed from a packed trunk, must answer with exactly this text. */
-export const GOLDEN = { prompt: 'Say something long', maxTokens: 40, file: SHOTS + 'golden-reply.json' };
+export const GOLDEN = { prompt: 'Say something long', maxTokens: 24, file: SHOTS + 'golden-reply.json' };
 
 /** In a new chat, greedy at GOLDEN.maxTokens, sends GOLDEN.prompt and checks the reply equals the
  * demo model's (the chat journey's) text exactly. */

@@ -31,11 +31,12 @@ restart_driver() {
   for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.1; done
 }
 
-# The setup journey: a throttled hub (0.1 MB/s per file) that drops one connection once.
+# The setup journey: a throttled hub (0.1 MB/s per file) that drops one connection once, serving
+# the demo model's files (so the downloaded copy must answer exactly as the bundled demo did).
 hub_bin=target/debug/examples/fake_hub
 setup_data=$(mktemp -d)
 store=$(mktemp -d -p "$PWD/target")
-"$hub_bin" --rate 0.1 --drop-once model-00003-of-000014.safetensors > "$setup_data/hub.url" &
+"$hub_bin" --model k3-demo --rate 0.1 --drop-once model-00003-of-000009.safetensors > "$setup_data/hub.url" &
 hub=$!
 trap 'kill $driver $hub 2>/dev/null || true; rm -rf "$setup_data" "$store"; [ -n "${K3_E2E_DATA_DIR:-}" ] || rm -rf "$data"' EXIT
 for _ in $(seq 1 100); do [ -s "$setup_data/hub.url" ] && break; sleep 0.1; done
@@ -47,7 +48,7 @@ node e2e/setup.e2e.mjs "$app" "$store/Kimi-K3-tiny"
 # The adopt journey: a fresh data folder, and a plain copy of the checkpoint the hub serves.
 adopt=$(mktemp -d -p "$PWD/target")
 trap 'kill $driver $hub 2>/dev/null || true; rm -rf "$setup_data" "$store" "$adopt"; [ -n "${K3_E2E_DATA_DIR:-}" ] || rm -rf "$data"' EXIT
-find fixtures/tiny-mxfp4 -maxdepth 1 -type f -exec cp {} "$adopt/" \;
+find fixtures/k3-demo -maxdepth 1 -type f -exec cp {} "$adopt/" \;
 export K3APP_DATA_DIR="$setup_data/adopt-app"
 restart_driver
 node e2e/adopt.e2e.mjs "$app" "$adopt"
@@ -68,7 +69,7 @@ node e2e/dashboards.e2e.mjs "$app"
 remote=$(mktemp -d -p "$PWD/target")
 trap 'kill $driver $hub ${serve:-} 2>/dev/null || true; rm -rf "$setup_data" "$store" "$adopt" "$synth" "$remote"; [ -n "${K3_E2E_DATA_DIR:-}" ] || rm -rf "$data"' EXIT
 remote_key="sk-e2e-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
-"$k3" serve --model fixtures/tiny-mxfp4 --port 0 --api-key "$remote_key" > "$remote/serve.out" 2> "$remote/serve.err" &
+"$k3" serve --model fixtures/k3-demo --port 0 --api-key "$remote_key" > "$remote/serve.out" 2> "$remote/serve.err" &
 serve=$!
 for _ in $(seq 1 200); do grep -q '^listening on ' "$remote/serve.out" 2>/dev/null && break; sleep 0.1; done
 remote_url="$(sed -n 's/^listening on //p' "$remote/serve.out")/v1"

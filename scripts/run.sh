@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's main job (README "Run"): builds and opens the desktop app. It opens the bundled
-# tiny same-graph demo model, or K3_MODEL_DIR when set (a folder with a real checkpoint's
-# config.json, shards and tokenizer files). Missing system packages are installed first
+# demo model (fixtures/k3-demo: 3.8 M parameters, Kimi K3's graph, trained on Jane Austen), or
+# K3_MODEL_DIR when set (a folder with a real checkpoint's config.json, shards and tokenizer files). Missing system packages are installed first
 # (scripts/deps.sh run). With no display, the app runs on a virtual one (Xvfb :99).
 # `bash scripts/run.sh --cli` opens the terminal chat (`k3 chat`) instead.
 set -euo pipefail
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = --cli ]; then
   shift
   cargo build --release --locked -p k3
-  exec ./target/release/k3 chat --model "${K3_MODEL_DIR:-fixtures/tiny-mxfp4}" --max-tokens "${K3_MAX_TOKENS:-256}" "$@"
+  exec ./target/release/k3 chat --model "${K3_MODEL_DIR:-fixtures/k3-demo}" --max-tokens "${K3_MAX_TOKENS:-256}" "$@"
 fi
 bash scripts/deps.sh run
 (cd ui && npm run build)

@@ -53,12 +53,20 @@ fn params(n: usize) -> GenerateParams {
     GenerateParams { max_new_tokens: n, sampling: Sampling::Greedy, stop_ids: vec![], mode: DecodeMode::Incremental }
 }
 
+/// A fixture's engine, tokenizer and its own chat template (else the built-in one).
+fn checkpoint(name: &str) -> (k3_engine::Engine, Tokenizer, ChatTemplate) {
+    let tok = Tokenizer::load(&fixture(name)).unwrap();
+    let template = tok.chat_template().map(ChatTemplate::jinja).unwrap_or_else(ChatTemplate::builtin);
+    (engine(name, None), tok, template)
+}
+
 #[test]
 fn second_turn_prefills_only_the_new_message_and_matches_a_full_prefill() {
-    for name in ["tiny-mxfp4", "tiny-f32"] {
-        let e = engine(name, None);
-        let tok = Tokenizer::load(&fixture(name)).unwrap();
-        let template = tok.chat_template().map(ChatTemplate::jinja).unwrap_or_else(ChatTemplate::builtin);
+    // The trained demo (its reply is clean text) and a random fixture whose six tokens are
+    // all ordinary ones (tiny-mxfp4's and tiny-f32's hold an added token: such a reply is
+    // replayed instead, next test).
+    for name in ["k3-demo", "tiny-bf16-nonorm"] {
+        let (e, tok, template) = checkpoint(name);
         let mut chat = ChatSession::new(&e, template.clone(), ChatMode::Instruct, Some("Be brief.".into()));
         let cancel = CancelToken::new();
         let first = chat.send(&e, &tok, "Hello there", &params(6), &cancel, &mut NullSink).unwrap();
@@ -84,6 +92,27 @@ fn second_turn_prefills_only_the_new_message_and_matches_a_full_prefill() {
         assert_eq!(full.n_prefilled, history.len());
         assert_eq!(full.generated, second.generation.generated, "{name}: incremental turn vs full re-prefill");
     }
+}
+
+/// A reply with a reserved id in it is saved without it (`ReplyReader`), so the history
+/// renders differently from what the engine holds: the next turn starts over from the
+/// messages, and its reply is the one a fresh session gives the same history.
+#[test]
+fn a_reply_holding_an_added_token_is_replayed_and_gives_the_full_prefill_reply() {
+    let name = "tiny-mxfp4";
+    let (e, tok, template) = checkpoint(name);
+    let mut chat = ChatSession::new(&e, template.clone(), ChatMode::Instruct, Some("Be brief.".into()));
+    let cancel = CancelToken::new();
+    let first = chat.send(&e, &tok, "Hello there", &params(6), &cancel, &mut NullSink).unwrap();
+    let added: Vec<u32> = first.generation.generated.iter().copied().filter(|&id| tok.is_added(id)).collect();
+    assert!(!added.is_empty(), "{name}: the random model's first reply holds an added token");
+    assert!(!first.text.contains("<|"), "{name}: the saved reply shows no markup: {:?}", first.text);
+    let second = chat.send(&e, &tok, "And then?", &params(6), &cancel, &mut NullSink).unwrap();
+    assert!(!second.reused_history, "{name}: the history renders differently, so it is replayed");
+    let mut fresh = ChatSession::new(&e, template, ChatMode::Instruct, Some("Be brief.".into()));
+    fresh.replace_history(chat.messages()[..2].to_vec());
+    let again = fresh.send(&e, &tok, "And then?", &params(6), &cancel, &mut NullSink).unwrap();
+    assert_eq!(again.generation.generated, second.generation.generated, "{name}: replayed turn vs a fresh session");
 }
 
 fn chat_params(tok: &Tokenizer, n: usize) -> GenerateParams {

@@ -185,7 +185,7 @@ fn run_accepts_a_text_prompt() {
 fn chat_is_driven_through_stdin() {
     use std::io::Write;
     use std::process::Stdio;
-    let model = fixture("tiny-mxfp4");
+    let model = fixture("k3-demo");
     let mut child = Command::new(env!("CARGO_BIN_EXE_k3"))
         .args(["chat", "--model", model.to_str().unwrap(), "--max-tokens", "5", "--system", "Be brief."])
         .stdin(Stdio::piped())
@@ -298,7 +298,7 @@ fn bench_stream_reports_floors_and_ratio() {
 fn chat_replans_between_turns_and_keeps_the_conversation() {
     use std::io::Write;
     use std::process::Stdio;
-    let model = fixture("tiny-mxfp4");
+    let model = fixture("k3-demo");
     let mut child = Command::new(env!("CARGO_BIN_EXE_k3"))
         .args(["chat", "--model", model.to_str().unwrap(), "--max-tokens", "4"])
         .stdin(Stdio::piped())
@@ -306,7 +306,7 @@ fn chat_replans_between_turns_and_keeps_the_conversation() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let script = "Hello!\n/budget 1GB 40KB\nAnd again?\n/preset nonsense\n/budget 1GB 1B\n/budget 300KB 40KB\n\
+    let script = "Hello!\n/budget 1GB 80KB\nAnd again?\n/preset nonsense\n/budget 1GB 1B\n/budget 300KB 40KB\n\
                   /preset laptop\nOnce more\n/quit\n";
     child.stdin.take().unwrap().write_all(script.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();

@@ -13,7 +13,7 @@ use k3_engine::chat::{ChatMessage, ChatMode, Role};
 use k3_tests::http::{get, post_json, Answer};
 use serde_json::{json, Value};
 
-const MODEL: &str = "tiny-mxfp4";
+const MODEL: &str = "k3-demo";
 
 fn model_dir() -> PathBuf {
     k3_tests::fixture(MODEL)

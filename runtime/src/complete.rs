@@ -5,6 +5,7 @@
 //! Must not: touch the cached chat session: a completion between two chat turns leaves
 //! the conversation's engine state as it was.
 
+use k3_engine::chat::ReplyReader;
 use k3_engine::{CancelToken, EventSink};
 
 use crate::error::RuntimeError;
@@ -22,7 +23,7 @@ pub(crate) fn run_completion(
     let prompt = model.tokenizer.encode(&turn.prompt);
     let mut session = model.engine.new_session();
     let generation = model.engine.generate(&mut session, &prompt, &turn.params, cancel, sink)?;
-    let text = model.tokenizer.decode(&generation.generated)?;
+    let text = ReplyReader::raw(&model.tokenizer).read_all(&generation.generated).response().to_string();
     let streamed = model.engine.plan().is_some();
     let figures = ReplyFigures::of(&generation, session.tokens().len(), streamed);
     Ok(FinishedReply {

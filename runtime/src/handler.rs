@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use k3_engine::chat::{ChatMessage, ChatMode};
+use k3_engine::chat::{Channel, ChatMessage, ChatMode};
 use k3_engine::{FinishReason, GenerateParams};
 
 use crate::error::RuntimeError;
@@ -46,8 +46,10 @@ pub struct CompletionTurn {
 pub enum ReplyProgress {
     /// Prompt positions fed so far (per 64-token chunk of a long prefill, then once done).
     Prefill { done: usize, total: usize },
-    /// Visible text completed by generated token `index`.
-    Text { index: usize, text: String },
+    /// Visible text completed by generated token `index`, in `channel`
+    /// (`k3_engine::chat::ReplyReader` decides both); one per generated token, empty when
+    /// the token is markup or the first bytes of a character.
+    Text { index: usize, text: String, channel: Channel },
     /// Live figures, at most every 100 ms and once at the end.
     Figures(LiveFigures),
 }

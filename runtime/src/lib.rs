@@ -24,14 +24,13 @@ pub mod model;
 pub mod probe;
 pub mod remote;
 mod sink;
-pub mod text;
 mod worker;
 
 pub use error::RuntimeError;
 pub use figures::{LiveFigures, ReplyFigures};
 pub use handler::{ChatTurn, CompletionTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress};
+pub use k3_engine::chat::Channel;
 pub use model::{LoadedModel, ModelRequest, ModelSummary};
 pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot, TokenSample, TIMELINE_TOKENS};
 pub use remote::{RemoteAnswer, RemoteBackend, RemoteDelta, RemoteFailure};
-pub use text::VisibleText;
 pub use worker::{ReplanProgress, Runtime};

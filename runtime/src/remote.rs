@@ -12,6 +12,7 @@
 
 use std::time::{Duration, Instant};
 
+use k3_engine::chat::Channel;
 use k3_engine::stream::StreamMetrics;
 use k3_engine::{CancelToken, FinishReason};
 
@@ -124,14 +125,17 @@ struct RemoteStream<'a> {
 
 impl RemoteStream<'_> {
     fn delta(&mut self, delta: RemoteDelta<'_>) {
-        let text = format!("{}{}", delta.reasoning, delta.content);
-        if text.is_empty() {
+        if delta.reasoning.is_empty() && delta.content.is_empty() {
             return;
         }
         self.first_at.get_or_insert_with(|| self.started.elapsed());
         let index = self.deltas;
         self.deltas += 1;
-        self.handler.progress(self.id, ReplyProgress::Text { index, text });
+        for (text, channel) in [(delta.reasoning, Channel::Think), (delta.content, Channel::Response)] {
+            if !text.is_empty() {
+                self.handler.progress(self.id, ReplyProgress::Text { index, text: text.to_string(), channel });
+            }
+        }
         if self.last.is_none_or(|t| t.elapsed() >= FIGURES_EVERY) {
             self.send_figures();
         }

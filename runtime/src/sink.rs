@@ -1,20 +1,19 @@
 //! [`ReplySink`]: turns the engine's per-token callbacks into reply progress.
 //!
-//! Owns: visible text deltas ([`VisibleText`]), prefill progress, live figures at most
+//! Owns: visible text deltas (read by the one rule, [`ReplyReader`]), prefill progress, live figures at most
 //! every 100 ms (and once at the end), the probe's token count, and the text streamed so
 //! far (a failed reply's partial).
 //! Must not: block the engine: handlers are called inline and must return quickly.
 
 use std::time::{Duration, Instant};
 
+use k3_engine::chat::{Channel, ReplyReader};
 use k3_engine::stream::StreamMetrics;
-use k3_engine::tokenizer::Tokenizer;
 use k3_engine::{EventSink, TokenEvent};
 
 use crate::figures::LiveFigures;
 use crate::handler::{JobId, ReplyHandler, ReplyProgress};
 use crate::probe::MetricsProbe;
-use crate::text::VisibleText;
 
 const FIGURES_EVERY: Duration = Duration::from_millis(100);
 
@@ -22,9 +21,7 @@ pub(crate) struct ReplySink<'a> {
     job: JobId,
     handler: &'a mut dyn ReplyHandler,
     probe: &'a MetricsProbe,
-    text: VisibleText<'a>,
-    /// Visible text so far.
-    pub streamed: String,
+    reader: ReplyReader<'a>,
     started: Instant,
     last_figures: Option<Instant>,
     tokens: usize,
@@ -38,15 +35,14 @@ impl<'a> ReplySink<'a> {
         job: JobId,
         handler: &'a mut dyn ReplyHandler,
         probe: &'a MetricsProbe,
-        tokenizer: &'a Tokenizer,
+        reader: ReplyReader<'a>,
         weights_stream: bool,
     ) -> Self {
         ReplySink {
             job,
             handler,
             probe,
-            text: VisibleText::new(tokenizer),
-            streamed: String::new(),
+            reader,
             started: Instant::now(),
             last_figures: None,
             tokens: 0,
@@ -58,13 +54,16 @@ impl<'a> ReplySink<'a> {
 
     /// Flushes bytes held back for an incomplete UTF-8 sequence and sends final figures.
     pub fn finish(&mut self) {
-        let rest = self.text.finish();
-        if !rest.is_empty() {
-            self.streamed.push_str(&rest);
+        if let Some(piece) = self.reader.finish() {
             let index = self.tokens.saturating_sub(1);
-            self.handler.progress(self.job, ReplyProgress::Text { index, text: rest });
+            self.handler.progress(self.job, ReplyProgress::Text { index, text: piece.text, channel: piece.channel });
         }
         self.send_figures();
+    }
+
+    /// The response text streamed so far (a failed reply's partial).
+    pub fn partial(&self) -> String {
+        self.reader.response().to_string()
     }
 
     fn send_figures(&mut self) {
@@ -95,9 +94,10 @@ impl EventSink for ReplySink<'_> {
         self.first_token_at.get_or_insert_with(|| self.started.elapsed());
         self.metrics.accumulate(&event.metrics);
         self.probe.generated(self.job, event.index, event.elapsed, event.metrics);
-        let text = self.text.push(event.id);
-        self.streamed.push_str(&text);
-        self.handler.progress(self.job, ReplyProgress::Text { index: event.index, text });
+        // One event per token, empty for markup, so the front ends count tokens by them.
+        let piece = self.reader.push(event.id);
+        let (text, channel) = piece.map_or((String::new(), Channel::Response), |p| (p.text, p.channel));
+        self.handler.progress(self.job, ReplyProgress::Text { index: event.index, text, channel });
         if self.last_figures.is_none_or(|t| t.elapsed() >= FIGURES_EVERY) {
             self.send_figures();
         }

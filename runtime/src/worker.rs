@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
+use k3_engine::chat::ReplyReader;
 use k3_engine::{BudgetChoice, CancelToken};
 
 use crate::chat::{run_turn, CachedChat};
@@ -289,13 +290,17 @@ impl Worker {
         };
         self.probe.generating(id);
         let weights_stream = model.engine.plan().is_some();
-        let mut sink = ReplySink::new(id, handler.as_mut(), &self.probe, &model.tokenizer, weights_stream);
+        let reader = match &turn {
+            Turn::Chat(turn) => ReplyReader::chat(&model.tokenizer, turn.mode),
+            Turn::Completion(_) => ReplyReader::raw(&model.tokenizer),
+        };
+        let mut sink = ReplySink::new(id, handler.as_mut(), &self.probe, reader, weights_stream);
         let result = match &turn {
             Turn::Chat(turn) => run_turn(model, &mut self.chat, turn, cancel, &mut sink),
             Turn::Completion(turn) => run_completion(model, turn, cancel, &mut sink),
         };
         sink.finish();
-        let partial = std::mem::take(&mut sink.streamed);
+        let partial = sink.partial();
         drop(sink);
         self.probe.idle();
         self.unregister(id);

@@ -145,11 +145,11 @@ impl ReplyHandler for ApiReply {
     }
 
     fn progress(&mut self, job: JobId, progress: ReplyProgress) {
-        let ReplyProgress::Text { index, text } = progress else { return };
+        let ReplyProgress::Text { index, text, channel } = progress else { return };
         if self.text.stopped() {
             return;
         }
-        let delta = self.text.push(&text);
+        let delta = self.text.push(&text, channel);
         if self.text.stopped() {
             self.stop_token = Some(index);
             self.runtime.cancel(job);

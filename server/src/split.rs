@@ -1,28 +1,23 @@
 //! [`ReplyText`]: the streamed visible text of a reply, split into the OpenAI channels
 //! (`reasoning_content`, `content`) and cut at the first stop string.
 //!
-//! Owns: holding back a tail that may still become a marker (the think → response
-//! switch, the assistant close) or a stop string, so no delta ever has to be taken back;
-//! and, at the end, reconciling with the reply the runtime kept (its `text` and `think`),
-//! so the streamed deltas add up to exactly the non-streamed message — the text a client
-//! sends back for the runtime to reuse the conversation's engine state.
+//! Owns: holding back a tail that may still become a stop string, so no delta ever has
+//! to be taken back; and, at the end, reconciling with the reply the runtime kept (its
+//! `text` and `think`), so the streamed deltas add up to exactly the non-streamed message
+//! — the text a client sends back for the runtime to reuse the conversation's engine
+//! state. Which text is visible and in which channel is not decided here: the pieces
+//! arrive read by `k3_engine::chat::ReplyReader`, markup already removed.
 //! Must not: apply stop strings to the reasoning channel.
 //! Easy to break: a held-back tail is cut on a character boundary only.
 
-use k3_engine::chat::template::ASSISTANT_CLOSE;
+use k3_runtime::Channel;
 
-/// Between the think and the response channel of a thinking-mode reply (the template's
-/// markup: `<|close|>think<|sep|>` then the generation prompt's `<|open|>response<|sep|>`).
-pub const THINK_TO_RESPONSE: &str = "<|close|>think<|sep|><|open|>response<|sep|>";
-
-/// How the generated text is read.
+/// Which channels a reply has: a raw completion and an instruct reply only `content`, a
+/// thinking reply `reasoning_content` first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Channels {
-    /// A raw completion: all text is `content`.
     Raw,
-    /// A chat reply in the response channel, ending with the assistant close.
     Instruct,
-    /// A chat reply that starts in the think channel.
     Thinking,
 }
 
@@ -43,7 +38,6 @@ impl Delta {
 #[derive(Debug)]
 pub struct ReplyText {
     channels: Channels,
-    in_response: bool,
     pending: String,
     stops: Vec<String>,
     content: String,
@@ -55,7 +49,6 @@ impl ReplyText {
     pub fn new(channels: Channels, stops: Vec<String>) -> Self {
         ReplyText {
             channels,
-            in_response: channels != Channels::Thinking,
             pending: String::new(),
             stops,
             content: String::new(),
@@ -79,27 +72,18 @@ impl ReplyText {
         &self.reasoning
     }
 
-    /// Takes the next piece of visible text; returns what can be sent now.
-    pub fn push(&mut self, text: &str) -> Delta {
+    /// Takes the next piece of visible text, in its channel; returns what can be sent now.
+    pub fn push(&mut self, text: &str, channel: Channel) -> Delta {
         let mut delta = Delta::default();
         if self.stopped {
             return delta;
         }
-        self.pending.push_str(text);
-        if !self.in_response {
-            if let Some(at) = self.pending.find(THINK_TO_RESPONSE) {
-                delta.reasoning.push_str(&self.pending[..at]);
-                self.pending.drain(..at + THINK_TO_RESPONSE.len());
-                self.in_response = true;
-            } else {
-                let keep = held_back(&self.pending, [THINK_TO_RESPONSE]);
-                let send = self.pending.len() - keep;
-                delta.reasoning.push_str(&self.pending[..send]);
-                self.pending.drain(..send);
+        match channel {
+            Channel::Think => delta.reasoning.push_str(text),
+            Channel::Response => {
+                self.pending.push_str(text);
+                delta.content = self.take_content();
             }
-        }
-        if self.in_response {
-            delta.content = self.take_content();
         }
         self.reasoning.push_str(&delta.reasoning);
         self.content.push_str(&delta.content);
@@ -114,9 +98,7 @@ impl ReplyText {
             self.pending.clear();
             return content;
         }
-        let close = (self.channels != Channels::Raw).then_some(ASSISTANT_CLOSE);
-        let guards = self.stops.iter().map(String::as_str).chain(close);
-        let keep = held_back(&self.pending, guards);
+        let keep = held_back(&self.pending, self.stops.iter().map(String::as_str));
         let send = self.pending.len() - keep;
         let content = self.pending[..send].to_string();
         self.pending.drain(..send);
@@ -171,12 +153,11 @@ fn held_back<'a>(text: &str, guards: impl IntoIterator<Item = &'a str>) -> usize
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k3_engine::chat::{ChatMessage, ChatMode, ChatTemplate, Role};
 
-    fn feed(r: &mut ReplyText, pieces: &[&str]) -> Delta {
+    fn feed(r: &mut ReplyText, pieces: &[(&str, Channel)]) -> Delta {
         let mut all = Delta::default();
-        for p in pieces {
-            let d = r.push(p);
+        for (p, channel) in pieces {
+            let d = r.push(p, *channel);
             all.reasoning.push_str(&d.reasoning);
             all.content.push_str(&d.content);
         }
@@ -184,48 +165,37 @@ mod tests {
     }
 
     #[test]
-    fn the_marker_matches_what_the_template_renders() {
-        let m = ChatMessage { role: Role::Assistant, content: "C".into(), think: Some("T".into()) };
-        let text = ChatTemplate::builtin().render(&[m], ChatMode::Thinking, false).expect("render");
-        assert!(text.contains(&format!("T{THINK_TO_RESPONSE}C{ASSISTANT_CLOSE}")), "{text}");
-    }
-
-    #[test]
-    fn thinking_splits_at_the_marker_even_split_across_pieces() {
-        let mut r = ReplyText::new(Channels::Thinking, vec![]);
-        let d = feed(&mut r, &["hm", "m<|close|>", "think<|sep|><|open|>resp", "onse<|sep|>Hi", "<|close|>response"]);
-        assert_eq!(d.reasoning, "hmm");
+    fn thinking_text_goes_to_reasoning_and_the_response_to_content() {
+        let mut r = ReplyText::new(Channels::Thinking, vec!["END".into()]);
+        let d = feed(&mut r, &[("hm", Channel::Think), ("m END", Channel::Think), ("Hi", Channel::Response)]);
+        assert_eq!(d.reasoning, "hmm END", "stop strings do not apply to reasoning");
         assert_eq!(d.content, "Hi");
-        let rest = r.finish(Some("hmm"), "Hi");
-        assert!(rest.is_empty());
+        assert!(r.finish(Some("hmm END"), "Hi").is_empty());
     }
 
     #[test]
     fn a_stop_string_cuts_the_content_and_ends_it() {
         let mut r = ReplyText::new(Channels::Instruct, vec!["END".into()]);
-        let d = feed(&mut r, &["abc E", "N", "Dxyz"]);
+        let d = feed(&mut r, &[("abc E", Channel::Response), ("N", Channel::Response), ("Dxyz", Channel::Response)]);
         assert_eq!(d.content, "abc ");
         assert!(r.stopped());
-        assert!(r.push("more").is_empty());
+        assert!(r.push("more", Channel::Response).is_empty());
         assert!(r.finish(None, "abc ENDxyz").is_empty());
     }
 
     #[test]
     fn the_end_reconciles_with_the_kept_reply() {
-        let mut r = ReplyText::new(Channels::Instruct, vec![]);
-        let d = feed(&mut r, &["é", "<|close|>response<|sep|><|close|>message<|sep|>"]);
-        assert_eq!(d.content, "é");
-        assert!(r.finish(None, "é").is_empty());
-        let mut raw = ReplyText::new(Channels::Raw, vec![]);
-        let d = feed(&mut raw, &["a<|close|>"]);
-        assert_eq!(d.content, "a<|close|>");
-        assert_eq!(raw.finish(None, "a<|close|><|end_of_msg|>").content, "<|end_of_msg|>");
+        let mut r = ReplyText::new(Channels::Instruct, vec!["ab".into()]);
+        let d = feed(&mut r, &[("é a", Channel::Response)]);
+        assert_eq!(d.content, "é ", "the tail that may become the stop string waits");
+        assert_eq!(r.finish(None, "é a").content, "a");
+        assert_eq!(r.content(), "é a");
     }
 
     #[test]
     fn a_held_back_tail_never_splits_a_character() {
         assert_eq!(held_back("xé", ["é!"]), 2);
         assert_eq!(held_back("abc", ["zz"]), 0);
-        assert_eq!(held_back("ab<|cl", [ASSISTANT_CLOSE]), 4);
+        assert_eq!(held_back("ab<|cl", ["<|close|>"]), 4);
     }
 }

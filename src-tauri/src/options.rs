@@ -80,7 +80,7 @@ impl AppOptions {
 }
 
 /// The demo model shipped in the repository (used when no bundle resource is present).
-pub const REPO_DEMO_MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/tiny-mxfp4");
+pub const REPO_DEMO_MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/k3-demo");
 
 /// The bundled demo: `resource_dir/demo-model` when installed, else the repository copy.
 pub fn demo_model(resource_dir: Option<&Path>) -> ModelTarget {

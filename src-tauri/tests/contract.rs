@@ -126,7 +126,7 @@ fn conversation_commands_round_trip_through_ipc() {
     let (_app, webview) = app(dir.path());
     let status = invoke(&webview, "current_model", json!({})).unwrap();
     assert_eq!(status["model"]["isDemo"], json!(true), "{status}");
-    assert_eq!(status["model"]["layers"], json!(13));
+    assert_eq!(status["model"]["layers"], json!(8));
     let created = invoke(&webview, "create_conversation", json!({})).unwrap();
     let id = created["id"].as_i64().unwrap();
     assert_eq!(created["title"], json!("New chat"));
@@ -167,8 +167,11 @@ fn events_and_errors_have_the_wire_shape_the_ui_expects() {
         serde_json::to_value(&e).unwrap(),
         json!({"type": "prefillProgress", "jobId": 3, "done": 64, "total": 150})
     );
-    let e = GenerationEvent::Token { job_id: 3, index: 0, text: "Hi".into() };
-    assert_eq!(serde_json::to_value(&e).unwrap(), json!({"type": "token", "jobId": 3, "index": 0, "text": "Hi"}));
+    let e = GenerationEvent::Token { job_id: 3, index: 0, text: "Hi".into(), think: false };
+    assert_eq!(
+        serde_json::to_value(&e).unwrap(),
+        json!({"type": "token", "jobId": 3, "index": 0, "text": "Hi", "think": false})
+    );
     let err = IpcError::new(ErrorCode::ExpertRead, "reading layer 2 expert 5 failed");
     assert_eq!(
         serde_json::to_value(&err).unwrap(),
@@ -197,13 +200,13 @@ fn the_channel_emitter_sends_each_event_as_json() {
     });
     let mut emit = channel_emitter(channel);
     emit(GenerationEvent::Queued { job_id: 9, position: 0 });
-    emit(GenerationEvent::Token { job_id: 9, index: 0, text: "é".into() });
+    emit(GenerationEvent::Token { job_id: 9, index: 0, text: "é".into(), think: true });
     let seen = seen.lock().unwrap();
     assert_eq!(
         *seen,
         vec![
             json!({"type": "queued", "jobId": 9, "position": 0}),
-            json!({"type": "token", "jobId": 9, "index": 0, "text": "é"})
+            json!({"type": "token", "jobId": 9, "index": 0, "text": "é", "think": true})
         ]
     );
 }

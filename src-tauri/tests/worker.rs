@@ -295,12 +295,8 @@ fn serve_demo() -> (k3_server::ServerHandle, String) {
 }
 
 fn add_backend(h: &Harness, url: &str, key: &str) -> String {
-    let new = NewBackend {
-        name: "Loopback box".into(),
-        base_url: url.into(),
-        api_key: key.into(),
-        model: "tiny-mxfp4".into(),
-    };
+    let new =
+        NewBackend { name: "Loopback box".into(), base_url: url.into(), api_key: key.into(), model: "k3-demo".into() };
     h.backends.add(new).unwrap().id
 }
 

@@ -7,12 +7,14 @@
 //! differently than it was generated) clear the session and prefill everything.
 //! Must not: re-encode text the engine already consumed (tokens are the truth), or let a
 //! special-token string a person typed become a control token (`chat::literal`).
-//! Easy to break: the assistant message is stored as the reply's text minus the closing
-//! markers, so rendering it again reproduces exactly what was generated followed by the
-//! close (a reply cut short by the token limit is closed in the next turn's delta).
+//! Easy to break: the assistant message is stored as the reply's channels read by
+//! [`ReplyReader`] (markup removed), so rendering it again reproduces exactly what was
+//! generated followed by the close (a reply cut short by the token limit is closed in the
+//! next turn's delta; one with stray added tokens renders differently and is replayed).
 
 use crate::chat::literal::Literals;
-use crate::chat::template::{ChatMessage, ChatMode, ChatTemplate, Role, ASSISTANT_CLOSE};
+use crate::chat::reply::ReplyReader;
+use crate::chat::template::{ChatMessage, ChatMode, ChatTemplate, Role};
 use crate::engine::{Engine, GenerateParams, Generation, Session};
 use crate::error::Result;
 use crate::events::{CancelToken, EventSink};
@@ -133,7 +135,7 @@ impl ChatSession {
         let reply_raw = tokenizer.decode(&generation.generated)?;
         self.fed_text.push_str(new_text);
         self.fed_text.push_str(&reply_raw);
-        let reply = parse_reply(&reply_raw, self.mode);
+        let reply = read_reply(tokenizer, &generation.generated, self.mode);
         let text = reply.content.clone();
         self.messages.push(user);
         self.messages.push(reply);
@@ -141,21 +143,11 @@ impl ChatSession {
     }
 }
 
-/// Marker between the think and response channels of a thinking-mode reply.
-const THINK_TO_RESPONSE: &str = "<|close|>think<|sep|><|open|>response<|sep|>";
-
-/// Splits generated text (after the generation prompt) into the assistant message it
-/// renders back to: thinking-mode replies carry the think channel first.
-fn parse_reply(raw: &str, mode: ChatMode) -> ChatMessage {
-    let body = raw.strip_suffix(ASSISTANT_CLOSE).unwrap_or(raw);
-    match mode {
-        ChatMode::Thinking => match body.split_once(THINK_TO_RESPONSE) {
-            Some((think, content)) => {
-                ChatMessage { role: Role::Assistant, content: content.to_string(), think: Some(think.to_string()) }
-            }
-            // Cut short while thinking: everything so far is the think channel.
-            None => ChatMessage { role: Role::Assistant, content: String::new(), think: Some(body.to_string()) },
-        },
-        ChatMode::Instruct => ChatMessage::new(Role::Assistant, body),
-    }
+/// The assistant message a reply's ids render back to, by the one reading rule
+/// ([`ReplyReader`]): the response channel is its content, a thinking-mode reply's think
+/// channel its think (cut short while thinking: all of it, and no content).
+fn read_reply(tokenizer: &Tokenizer, generated: &[u32], mode: ChatMode) -> ChatMessage {
+    let reader = ReplyReader::chat(tokenizer, mode).read_all(generated);
+    let think = (mode == ChatMode::Thinking).then(|| reader.think().to_string());
+    ChatMessage { role: Role::Assistant, content: reader.response().to_string(), think }
 }

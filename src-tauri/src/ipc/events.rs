@@ -36,11 +36,14 @@ pub enum GenerationEvent {
         done: u32,
         total: u32,
     },
+    /// Visible text completed by generated token `index`; `think` when it belongs to the
+    /// thinking channel (shown apart from the answer).
     Token {
         #[ts(type = "number")]
         job_id: u64,
         index: u32,
         text: String,
+        think: bool,
     },
     Stats {
         #[ts(type = "number")]

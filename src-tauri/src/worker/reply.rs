@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use k3_engine::chat::{ChatMessage, ChatMode, Role as EngineRole};
 use k3_engine::{DecodeMode, FinishReason as EngineFinish, GenerateParams, Sampling};
-use k3_runtime::{ChatTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, RuntimeError};
+use k3_runtime::{Channel, ChatTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, RuntimeError};
 
 use crate::history::{HistoryStore, NewAssistantMessage};
 use crate::ipc::dto::{Conversation, FinishReason, Message, MessageStats, MessageStatus, Role, SamplingSettings};
@@ -120,7 +120,10 @@ impl ReplyHandler for HistoryReply {
             ReplyProgress::Prefill { done, total } => {
                 GenerationEvent::PrefillProgress { job_id: job, done: done as u32, total: total as u32 }
             }
-            ReplyProgress::Text { index, text } => GenerationEvent::Token { job_id: job, index: index as u32, text },
+            ReplyProgress::Text { index, text, channel } => {
+                let think = channel == Channel::Think;
+                GenerationEvent::Token { job_id: job, index: index as u32, text, think }
+            }
             ReplyProgress::Figures(f) => GenerationEvent::Stats {
                 job_id: job,
                 tokens: f.tokens as u32,

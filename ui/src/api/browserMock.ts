@@ -174,7 +174,7 @@ export function createMockTransport(): Transport {
             ? "\n\n```rust\nfn route(scores: &[f32]) -> usize { 0 } // see https://example.com\n```\n\n"
             : (i % 24 === 23 ? "\n\n" : " ") + WORDS[i % WORDS.length];
         text += piece;
-        emit({ type: "token", jobId, index: i, text: piece });
+        emit({ type: "token", jobId, index: i, text: piece, think: false });
       }
       const elapsedMs = now() - t0;
       emit({ type: "stats", jobId, tokens: i, elapsedMs, secondsPerToken: elapsedMs / 1000 / i, ioShare: null, trueHitRate: null });

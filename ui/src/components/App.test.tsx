@@ -110,7 +110,7 @@ describe("App", () => {
     const user = message({ id: 7, role: "user", content: "Hi there" });
     backend.emit({ type: "queued", jobId: 31, position: 0 });
     backend.emit({ type: "started", jobId: 31, conversationId: 100, userMessage: user });
-    for (let i = 0; i < 50; i++) backend.emit({ type: "token", jobId: 31, index: i, text: `w${i} ` });
+    for (let i = 0; i < 50; i++) backend.emit({ type: "token", jobId: 31, index: i, text: `w${i} `, think: false });
     backend.emit({ type: "stats", jobId: 31, tokens: 50, elapsedMs: 50, secondsPerToken: 0.001, ioShare: null, trueHitRate: null });
     await flush();
     expect($(".message[data-status=streaming] .content")?.textContent).toContain("w0 w1 w2");

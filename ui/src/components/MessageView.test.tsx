@@ -195,6 +195,14 @@ describe("StreamingMessage", () => {
     expect(msg.querySelector(".badge")?.textContent).toBe("Writing token 3/50 · — s/token");
   });
 
+  it("shows the thinking channel in its collapsed block, apart from the answer", () => {
+    const s = { ...newStream({ localId: 1, conversationId: 1, mode: { kind: "regenerate" }, maxTokens: 50 }), think: "Hmm.", text: "Yes" };
+    const el = mount(<StreamingMessage stream={s} />);
+    expect(el.querySelector("details.think summary")?.textContent).toBe("Thinking · 4 characters");
+    expect(el.querySelector("details.think .think-text")?.textContent).toBe("Hmm.");
+    expect(el.querySelector(".content")?.textContent).toBe("Yes");
+  });
+
   it("a failed stream keeps its partial text and says why", () => {
     const s = newStream({ localId: 1, conversationId: 1, mode: { kind: "regenerate" }, maxTokens: 50 });
     const failed = { ...s, text: "partial", phase: { kind: "failed" as const, error: { code: "INTERNAL" as const, message: "boom", details: null } } };

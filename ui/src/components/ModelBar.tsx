@@ -11,7 +11,7 @@ interface Props {
 }
 
 export const DEMO_TEXT =
-  "Demo model: a tiny same-graph checkpoint with random weights — replies are noise; it shows the engine working. Open a real Kimi K3 folder to chat.";
+  "Demo model: a 3.8 M-parameter Kimi K3-shaped model trained on Jane Austen's novels — expect simple English, not answers. Open a real Kimi K3 folder to chat.";
 
 export function DemoBanner({ model }: { model: ModelInfo | null }) {
   if (!model?.isDemo) return null;

@@ -97,7 +97,7 @@ saved: boolean, };
 /**
  * Streamed over the `onEvent` channel of `send_message`, `regenerate` and `edit_message`.
  */
-export type GenerationEvent = { "type": "queued", jobId: number, position: number, } | { "type": "started", jobId: number, conversationId: number, userMessage: Message | null, } | { "type": "prefillProgress", jobId: number, done: number, total: number, } | { "type": "token", jobId: number, index: number, text: string, } | { "type": "stats", jobId: number, tokens: number, elapsedMs: number, secondsPerToken: number | null, ioShare: number | null, trueHitRate: number | null, } | { "type": "finished", jobId: number, reason: FinishReason, message: Message, } | { "type": "failed", jobId: number, error: IpcError, message: Message | null, };
+export type GenerationEvent = { "type": "queued", jobId: number, position: number, } | { "type": "started", jobId: number, conversationId: number, userMessage: Message | null, } | { "type": "prefillProgress", jobId: number, done: number, total: number, } | { "type": "token", jobId: number, index: number, text: string, think: boolean, } | { "type": "stats", jobId: number, tokens: number, elapsedMs: number, secondsPerToken: number | null, ioShare: number | null, trueHitRate: number | null, } | { "type": "finished", jobId: number, reason: FinishReason, message: Message, } | { "type": "failed", jobId: number, error: IpcError, message: Message | null, };
 
 /**
  * The wizard's steps, in order.

@@ -48,8 +48,8 @@ describe("send", () => {
       begin({ kind: "send", text: "third" }),
       events([
         { type: "started", jobId: 3, conversationId: 7, userMessage: saved },
-        { type: "token", jobId: 3, index: 0, text: "Hi" },
-        { type: "token", jobId: 3, index: 1, text: " there" },
+        { type: "token", jobId: 3, index: 0, text: "Hi", think: false },
+        { type: "token", jobId: 3, index: 1, text: " there", think: false },
       ]),
     );
     expect(liveStream(s)?.text).toBe("Hi there");
@@ -94,7 +94,7 @@ describe("stop and failure", () => {
       { type: "stopRequested" },
       events([
         { type: "started", jobId: 3, conversationId: 7, userMessage: message({ id: 5, role: "user", content: "x" }) },
-        { type: "token", jobId: 3, index: 0, text: "Hi" },
+        { type: "token", jobId: 3, index: 0, text: "Hi", think: false },
         { type: "finished", jobId: 3, reason: "cancelled", message: stopped },
       ]),
     );
@@ -111,7 +111,7 @@ describe("stop and failure", () => {
       begin({ kind: "send", text: "x" }),
       events([
         { type: "started", jobId: 3, conversationId: 7, userMessage: message({ id: 5, role: "user", content: "x" }) },
-        { type: "token", jobId: 3, index: 0, text: "half an ans" },
+        { type: "token", jobId: 3, index: 0, text: "half an ans", think: false },
         { type: "failed", jobId: 3, error, message: null },
       ]),
     );
@@ -145,7 +145,7 @@ describe("stop and failure", () => {
 
 describe("bookkeeping", () => {
   it("ignores events from an older generation's channel", () => {
-    const s = run(opened(), begin({ kind: "send", text: "x" }, 2), events([{ type: "token", jobId: 1, index: 0, text: "stale" }], 1));
+    const s = run(opened(), begin({ kind: "send", text: "x" }, 2), events([{ type: "token", jobId: 1, index: 0, text: "stale", think: false }], 1));
     expect(s.stream!.text).toBe("");
   });
 

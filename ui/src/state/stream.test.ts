@@ -10,7 +10,7 @@ function fold(events: GenerationEvent[], s: Stream = start(), at = 1000): Stream
   return events.reduce((acc, e) => streamReducer(acc, e, at), s);
 }
 
-const tok = (index: number, text: string): GenerationEvent => ({ type: "token", jobId: 9, index, text });
+const tok = (index: number, text: string): GenerationEvent => ({ type: "token", jobId: 9, index, text, think: false });
 
 describe("streamReducer", () => {
   it("starts in the starting phase with nothing assembled", () => {
@@ -47,6 +47,14 @@ describe("streamReducer", () => {
     expect(s.text).toBe("Hello world");
     expect(s.tokens).toBe(4);
     expect(s.phase).toEqual({ kind: "writing", tokens: 4, maxTokens: 64, secondsPerToken: null });
+  });
+
+  it("token: thinking-channel deltas assemble apart from the answer", () => {
+    const think = (index: number, text: string): GenerationEvent => ({ type: "token", jobId: 9, index, text, think: true });
+    const s = fold([think(0, "Let me "), think(1, "see."), tok(2, ""), tok(3, "Yes.")]);
+    expect(s.think).toBe("Let me see.");
+    expect(s.text).toBe("Yes.");
+    expect(s.tokens).toBe(4);
   });
 
   it("accumulates a thousand tokens exactly", () => {
@@ -102,7 +110,7 @@ describe("streamReducer", () => {
   });
 
   it("ignores events of another job once the job id is known", () => {
-    const s = fold([tok(0, "a"), { type: "token", jobId: 10, index: 1, text: "X" }]);
+    const s = fold([tok(0, "a"), { type: "token", jobId: 10, index: 1, text: "X", think: false }]);
     expect(s.text).toBe("a");
     expect(s.tokens).toBe(1);
   });

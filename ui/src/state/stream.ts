@@ -38,8 +38,10 @@ export interface Stream {
   mode: GenerationMode;
   maxTokens: number;
   phase: Phase;
-  /** Token deltas assembled in order. */
+  /** Token deltas of the answer, assembled in order. */
   text: string;
+  /** Token deltas of the thinking channel (thinking mode), assembled in order. */
+  think: string;
   tokens: number;
   promptTokens: number | null;
   live: LiveStats | null;
@@ -66,6 +68,7 @@ export function newStream(s: StreamStart): Stream {
     jobId: null,
     phase: { kind: "starting" },
     text: "",
+    think: "",
     tokens: 0,
     promptTokens: null,
     live: null,
@@ -116,7 +119,8 @@ export function streamReducer(s: Stream, e: GenerationEvent, at: number): Stream
     }
     case "token": {
       const tokens = Math.max(base.tokens, e.index + 1);
-      return { ...base, text: e.text ? base.text + e.text : base.text, tokens, phase: writing(base, tokens) };
+      const grown = e.text ? (e.think ? { think: base.think + e.text } : { text: base.text + e.text }) : {};
+      return { ...base, ...grown, tokens, phase: writing(base, tokens) };
     }
     case "stats": {
       const live: LiveStats = {
