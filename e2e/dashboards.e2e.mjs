@@ -21,6 +21,11 @@ const base = process.env.WEBDRIVER_URL || 'http://127.0.0.1:4444';
 const shot = (d, name) => screenshot(d, `dash-${name}`);
 const PROMPT = 'Say something long';
 const TOKENS = 200;
+/** Greedy, with the system prompt the new-chats step saves ("Answer in one line."), this
+ * synthetic model (seed 7) answers STOP_PROMPT with 1,903 tokens before its end of message
+ * (measured: `k3 synth --vocab 768 --seed 7`, then `k3 chat --greedy --max-tokens 4000
+ * --system "Answer in one line."`; the longest of 70 prompts tried): ~3 s to press Stop in. */
+const STOP_PROMPT = 'mango';
 
 let d = null;
 const run = journey(async () => {
@@ -236,8 +241,8 @@ try {
   });
 
   await run.step('stop: Stop mid-reply ends it as stopped, the partial text kept and saved', async () => {
-    // This random-weight model writes to the limit (the trained demo of the chat journey ends
-    // its replies too soon to stop one): the reply streams, grows, and Stop ends it.
+    // A long reply of this random-weight model (the trained demo of the chat journey ends its
+    // replies too soon to stop one): the reply streams, grows, and Stop ends it.
     await d.click(await d.find('button[aria-label="New chat"]'));
     await d.until('an empty conversation', async () => (await messages(d)).length === 0);
     await setGreedyMaxTokens(d, 4000);
@@ -251,7 +256,7 @@ try {
         if (k.stop !== undefined && k.stopped === undefined && document.querySelector('.message[data-role=assistant][data-status=stopped]')) k.stopped = performance.now();
       }).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });`);
     const composer = await d.find('#composer');
-    await d.type(composer, PROMPT);
+    await d.type(composer, STOP_PROMPT);
     await d.type(composer, KEYS.enter);
     const streaming = async () => (await messages(d)).find((x) => x.status === 'streaming');
     const firstLength = await d.until('a streaming reply with text', async () => {

@@ -113,7 +113,7 @@ impl ModelSummary {
 }
 
 /// The name the demo model is shown under.
-pub const DEMO_NAME: &str = "Demo model (tiny same-graph Kimi K3)";
+pub const DEMO_NAME: &str = "Demo model (Kimi K3-shaped, trained on Jane Austen)";
 
 /// A model ready to chat.
 pub struct LoadedModel {
