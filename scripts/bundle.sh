@@ -19,8 +19,12 @@ fi
 deb=$(ls -t "target/$profile/bundle/deb/"*.deb | head -1)
 contents=$(dpkg-deb -c "$deb")
 for want in " usr/bin/k3-desktop$" " usr/share/applications/.*\.desktop$" " usr/share/icons/hicolor/128x128/apps/k3-desktop.png$" \
-  "demo-model/config.json$" "demo-model/model-00014-of-000014.safetensors$" "demo-model/tiktoken.model$"; do
+  "demo-model/config.json$" "demo-model/model-00009-of-000009.safetensors$" "demo-model/tiktoken.model$"; do
   grep -q -- "$want" <<< "$contents" || { echo "$deb lacks $want" >&2; exit 1; }
 done
 if grep -q "demo-model/golden" <<< "$contents"; then echo "$deb carries test goldens" >&2; exit 1; fi
+# Issue 19: the demo model stays within 30 MB (dpkg-deb -c's third column is the size).
+demo_bytes=$(awk '/demo-model\// { sum += $3 } END { print sum + 0 }' <<< "$contents")
+if [ "$demo_bytes" -gt 30000000 ]; then echo "$deb: the demo model is $demo_bytes bytes, over 30 MB" >&2; exit 1; fi
+echo "demo model in the bundle: $demo_bytes bytes"
 echo "bundle ok: $deb ($(stat -c %s "$deb") bytes)"
