@@ -21,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tokenizer"))
 from kimi_pattern import PAT_STR, compile_py  # noqa: E402
 from added_tokens import special_tokens  # noqa: E402
+from train_bpe import replace_pair, tiktoken_model_text  # noqa: E402,F401 (export.py uses the latter)
 
 
 def _pairs(word):
@@ -60,14 +61,7 @@ def _merge_word(words, n, i, pair, new, counts, where, heap):
     old = words[i]
     for p in _pairs(old):
         counts[p] -= n
-    out, j = [], 0
-    while j < len(old):
-        if j + 1 < len(old) and (old[j], old[j + 1]) == pair:
-            out.append(new)
-            j += 2
-        else:
-            out.append(old[j])
-            j += 1
+    out = replace_pair(old, pair, new)
     words[i] = out
     touched = set()
     for p in _pairs(out):
@@ -81,14 +75,6 @@ def _merge_word(words, n, i, pair, new, counts, where, heap):
             where[p].discard(i)
         if counts[p] > 0:
             heapq.heappush(heap, (-counts[p], p[0], p[1]))
-
-
-def tiktoken_model_text(ranks):
-    import base64
-
-    items = sorted(ranks.items(), key=lambda kv: kv[1])
-    assert [r for _, r in items] == list(range(len(items)))
-    return "".join("%s %d\n" % (base64.b64encode(tok).decode("ascii"), r) for tok, r in items)
 
 
 def encoding(ranks):

@@ -66,18 +66,22 @@ def train(text, n_merges):
         else:
             print("note: %r already a token; merging without a new rank" % new, file=sys.stderr)
         for i, w in enumerate(words):
-            if len(w) < 2:
-                continue
-            out, j = [], 0
-            while j < len(w):
-                if j + 1 < len(w) and w[j] == best[0] and w[j + 1] == best[1]:
-                    out.append(new)
-                    j += 2
-                else:
-                    out.append(w[j])
-                    j += 1
-            words[i] = out
+            if len(w) >= 2:
+                words[i] = replace_pair(w, best, new)
     return ranks, merges
+
+
+def replace_pair(word, pair, new):
+    """`word` with every non-overlapping (a, b) == `pair`, left to right, replaced by `new`."""
+    out, j = [], 0
+    while j < len(word):
+        if j + 1 < len(word) and (word[j], word[j + 1]) == pair:
+            out.append(new)
+            j += 2
+        else:
+            out.append(word[j])
+            j += 1
+    return out
 
 
 def tiktoken_model_text(ranks):
