@@ -156,3 +156,66 @@ fn layer_ahead_replacement_keeps_more_experts_across_passes_than_lru() {
     );
     assert!(ahead > lru, "layer-ahead {ahead} should beat LRU {lru} when half the experts fit");
 }
+
+/// Serves experts from RAM but asks for the last pending one first, and records the order
+/// experts were handed out, layer by layer.
+struct LastFirst {
+    inner: k3_engine::model::experts::ResidentExperts,
+    handed: std::sync::Mutex<Vec<(usize, usize)>>,
+    announced: std::sync::Mutex<Vec<(usize, usize)>>,
+}
+
+impl k3_engine::model::experts::ExpertSource for LastFirst {
+    fn prefetch(&self, layer_idx: usize, wanted: &[k3_engine::model::experts::Demand]) {
+        self.announced.lock().unwrap().extend(wanted.iter().map(|d| (layer_idx, d.expert_idx)));
+    }
+    fn next_ready(&self, _layer_idx: usize, pending: &[usize], _stop: &CancelToken) -> k3_engine::Result<usize> {
+        Ok(pending.len() - 1)
+    }
+    fn expert(
+        &self,
+        layer_idx: usize,
+        expert_idx: usize,
+        stop: &CancelToken,
+    ) -> k3_engine::Result<std::sync::Arc<k3_engine::model::mlp::GluMlp>> {
+        self.handed.lock().unwrap().push((layer_idx, expert_idx));
+        self.inner.expert(layer_idx, expert_idx, stop)
+    }
+}
+
+/// The order a layer's experts are computed in (their arrival order, when streamed) is
+/// only when each output is written: the logits are bit for bit those of first-use order.
+#[test]
+fn experts_computed_in_any_order_give_bit_identical_logits() {
+    use k3_engine::format::TensorIndex;
+    use k3_engine::model::bind::Binder;
+    use k3_engine::model::experts::ResidentExperts;
+    use k3_engine::model::{LogitsFor, Model, SequenceState};
+    for name in TINY_CHECKPOINTS {
+        let dir = fixture(name);
+        let cfg = k3_engine::ModelConfig::load(&dir.join("config.json")).unwrap();
+        let index = TensorIndex::open(&dir).unwrap();
+        let g = golden(name);
+        let run = |experts: Option<Box<dyn k3_engine::model::experts::ExpertSource + Send>>| {
+            let model = Model::bind(cfg.clone(), &index, None, experts).unwrap();
+            let mut state = SequenceState::new(&cfg, g.full.len());
+            model.forward(&g.full, &mut state, LogitsFor::All, &CancelToken::new(), None).unwrap().unwrap()
+        };
+        let want = run(None);
+        let source = std::sync::Arc::new(LastFirst {
+            inner: ResidentExperts::bind(&Binder::new(&index, true), &cfg).unwrap(),
+            handed: Default::default(),
+            announced: Default::default(),
+        });
+        let got = run(Some(Box::new(source.clone())));
+        assert_eq!(bits(&got), bits(&want), "{name}: logits with experts computed last-first");
+        let (announced, handed) = (source.announced.lock().unwrap(), source.handed.lock().unwrap());
+        let mut reversed = Vec::new();
+        for layer in 0..cfg.n_layers {
+            reversed.extend(announced.iter().filter(|(l, _)| *l == layer).rev());
+        }
+        assert!(announced.len() > cfg.moe.top_k, "{name}: the prompt used experts");
+        assert_ne!(*handed, *announced, "{name}: the order really changed");
+        assert_eq!(*handed, reversed, "{name}: each layer's experts were computed last-first");
+    }
+}

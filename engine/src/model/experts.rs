@@ -1,7 +1,8 @@
 //! Where routed experts come from: the seam between the model and expert storage.
 //!
-//! Owns: the [`ExpertSource`] trait the MoE asks for `(layer, expert)` weights, and
-//! [`ResidentExperts`], which binds every routed expert into RAM at load.
+//! Owns: the [`ExpertSource`] trait the MoE asks for `(layer, expert)` weights (and, for a
+//! streamed source, which of a layer's experts is ready first), and [`ResidentExperts`],
+//! which binds every routed expert into RAM at load.
 //! Must not: return a substitute or skip an expert: a failed load is an error for the
 //! whole generation (spec §4.6).
 //! Easy to break: the streaming cache (`stream::ExpertCache`) implements the same trait;
@@ -16,11 +17,28 @@ use crate::model::bind::Binder;
 use crate::model::mlp::GluMlp;
 use crate::model::names::ExpertProj;
 
+/// One expert routing chose for a layer, and how many token uses it serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Demand {
+    pub expert_idx: usize,
+    pub uses: usize,
+}
+
 /// Supplies routed-expert weights on demand.
 pub trait ExpertSource: Sync {
-    /// Hints that `experts` of `layer_idx` are needed next (batch prefetch as soon as
-    /// routing picked them). Must not change any result; sources in RAM ignore it.
-    fn prefetch(&self, _layer_idx: usize, _experts: &[usize]) {}
+    /// Tells the source which experts of `layer_idx` routing chose, in first-use order
+    /// (batch prefetch as soon as routing picked them; a recorded trace lists them here,
+    /// in this order). Must not change any result; sources in RAM ignore it.
+    fn prefetch(&self, _layer_idx: usize, _wanted: &[Demand]) {}
+
+    /// Of `pending` (experts of `layer_idx` not yet computed, non-empty), the index of one
+    /// to compute next: a streamed source answers with one already in RAM, or one it is
+    /// not reading yet, and waits only while every one is still arriving (giving up with
+    /// `Error::Stopped` soon after `stop` is set). Sources in RAM answer 0. The answer
+    /// changes only the order experts are computed in, never a result.
+    fn next_ready(&self, _layer_idx: usize, _pending: &[usize], _stop: &CancelToken) -> Result<usize> {
+        Ok(0)
+    }
 
     /// The MLP of expert `expert_idx` of MoE layer `layer_idx`, in latent space:
     /// gate/up `[I, L]`, down `[L, I]`. A streamed source gives up with `Error::Stopped`
@@ -42,8 +60,11 @@ pub trait ExpertSource: Sync {
 
 /// A source the engine also keeps a handle to (to resize the cache between generations).
 impl<T: ExpertSource + Send + Sync + ?Sized> ExpertSource for Arc<T> {
-    fn prefetch(&self, layer_idx: usize, experts: &[usize]) {
-        (**self).prefetch(layer_idx, experts)
+    fn prefetch(&self, layer_idx: usize, wanted: &[Demand]) {
+        (**self).prefetch(layer_idx, wanted)
+    }
+    fn next_ready(&self, layer_idx: usize, pending: &[usize], stop: &CancelToken) -> Result<usize> {
+        (**self).next_ready(layer_idx, pending, stop)
     }
     fn expert(&self, layer_idx: usize, expert_idx: usize, stop: &CancelToken) -> Result<Arc<GluMlp>> {
         (**self).expert(layer_idx, expert_idx, stop)

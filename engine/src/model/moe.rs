@@ -7,14 +7,17 @@
 //! Must not: weight experts by biased scores, norm each expert, or feed the shared
 //! experts the latent.
 //! Easy to break: experts are accumulated into the latent in selection order, whatever
-//! order their weights arrive in.
+//! order their weights arrive in. Each expert is computed as soon as its weights are in
+//! (the source's [`ExpertSource::next_ready`]), so a layer's compute runs while its other
+//! experts are still being read; that order only decides when each output slot is
+//! written, never what is summed or in which order.
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::events::CancelToken;
 use crate::kernels::{rmsnorm, sigmoid};
 use crate::model::bind::Binder;
-use crate::model::experts::ExpertSource;
+use crate::model::experts::{Demand, ExpertSource};
 use crate::model::matrix::Matrix;
 use crate::model::mlp::GluMlp;
 use crate::model::names;
@@ -106,15 +109,17 @@ impl MoeWeights {
         let routings = self.route_tokens(cfg, xs);
         // Batch prefetch as soon as routing is known: every distinct expert of this layer,
         // in first-use order. Arrival order never changes the accumulation order below.
-        let wanted = distinct_experts(&routings);
-        experts.prefetch(layer_idx, &wanted);
+        let wanted = expert_users(&routings);
+        let demands: Vec<Demand> =
+            wanted.iter().map(|w| Demand { expert_idx: w.expert_idx, uses: w.users.len() }).collect();
+        experts.prefetch(layer_idx, &demands);
         // While the prefetch reads, compute what needs no routed expert: the latent
         // down-projection and the shared experts (added after the up-projection, as always).
         let mut z = vec![0.0f32; n * l];
         self.latent_down.matmul(xs, &mut z);
         let mut shared = vec![0.0f32; n * e];
         self.shared.forward(cfg, xs, &mut shared);
-        let expert_out = run_experts(cfg, layer_idx, (experts, stop), &routings, &wanted, &z)?;
+        let expert_out = run_experts(cfg, layer_idx, (experts, stop), routings.len(), wanted, &z)?;
         let acc_all = self.combine(cfg, &routings, &expert_out);
         self.latent_up.matmul(&acc_all, out);
         for (o, &s) in out.iter_mut().zip(&shared) {
@@ -159,40 +164,49 @@ impl MoeWeights {
     }
 }
 
-/// Every expert the tokens chose, once each, in first-use order.
-fn distinct_experts(routings: &[Routing]) -> Vec<usize> {
-    let mut wanted: Vec<usize> = Vec::new();
-    for ex in routings.iter().flat_map(|r| r.experts.iter().copied()) {
-        if !wanted.contains(&ex) {
-            wanted.push(ex);
+/// One expert the tokens chose and its uses: `(t, j)` for token `t`'s `j`-th choice.
+struct ExpertUsers {
+    expert_idx: usize,
+    users: Vec<(usize, usize)>,
+}
+
+/// Every expert the tokens chose, once each, in first-use order, with its uses.
+fn expert_users(routings: &[Routing]) -> Vec<ExpertUsers> {
+    let mut wanted: Vec<ExpertUsers> = Vec::new();
+    for (t, r) in routings.iter().enumerate() {
+        for (j, &ex) in r.experts.iter().enumerate() {
+            match wanted.iter_mut().find(|w| w.expert_idx == ex) {
+                Some(w) => w.users.push((t, j)),
+                None => wanted.push(ExpertUsers { expert_idx: ex, users: vec![(t, j)] }),
+            }
         }
     }
     wanted
 }
 
 /// Runs each `wanted` expert once for all the tokens that chose it (one fetch, batched
-/// kernels) on their latents `z` (`[n × L]`); returns the outputs `[n][k][L]`, slot
-/// `[t][j]` for token `t`'s `j`-th choice. `stop` is looked at before each expert.
+/// kernels) on their latents `z` (`[n × L]`), each as soon as the source has it in RAM;
+/// returns the outputs `[n][k][L]`, slot `[t][j]` for token `t`'s `j`-th choice. `stop`
+/// is looked at before each expert.
 fn run_experts(
     cfg: &ModelConfig,
     layer_idx: usize,
     (experts, stop): (&dyn ExpertSource, &CancelToken),
-    routings: &[Routing],
-    wanted: &[usize],
+    n_tokens: usize,
+    mut wanted: Vec<ExpertUsers>,
     z: &[f32],
 ) -> Result<Vec<f32>> {
     let (l, k) = (cfg.moe.latent_dim, cfg.moe.top_k);
-    let mut expert_out = vec![0.0f32; routings.len() * k * l];
-    for &ex in wanted {
+    let mut expert_out = vec![0.0f32; n_tokens * k * l];
+    let mut pending: Vec<usize> = wanted.iter().map(|w| w.expert_idx).collect();
+    while !pending.is_empty() {
         if stop.is_cancelled() {
             return Err(Error::Stopped);
         }
-        let users: Vec<(usize, usize)> = routings
-            .iter()
-            .enumerate()
-            .flat_map(|(t, r)| r.experts.iter().enumerate().filter(move |(_, &e)| e == ex).map(move |(j, _)| (t, j)))
-            .collect();
-        let mlp = experts.expert_uses(layer_idx, ex, users.len(), stop)?;
+        let at = experts.next_ready(layer_idx, &pending, stop)?.min(pending.len() - 1);
+        let ExpertUsers { expert_idx, users } = wanted.remove(at);
+        pending.remove(at);
+        let mlp = experts.expert_uses(layer_idx, expert_idx, users.len(), stop)?;
         let zs: Vec<f32> = users.iter().flat_map(|&(t, _)| z[t * l..(t + 1) * l].iter().copied()).collect();
         let mut ys = vec![0.0f32; users.len() * l];
         mlp.forward(cfg, &zs, &mut ys);

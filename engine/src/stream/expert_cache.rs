@@ -32,7 +32,7 @@ use crate::events::CancelToken;
 use crate::format::TensorIndex;
 use crate::io::{Blob, BlobPool, Checksum, DirectFile, Reader, Urgency};
 use crate::model::bind::{Binder, RunView};
-use crate::model::experts::{bind_expert, ExpertSource};
+use crate::model::experts::{bind_expert, Demand, ExpertSource};
 use crate::model::mlp::GluMlp;
 use crate::stream::expert_dir::{locate, Placement};
 use crate::stream::expert_sums::ExpertSums;
@@ -324,13 +324,20 @@ impl Inner {
 }
 
 impl ExpertSource for ExpertCache {
-    fn prefetch(&self, layer_idx: usize, experts: &[usize]) {
+    fn prefetch(&self, layer_idx: usize, wanted: &[Demand]) {
         let inner = &self.inner;
         let mut to_read = Vec::new();
         {
             let mut state = inner.lock();
             state.layer_now = layer_idx;
-            for &e in experts {
+            // The trace lists routing's requests in first-use order, whatever order the
+            // experts then arrive and are computed in.
+            if let Some(t) = state.trace.as_mut() {
+                for d in wanted {
+                    t.extend(std::iter::repeat_n((layer_idx as u32, d.expert_idx as u32), d.uses.max(1)));
+                }
+            }
+            for &Demand { expert_idx: e, .. } in wanted {
                 let key = (layer_idx, e);
                 if state.slots.contains_key(&key) || to_read.contains(&key) {
                     continue;
@@ -358,6 +365,10 @@ impl ExpertSource for ExpertCache {
         }
     }
 
+    fn next_ready(&self, layer_idx: usize, pending: &[usize], stop: &CancelToken) -> Result<usize> {
+        self.inner.next_ready(layer_idx, pending, stop)
+    }
+
     fn expert(&self, layer_idx: usize, expert_idx: usize, stop: &CancelToken) -> Result<Arc<GluMlp>> {
         self.inner.expert((layer_idx, expert_idx), 1, stop)
     }
@@ -374,7 +385,31 @@ impl ExpertSource for ExpertCache {
 }
 
 impl Inner {
-    /// Serves `uses` token uses of one expert; every use is counted (and traced) with the
+    /// The first of `pending` that is ready; else the first nobody is reading (its demand
+    /// read starts now, beside the prefetches in flight); else waits for a read to land.
+    /// The wait counts as expert wait and ends within [`STOP_TICK`] of `stop`.
+    fn next_ready(&self, layer_idx: usize, pending: &[usize], stop: &CancelToken) -> Result<usize> {
+        let mut state = self.lock();
+        let mut waiting_since = None;
+        loop {
+            let ready =
+                pending.iter().position(|&e| matches!(state.slots.get(&(layer_idx, e)), Some(Slot::Ready { .. })));
+            let unread = || pending.iter().position(|&e| !state.slots.contains_key(&(layer_idx, e)));
+            if let Some(i) = ready.or_else(unread) {
+                if let Some(since) = waiting_since {
+                    self.counters.add_expert_wait(Instant::elapsed(&since));
+                }
+                return Ok(i);
+            }
+            if stop.is_cancelled() {
+                return Err(Error::Stopped);
+            }
+            waiting_since.get_or_insert_with(Instant::now);
+            state = self.changed.wait_timeout(state, STOP_TICK).unwrap_or_else(|p| p.into_inner()).0;
+        }
+    }
+
+    /// Serves `uses` token uses of one expert; every use is counted with the
     /// classification of the fetch that served it. Once `stop` is set, a wait for a read in
     /// flight or a free slot ends within [`STOP_TICK`], and a read of its own within one
     /// piece, with [`Error::Stopped`].
@@ -382,9 +417,6 @@ impl Inner {
         let (layer_idx, expert_idx) = key;
         Counters::add(&self.counters.expert_requests, uses);
         let mut state = self.lock();
-        if let Some(t) = state.trace.as_mut() {
-            t.extend(std::iter::repeat_n((layer_idx as u32, expert_idx as u32), uses as usize));
-        }
         let wait_start = Instant::now();
         let mut waited = false;
         loop {
