@@ -19,7 +19,7 @@ use crate::gates::{golden, greedy};
 
 const N_TOKENS: usize = 6;
 
-fn packed(tag: &str) -> (PathBuf, PathBuf) {
+pub(crate) fn packed(tag: &str) -> (PathBuf, PathBuf) {
     let dir = copy_checkpoint("tiny-mxfp4", tag);
     let trunk = scratch_dir(&format!("{tag}-trunk"));
     pack_trunk(&dir, &trunk, &mut |_| {}).unwrap();
@@ -27,7 +27,7 @@ fn packed(tag: &str) -> (PathBuf, PathBuf) {
 }
 
 /// Streamed trunk and experts at the smallest cache (top-k + 1 slots), so experts are re-read.
-fn streamed(dir: &Path, trunk: &Path) -> Result<Engine, Error> {
+pub(crate) fn streamed(dir: &Path, trunk: &Path) -> Result<Engine, Error> {
     let mut memory = MemoryOptions::resident();
     let cfg = k3_engine::ModelConfig::load(&dir.join("config.json")).unwrap();
     let slots = cfg.moe.top_k as u64 + 1;

@@ -20,6 +20,7 @@ mod pack_faults;
 mod reader;
 mod replan;
 mod soak;
+mod speculation;
 mod streaming;
 mod synth;
 mod tokenizer;

@@ -158,8 +158,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "CSV")]
     pub stop_ids: Option<String>,
     /// Recompute the whole sequence at every step instead of carrying state.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "speculate")]
     pub full_recompute: bool,
+    /// Exact speculative decoding: draft up to N tokens by prompt lookup and verify them
+    /// in one pass (the same tokens and logits as without; 0 = off, at most 32).
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=32))]
+    pub speculate: u8,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -300,6 +304,10 @@ pub struct ChatArgs {
     /// Largest reply, in tokens.
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub max_tokens: usize,
+    /// Exact speculative decoding: draft up to N tokens by prompt lookup and verify them
+    /// in one pass (the same replies as without; 0 = off, at most 32).
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=32))]
+    pub speculate: u8,
     #[command(flatten)]
     pub sampling: SamplingArgs,
 }
@@ -354,6 +362,27 @@ pub enum BenchCommand {
     /// This drive read as the engine reads experts: O_DIRECT, one expert per read, at queue
     /// depth 1 and 16 (`--sweep`: request size × requests in flight).
     Disk(BenchDiskArgs),
+    /// Exact speculative decoding vs serial decoding on a repetitive and a non-repetitive
+    /// prompt: tokens per second, acceptance, and the tokens checked equal.
+    Speculate(BenchSpeculateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchSpeculateArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Tokens generated per run.
+    #[arg(long, default_value_t = 24)]
+    pub tokens: usize,
+    /// Most draft tokens per verify pass.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u8).range(1..=32))]
+    pub speculate: u8,
+    /// Rounds; each runs both prompts serially and speculatively, the order alternating.
+    #[arg(long, default_value_t = 2)]
+    pub rounds: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

@@ -3,8 +3,9 @@
 //! Owns: [`Engine::load`] (config → index → plan → bind), [`Engine::replan`] (another
 //! memory plan between generations, no reload), the thread pool every kernel runs in,
 //! [`Session`] (a conversation's tokens and carried state), prefill + incremental decode
-//! or full recompute, sampling, stop ids, the context length, cancellation and per-token
-//! events.
+//! or full recompute, exact speculative decoding (drafts from `speculate`, verified in one
+//! batched pass; rejected positions undone by `SequenceState::keep_tentative`), sampling,
+//! stop ids, the context length, cancellation and per-token events.
 //! Must not: hold global state, or let a cancelled forward pass leave a session whose
 //! state disagrees with its tokens (such a session is rebuilt from its tokens).
 //! Easy to break: the last generated token is NOT yet in the carried state; the next
@@ -23,6 +24,7 @@ use crate::format::TensorIndex;
 use crate::model::{LogitsFor, Model, SequenceState, Tap};
 use crate::options::{EngineOptions, MemoryOptions};
 use crate::sampling::{Sampler, Sampling};
+use crate::speculate::{self, Drafter, Speculation, SpeculationStats};
 use crate::stream::residency::Residency;
 use crate::stream::{Counters, StreamMetrics};
 
@@ -33,6 +35,10 @@ pub enum DecodeMode {
     Incremental,
     /// Clear all state and rerun the whole sequence at every step (a correctness check).
     FullRecompute,
+    /// Incremental, with up to `max_draft` tokens drafted by prompt lookup and verified
+    /// in one batched pass (`speculate`): the same tokens and logits as `Incremental`,
+    /// several tokens per pass where the text repeats.
+    Speculative { max_draft: usize },
 }
 
 /// Parameters of one generation.
@@ -74,6 +80,8 @@ pub struct Generation {
     pub metrics: StreamMetrics,
     /// Peak resident set of the process at the end of the call (bytes), where known.
     pub peak_rss_bytes: Option<u64>,
+    /// Drafts verified and accepted (all zero unless `DecodeMode::Speculative`).
+    pub speculation: SpeculationStats,
 }
 
 /// One conversation: its tokens so far and the state that has consumed a prefix of them.
@@ -96,6 +104,11 @@ impl Session {
     /// Positions already folded into the carried state.
     pub fn n_cached_positions(&self) -> usize {
         self.state.n_positions()
+    }
+
+    /// The carried state (KDA states, conv histories, MLA caches).
+    pub fn carried(&self) -> &SequenceState {
+        &self.state
     }
 }
 
@@ -244,6 +257,28 @@ impl Engine {
         cancel: &CancelToken,
         sink: &mut dyn EventSink,
     ) -> Result<Generation> {
+        let mut drafter = Speculation::new(match params.mode {
+            DecodeMode::Speculative { max_draft } if max_draft > speculate::MAX_DRAFT => {
+                let reason = format!("{max_draft} draft tokens; at most {}", speculate::MAX_DRAFT);
+                return Err(Error::Option { option: "speculate", reason });
+            }
+            DecodeMode::Speculative { max_draft } => max_draft,
+            DecodeMode::Incremental | DecodeMode::FullRecompute => 0,
+        });
+        self.generate_drafting(session, prompt, params, &mut drafter, (cancel, sink))
+    }
+
+    /// [`Engine::generate`] with drafts from `drafter` (in `DecodeMode::Speculative`; other
+    /// modes never ask it): whatever it proposes, the output is serial decoding's. Drafts
+    /// are cut to the generation's room and to [`speculate::MAX_DRAFT`].
+    pub fn generate_drafting(
+        &self,
+        session: &mut Session,
+        prompt: &[u32],
+        params: &GenerateParams,
+        drafter: &mut dyn Drafter,
+        (cancel, sink): (&CancelToken, &mut dyn EventSink),
+    ) -> Result<Generation> {
         params.sampling.validate()?;
         if prompt.is_empty() && session.tokens.is_empty() {
             return Err(Error::Empty { what: "prompt" });
@@ -271,14 +306,20 @@ impl Engine {
                 total_time: elapsed,
                 metrics,
                 peak_rss_bytes,
+                speculation: SpeculationStats::default(),
             });
         }
         let n_prefilled = match params.mode {
-            DecodeMode::Incremental if session.state.n_positions() <= session.tokens.len() => {
+            DecodeMode::Incremental | DecodeMode::Speculative { .. }
+                if session.state.n_positions() <= session.tokens.len() =>
+            {
                 session.tokens.len() - session.state.n_positions()
             }
             _ => session.tokens.len(),
         };
+        let speculative = matches!(params.mode, DecodeMode::Speculative { .. });
+        let mut speculation = SpeculationStats::default();
+        let vocab = self.config().vocab_size;
         let finish = loop {
             if generated.len() == params.max_new_tokens {
                 break FinishReason::Length;
@@ -286,28 +327,52 @@ impl Engine {
             if session.tokens.len() >= self.context_length() {
                 break FinishReason::ContextFull;
             }
-            let Some(logits) = self.next_logits(session, params.mode, cancel, sink)? else {
+            // Drafts only once the state has caught up (the prompt is prefilled normally).
+            let room = (params.max_new_tokens - generated.len()).min(self.context_length() - session.tokens.len());
+            let caught_up = session.state.n_positions() + 1 == session.tokens.len();
+            let mut draft = if caught_up && speculative { drafter.next_draft(&session.tokens, room) } else { vec![] };
+            draft.truncate((room - 1).min(speculate::MAX_DRAFT));
+            let pass_start = Instant::now();
+            let Some(rows) = self.next_rows(session, params.mode, &draft, cancel, sink)? else {
                 break FinishReason::Cancelled;
             };
-            let id = sampler.pick(&logits);
+            let pass_time = pass_start.elapsed();
             if generated.is_empty() {
                 prefill_time = start.elapsed();
                 sink.prefill_done(session.tokens.len(), prefill_time);
             }
-            session.tokens.push(id);
-            generated.push(id);
-            let now = self.counters.snapshot();
-            let metrics = now.since(&metrics_step);
-            metrics_step = now;
-            sink.token(&TokenEvent {
-                index: generated.len() - 1,
-                id,
-                logits: &logits,
-                elapsed: step_start.elapsed(),
-                metrics,
-            });
-            step_start = Instant::now();
-            if params.stop_ids.contains(&id) {
+            // Serial decoding's picks, position by position, until one differs from the draft.
+            let mut emitted = 0;
+            let mut stopped = false;
+            for (j, logits) in rows.chunks(vocab).enumerate() {
+                let id = sampler.pick(logits);
+                session.tokens.push(id);
+                generated.push(id);
+                emitted += 1;
+                let now = self.counters.snapshot();
+                let metrics = now.since(&metrics_step);
+                metrics_step = now;
+                let index = generated.len() - 1;
+                sink.token(&TokenEvent { index, id, logits, elapsed: step_start.elapsed(), metrics });
+                step_start = Instant::now();
+                stopped = params.stop_ids.contains(&id);
+                if stopped || draft.get(j) != Some(&id) {
+                    break;
+                }
+            }
+            if !draft.is_empty() {
+                // The pass fed the pending token and the draft; serial decoding would have
+                // fed the pending token and every emitted one but the last.
+                session.state.keep_tentative(self.config(), emitted);
+                let new = &generated[generated.len() - emitted..];
+                drafter.verified(&draft, new, pass_time);
+                speculation.verify_passes += 1;
+                speculation.drafted += draft.len();
+                speculation.accepted += new.iter().zip(&draft).take_while(|(got, drafted)| got == drafted).count();
+            } else if caught_up {
+                drafter.serial_step(pass_time);
+            }
+            if stopped {
                 break FinishReason::Stop;
             }
         };
@@ -321,6 +386,7 @@ impl Engine {
             total_time: start.elapsed(),
             metrics,
             peak_rss_bytes,
+            speculation,
         })
     }
 
@@ -341,19 +407,29 @@ impl Engine {
         }
     }
 
-    /// Logits of the last session token, feeding whatever the state has not consumed.
-    fn next_logits(
+    /// Logits of the last session token, feeding whatever the state has not consumed; with
+    /// a `draft`, one tentative pass over the last token and the draft gives the logits of
+    /// every one of those positions, `[(1 + draft.len()) × vocab]`.
+    fn next_rows(
         &self,
         session: &mut Session,
         mode: DecodeMode,
+        draft: &[u32],
         cancel: &CancelToken,
         sink: &mut dyn EventSink,
     ) -> Result<Option<Vec<f32>>> {
         if mode == DecodeMode::FullRecompute || session.state.n_positions() > session.tokens.len() {
             session.state.reset();
         }
-        let pending = session.tokens[session.state.n_positions()..].to_vec();
-        let out = self.feed(&mut session.state, &pending, cancel, sink)?;
+        let out = if draft.is_empty() {
+            let pending = session.tokens[session.state.n_positions()..].to_vec();
+            self.feed(&mut session.state, &pending, cancel, sink)?
+        } else {
+            let mut batch = session.tokens[session.state.n_positions()..].to_vec();
+            batch.extend_from_slice(draft);
+            session.state.begin_tentative();
+            self.pool.install(|| self.model.forward(&batch, &mut session.state, LogitsFor::All, cancel, None))?
+        };
         if out.is_none() {
             // A pass stopped between layers leaves some layers ahead of others: rebuild later.
             session.state.reset();

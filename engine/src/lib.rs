@@ -25,6 +25,7 @@ pub mod kernels;
 pub mod model;
 pub mod options;
 pub mod sampling;
+pub mod speculate;
 pub mod stream;
 pub mod synth;
 pub mod tokenizer;

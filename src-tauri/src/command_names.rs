@@ -56,5 +56,6 @@ pub const COMMANDS: &[&str] = &[
     "apply_memory",
     "performance_settings",
     "apply_performance",
+    "set_speculation",
     "read_log",
 ];

@@ -89,6 +89,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         apply_memory,
         performance_settings,
         apply_performance,
+        set_speculation,
         read_log,
     ])
 }

@@ -3,8 +3,9 @@
 //! engine sizes its thread pools and I/O buffers when it opens).
 //!
 //! Owns: [`Threads`] and its file (`performance.json`), the environment's defaults
-//! (`OMP_NUM_THREADS`, `K3_ASYNC_IO_THREADS`, PRODUCT §4.4) and [`PerformanceView`], what
-//! the Settings page shows.
+//! (`OMP_NUM_THREADS`, `K3_ASYNC_IO_THREADS`, PRODUCT §4.4), [`SpeculationChoice`] and its
+//! file (`speculation.json`: exact speculative decoding, applied from the next reply with
+//! no reopen) and [`PerformanceView`], what the Settings page shows.
 //! Precedence: the saved choice, else the environment, else all cores and 4 reads.
 
 use std::path::Path;
@@ -12,11 +13,57 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use k3_engine::speculate::MAX_DRAFT;
+use k3_engine::DecodeMode;
+
 use crate::ipc::error::IpcError;
 use crate::setup::SpeedSummary;
 
 /// The settings file's name in the app's data folder.
 pub const PERFORMANCE_FILE: &str = "performance.json";
+
+/// The speculative decoding choice's file in the app's data folder.
+pub const SPECULATION_FILE: &str = "speculation.json";
+
+/// Exact speculative decoding: how many tokens a reply may draft by prompt lookup and
+/// verify in one pass (0: off, the default). Replies are the same either way; only their
+/// speed changes (it pays where reads dominate, a streamed model).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SpeculationChoice {
+    #[serde(default)]
+    pub max_draft: u32,
+}
+
+impl SpeculationChoice {
+    /// `speculation.json`, or off when it is absent or unreadable.
+    pub fn load(data_dir: &Path) -> SpeculationChoice {
+        crate::json_file::load_or_default(data_dir, SPECULATION_FILE)
+    }
+
+    pub fn save(&self, data_dir: &Path) -> Result<(), IpcError> {
+        crate::json_file::save(data_dir, SPECULATION_FILE, self)
+    }
+
+    /// Refuses more draft tokens than one verify pass may carry.
+    pub fn check(&self) -> Result<(), IpcError> {
+        if self.max_draft as usize > MAX_DRAFT {
+            return Err(IpcError::invalid(format!(
+                "speculative decoding: {} draft tokens is more than {MAX_DRAFT}",
+                self.max_draft
+            )));
+        }
+        Ok(())
+    }
+
+    /// How the engine decodes replies under this choice.
+    pub fn decode_mode(&self) -> DecodeMode {
+        match self.max_draft {
+            0 => DecodeMode::Incremental,
+            n => DecodeMode::Speculative { max_draft: (n as usize).min(MAX_DRAFT) },
+        }
+    }
+}
 
 /// Expert reads kept in flight when nothing says otherwise (PRODUCT §4.4).
 pub const DEFAULT_IO_THREADS: u32 = 4;
@@ -116,6 +163,9 @@ pub struct PerformanceView {
     /// Where "Re-run speed test" writes its scratch file: the model's folder (`None` for
     /// the bundled demo, which is read into RAM).
     pub speed_test_dir: Option<String>,
+    /// The saved speculative decoding choice, and the most draft tokens it may ask for.
+    pub speculation: SpeculationChoice,
+    pub max_draft: u32,
 }
 
 #[cfg(test)]
@@ -144,6 +194,20 @@ mod tests {
         assert!(e.message.contains("compute threads: 3 is not between 1 and 2"), "{}", e.message);
         let e = Threads { compute: None, io: Some(0) }.check(2).unwrap_err();
         assert!(e.message.contains("I/O threads: 0"), "{}", e.message);
+    }
+
+    #[test]
+    fn speculation_is_off_until_chosen_bounded_and_kept_in_its_own_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let off = SpeculationChoice::load(dir.path());
+        assert_eq!((off, off.decode_mode()), (SpeculationChoice { max_draft: 0 }, DecodeMode::Incremental));
+        let four = SpeculationChoice { max_draft: 4 };
+        four.save(dir.path()).unwrap();
+        assert_eq!(SpeculationChoice::load(dir.path()).decode_mode(), DecodeMode::Speculative { max_draft: 4 });
+        assert_eq!(Threads::load(dir.path()), Threads::default(), "the thread counts are another file");
+        assert!(SpeculationChoice { max_draft: MAX_DRAFT as u32 }.check().is_ok());
+        let e = SpeculationChoice { max_draft: 33 }.check().unwrap_err();
+        assert!(e.message.contains("33 draft tokens is more than 32"), "{}", e.message);
     }
 
     #[test]

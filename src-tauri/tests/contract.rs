@@ -114,6 +114,16 @@ fn thread_counts_are_checked_saved_and_reopen_the_model_through_ipc() {
     let report = invoke(&webview, "diagnostics", json!({})).unwrap();
     assert!(report.as_str().unwrap().contains("threads: 1 compute, 2 expert reads"), "{report}");
 
+    // Speculative decoding: off until chosen, bounded, saved in its own file, no reopen.
+    assert_eq!((view["speculation"].clone(), view["maxDraft"].clone()), (json!({"maxDraft": 0}), json!(32)));
+    let e = invoke(&webview, "set_speculation", json!({"choice": {"maxDraft": 33}})).unwrap_err();
+    assert!(e["message"].as_str().unwrap().contains("33 draft tokens"), "{e}");
+    assert!(!dir.path().join("speculation.json").exists(), "a refused choice is not saved");
+    invoke(&webview, "set_speculation", json!({"choice": {"maxDraft": 4}})).unwrap();
+    let view = invoke(&webview, "performance_settings", json!({})).unwrap();
+    assert_eq!(view["speculation"], json!({"maxDraft": 4}));
+    assert_eq!(view["inUse"]["compute"], json!(1), "the model was not reopened: {view}");
+
     // No log written yet (the log plugin runs in the app, not here): an empty log at the data folder's path.
     let log = invoke(&webview, "read_log", json!({"lines": 50})).unwrap();
     assert_eq!(log["lines"], json!([]));

@@ -146,7 +146,12 @@ fn a_chat_in_the_window_queues_behind_a_busy_server_instead_of_failing() {
     let (tx, rx) = mpsc::channel();
     state
         .worker
-        .generate(id, JobKind::Send { text: "Hello".into() }, Box::new(move |e| drop(tx.send(e))), &state.backends)
+        .generate(
+            id,
+            JobKind::Send { text: "Hello".into() },
+            Box::new(move |e| drop(tx.send(e))),
+            (&state.backends, k3_engine::DecodeMode::Incremental),
+        )
         .unwrap();
     match rx.recv_timeout(Duration::from_secs(10)).unwrap() {
         GenerationEvent::Queued { position, .. } => assert_eq!(position, 1, "one reply ahead: the running API job"),

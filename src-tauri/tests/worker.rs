@@ -19,6 +19,7 @@ use k3_desktop::ipc::events::{EventEmitter, GenerationEvent};
 use k3_desktop::options::demo_model;
 use k3_desktop::performance::Threads;
 use k3_desktop::worker::{JobKind, ModelTarget, Worker};
+use k3_engine::DecodeMode;
 
 struct Harness {
     worker: Worker,
@@ -28,7 +29,7 @@ struct Harness {
 
 impl Harness {
     fn generate(&self, conversation: i64, kind: JobKind, emit: EventEmitter) -> u64 {
-        self.worker.generate(conversation, kind, emit, &self.backends).unwrap()
+        self.worker.generate(conversation, kind, emit, (&self.backends, DecodeMode::Incremental)).unwrap()
     }
 }
 
@@ -120,6 +121,28 @@ fn a_reply_streams_and_is_saved_with_its_stats() {
     let (_, second) = finished(&drain(&rx));
     let s2 = second.stats.unwrap();
     assert!(s2.prefilled_tokens < s2.prompt_tokens, "prefilled {} of {}", s2.prefilled_tokens, s2.prompt_tokens);
+}
+
+/// Speculative decoding (Settings › Performance) changes no reply: two turns of one
+/// conversation are saved word for word as serial decoding saves them.
+#[test]
+fn replies_decoded_speculatively_are_saved_exactly_as_serial_replies() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = start(dir.path());
+    let (serial, fast) = (conversation(&h, &settings(48)), conversation(&h, &settings(48)));
+    let mut replies = Vec::new();
+    for text in ["Say something long", "And then?"] {
+        for (id, mode) in [(serial, DecodeMode::Incremental), (fast, DecodeMode::Speculative { max_draft: 4 })] {
+            let (emit, rx) = recorder();
+            h.worker.generate(id, JobKind::Send { text: text.into() }, emit, (&h.backends, mode)).unwrap();
+            let events = drain(&rx);
+            let (_, message) = finished(&events);
+            replies.push((message.content.clone(), streamed_text(&events), message.stats.map(|s| s.output_tokens)));
+        }
+    }
+    assert!(!replies[0].0.trim().is_empty(), "the demo wrote a reply");
+    assert_eq!(replies[1], replies[0], "turn 1: saved text, streamed text and token count");
+    assert_eq!(replies[3], replies[2], "turn 2");
 }
 
 #[test]
@@ -402,7 +425,10 @@ fn a_conversation_set_to_a_removed_backend_is_refused_and_nothing_is_sent() {
     h.store.lock().unwrap().set_backend(id, Some(&backend)).unwrap();
     h.backends.remove(&backend).unwrap();
     let (emit, _rx) = recorder();
-    let e = h.worker.generate(id, JobKind::Send { text: "Hi".into() }, emit, &h.backends).unwrap_err();
+    let e = h
+        .worker
+        .generate(id, JobKind::Send { text: "Hi".into() }, emit, (&h.backends, DecodeMode::Incremental))
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound);
     assert!(e.message.contains("removed in Settings › Backends"), "{}", e.message);
     assert!(h.store.lock().unwrap().messages(id).unwrap().is_empty(), "the message was not even committed");

@@ -77,7 +77,10 @@ pub fn chat(args: ChatArgs) -> Result<(), Failure> {
         max_new_tokens: args.max_tokens,
         sampling: sampling(&args.sampling),
         stop_ids: vec![],
-        mode: DecodeMode::Incremental,
+        mode: match args.speculate {
+            0 => DecodeMode::Incremental,
+            n => DecodeMode::Speculative { max_draft: usize::from(n) },
+        },
     };
     params.sampling.validate()?;
     let mode = if args.thinking { ChatMode::Thinking } else { ChatMode::Instruct };

@@ -69,7 +69,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
         max_new_tokens: args.gen,
         sampling: sampling(&args.sampling),
         stop_ids,
-        mode: if args.full_recompute { DecodeMode::FullRecompute } else { DecodeMode::Incremental },
+        mode: decode_mode(&args),
     };
     let mut sink = RunSink {
         keep_logits: args.dump_logits.is_some(),
@@ -100,7 +100,16 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             "prompt_ids": prompt,
             "generated_ids": out.generated,
             "finish_reason": finish_reason(out.finish),
-            "mode": if args.full_recompute { "full_recompute" } else { "incremental" },
+            "mode": match params.mode {
+                DecodeMode::FullRecompute => "full_recompute",
+                DecodeMode::Incremental => "incremental",
+                DecodeMode::Speculative { .. } => "speculative",
+            },
+            "speculation": {
+                "verify_passes": out.speculation.verify_passes,
+                "drafted": out.speculation.drafted,
+                "accepted": out.speculation.accepted,
+            },
             "prefill_seconds": out.prefill_time.as_secs_f64(),
             "total_seconds": out.total_time.as_secs_f64(),
             "seconds_per_token": figures.seconds_per_token,
@@ -113,15 +122,33 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
     } else {
         outln!();
         eprintln!(
-            "{} tokens, {}, {:.3} s total, {:.3} s to the first token, {}",
+            "{} tokens, {}, {:.3} s total, {:.3} s to the first token, {}{}",
             out.generated.len(),
             finish_reason(out.finish),
             out.total_time.as_secs_f64(),
             figures.time_to_first_token.as_secs_f64(),
-            figures.seconds_per_token.map_or("– s/token".to_string(), |s| format!("{s:.3} s/token"))
+            figures.seconds_per_token.map_or("– s/token".to_string(), |s| format!("{s:.3} s/token")),
+            speculation_summary(&out.speculation)
         );
     }
     Ok(())
+}
+
+/// The decode mode `run`'s flags ask for.
+fn decode_mode(args: &RunArgs) -> DecodeMode {
+    match (args.full_recompute, args.speculate) {
+        (true, _) => DecodeMode::FullRecompute,
+        (false, 0) => DecodeMode::Incremental,
+        (false, n) => DecodeMode::Speculative { max_draft: usize::from(n) },
+    }
+}
+
+/// ", 12 of 20 draft tokens accepted in 6 verify passes" (empty when nothing was drafted).
+pub(super) fn speculation_summary(s: &k3_engine::speculate::SpeculationStats) -> String {
+    if s.verify_passes == 0 {
+        return String::new();
+    }
+    format!(", {} of {} draft tokens accepted in {} verify passes", s.accepted, s.drafted, s.verify_passes)
 }
 
 pub fn score(args: ScoreArgs) -> Result<(), Failure> {

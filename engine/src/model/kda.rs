@@ -6,6 +6,11 @@
 //! Must not: use a chunked recurrence, index `A_log` per channel, or gate before the norm.
 //! Easy to break: the recurrence order (decay rows, read `u` from the decayed state, delta
 //! write, read `o` from the UPDATED state) and the query pre-scale `D^-1/2` after L2Norm.
+//! Also owns the tentative pass ([`KdaState::begin_tentative`]): a speculative pass journals
+//! each position's raw conv inputs and delta-rule inputs, so [`KdaState::keep_tentative`]
+//! can restore the state from before the pass and replay the kept positions with the same
+//! functions on the same numbers: the result is the state serial decoding would have, bit
+//! for bit, with no weight needed.
 
 use crate::config::ModelConfig;
 use crate::error::Result;
@@ -66,8 +71,8 @@ impl KdaWeights {
 }
 
 /// Per-sequence KDA memory: the state `S` and three conv histories.
-#[derive(Clone)]
-pub struct KdaState {
+#[derive(Clone, PartialEq)]
+struct KdaCarried {
     /// `[H][D_k][D_v]`, row = key channel.
     s: Vec<f32>,
     /// `[P][K-1]` raw inputs, oldest first, for q, k and v.
@@ -76,20 +81,107 @@ pub struct KdaState {
     v_hist: Vec<f32>,
 }
 
+/// A tentative pass's record: the carried memory before it, and per position the raw
+/// conv inputs `[q | k | v]` (`3P`) and per head the delta-rule inputs `[k | v | α | β]`
+/// (`H·(3D + 1)`).
+#[derive(Clone)]
+struct KdaJournal {
+    before: KdaCarried,
+    raw: Vec<f32>,
+    steps: Vec<f32>,
+}
+
+/// Per-sequence KDA memory, and the journal of a tentative pass.
+#[derive(Clone)]
+pub struct KdaState {
+    carried: KdaCarried,
+    journal: Option<Box<KdaJournal>>,
+}
+
 impl KdaState {
     pub fn new(cfg: &ModelConfig) -> Self {
         let (h, d, k) = (cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
         let hist = h * d * (k - 1);
-        KdaState { s: vec![0.0; h * d * d], q_hist: vec![0.0; hist], k_hist: vec![0.0; hist], v_hist: vec![0.0; hist] }
+        let carried = KdaCarried {
+            s: vec![0.0; h * d * d],
+            q_hist: vec![0.0; hist],
+            k_hist: vec![0.0; hist],
+            v_hist: vec![0.0; hist],
+        };
+        KdaState { carried, journal: None }
+    }
+
+    /// Zeroes the state and the histories (a new sequence), dropping any journal.
+    pub fn clear(&mut self) {
+        let c = &mut self.carried;
+        for v in [&mut c.s, &mut c.q_hist, &mut c.k_hist, &mut c.v_hist] {
+            v.fill(0.0);
+        }
+        self.journal = None;
+    }
+
+    /// True when both carry the same numbers, bit for bit (journals aside).
+    pub fn same_bits(&self, other: &KdaState) -> bool {
+        let c = |x: &KdaCarried| -> Vec<u32> {
+            [&x.s, &x.q_hist, &x.k_hist, &x.v_hist].iter().flat_map(|v| v.iter().map(|f| f.to_bits())).collect()
+        };
+        c(&self.carried) == c(&other.carried)
+    }
+
+    /// Starts journaling: the next forward calls can be partly undone by
+    /// [`KdaState::keep_tentative`].
+    pub fn begin_tentative(&mut self) {
+        let before = self.carried.clone();
+        self.journal = Some(Box::new(KdaJournal { before, raw: Vec::new(), steps: Vec::new() }));
+    }
+
+    /// Ends journaling, keeping the first `keep` journaled positions: the carried memory
+    /// becomes what running only those positions would have left, bit for bit (restored
+    /// from before the pass, then the kept positions replayed through the same conv
+    /// history update and delta rule). Keeping every position changes nothing.
+    pub fn keep_tentative(&mut self, cfg: &ModelConfig, keep: usize) {
+        let Some(journal) = self.journal.take() else { return };
+        let (h, d, kern) = (cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
+        let p = h * d;
+        let journaled = journal.raw.len() / (3 * p);
+        if keep >= journaled {
+            return;
+        }
+        let KdaJournal { before, raw, steps } = *journal;
+        self.carried = before;
+        let c = &mut self.carried;
+        let (zeros, mut u, mut o) = (vec![0.0f32; d], vec![0.0f32; d], vec![0.0f32; d]);
+        let per_step = h * (3 * d + 1);
+        for t in 0..keep {
+            let r = &raw[t * 3 * p..(t + 1) * 3 * p];
+            push_history(&r[..p], &mut c.q_hist, kern);
+            push_history(&r[p..2 * p], &mut c.k_hist, kern);
+            push_history(&r[2 * p..], &mut c.v_hist, kern);
+            for head in 0..h {
+                let rec = &steps[t * per_step + head * (3 * d + 1)..t * per_step + (head + 1) * (3 * d + 1)];
+                // The query only reads the output, which a replay throws away.
+                let step =
+                    KdaStep { q: &zeros, k: &rec[..d], v: &rec[d..2 * d], alpha: &rec[2 * d..3 * d], beta: rec[3 * d] };
+                kda_recurrence_step(&mut c.s[head * d * d..(head + 1) * d * d], &step, &mut u, &mut o);
+            }
+        }
     }
 }
 
-impl KdaState {
-    /// Zeroes the state and the histories (a new sequence).
-    pub fn clear(&mut self) {
-        for v in [&mut self.s, &mut self.q_hist, &mut self.k_hist, &mut self.v_hist] {
-            v.fill(0.0);
-        }
+/// Appends one token's raw inputs `x` (`[C]`) to the conv histories `hist` (`[C][K-1]`,
+/// oldest first), exactly as [`short_conv_step`] does.
+fn push_history(x: &[f32], hist: &mut [f32], kernel: usize) {
+    let back = kernel - 1;
+    for (c, &xc) in x.iter().enumerate() {
+        push_one(&mut hist[c * back..(c + 1) * back], xc);
+    }
+}
+
+/// Shifts one channel's history `h` (`[K-1]`, oldest first) by one and appends `xc`.
+fn push_one(h: &mut [f32], xc: f32) {
+    if let Some(last) = h.len().checked_sub(1) {
+        h.copy_within(1.., 0);
+        h[last] = xc;
     }
 }
 
@@ -104,10 +196,7 @@ pub fn short_conv_step(x: &mut [f32], taps: &[f32], hist: &mut [f32], kernel: us
             pre += f64::from(w[j]) * f64::from(h[j]);
         }
         pre += f64::from(w[back]) * f64::from(*xc);
-        if back > 0 {
-            h.copy_within(1.., 0);
-            h[back - 1] = *xc;
-        }
+        push_one(h, *xc);
         *xc = silu(pre as f32);
     }
 }
@@ -181,11 +270,17 @@ impl KdaWeights {
         let mut gated = vec![0.0f32; n * p];
         let (mut alpha, mut u, mut o) = (vec![0.0f32; d], vec![0.0f32; d], vec![0.0f32; d]);
         let mut normed = vec![0.0f32; d];
+        let KdaState { carried: c, journal } = state;
         for t in 0..n {
             let span = t * p..(t + 1) * p;
-            short_conv_step(&mut q[span.clone()], &self.q_conv, &mut state.q_hist, kern);
-            short_conv_step(&mut k[span.clone()], &self.k_conv, &mut state.k_hist, kern);
-            short_conv_step(&mut v[span.clone()], &self.v_conv, &mut state.v_hist, kern);
+            if let Some(j) = journal.as_mut() {
+                for raw in [&q, &k, &v] {
+                    j.raw.extend_from_slice(&raw[span.clone()]);
+                }
+            }
+            short_conv_step(&mut q[span.clone()], &self.q_conv, &mut c.q_hist, kern);
+            short_conv_step(&mut k[span.clone()], &self.k_conv, &mut c.k_hist, kern);
+            short_conv_step(&mut v[span.clone()], &self.v_conv, &mut c.v_hist, kern);
             for head in 0..h {
                 let c0 = t * p + head * d;
                 let hs = c0..c0 + d;
@@ -201,8 +296,14 @@ impl KdaWeights {
                     let gate_u = a_exp * (z[t * p + c] + self.dt_bias[c]);
                     *a = (g_min * sigmoid(gate_u)).exp();
                 }
-                let s = &mut state.s[head * d * d..(head + 1) * d * d];
+                let s = &mut c.s[head * d * d..(head + 1) * d * d];
                 let step = KdaStep { q: &q[hs.clone()], k: &k[hs.clone()], v: &v[hs.clone()], alpha: &alpha, beta };
+                if let Some(j) = journal.as_mut() {
+                    j.steps.extend_from_slice(step.k);
+                    j.steps.extend_from_slice(step.v);
+                    j.steps.extend_from_slice(&alpha);
+                    j.steps.push(beta);
+                }
                 kda_recurrence_step(s, &step, &mut u, &mut o);
                 rmsnorm(&o, &self.o_norm, cfg.rms_norm_eps, &mut normed);
                 for (di, &val) in normed.iter().enumerate() {

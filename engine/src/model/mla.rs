@@ -81,6 +81,24 @@ impl MlaCache {
         self.n_positions = 0;
     }
 
+    /// Forgets every position from `positions` on (a tentative pass's rejected ones).
+    pub fn truncate(&mut self, cfg: &ModelConfig, positions: usize) {
+        let m = &cfg.mla;
+        if positions < self.n_positions {
+            self.kv.truncate(positions * m.n_heads * (m.qk_nope_head_dim + m.v_head_dim));
+            self.k_rope.truncate(positions * m.qk_rope_head_dim);
+            self.n_positions = positions;
+        }
+    }
+
+    /// True when both hold the same positions, bit for bit.
+    pub fn same_bits(&self, other: &MlaCache) -> bool {
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        self.n_positions == other.n_positions
+            && bits(&self.kv) == bits(&other.kv)
+            && bits(&self.k_rope) == bits(&other.k_rope)
+    }
+
     /// Positions held.
     pub fn len(&self) -> usize {
         self.n_positions

@@ -1,6 +1,9 @@
 //! Per-sequence memory: KDA states and MLA caches, one slot per layer.
 //!
-//! Owns: what incremental decoding carries between calls (spec §4.8).
+//! Owns: what incremental decoding carries between calls (spec §4.8), and tentative
+//! passes: [`SequenceState::begin_tentative`] before a speculative verify pass,
+//! [`SequenceState::keep_tentative`] after it keeps the accepted positions and leaves no
+//! trace of the rejected ones (KDA layers replay their journal, MLA caches truncate).
 //! Must not: carry Attention Residual blocks or prefix: those are rebuilt per token.
 
 use crate::config::{LayerKind, ModelConfig};
@@ -17,6 +20,8 @@ enum LayerMemory {
 pub struct SequenceState {
     layers: Vec<LayerMemory>,
     n_positions: usize,
+    /// Positions held when a tentative pass began.
+    tentative_from: Option<usize>,
 }
 
 impl SequenceState {
@@ -31,7 +36,7 @@ impl SequenceState {
                 LayerKind::Mla => LayerMemory::Mla(MlaCache::with_capacity(cfg, context_length)),
             })
             .collect();
-        SequenceState { layers, n_positions: 0 }
+        SequenceState { layers, n_positions: 0, tentative_from: None }
     }
 
     /// Back to no positions, keeping the allocations.
@@ -43,6 +48,43 @@ impl SequenceState {
             }
         }
         self.n_positions = 0;
+        self.tentative_from = None;
+    }
+
+    /// Starts a tentative pass: what the next forward call adds can be partly undone.
+    pub fn begin_tentative(&mut self) {
+        for layer in &mut self.layers {
+            if let LayerMemory::Kda(s) = layer {
+                s.begin_tentative();
+            }
+        }
+        self.tentative_from = Some(self.n_positions);
+    }
+
+    /// Ends a tentative pass keeping its first `keep` positions: the state is then, bit for
+    /// bit, what feeding only those positions would have left. Without a tentative pass,
+    /// nothing changes.
+    pub fn keep_tentative(&mut self, cfg: &ModelConfig, keep: usize) {
+        let Some(from) = self.tentative_from.take() else { return };
+        let keep_to = (from + keep).min(self.n_positions);
+        for layer in &mut self.layers {
+            match layer {
+                LayerMemory::Kda(s) => s.keep_tentative(cfg, keep_to - from),
+                LayerMemory::Mla(c) => c.truncate(cfg, keep_to),
+            }
+        }
+        self.n_positions = keep_to;
+    }
+
+    /// True when both states hold the same positions with the same numbers, bit for bit.
+    pub fn same_bits(&self, other: &SequenceState) -> bool {
+        self.n_positions == other.n_positions
+            && self.layers.len() == other.layers.len()
+            && self.layers.iter().zip(&other.layers).all(|pair| match pair {
+                (LayerMemory::Kda(a), LayerMemory::Kda(b)) => a.same_bits(b),
+                (LayerMemory::Mla(a), LayerMemory::Mla(b)) => a.same_bits(b),
+                _ => false,
+            })
     }
 
     /// Positions processed so far.

@@ -134,7 +134,7 @@ fn check_settings(s: &SamplingSettings) -> Result<(), IpcError> {
     if s.max_tokens == 0 {
         return Err(IpcError::invalid("max tokens must be at least 1"));
     }
-    Ok(crate::worker::generate_params(s).sampling.validate()?)
+    Ok(crate::worker::generate_params(s, k3_engine::DecodeMode::Incremental).sampling.validate()?)
 }
 
 /// A seed for a new conversation's sampling (shown and stored, so a reply can be redone).

@@ -6,8 +6,15 @@ use tauri::State;
 
 use crate::ipc::error::IpcError;
 use crate::ipc::events::{channel_emitter, GenerationEvent};
+use crate::performance::SpeculationChoice;
 use crate::state::AppState;
 use crate::worker::JobKind;
+
+/// Where a conversation's reply goes and how the local engine decodes it (the saved
+/// speculative decoding choice, read per reply so a change applies from the next one).
+fn route(state: &AppState) -> (&crate::backends::Backends, k3_engine::DecodeMode) {
+    (&state.backends, SpeculationChoice::load(&state.data_dir).decode_mode())
+}
 
 #[tauri::command]
 pub async fn send_message(
@@ -19,7 +26,7 @@ pub async fn send_message(
     if text.trim().is_empty() {
         return Err(IpcError::invalid("the message is empty"));
     }
-    state.worker.generate(conversation_id, JobKind::Send { text }, channel_emitter(on_event), &state.backends)
+    state.worker.generate(conversation_id, JobKind::Send { text }, channel_emitter(on_event), route(&state))
 }
 
 #[tauri::command]
@@ -28,7 +35,7 @@ pub async fn regenerate(
     conversation_id: i64,
     on_event: Channel<GenerationEvent>,
 ) -> Result<u64, IpcError> {
-    state.worker.generate(conversation_id, JobKind::Regenerate, channel_emitter(on_event), &state.backends)
+    state.worker.generate(conversation_id, JobKind::Regenerate, channel_emitter(on_event), route(&state))
 }
 
 #[tauri::command]
@@ -43,7 +50,7 @@ pub async fn edit_message(
         return Err(IpcError::invalid("the message is empty"));
     }
     let kind = JobKind::Edit { message_id, text };
-    state.worker.generate(conversation_id, kind, channel_emitter(on_event), &state.backends)
+    state.worker.generate(conversation_id, kind, channel_emitter(on_event), route(&state))
 }
 
 /// Stops job `job_id` (queued or running); false when it already ended.

@@ -1,4 +1,5 @@
-//! Settings › Performance (thread counts, applied by reopening the model) and the log
+//! Settings › Performance (thread counts, applied by reopening the model; speculative
+//! decoding, applied from the next reply) and the log
 //! viewer of Settings › Diagnostics: thin adapters over [`crate::performance`] and
 //! [`crate::logging`].
 
@@ -10,7 +11,9 @@ use crate::commands::model::join_error;
 use crate::ipc::dto::ModelInfo;
 use crate::ipc::error::{ErrorCode, IpcError};
 use crate::logging::{read_tail, LogTail};
-use crate::performance::{cores, PerformanceView, Threads, ThreadsInUse, DEFAULT_IO_THREADS, MAX_IO_THREADS};
+use crate::performance::{
+    cores, PerformanceView, SpeculationChoice, Threads, ThreadsInUse, DEFAULT_IO_THREADS, MAX_IO_THREADS,
+};
 use crate::state::AppState;
 use crate::worker::ModelTarget;
 
@@ -32,7 +35,18 @@ pub fn performance_settings(state: State<'_, AppState>) -> PerformanceView {
         }),
         speed: state.setup.settings().speed,
         speed_test_dir: model.filter(|m| !m.is_demo).map(|m| m.path.display().to_string()),
+        speculation: SpeculationChoice::load(&state.data_dir),
+        max_draft: k3_engine::speculate::MAX_DRAFT as u32,
     }
+}
+
+/// Saves the speculative decoding choice; the next reply decodes with it (no reopen).
+#[tauri::command]
+pub fn set_speculation(state: State<'_, AppState>, choice: SpeculationChoice) -> Result<(), IpcError> {
+    choice.check()?;
+    choice.save(&state.data_dir)?;
+    log::info!("speculative decoding: up to {} draft tokens (0 = off)", choice.max_draft);
+    Ok(())
 }
 
 /// Saves `threads` and reopens the model with them (after the reply in progress, like any

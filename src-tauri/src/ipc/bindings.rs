@@ -90,6 +90,7 @@ pub fn render_typescript() -> String {
         decl::<crate::commands::memory::MemoryApplied>(&cfg),
         decl::<crate::performance::Threads>(&cfg),
         decl::<crate::performance::ThreadsInUse>(&cfg),
+        decl::<crate::performance::SpeculationChoice>(&cfg),
         decl::<crate::performance::PerformanceView>(&cfg),
         decl::<crate::logging::LogLine>(&cfg),
         decl::<crate::logging::LogTail>(&cfg),

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 pub use model::{model_info, ModelTarget};
 pub use reply::{generate_params, HistoryReply, JobKind};
 
+use k3_engine::DecodeMode;
 use k3_runtime::{MetricsProbe, Runtime};
 
 use crate::backends::Backends;
@@ -99,13 +100,14 @@ impl Worker {
 
     /// Queues a generation; returns its job id at once. Events go to `emit`, starting
     /// with `queued`. A conversation set to a remote backend is answered by it (and only
-    /// then does anything leave this machine); the others by the local engine.
+    /// then does anything leave this machine); the others by the local engine, decoding
+    /// with `mode` (Settings › Performance: speculative or not; the reply is the same).
     pub fn generate(
         &self,
         conversation_id: i64,
         kind: JobKind,
         emit: EventEmitter,
-        backends: &Backends,
+        (backends, mode): (&Backends, DecodeMode),
     ) -> Result<u64, IpcError> {
         let backend = self
             .store
@@ -115,7 +117,8 @@ impl Worker {
         match backend {
             None => {
                 let model_name = self.runtime.probe().snapshot().model.map(|m| m.name).unwrap_or_default();
-                let reply = HistoryReply::new(conversation_id, kind, self.store.clone(), emit, model_name);
+                let reply =
+                    HistoryReply::new(conversation_id, kind, self.store.clone(), emit, model_name).decoding(mode);
                 Ok(self.runtime.reply(Box::new(reply)))
             }
             Some(id) => {

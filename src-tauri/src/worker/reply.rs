@@ -39,6 +39,8 @@ pub struct HistoryReply {
     pub emit: EventEmitter,
     /// The model's name, saved with the stats.
     pub model_name: String,
+    /// How the local engine decodes the reply (speculative or not: the same reply).
+    mode: DecodeMode,
     /// Set by `begin`: the settings the reply runs with, or why the job was refused.
     settings: Option<SamplingSettings>,
     refusal: Option<IpcError>,
@@ -52,7 +54,13 @@ impl HistoryReply {
         emit: EventEmitter,
         model_name: String,
     ) -> Self {
-        HistoryReply { conversation_id, kind, store, emit, model_name, settings: None, refusal: None }
+        let mode = DecodeMode::Incremental;
+        HistoryReply { conversation_id, kind, store, emit, model_name, mode, settings: None, refusal: None }
+    }
+
+    /// This reply decoded with `mode` by the local engine.
+    pub fn decoding(self, mode: DecodeMode) -> Self {
+        HistoryReply { mode, ..self }
     }
 }
 
@@ -109,7 +117,7 @@ impl ReplyHandler for HistoryReply {
             mode: if settings.thinking { ChatMode::Thinking } else { ChatMode::Instruct },
             history: prepared.history.iter().map(engine_message).collect(),
             user_text: prepared.user_text,
-            params: generate_params(&settings),
+            params: generate_params(&settings, self.mode),
         };
         self.settings = Some(settings);
         Some(turn)
@@ -205,14 +213,15 @@ fn engine_message(m: &Message) -> ChatMessage {
     ChatMessage { role, content: m.content.clone(), think: m.think.clone() }
 }
 
-/// Engine parameters for a conversation's settings (temperature 0 = greedy).
-pub fn generate_params(s: &SamplingSettings) -> GenerateParams {
+/// Engine parameters for a conversation's settings (temperature 0 = greedy), decoded as
+/// `mode` says.
+pub fn generate_params(s: &SamplingSettings, mode: DecodeMode) -> GenerateParams {
     let sampling = if s.temperature <= 0.0 {
         Sampling::Greedy
     } else {
         Sampling::TopP { temperature: s.temperature, top_p: s.top_p, seed: s.seed }
     };
-    GenerateParams { max_new_tokens: s.max_tokens as usize, sampling, stop_ids: vec![], mode: DecodeMode::Incremental }
+    GenerateParams { max_new_tokens: s.max_tokens as usize, sampling, stop_ids: vec![], mode }
 }
 
 /// The wire form of the runtime's figures.

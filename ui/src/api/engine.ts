@@ -41,6 +41,7 @@ import type {
   SetupStatus,
   SpeedSummary,
   PerformanceView,
+  SpeculationChoice,
   Threads,
   LogTail,
   BackendView,
@@ -267,6 +268,8 @@ export const readLog = (lines: number) => call<LogTail>("read_log", { lines });
 export const performanceSettings = () => call<PerformanceView>("performance_settings");
 /** Saves `threads` and reopens the model with them (after the reply in progress). */
 export const applyPerformance = (threads: Threads) => call<ModelInfo>("apply_performance", { threads });
+/** Saves the speculative decoding choice; the next reply decodes with it (no reopen). */
+export const setSpeculation = (choice: SpeculationChoice) => call<null>("set_speculation", { choice });
 /** Opens the Memory or Disk tab in its own window. */
 export const openDashboardWindow = (view: "memory" | "disk") => call<null>("open_dashboard_window", { view });
 

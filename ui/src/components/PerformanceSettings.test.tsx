@@ -9,6 +9,7 @@ import { typeInto } from "../test/dom";
 import type { LogTail, PerformanceView, Threads } from "../generated/ipc";
 import { AppSettings } from "./AppSettings";
 import { parseThreads } from "./PerformanceSettings";
+import { parseDraft } from "./SpeculationSetting";
 import { filterLines } from "./LogViewer";
 
 const view: PerformanceView = {
@@ -20,6 +21,8 @@ const view: PerformanceView = {
   inUse: { compute: 2, io: 6, readRequestBytes: 8 << 20, readDepth: 8 },
   speed: null,
   speedTestDir: null,
+  speculation: { maxDraft: 0 },
+  maxDraft: 32,
 };
 
 const log: LogTail = {
@@ -40,6 +43,10 @@ class Scripted implements Transport {
       const t = args.threads as Threads;
       this.view = { ...this.view, saved: t, inUse: { ...this.view.inUse!, compute: t.compute ?? 2, io: t.io ?? 6 } };
       return { name: "Demo" } as T;
+    }
+    if (cmd === "set_speculation") {
+      this.view = { ...this.view, speculation: args.choice as PerformanceView["speculation"] };
+      return null as T;
     }
     if (cmd === "read_log") return structuredClone(log) as T;
     if (cmd === "diagnostics") return "report" as T;
@@ -103,6 +110,31 @@ describe("Settings › Performance", () => {
     expect(backend.calls.filter((c) => c[0] === "apply_performance")).toEqual([["apply_performance", { threads: { compute: 1, io: 16 } }]]);
     expect(text("[role=status]")).toMatch(/^Applied: the model reopened in \d+\.\d s\.$/);
     expect(text("[data-testid=threads-in-use]")).toContain("1 compute thread · 16 expert reads in flight");
+  });
+});
+
+describe("speculative decoding", () => {
+  it("parses an empty field as off and refuses what one pass cannot carry", () => {
+    expect(parseDraft(" ", 32)).toBe(0);
+    expect(parseDraft("4", 32)).toBe(4);
+    expect(parseDraft("33", 32)).toBe("Draft tokens: a whole number from 0 (off) to 32.");
+    expect(parseDraft("-1", 32)).toMatch(/^Draft tokens/);
+    expect(parseDraft("2.5", 32)).toMatch(/^Draft tokens/);
+  });
+
+  it("saves the draft length without reopening the model", async () => {
+    const backend = await open("performance");
+    const form = "[data-testid=speculation-setting]";
+    expect($<HTMLInputElement>(`${form} input`)!.value).toBe("");
+    await input(`${form} input`, "40");
+    await act(() => $<HTMLButtonElement>(`${form} button[type=submit]`)!.click());
+    expect(text("[data-testid=speculation-status]")).toBe("Draft tokens: a whole number from 0 (off) to 32.");
+    await input(`${form} input`, "4");
+    await act(() => $<HTMLButtonElement>(`${form} button[type=submit]`)!.click());
+    await flush();
+    expect(backend.calls.filter((c) => c[0] === "set_speculation")).toEqual([["set_speculation", { choice: { maxDraft: 4 } }]]);
+    expect(backend.calls.some((c) => c[0] === "apply_performance")).toBe(false);
+    expect(text("[data-testid=speculation-status]")).toBe("Saved: from the next reply, up to 4 drafted tokens are checked per pass.");
   });
 });
 

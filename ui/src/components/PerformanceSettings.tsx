@@ -1,10 +1,12 @@
 // Settings › Performance: the kernel threads and the expert reads kept in flight (applied by
-// reopening the model, after the reply in progress), what the model runs with now, and the drive
-// speed test run again on the model's drive (the engine then reads with its best pattern).
+// reopening the model, after the reply in progress), what the model runs with now, speculative
+// decoding (SpeculationSetting), and the drive speed test run again on the model's drive (the
+// engine then reads with its best pattern).
 // Owns: the form and its checks (parseThreads); the speed test's live bar.
 import { useEffect, useState } from "preact/hooks";
 import type { ModelInfo, PerformanceView, SetupEvent, SpeedSummary, Threads } from "../generated/ipc";
 import * as engine from "../api/engine";
+import { SpeculationSetting } from "./SpeculationSetting";
 
 interface Form {
   /** "" = the default (every core, or what OMP_NUM_THREADS says). */
@@ -136,6 +138,7 @@ export function PerformanceSettings({ onApplied }: { onApplied?(m: ModelInfo): v
           </button>
         </div>
       </form>
+      <SpeculationSetting saved={view.speculation} max={view.maxDraft} />
       <h3>Drive speed</h3>
       <p data-testid="speed-result">{view.speed ? speedLine(view.speed) : "Not measured yet: the engine reads 8 MiB pieces, 8 in flight."}</p>
       <div class="settings-actions">

@@ -635,6 +635,13 @@ export type ThreadsInUse = { compute: number, io: number,
 readRequestBytes: number, readDepth: number, };
 
 /**
+ * Exact speculative decoding: how many tokens a reply may draft by prompt lookup and
+ * verify in one pass (0: off, the default). Replies are the same either way; only their
+ * speed changes (it pays where reads dominate, a streamed model).
+ */
+export type SpeculationChoice = { maxDraft: number, };
+
+/**
  * What Settings › Performance shows.
  */
 export type PerformanceView = { 
@@ -658,7 +665,11 @@ speed: SpeedSummary | null,
  * Where "Re-run speed test" writes its scratch file: the model's folder (`None` for
  * the bundled demo, which is read into RAM).
  */
-speedTestDir: string | null, };
+speedTestDir: string | null, 
+/**
+ * The saved speculative decoding choice, and the most draft tokens it may ask for.
+ */
+speculation: SpeculationChoice, maxDraft: number, };
 
 /**
  * One entry of the log.
