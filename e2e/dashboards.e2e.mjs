@@ -196,6 +196,25 @@ try {
     check(again === first, `the reply with 1 compute thread and 2 reads differs:\n${again}\n---\n${first}`);
     check(pids() === pid, 'the app process changed');
   });
+  await run.step('settings › performance: speculative decoding applies from the next reply, and the reply is the same', async () => {
+    const speculation = async (n, saved) => {
+      await openSettings(d, 'Performance');
+      await d.until('the speculation field', async () => (await d.findAll('input[aria-label="Draft tokens per pass"]')).length === 1);
+      await retype(d, 'input[aria-label="Draft tokens per pass"]', n);
+      await d.click(await d.find('[data-testid=speculation-setting] button[type=submit]'));
+      await d.until('saved', async () => saved.test(await d.text(await d.find('[data-testid=speculation-status]'))));
+    };
+    await speculation(4, /^Saved: from the next reply, up to 4 drafted tokens/);
+    await shot(d, '06b-settings-speculation.png');
+    await d.click(await d.find('button[aria-label="Close settings"]'));
+    await reply();
+    await finished();
+    const drafted = (await messages(d)).find((m) => m.role === 'assistant').text;
+    check(drafted === first, `the reply decoded speculatively differs:\n${drafted}\n---\n${first}`);
+    check(pids() === pid, 'the app process changed (speculation needs no reopen)');
+    await speculation(0, /^Saved: replies decode one token per pass/);
+    await d.click(await d.find('button[aria-label="Close settings"]'));
+  });
   await run.step('settings › new chats: a new conversation starts with the saved defaults', async () => {
     await openSettings(d, 'New chats');
     await d.until('the new-chat form', async () => (await d.findAll('textarea[aria-label="Default system prompt"]')).length === 1);

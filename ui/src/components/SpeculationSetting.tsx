@@ -29,20 +29,22 @@ export function SpeculationSetting({ saved, max }: { saved: SpeculationChoice; m
     }
   };
   return (
-    <form class="new-chat-form" data-testid="speculation-setting" onSubmit={(e) => void save(e)}>
+    <div data-testid="speculation-setting">
       <h3>Speculative decoding</h3>
       <p class="muted">
         Drafts the next tokens from text the conversation already holds and checks them in one pass: the same reply, word for word, sooner when the
-        reply repeats its context (code, lists) and the model streams from the drive. Off when empty or 0.
+        reply repeats its context (code, lists) and the model streams from the drive. Off when empty or 0; applies from the next reply.
       </p>
-      <label>
-        <span>Draft tokens per pass</span>
-        <input aria-label="Draft tokens per pass" inputMode="numeric" placeholder="0 (off)" value={text} onInput={(e) => setText(e.currentTarget.value)} />
-      </label>
-      <div class="settings-actions">
-        <button type="submit">Save</button>
-      </div>
+      <form class="new-chat-form" onSubmit={(e) => void save(e)}>
+        <label>
+          <span>Draft tokens per pass</span>
+          <input aria-label="Draft tokens per pass" inputMode="numeric" placeholder="0 (off)" value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        </label>
+        <div class="settings-actions">
+          <button type="submit">Save</button>
+        </div>
+      </form>
       {status && <p role="status" data-testid="speculation-status">{status}</p>}
-    </form>
+    </div>
   );
 }
