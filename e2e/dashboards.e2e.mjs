@@ -202,7 +202,7 @@ try {
       await d.until('the speculation field', async () => (await d.findAll('input[aria-label="Draft tokens per pass"]')).length === 1);
       await retype(d, 'input[aria-label="Draft tokens per pass"]', n);
       await d.click(await d.find('[data-testid=speculation-setting] button[type=submit]'));
-      await d.until('saved', async () => saved.test(await d.text(await d.find('[data-testid=speculation-status]'))));
+      await d.until('saved', async () => saved.test(await d.text(await d.find('[data-testid=speculation-setting-status]'))));
     };
     await speculation(4, /^Saved: from the next reply, up to 4 drafted tokens/);
     await shot(d, '06b-settings-speculation.png');

@@ -19,6 +19,7 @@ mod ops;
 mod pack_faults;
 mod reader;
 mod replan;
+mod resume;
 mod soak;
 mod speculation;
 mod streaming;

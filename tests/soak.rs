@@ -268,6 +268,7 @@ fn soak_child() {
                 history: history.clone(),
                 user_text: prompt.to_string(),
                 params: params(turn, seed),
+                state_file: None,
             };
             let (generated, text, finish) = ask(&rt, t);
             let n = generated.len();

@@ -308,6 +308,10 @@ pub struct ChatArgs {
     /// in one pass (the same replies as without; 0 = off, at most 32).
     #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=32))]
     pub speculate: u8,
+    /// Keep the conversation and its engine state in FILE: continued from it when it
+    /// exists (the next message prefills alone), saved to it after every reply.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
     #[command(flatten)]
     pub sampling: SamplingArgs,
 }

@@ -23,6 +23,7 @@ use crate::events::{CancelToken, EventSink, TokenEvent};
 use crate::format::TensorIndex;
 use crate::model::{LogitsFor, Model, SequenceState, Tap};
 use crate::options::{EngineOptions, MemoryOptions};
+use crate::resume::{self, CheckpointIdentity};
 use crate::sampling::{Sampler, Sampling};
 use crate::speculate::{self, Drafter, Speculation, SpeculationStats};
 use crate::stream::residency::Residency;
@@ -118,6 +119,8 @@ pub struct Engine {
     pool: rayon::ThreadPool,
     residency: Residency,
     counters: Arc<Counters>,
+    /// What saved conversation states are tied to (`resume`).
+    identity: CheckpointIdentity,
 }
 
 impl Engine {
@@ -138,7 +141,8 @@ impl Engine {
         Model::validate(&cfg, &index)?;
         let (residency, sources) = Residency::new(&cfg, index.clone(), &opts.memory, counters.clone(), progress)?;
         let model = Model::bind_validated(cfg, &index, sources.trunk, sources.experts)?;
-        Ok(Engine { model, pool, residency, counters })
+        let identity = CheckpointIdentity::of(&opts.model_dir, index.shard_paths())?;
+        Ok(Engine { model, pool, residency, counters, identity })
     }
 
     /// The memory plan in force (`None` when everything is resident).
@@ -460,6 +464,20 @@ impl Engine {
             }
         }
         Ok(last)
+    }
+
+    /// Saves `session` (its tokens and carried state, tied to this checkpoint) to `path`
+    /// atomically, with the caller's `note`; [`Engine::resume_session`] reads it back.
+    pub fn save_session(&self, session: &Session, path: &Path, note: serde_json::Value) -> Result<()> {
+        resume::save(path, &self.identity, &session.tokens, &session.state, note)
+    }
+
+    /// The session saved at `path`, so the next turn prefills only what is new; a file of
+    /// another checkpoint, truncated, corrupted or past this context is
+    /// [`Error::StateFile`] (start a fresh session instead).
+    pub fn resume_session(&self, path: &Path) -> Result<(Session, serde_json::Value)> {
+        let r = resume::load(path, &self.identity, self.config(), self.context_length())?;
+        Ok((Session { tokens: r.tokens, state: r.state }, r.note))
     }
 
     /// A state with KV room for the context length.

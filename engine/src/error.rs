@@ -157,6 +157,10 @@ pub enum Error {
     #[error("{}: {reason}", path.display())]
     OutputFolder { path: PathBuf, reason: &'static str },
 
+    /// A saved conversation state that cannot be restored (the caller prefills instead).
+    #[error("saved state {path}: {reason}")]
+    StateFile { path: PathBuf, reason: String },
+
     /// The work was rejected because it would need more tokens than given (e.g. empty prompt).
     #[error("{what} is empty")]
     Empty { what: &'static str },
@@ -199,6 +203,7 @@ impl Error {
             | Error::NonFiniteLogits { .. }
             | Error::Budget(_)
             | Error::OutputFolder { .. }
+            | Error::StateFile { .. }
             | Error::Empty { .. } => true,
         }
     }

@@ -24,6 +24,7 @@ pub mod json;
 pub mod kernels;
 pub mod model;
 pub mod options;
+pub mod resume;
 pub mod sampling;
 pub mod speculate;
 pub mod stream;

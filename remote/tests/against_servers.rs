@@ -83,6 +83,7 @@ fn local_reply(text: &str, max_tokens: usize) -> k3_runtime::FinishedReply {
         history: vec![],
         user_text: text.into(),
         params,
+        state_file: None,
     };
     let (tx, rx) = mpsc::channel();
     runtime.reply(Box::new(One(Some(turn), tx)));
@@ -264,6 +265,7 @@ fn turn(text: &str, max_tokens: usize) -> ChatTurn {
         history: vec![],
         user_text: text.into(),
         params,
+        state_file: None,
     }
 }
 

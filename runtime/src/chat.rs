@@ -4,7 +4,9 @@
 //! Owns: [`CachedChat`] (the `ChatSession` of the conversation answered last) and the
 //! reuse rule: the cached session serves a turn only when its conversation key, mode,
 //! system prompt and messages equal the turn's; otherwise a new session replays the
-//! history (edits, regenerations, another conversation, a restart).
+//! history (edits, regenerations, another conversation). A turn with a state file resumes
+//! from it when the cache misses (a restart) and the file holds exactly this conversation,
+//! and saves the session there when the reply ends (`k3_engine::resume`).
 //! Must not: keep a session whose turn failed (its tokens may disagree with the history).
 
 use k3_engine::chat::ChatSession;
@@ -12,7 +14,7 @@ use k3_engine::{CancelToken, EventSink};
 
 use crate::error::RuntimeError;
 use crate::figures::ReplyFigures;
-use crate::handler::{ChatTurn, FinishedReply};
+use crate::handler::{ChatTurn, FinishedReply, StateNote};
 use crate::model::LoadedModel;
 
 /// The engine state of the conversation answered last.
@@ -29,8 +31,21 @@ pub fn run_turn(
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
 ) -> Result<FinishedReply, RuntimeError> {
-    let mut session = take_session(model, cached, turn);
+    let (mut session, resumed) = take_session(model, cached, turn);
     let reply = session.send(&model.engine, &model.tokenizer, &turn.user_text, &turn.params, cancel, sink)?;
+    let state = turn.state_file.as_deref().map(|path| match (session.save(&model.engine, path), resumed) {
+        (Err(e), _) => {
+            log::warn!("saving the conversation state to {}: {e}", path.display());
+            StateNote::SaveFailed(e.to_string())
+        }
+        // Read back, but the history renders differently than the tokens it held (a reply
+        // with stray added tokens): the turn replayed it, as it would have in RAM.
+        (Ok(()), Some(StateNote::Resumed)) if !reply.reused_history => {
+            StateNote::Refused("the history renders differently than the saved tokens".into())
+        }
+        (Ok(()), Some(note)) => note,
+        (Ok(()), None) => StateNote::Saved,
+    });
     let streamed = model.engine.plan().is_some();
     let figures = ReplyFigures::of(&reply.generation, session.tokens().len(), streamed);
     let think = session.messages().last().and_then(|m| m.think.clone());
@@ -42,24 +57,43 @@ pub fn run_turn(
         reused_history: reply.reused_history,
         generated: reply.generation.generated.clone(),
         remote_host: None,
+        state,
     };
     *cached = Some(CachedChat { conversation: turn.conversation, session });
     Ok(finished)
 }
 
-/// The cached session when it holds exactly this history; otherwise a new one.
-fn take_session(model: &LoadedModel, cached: &mut Option<CachedChat>, turn: &ChatTurn) -> ChatSession {
+/// True when `s` holds exactly the conversation `turn` continues.
+fn holds(s: &ChatSession, turn: &ChatTurn) -> bool {
+    s.mode() == turn.mode && s.system() == turn.system.as_deref() && s.messages() == turn.history.as_slice()
+}
+
+/// The cached session when it holds exactly this history; else the one saved in the
+/// turn's state file when that does (with what became of the file); otherwise a new one.
+fn take_session(
+    model: &LoadedModel,
+    cached: &mut Option<CachedChat>,
+    turn: &ChatTurn,
+) -> (ChatSession, Option<StateNote>) {
     if let Some(c) = cached.take() {
-        let s = &c.session;
-        if c.conversation == turn.conversation
-            && s.mode() == turn.mode
-            && s.system() == turn.system.as_deref()
-            && s.messages() == turn.history.as_slice()
-        {
-            return c.session;
+        if c.conversation == turn.conversation && holds(&c.session, turn) {
+            return (c.session, None);
         }
     }
+    // A file that holds another history (an edit, a regeneration, a reset) is simply
+    // written anew after this turn; one that cannot be read for this model is reported.
+    let resumed = turn.state_file.as_deref().filter(|p| p.exists()).map(|path| {
+        ChatSession::resume(&model.engine, model.template.clone(), path).map(|s| Some(s).filter(|s| holds(s, turn)))
+    });
+    let note = match resumed {
+        Some(Ok(Some(session))) => return (session, Some(StateNote::Resumed)),
+        Some(Err(e)) => {
+            log::info!("not resuming from the saved state: {e}");
+            Some(StateNote::Refused(e.to_string()))
+        }
+        Some(Ok(None)) | None => None,
+    };
     let mut session = ChatSession::new(&model.engine, model.template.clone(), turn.mode, turn.system.clone());
     session.replace_history(turn.history.clone());
-    session
+    (session, note)
 }

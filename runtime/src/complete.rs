@@ -34,5 +34,6 @@ pub(crate) fn run_completion(
         reused_history: false,
         generated: generation.generated,
         remote_host: None,
+        state: None,
     })
 }

@@ -31,6 +31,10 @@ pub struct ChatTurn {
     pub history: Vec<ChatMessage>,
     pub user_text: String,
     pub params: GenerateParams,
+    /// Where this conversation's engine state is saved when a reply ends and read back
+    /// when the session in RAM is another's (after a restart): the next turn then
+    /// prefills only its message. `None`: nothing is saved.
+    pub state_file: Option<std::path::PathBuf>,
 }
 
 /// A raw continuation (no chat template, no engine state kept): the prompt is encoded
@@ -70,6 +74,22 @@ pub struct FinishedReply {
     pub generated: Vec<u32>,
     /// The host a remote backend answered from; `None` for the local engine.
     pub remote_host: Option<String>,
+    /// What happened to the turn's saved state, when it has a state file: resumed from it,
+    /// refused (and why: the history was replayed instead), or a failed save.
+    pub state: Option<StateNote>,
+}
+
+/// What a chat turn did with its state file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StateNote {
+    /// The session was read from the file; only the new message was prefilled.
+    Resumed,
+    /// The file could not serve this turn (the reason); the history was replayed.
+    Refused(String),
+    /// The reply is fine, but saving its state failed (the reason).
+    SaveFailed(String),
+    /// The session in RAM served the turn; the file was written again.
+    Saved,
 }
 
 /// How a job ended.

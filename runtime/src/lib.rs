@@ -28,7 +28,9 @@ mod worker;
 
 pub use error::RuntimeError;
 pub use figures::{LiveFigures, ReplyFigures};
-pub use handler::{ChatTurn, CompletionTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress};
+pub use handler::{
+    ChatTurn, CompletionTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, StateNote,
+};
 pub use k3_engine::chat::Channel;
 pub use model::{LoadedModel, ModelRequest, ModelSummary};
 pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot, TokenSample, TIMELINE_TOKENS};

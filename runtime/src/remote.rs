@@ -102,6 +102,7 @@ pub(crate) fn run_remote_reply(
                 reused_history: false,
                 generated: Vec::new(),
                 remote_host: Some(host),
+                state: None,
             }))
         }
         Err(failure) => {

@@ -73,6 +73,7 @@ fn turn(history: Vec<ChatMessage>, text: &str, max_new_tokens: usize) -> ChatTur
             stop_ids: vec![],
             mode: DecodeMode::Incremental,
         },
+        state_file: None,
     }
 }
 

@@ -64,7 +64,15 @@ pub fn chat_turn(messages: &[WireMessage], mode: ChatMode, params: GenerateParam
     };
     // The session's messages are exactly what it answered: a reply without thinking
     // carries an empty think channel in thinking mode (see `message`).
-    Ok(ChatTurn { conversation: API_CONVERSATION, system, mode, history: all, user_text: last.content, params })
+    Ok(ChatTurn {
+        conversation: API_CONVERSATION,
+        system,
+        mode,
+        history: all,
+        user_text: last.content,
+        params,
+        state_file: None,
+    })
 }
 
 #[cfg(test)]

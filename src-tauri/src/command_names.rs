@@ -57,5 +57,6 @@ pub const COMMANDS: &[&str] = &[
     "performance_settings",
     "apply_performance",
     "set_speculation",
+    "set_resume",
     "read_log",
 ];

@@ -22,6 +22,7 @@ pub mod memory;
 pub mod model_folder;
 pub mod options;
 pub mod performance;
+pub mod saved_states;
 pub mod setup;
 pub mod slug;
 pub mod state;
@@ -90,6 +91,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         performance_settings,
         apply_performance,
         set_speculation,
+        set_resume,
         read_log,
     ])
 }

@@ -166,6 +166,11 @@ pub struct PerformanceView {
     /// The saved speculative decoding choice, and the most draft tokens it may ask for.
     pub speculation: SpeculationChoice,
     pub max_draft: u32,
+    /// How many conversations keep their engine state, the most the page offers, and the
+    /// states saved now.
+    pub resume: crate::saved_states::ResumeChoice,
+    pub max_keep: u32,
+    pub saved_states: crate::saved_states::SavedStates,
 }
 
 #[cfg(test)]

@@ -124,6 +124,15 @@ fn thread_counts_are_checked_saved_and_reopen_the_model_through_ipc() {
     assert_eq!(view["speculation"], json!({"maxDraft": 4}));
     assert_eq!(view["inUse"]["compute"], json!(1), "the model was not reopened: {view}");
 
+    // Resume after a restart: 4 conversations by default, at most 64, saved in resume.json.
+    assert_eq!((view["resume"].clone(), view["maxKeep"].clone()), (json!({"keep": 4}), json!(64)));
+    assert_eq!(view["savedStates"], json!({"count": 0, "bytes": 0}));
+    let e = invoke(&webview, "set_resume", json!({"choice": {"keep": 65}})).unwrap_err();
+    assert!(e["message"].as_str().unwrap().contains("65 is more than 64"), "{e}");
+    invoke(&webview, "set_resume", json!({"choice": {"keep": 1}})).unwrap();
+    let view = invoke(&webview, "performance_settings", json!({})).unwrap();
+    assert_eq!(view["resume"], json!({"keep": 1}));
+
     // No log written yet (the log plugin runs in the app, not here): an empty log at the data folder's path.
     let log = invoke(&webview, "read_log", json!({"lines": 50})).unwrap();
     assert_eq!(log["lines"], json!([]));

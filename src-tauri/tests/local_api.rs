@@ -150,7 +150,7 @@ fn a_chat_in_the_window_queues_behind_a_busy_server_instead_of_failing() {
             id,
             JobKind::Send { text: "Hello".into() },
             Box::new(move |e| drop(tx.send(e))),
-            (&state.backends, k3_engine::DecodeMode::Incremental),
+            (&state.backends, k3_desktop::worker::LocalReply::serial()),
         )
         .unwrap();
     match rx.recv_timeout(Duration::from_secs(10)).unwrap() {

@@ -18,7 +18,7 @@ use k3_desktop::ipc::error::ErrorCode;
 use k3_desktop::ipc::events::{EventEmitter, GenerationEvent};
 use k3_desktop::options::demo_model;
 use k3_desktop::performance::Threads;
-use k3_desktop::worker::{JobKind, ModelTarget, Worker};
+use k3_desktop::worker::{JobKind, LocalReply, ModelTarget, Worker};
 use k3_engine::DecodeMode;
 
 struct Harness {
@@ -29,7 +29,7 @@ struct Harness {
 
 impl Harness {
     fn generate(&self, conversation: i64, kind: JobKind, emit: EventEmitter) -> u64 {
-        self.worker.generate(conversation, kind, emit, (&self.backends, DecodeMode::Incremental)).unwrap()
+        self.worker.generate(conversation, kind, emit, (&self.backends, LocalReply::serial())).unwrap()
     }
 }
 
@@ -134,7 +134,8 @@ fn replies_decoded_speculatively_are_saved_exactly_as_serial_replies() {
     for text in ["Say something long", "And then?"] {
         for (id, mode) in [(serial, DecodeMode::Incremental), (fast, DecodeMode::Speculative { max_draft: 4 })] {
             let (emit, rx) = recorder();
-            h.worker.generate(id, JobKind::Send { text: text.into() }, emit, (&h.backends, mode)).unwrap();
+            let local = LocalReply { mode, state_file: None };
+            h.worker.generate(id, JobKind::Send { text: text.into() }, emit, (&h.backends, local)).unwrap();
             let events = drain(&rx);
             let (_, message) = finished(&events);
             replies.push((message.content.clone(), streamed_text(&events), message.stats.map(|s| s.output_tokens)));
@@ -184,6 +185,42 @@ fn stop_ends_the_reply_in_the_engine_within_250_ms_and_keeps_the_partial() {
     let _ = finished(&drain(&rx));
     assert_eq!(saved_before.max(3), 3);
     assert_eq!(h.store.lock().unwrap().messages(id).unwrap().len(), 4);
+}
+
+/// With its engine state saved (`saved_states`), a conversation continued after a restart
+/// prefills only its new message, and replies as the process that never stopped.
+#[test]
+fn a_restart_with_the_saved_state_prefills_only_the_new_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("states").join("1.k3state");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let saving = || LocalReply { mode: DecodeMode::Incremental, state_file: Some(file.clone()) };
+    let ask = |h: &Harness, id: i64, text: &str, local: LocalReply| {
+        let (emit, rx) = recorder();
+        h.worker.generate(id, JobKind::Send { text: text.into() }, emit, (&h.backends, local)).unwrap();
+        finished(&drain(&rx)).1
+    };
+    // The process that never stops, for the reply to compare with.
+    let (stayed, id) = {
+        let h = start(&dir.path().join("stayed"));
+        let id = conversation(&h, &settings(6));
+        ask(&h, id, "Remember this", LocalReply::serial());
+        (ask(&h, id, "What was it?", LocalReply::serial()), id)
+    };
+    let id = {
+        let h = start(dir.path());
+        let id2 = conversation(&h, &settings(6));
+        assert_eq!(id2, id, "both data folders number conversations alike");
+        ask(&h, id2, "Remember this", saving());
+        id2
+    };
+    assert!(file.exists(), "the reply saved its state");
+    let h = start(dir.path());
+    let m = ask(&h, id, "What was it?", saving());
+    let s = m.stats.unwrap();
+    assert!(s.prefilled_tokens < s.prompt_tokens, "prefilled {} of {}", s.prefilled_tokens, s.prompt_tokens);
+    assert_eq!(m.content, stayed.content, "the reply after the restart");
+    assert_eq!(s.prefilled_tokens, stayed.stats.unwrap().prefilled_tokens, "as few tokens as the process that stayed");
 }
 
 #[test]
@@ -427,7 +464,7 @@ fn a_conversation_set_to_a_removed_backend_is_refused_and_nothing_is_sent() {
     let (emit, _rx) = recorder();
     let e = h
         .worker
-        .generate(id, JobKind::Send { text: "Hi".into() }, emit, (&h.backends, DecodeMode::Incremental))
+        .generate(id, JobKind::Send { text: "Hi".into() }, emit, (&h.backends, LocalReply::serial()))
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound);
     assert!(e.message.contains("removed in Settings › Backends"), "{}", e.message);

@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 use k3_engine::chat::{ChatMessage, ChatMode, Role};
 use k3_engine::{DecodeMode, FinishReason, GenerateParams};
 use k3_plan::{format_bytes, BudgetChoice, Preset};
-use k3_runtime::{ChatTurn, JobId, ModelRequest, ModelSummary, ReplyHandler, ReplyOutcome, ReplyProgress, Runtime};
+use k3_runtime::{
+    ChatTurn, JobId, ModelRequest, ModelSummary, ReplyHandler, ReplyOutcome, ReplyProgress, Runtime, StateNote,
+};
 
 use super::{engine_options, input_error, runtime_error, sampling, Failure};
 use crate::args::ChatArgs;
@@ -64,6 +66,23 @@ struct Conversation {
     messages: Vec<ChatMessage>,
     mode: ChatMode,
     params: GenerateParams,
+    /// `--resume FILE`: where the conversation and its engine state are kept.
+    state_file: Option<std::path::PathBuf>,
+}
+
+/// The conversation `--resume FILE` holds (its system prompt and mode replace the flags'),
+/// or a new one when the file does not exist yet or cannot be read (said, not fatal).
+fn resumed_conversation(conversation: &mut Conversation) {
+    let Some(path) = conversation.state_file.clone().filter(|p| p.exists()) else { return };
+    match k3_engine::chat::read_saved_conversation(&path) {
+        Ok(saved) => {
+            outln!("(continuing the {} messages saved in {})", saved.messages.len(), path.display());
+            conversation.system = saved.system;
+            conversation.mode = saved.mode;
+            conversation.messages = saved.messages;
+        }
+        Err(e) => outln!("({e}; starting a new conversation, which will be saved there)"),
+    }
 }
 
 pub fn chat(args: ChatArgs) -> Result<(), Failure> {
@@ -84,7 +103,14 @@ pub fn chat(args: ChatArgs) -> Result<(), Failure> {
     };
     params.sampling.validate()?;
     let mode = if args.thinking { ChatMode::Thinking } else { ChatMode::Instruct };
-    let mut conversation = Conversation { system: args.system.clone(), messages: Vec::new(), mode, params };
+    let mut conversation = Conversation {
+        system: args.system.clone(),
+        messages: Vec::new(),
+        mode,
+        params,
+        state_file: args.resume.clone(),
+    };
+    resumed_conversation(&mut conversation);
     let current: CurrentReply = Arc::new(Mutex::new(None));
     install_ctrl_c(runtime.clone(), current.clone())?;
     let interactive = std::io::stdin().is_terminal();
@@ -203,6 +229,7 @@ fn reply(
         history: conversation.messages.clone(),
         user_text: line.to_string(),
         params: conversation.params.clone(),
+        state_file: conversation.state_file.clone(),
     };
     let (done, outcome) = mpsc::channel();
     let job = runtime.reply(Box::new(TerminalReply { turn: Some(turn), done }));
@@ -229,6 +256,14 @@ fn reply(
         f.time_to_first_token.as_secs_f64(),
         f.seconds_per_token.map_or("– s/token".to_string(), |s| format!("{s:.3} s/token")),
     );
+    match &out.state {
+        Some(StateNote::Resumed) => outln!("(the engine state was read from the saved file: no history replayed)"),
+        Some(StateNote::Refused(reason)) => {
+            outln!("(the saved state was not used: {reason}; the history was replayed)")
+        }
+        Some(StateNote::SaveFailed(reason)) => outln!("(the state could not be saved: {reason})"),
+        Some(StateNote::Saved) | None => {}
+    }
     Ok(())
 }
 

@@ -34,6 +34,16 @@ impl Literals {
         Literals { nonce: h.finish() }
     }
 
+    /// The nonce, to save with a session ([`Literals::with_nonce`] restores it).
+    pub fn nonce(&self) -> u64 {
+        self.nonce
+    }
+
+    /// The markers of a saved session.
+    pub fn with_nonce(nonce: u64) -> Self {
+        Literals { nonce }
+    }
+
     fn marker(&self, index: usize) -> String {
         format!("{OPEN}{:016x}{index:08x}{CLOSE}", self.nonce)
     }

@@ -13,5 +13,5 @@ pub mod session;
 pub mod template;
 
 pub use reply::{Channel, Piece, ReplyReader};
-pub use session::{ChatReply, ChatSession};
+pub use session::{read_saved_conversation, ChatReply, ChatSession, SavedConversation};
 pub use template::{ChatMessage, ChatMode, ChatTemplate, Role};

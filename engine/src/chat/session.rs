@@ -7,16 +7,22 @@
 //! differently than it was generated) clear the session and prefill everything.
 //! Must not: re-encode text the engine already consumed (tokens are the truth), or let a
 //! special-token string a person typed become a control token (`chat::literal`).
+//! Also owns saving a conversation with its engine state and resuming it
+//! ([`ChatSession::save`], [`ChatSession::resume`], over `resume`'s file format).
 //! Easy to break: the assistant message is stored as the reply's channels read by
 //! [`ReplyReader`] (markup removed), so rendering it again reproduces exactly what was
 //! generated followed by the close (a reply cut short by the token limit is closed in the
 //! next turn's delta; one with stray added tokens renders differently and is replayed).
 
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
 use crate::chat::literal::Literals;
 use crate::chat::reply::ReplyReader;
 use crate::chat::template::{ChatMessage, ChatMode, ChatTemplate, Role};
 use crate::engine::{Engine, GenerateParams, Generation, Session};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::events::{CancelToken, EventSink};
 use crate::tokenizer::Tokenizer;
 
@@ -28,6 +34,35 @@ pub struct ChatReply {
     pub generation: Generation,
     /// True when the turn reused the engine state of earlier turns.
     pub reused_history: bool,
+}
+
+/// What a saved chat holds beside the engine session (the state file's note).
+#[derive(Serialize, Deserialize)]
+struct SavedChat {
+    system: Option<String>,
+    messages: Vec<ChatMessage>,
+    mode: ChatMode,
+    fed_text: String,
+    nonce: u64,
+}
+
+/// The conversation a state file holds (read without a model, to show or continue it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedConversation {
+    pub system: Option<String>,
+    pub messages: Vec<ChatMessage>,
+    pub mode: ChatMode,
+}
+
+/// The conversation saved at `path` by [`ChatSession::save`].
+pub fn read_saved_conversation(path: &Path) -> Result<SavedConversation> {
+    let saved = saved_chat(path, crate::resume::read_note(path)?)?;
+    Ok(SavedConversation { system: saved.system, messages: saved.messages, mode: saved.mode })
+}
+
+fn saved_chat(path: &Path, note: serde_json::Value) -> Result<SavedChat> {
+    serde_json::from_value(note)
+        .map_err(|e| Error::StateFile { path: path.into(), reason: format!("its conversation: {e}") })
 }
 
 /// A conversation with carried engine state.
@@ -88,6 +123,38 @@ impl ChatSession {
 
     pub fn messages(&self) -> &[ChatMessage] {
         &self.messages
+    }
+
+    /// Saves the conversation and its engine state to `path` (`resume`'s format), so
+    /// [`ChatSession::resume`] can answer the next turn prefilling only its message.
+    pub fn save(&self, engine: &Engine, path: &Path) -> Result<()> {
+        let saved = SavedChat {
+            system: self.system.clone(),
+            messages: self.messages.clone(),
+            mode: self.mode,
+            fed_text: self.fed_text.clone(),
+            nonce: self.literals.nonce(),
+        };
+        let note =
+            serde_json::to_value(saved).map_err(|e| Error::StateFile { path: path.into(), reason: e.to_string() })?;
+        engine.save_session(&self.session, path, note)
+    }
+
+    /// The conversation saved at `path` with its engine state; a file that does not match
+    /// this checkpoint (or is damaged) is `Error::StateFile`: start a new session and
+    /// replay the history instead.
+    pub fn resume(engine: &Engine, template: ChatTemplate, path: &Path) -> Result<Self> {
+        let (session, note) = engine.resume_session(path)?;
+        let saved = saved_chat(path, note)?;
+        Ok(ChatSession {
+            session,
+            system: saved.system,
+            messages: saved.messages,
+            mode: saved.mode,
+            template,
+            fed_text: saved.fed_text,
+            literals: Literals::with_nonce(saved.nonce),
+        })
     }
 
     /// Every token the engine session holds (prompts and replies).

@@ -27,7 +27,7 @@ const TEMPLATE_FUEL: u64 = 2_000_000;
 const MAX_RENDERED_BYTES: usize = 16 << 20;
 
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
@@ -46,7 +46,7 @@ impl Role {
 }
 
 /// One message of a conversation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct ChatMessage {
     pub role: Role,
     /// The visible text (the `response` channel for the assistant).
@@ -62,7 +62,8 @@ impl ChatMessage {
 }
 
 /// Instruct (answer directly) or thinking (reason in the `think` channel first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ChatMode {
     Instruct,
     Thinking,

@@ -120,6 +120,26 @@ impl KdaState {
         self.journal = None;
     }
 
+    /// Floats [`KdaState::carried`] holds for `cfg`.
+    pub(crate) fn carried_floats(cfg: &ModelConfig) -> usize {
+        let (h, d, k) = (cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
+        h * d * d + 3 * h * d * (k - 1)
+    }
+
+    /// The carried numbers in a fixed order: the state, then the q, k and v histories.
+    pub(crate) fn carried(&self) -> [&[f32]; 4] {
+        let c = &self.carried;
+        [&c.s, &c.q_hist, &c.k_hist, &c.v_hist]
+    }
+
+    /// The carried numbers to overwrite, in [`KdaState::carried`]'s order (any journal is
+    /// dropped).
+    pub(crate) fn carried_mut(&mut self) -> [&mut [f32]; 4] {
+        self.journal = None;
+        let c = &mut self.carried;
+        [&mut c.s, &mut c.q_hist, &mut c.k_hist, &mut c.v_hist]
+    }
+
     /// True when both carry the same numbers, bit for bit (journals aside).
     pub fn same_bits(&self, other: &KdaState) -> bool {
         let c = |x: &KdaCarried| -> Vec<u32> {

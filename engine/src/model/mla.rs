@@ -91,6 +91,26 @@ impl MlaCache {
         }
     }
 
+    /// Floats each position holds: `(kv, k_rope)`.
+    pub(crate) fn floats_per_position(cfg: &ModelConfig) -> (usize, usize) {
+        let m = &cfg.mla;
+        (m.n_heads * (m.qk_nope_head_dim + m.v_head_dim), m.qk_rope_head_dim)
+    }
+
+    /// The cached numbers: `(kv, k_rope)` of every position held.
+    pub(crate) fn cached(&self) -> (&[f32], &[f32]) {
+        (&self.kv, &self.k_rope)
+    }
+
+    /// Replaces the cache with `positions` positions of `kv` and `k_rope` (each exactly
+    /// [`MlaCache::floats_per_position`] per position), within the reserved room.
+    pub(crate) fn restore(&mut self, positions: usize, kv: &[f32], k_rope: &[f32]) {
+        self.clear();
+        self.kv.extend_from_slice(kv);
+        self.k_rope.extend_from_slice(k_rope);
+        self.n_positions = positions;
+    }
+
     /// True when both hold the same positions, bit for bit.
     pub fn same_bits(&self, other: &MlaCache) -> bool {
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();

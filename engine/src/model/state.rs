@@ -76,6 +76,63 @@ impl SequenceState {
         self.n_positions = keep_to;
     }
 
+    /// Floats of the carried numbers of a state of `cfg` holding `positions` positions.
+    pub(crate) fn carried_floats(cfg: &ModelConfig, positions: usize) -> usize {
+        let kda = KdaState::carried_floats(cfg);
+        let (kv, rope) = MlaCache::floats_per_position(cfg);
+        cfg.layer_kinds
+            .iter()
+            .map(|k| match k {
+                LayerKind::Kda => kda,
+                LayerKind::Mla => positions * (kv + rope),
+            })
+            .sum()
+    }
+
+    /// Every carried number, layer by layer (KDA: state and histories; MLA: kv then
+    /// k_rope), appended to `out` as f32 little-endian.
+    pub(crate) fn write_carried(&self, out: &mut Vec<u8>) {
+        let mut put = |v: &[f32]| v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
+        for layer in &self.layers {
+            match layer {
+                LayerMemory::Kda(s) => s.carried().into_iter().for_each(&mut put),
+                LayerMemory::Mla(c) => {
+                    let (kv, rope) = c.cached();
+                    put(kv);
+                    put(rope);
+                }
+            }
+        }
+    }
+
+    /// Replaces every carried number with `bytes`, as [`SequenceState::write_carried`]
+    /// wrote them for `positions` positions of `cfg`; false (and a reset state) when the
+    /// length does not match or `positions` exceeds the reserved room.
+    pub(crate) fn read_carried(&mut self, cfg: &ModelConfig, positions: usize, bytes: &[u8], room: usize) -> bool {
+        self.reset();
+        if positions > room || bytes.len() != Self::carried_floats(cfg, positions) * 4 {
+            return false;
+        }
+        let mut floats = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        let (kv_w, rope_w) = MlaCache::floats_per_position(cfg);
+        for layer in &mut self.layers {
+            match layer {
+                LayerMemory::Kda(s) => {
+                    for v in s.carried_mut() {
+                        v.iter_mut().zip(&mut floats).for_each(|(x, f)| *x = f);
+                    }
+                }
+                LayerMemory::Mla(c) => {
+                    let kv: Vec<f32> = floats.by_ref().take(positions * kv_w).collect();
+                    let rope: Vec<f32> = floats.by_ref().take(positions * rope_w).collect();
+                    c.restore(positions, &kv, &rope);
+                }
+            }
+        }
+        self.n_positions = positions;
+        true
+    }
+
     /// True when both states hold the same positions with the same numbers, bit for bit.
     pub fn same_bits(&self, other: &SequenceState) -> bool {
         self.n_positions == other.n_positions

@@ -93,7 +93,9 @@ pub async fn update_conversation(
 
 #[tauri::command]
 pub async fn delete_conversation(state: State<'_, AppState>, id: i64) -> Result<(), IpcError> {
-    Ok(state.history()?.delete(id)?)
+    state.history()?.delete(id)?;
+    // Its saved engine state goes with it.
+    crate::saved_states::forget(&state.data_dir, id)
 }
 
 #[tauri::command]

@@ -7,13 +7,19 @@ use tauri::State;
 use crate::ipc::error::IpcError;
 use crate::ipc::events::{channel_emitter, GenerationEvent};
 use crate::performance::SpeculationChoice;
+use crate::saved_states::{self, ResumeChoice};
 use crate::state::AppState;
-use crate::worker::JobKind;
+use crate::worker::{JobKind, LocalReply};
 
-/// Where a conversation's reply goes and how the local engine decodes it (the saved
-/// speculative decoding choice, read per reply so a change applies from the next one).
-fn route(state: &AppState) -> (&crate::backends::Backends, k3_engine::DecodeMode) {
-    (&state.backends, SpeculationChoice::load(&state.data_dir).decode_mode())
+/// Where conversation `id`'s reply goes and how the local engine answers it: the saved
+/// speculative decoding choice, and the state file (room made for it among the kept
+/// ones), both read per reply so a change applies from the next one.
+fn route(state: &AppState, id: i64) -> Result<(&crate::backends::Backends, LocalReply), IpcError> {
+    let resume = ResumeChoice::load(&state.data_dir);
+    let state_file = saved_states::state_file(&state.data_dir, id, resume);
+    saved_states::prune(&state.data_dir, resume.keep, state_file.as_deref())?;
+    let mode = SpeculationChoice::load(&state.data_dir).decode_mode();
+    Ok((&state.backends, LocalReply { mode, state_file }))
 }
 
 #[tauri::command]
@@ -26,7 +32,12 @@ pub async fn send_message(
     if text.trim().is_empty() {
         return Err(IpcError::invalid("the message is empty"));
     }
-    state.worker.generate(conversation_id, JobKind::Send { text }, channel_emitter(on_event), route(&state))
+    state.worker.generate(
+        conversation_id,
+        JobKind::Send { text },
+        channel_emitter(on_event),
+        route(&state, conversation_id)?,
+    )
 }
 
 #[tauri::command]
@@ -35,7 +46,12 @@ pub async fn regenerate(
     conversation_id: i64,
     on_event: Channel<GenerationEvent>,
 ) -> Result<u64, IpcError> {
-    state.worker.generate(conversation_id, JobKind::Regenerate, channel_emitter(on_event), route(&state))
+    state.worker.generate(
+        conversation_id,
+        JobKind::Regenerate,
+        channel_emitter(on_event),
+        route(&state, conversation_id)?,
+    )
 }
 
 #[tauri::command]
@@ -50,7 +66,7 @@ pub async fn edit_message(
         return Err(IpcError::invalid("the message is empty"));
     }
     let kind = JobKind::Edit { message_id, text };
-    state.worker.generate(conversation_id, kind, channel_emitter(on_event), route(&state))
+    state.worker.generate(conversation_id, kind, channel_emitter(on_event), route(&state, conversation_id)?)
 }
 
 /// Stops job `job_id` (queued or running); false when it already ended.

@@ -14,6 +14,7 @@ use crate::logging::{read_tail, LogTail};
 use crate::performance::{
     cores, PerformanceView, SpeculationChoice, Threads, ThreadsInUse, DEFAULT_IO_THREADS, MAX_IO_THREADS,
 };
+use crate::saved_states::{self, ResumeChoice};
 use crate::state::AppState;
 use crate::worker::ModelTarget;
 
@@ -37,7 +38,20 @@ pub fn performance_settings(state: State<'_, AppState>) -> PerformanceView {
         speed_test_dir: model.filter(|m| !m.is_demo).map(|m| m.path.display().to_string()),
         speculation: SpeculationChoice::load(&state.data_dir),
         max_draft: k3_engine::speculate::MAX_DRAFT as u32,
+        resume: ResumeChoice::load(&state.data_dir),
+        max_keep: saved_states::MAX_KEEP,
+        saved_states: saved_states::usage(&state.data_dir),
     }
+}
+
+/// Saves how many conversations keep their engine state; the oldest beyond it go now.
+#[tauri::command]
+pub fn set_resume(state: State<'_, AppState>, choice: ResumeChoice) -> Result<(), IpcError> {
+    choice.check()?;
+    choice.save(&state.data_dir)?;
+    saved_states::prune(&state.data_dir, choice.keep, None)?;
+    log::info!("saved conversation states: keep {}", choice.keep);
+    Ok(())
 }
 
 /// Saves the speculative decoding choice; the next reply decodes with it (no reopen).

@@ -91,6 +91,8 @@ pub fn render_typescript() -> String {
         decl::<crate::performance::Threads>(&cfg),
         decl::<crate::performance::ThreadsInUse>(&cfg),
         decl::<crate::performance::SpeculationChoice>(&cfg),
+        decl::<crate::saved_states::ResumeChoice>(&cfg),
+        decl::<crate::saved_states::SavedStates>(&cfg),
         decl::<crate::performance::PerformanceView>(&cfg),
         decl::<crate::logging::LogLine>(&cfg),
         decl::<crate::logging::LogTail>(&cfg),

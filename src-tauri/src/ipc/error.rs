@@ -94,6 +94,9 @@ impl From<&k3_engine::Error> for IpcError {
             E::Option { .. } | E::TokenId { .. } | E::Empty { .. } => ErrorCode::InvalidArgument,
             E::Budget(_) => ErrorCode::BudgetTooSmall,
             E::Io { .. } | E::Read { .. } | E::OutputFolder { .. } => ErrorCode::Io,
+            // A saved state the runtime could not use is replayed instead; mapped for
+            // exhaustiveness, like a file that could not be read.
+            E::StateFile { .. } => ErrorCode::Io,
             // Never leaves the engine (a stop is a finish reason); mapped for exhaustiveness.
             E::Stopped => ErrorCode::Internal,
         };

@@ -100,14 +100,14 @@ impl Worker {
 
     /// Queues a generation; returns its job id at once. Events go to `emit`, starting
     /// with `queued`. A conversation set to a remote backend is answered by it (and only
-    /// then does anything leave this machine); the others by the local engine, decoding
-    /// with `mode` (Settings › Performance: speculative or not; the reply is the same).
+    /// then does anything leave this machine); the others by the local engine as `local`
+    /// says (Settings › Performance: speculative or not, where the state is saved).
     pub fn generate(
         &self,
         conversation_id: i64,
         kind: JobKind,
         emit: EventEmitter,
-        (backends, mode): (&Backends, DecodeMode),
+        (backends, local): (&Backends, LocalReply),
     ) -> Result<u64, IpcError> {
         let backend = self
             .store
@@ -117,8 +117,7 @@ impl Worker {
         match backend {
             None => {
                 let model_name = self.runtime.probe().snapshot().model.map(|m| m.name).unwrap_or_default();
-                let reply =
-                    HistoryReply::new(conversation_id, kind, self.store.clone(), emit, model_name).decoding(mode);
+                let reply = HistoryReply::new(conversation_id, kind, self.store.clone(), emit, model_name).local(local);
                 Ok(self.runtime.reply(Box::new(reply)))
             }
             Some(id) => {
@@ -133,6 +132,21 @@ impl Worker {
     /// Requests a stop of job `id` (queued or running); false when no such job is live.
     pub fn cancel(&self, id: u64) -> bool {
         self.runtime.cancel(id)
+    }
+}
+
+/// How the local engine answers a reply: its decode mode (speculative or not: the same
+/// reply) and where the conversation's engine state is saved (`None`: nowhere).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalReply {
+    pub mode: DecodeMode,
+    pub state_file: Option<std::path::PathBuf>,
+}
+
+impl LocalReply {
+    /// One token per pass, nothing saved.
+    pub fn serial() -> Self {
+        LocalReply { mode: DecodeMode::Incremental, state_file: None }
     }
 }
 

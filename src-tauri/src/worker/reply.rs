@@ -39,8 +39,8 @@ pub struct HistoryReply {
     pub emit: EventEmitter,
     /// The model's name, saved with the stats.
     pub model_name: String,
-    /// How the local engine decodes the reply (speculative or not: the same reply).
-    mode: DecodeMode,
+    /// How the local engine decodes the reply and where it saves the state.
+    local: super::LocalReply,
     /// Set by `begin`: the settings the reply runs with, or why the job was refused.
     settings: Option<SamplingSettings>,
     refusal: Option<IpcError>,
@@ -54,13 +54,13 @@ impl HistoryReply {
         emit: EventEmitter,
         model_name: String,
     ) -> Self {
-        let mode = DecodeMode::Incremental;
-        HistoryReply { conversation_id, kind, store, emit, model_name, mode, settings: None, refusal: None }
+        let local = super::LocalReply::serial();
+        HistoryReply { conversation_id, kind, store, emit, model_name, local, settings: None, refusal: None }
     }
 
-    /// This reply decoded with `mode` by the local engine.
-    pub fn decoding(self, mode: DecodeMode) -> Self {
-        HistoryReply { mode, ..self }
+    /// This reply answered by the local engine as `local` says.
+    pub fn local(self, local: super::LocalReply) -> Self {
+        HistoryReply { local, ..self }
     }
 }
 
@@ -117,7 +117,8 @@ impl ReplyHandler for HistoryReply {
             mode: if settings.thinking { ChatMode::Thinking } else { ChatMode::Instruct },
             history: prepared.history.iter().map(engine_message).collect(),
             user_text: prepared.user_text,
-            params: generate_params(&settings, self.mode),
+            params: generate_params(&settings, self.local.mode),
+            state_file: self.local.state_file.clone(),
         };
         self.settings = Some(settings);
         Some(turn)

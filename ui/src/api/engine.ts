@@ -42,6 +42,7 @@ import type {
   SpeedSummary,
   PerformanceView,
   SpeculationChoice,
+  ResumeChoice,
   Threads,
   LogTail,
   BackendView,
@@ -270,6 +271,8 @@ export const performanceSettings = () => call<PerformanceView>("performance_sett
 export const applyPerformance = (threads: Threads) => call<ModelInfo>("apply_performance", { threads });
 /** Saves the speculative decoding choice; the next reply decodes with it (no reopen). */
 export const setSpeculation = (choice: SpeculationChoice) => call<null>("set_speculation", { choice });
+/** Saves how many conversations keep their engine state (the oldest beyond go). */
+export const setResume = (choice: ResumeChoice) => call<null>("set_resume", { choice });
 /** Opens the Memory or Disk tab in its own window. */
 export const openDashboardWindow = (view: "memory" | "disk") => call<null>("open_dashboard_window", { view });
 

@@ -23,6 +23,9 @@ const view: PerformanceView = {
   speedTestDir: null,
   speculation: { maxDraft: 0 },
   maxDraft: 32,
+  resume: { keep: 4 },
+  maxKeep: 64,
+  savedStates: { count: 2, bytes: 750_000_000 },
 };
 
 const log: LogTail = {
@@ -46,6 +49,10 @@ class Scripted implements Transport {
     }
     if (cmd === "set_speculation") {
       this.view = { ...this.view, speculation: args.choice as PerformanceView["speculation"] };
+      return null as T;
+    }
+    if (cmd === "set_resume") {
+      this.view = { ...this.view, resume: args.choice as PerformanceView["resume"] };
       return null as T;
     }
     if (cmd === "read_log") return structuredClone(log) as T;
@@ -117,7 +124,7 @@ describe("speculative decoding", () => {
   it("parses an empty field as off and refuses what one pass cannot carry", () => {
     expect(parseDraft(" ", 32)).toBe(0);
     expect(parseDraft("4", 32)).toBe(4);
-    expect(parseDraft("33", 32)).toBe("Draft tokens: a whole number from 0 (off) to 32.");
+    expect(parseDraft("33", 32)).toBe("Draft tokens: a whole number from 0 to 32.");
     expect(parseDraft("-1", 32)).toMatch(/^Draft tokens/);
     expect(parseDraft("2.5", 32)).toMatch(/^Draft tokens/);
   });
@@ -128,13 +135,30 @@ describe("speculative decoding", () => {
     expect($<HTMLInputElement>(`${form} input`)!.value).toBe("");
     await input(`${form} input`, "40");
     await act(() => $<HTMLButtonElement>(`${form} button[type=submit]`)!.click());
-    expect(text("[data-testid=speculation-status]")).toBe("Draft tokens: a whole number from 0 (off) to 32.");
+    expect(text("[data-testid=speculation-setting-status]")).toBe("Draft tokens: a whole number from 0 to 32.");
     await input(`${form} input`, "4");
     await act(() => $<HTMLButtonElement>(`${form} button[type=submit]`)!.click());
     await flush();
     expect(backend.calls.filter((c) => c[0] === "set_speculation")).toEqual([["set_speculation", { choice: { maxDraft: 4 } }]]);
     expect(backend.calls.some((c) => c[0] === "apply_performance")).toBe(false);
-    expect(text("[data-testid=speculation-status]")).toBe("Saved: from the next reply, up to 4 drafted tokens are checked per pass.");
+    expect(text("[data-testid=speculation-setting-status]")).toBe("Saved: from the next reply, up to 4 drafted tokens are checked per pass.");
+  });
+});
+
+describe("resume after a restart", () => {
+  it("shows the states saved now and saves how many conversations keep theirs", async () => {
+    const backend = await open("performance");
+    const form = "[data-testid=resume-setting]";
+    expect(text(form)).toContain("Now 2 saved, 750.0 MB in the app's data folder");
+    expect($<HTMLInputElement>(`${form} input`)!.value).toBe("4");
+    await input(`${form} input`, "65");
+    await act(() => $<HTMLButtonElement>(`${form} button[type=submit]`)!.click());
+    expect(text("[data-testid=resume-setting-status]")).toBe("Conversations kept: a whole number from 0 to 64.");
+    await input(`${form} input`, "0");
+    await act(() => $<HTMLButtonElement>(`${form} button[type=submit]`)!.click());
+    await flush();
+    expect(backend.calls.filter((c) => c[0] === "set_resume")).toEqual([["set_resume", { choice: { keep: 0 } }]]);
+    expect(text("[data-testid=resume-setting-status]")).toBe("Saved: no engine state is kept; a restart replays each conversation.");
   });
 });
 

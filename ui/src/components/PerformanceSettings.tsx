@@ -6,7 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { ModelInfo, PerformanceView, SetupEvent, SpeedSummary, Threads } from "../generated/ipc";
 import * as engine from "../api/engine";
-import { SpeculationSetting } from "./SpeculationSetting";
+import { ResumeSetting, SpeculationSetting } from "./SpeculationSetting";
 
 interface Form {
   /** "" = the default (every core, or what OMP_NUM_THREADS says). */
@@ -139,6 +139,7 @@ export function PerformanceSettings({ onApplied }: { onApplied?(m: ModelInfo): v
         </div>
       </form>
       <SpeculationSetting saved={view.speculation} max={view.maxDraft} />
+      <ResumeSetting saved={view.resume} max={view.maxKeep} usage={view.savedStates} />
       <h3>Drive speed</h3>
       <p data-testid="speed-result">{view.speed ? speedLine(view.speed) : "Not measured yet: the engine reads 8 MiB pieces, 8 in flight."}</p>
       <div class="settings-actions">

@@ -1,50 +1,50 @@
-// Settings › Performance › Speculative decoding: how many tokens a reply may draft from its
-// own context and verify in one pass. Replies are the same word for word; only their speed
-// changes, so it applies from the next reply with no reopen.
-// Owns: the field and its check (parseDraft).
-import { useState } from "preact/hooks";
-import type { SpeculationChoice } from "../generated/ipc";
+// Settings › Performance: speculative decoding (how many tokens a reply may draft from its own
+// context and verify in one pass; the same reply word for word, applied from the next reply)
+// and how many conversations keep their engine state to resume after a restart.
+// Owns: parseDraft and the two settings' words.
+import type { ResumeChoice, SavedStates, SpeculationChoice } from "../generated/ipc";
 import * as engine from "../api/engine";
+import { CountSetting, parseCount } from "./CountSetting";
 
 /** The draft length to save (0 = off), or the problem in words. */
 export function parseDraft(text: string, max: number): number | string {
-  const t = text.trim();
-  const n = t === "" ? 0 : Number(t);
-  if (!Number.isInteger(n) || n < 0 || n > max) return `Draft tokens: a whole number from 0 (off) to ${max}.`;
-  return n;
+  return parseCount(text, max, 0, "Draft tokens");
 }
 
 export function SpeculationSetting({ saved, max }: { saved: SpeculationChoice; max: number }) {
-  const [text, setText] = useState(saved.maxDraft === 0 ? "" : String(saved.maxDraft));
-  const [status, setStatus] = useState<string | null>(null);
-  const save = async (e: Event) => {
-    e.preventDefault();
-    const n = parseDraft(text, max);
-    if (typeof n === "string") return setStatus(n);
-    try {
-      await engine.setSpeculation({ maxDraft: n });
-      setStatus(n === 0 ? "Saved: replies decode one token per pass." : `Saved: from the next reply, up to ${n} drafted tokens are checked per pass.`);
-    } catch (err) {
-      setStatus((err as { message: string }).message);
-    }
-  };
   return (
-    <div data-testid="speculation-setting">
-      <h3>Speculative decoding</h3>
-      <p class="muted">
-        Drafts the next tokens from text the conversation already holds and checks them in one pass: the same reply, word for word, sooner when the
-        reply repeats its context (code, lists) and the model streams from the drive. Off when empty or 0; applies from the next reply.
-      </p>
-      <form class="new-chat-form" onSubmit={(e) => void save(e)}>
-        <label>
-          <span>Draft tokens per pass</span>
-          <input aria-label="Draft tokens per pass" inputMode="numeric" placeholder="0 (off)" value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        </label>
-        <div class="settings-actions">
-          <button type="submit">Save</button>
-        </div>
-      </form>
-      {status && <p role="status" data-testid="speculation-status">{status}</p>}
-    </div>
+    <CountSetting
+      testId="speculation-setting"
+      title="Speculative decoding"
+      label="Draft tokens per pass"
+      placeholder="0 (off)"
+      initial={saved.maxDraft === 0 ? "" : String(saved.maxDraft)}
+      parse={(t) => parseDraft(t, max)}
+      save={(maxDraft) => engine.setSpeculation({ maxDraft })}
+      saved={(n) => (n === 0 ? "Saved: replies decode one token per pass." : `Saved: from the next reply, up to ${n} drafted tokens are checked per pass.`)}
+    >
+      Drafts the next tokens from text the conversation already holds and checks them in one pass: the same reply, word for word, sooner when the reply
+      repeats its context (code, lists) and the model streams from the drive. Off when empty or 0; applies from the next reply.
+    </CountSetting>
+  );
+}
+
+const gb = (bytes: number) => (bytes >= 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : `${(bytes / 1e6).toFixed(1)} MB`);
+
+export function ResumeSetting({ saved, max, usage }: { saved: ResumeChoice; max: number; usage: SavedStates }) {
+  return (
+    <CountSetting
+      testId="resume-setting"
+      title="Resume after a restart"
+      label="Conversations kept"
+      placeholder={String(saved.keep)}
+      initial={String(saved.keep)}
+      parse={(t) => parseCount(t, max, saved.keep, "Conversations kept")}
+      save={(keep) => engine.setResume({ keep })}
+      saved={(n) => (n === 0 ? "Saved: no engine state is kept; a restart replays each conversation." : `Saved: the ${n} most recent conversations keep their engine state.`)}
+    >
+      After each reply the engine&apos;s state of the conversation is saved, so the next message after a restart is read alone instead of the whole history.
+      Now {usage.count} saved, {gb(usage.bytes)} in the app&apos;s data folder (a real K3 conversation takes about half a gigabyte).
+    </CountSetting>
   );
 }

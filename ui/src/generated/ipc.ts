@@ -642,6 +642,16 @@ readRequestBytes: number, readDepth: number, };
 export type SpeculationChoice = { maxDraft: number, };
 
 /**
+ * How many of the most recent conversations keep their engine state (0: none).
+ */
+export type ResumeChoice = { keep: number, };
+
+/**
+ * The saved states now and the bytes they take (Settings › Performance shows them).
+ */
+export type SavedStates = { count: number, bytes: number, };
+
+/**
  * What Settings › Performance shows.
  */
 export type PerformanceView = { 
@@ -669,7 +679,12 @@ speedTestDir: string | null,
 /**
  * The saved speculative decoding choice, and the most draft tokens it may ask for.
  */
-speculation: SpeculationChoice, maxDraft: number, };
+speculation: SpeculationChoice, maxDraft: number, 
+/**
+ * How many conversations keep their engine state, the most the page offers, and the
+ * states saved now.
+ */
+resume: ResumeChoice, maxKeep: number, savedStates: SavedStates, };
 
 /**
  * One entry of the log.
