@@ -1,0 +1,237 @@
+//! One block: up to [`crate::BLOCK_RAW`] raw bytes, coded or stored.
+//!
+//! Layout (little-endian): `kind: u8` (0 stored, 1 huffman), `streams: u8`, `0u16`,
+//! `raw_len: u32`; a stored block's raw bytes follow. A Huffman block goes on with the code
+//! lengths (256 nibbles, 128 bytes: symbol `2i` in the low nibble), `streams` stream byte
+//! lengths (`u32` each), the low bytes (`raw_len / 2`, then the odd last byte if any) and
+//! the streams. Stream `k` codes the high bytes of words `k·m .. (k+1)·m`, `m = ⌈words/streams⌉`.
+//! Owns: choosing stored when coding would not shrink the block, and both decoders: the fast
+//! one ([`decode_block`], through `fast.rs`) and the plain reference twin
+//! ([`decode_block_reference`], one bit at a time) the tests compare it with.
+//! Must not: accept a block whose stream does not end inside its stated length, whose
+//! lengths do not add up to the block, or whose code is not complete.
+
+use crate::bits::{peek, BitWriter};
+use crate::fast::{decode_streams, StreamBounds};
+use crate::huffman::{check_lengths, code_lengths, codes, DecodeTables};
+
+/// How a block is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    Stored = 0,
+    Huffman = 1,
+}
+
+/// Interleaved bit streams per coded block.
+pub const STREAMS: usize = 8;
+const HEADER: usize = 8;
+const LENGTHS: usize = 128;
+
+/// Codes `raw` (at most `u32::MAX` bytes) as one block: Huffman when that is smaller, stored otherwise.
+pub fn encode_block(raw: &[u8]) -> Vec<u8> {
+    let words = raw.len() / 2;
+    let mut counts = [0u64; 256];
+    for w in raw.chunks_exact(2) {
+        counts[usize::from(w[1])] += 1;
+    }
+    let lengths = code_lengths(&counts);
+    let code_bits: u64 = (0..256).map(|s| counts[s] * u64::from(lengths[s])).sum();
+    let fixed = HEADER + LENGTHS + 4 * STREAMS + raw.len() - words + STREAMS;
+    if fixed as u64 + code_bits / 8 >= (HEADER + raw.len()) as u64 {
+        return stored(raw);
+    }
+    let codes = codes(&lengths);
+    let per_stream = words.div_ceil(STREAMS);
+    let streams: Vec<Vec<u8>> = (0..STREAMS)
+        .map(|k| {
+            let (from, to) = ((k * per_stream).min(words), ((k + 1) * per_stream).min(words));
+            let mut w = BitWriter::with_capacity((to - from) / 2);
+            for i in from..to {
+                let sym = usize::from(raw[2 * i + 1]);
+                w.push(codes[sym], u32::from(lengths[sym]));
+            }
+            w.finish()
+        })
+        .collect();
+    let mut out = header(BlockKind::Huffman, raw.len());
+    out.extend(lengths.chunks_exact(2).map(|p| p[0] | p[1] << 4));
+    for s in &streams {
+        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    }
+    out.extend(raw.chunks_exact(2).map(|w| w[0]));
+    if raw.len() % 2 == 1 {
+        out.push(raw[raw.len() - 1]);
+    }
+    for s in &streams {
+        out.extend_from_slice(s);
+    }
+    out
+}
+
+fn header(kind: BlockKind, raw_len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + raw_len);
+    out.extend_from_slice(&[kind as u8, if kind == BlockKind::Huffman { STREAMS as u8 } else { 0 }, 0, 0]);
+    out.extend_from_slice(&(raw_len as u32).to_le_bytes());
+    out
+}
+
+fn stored(raw: &[u8]) -> Vec<u8> {
+    let mut out = header(BlockKind::Stored, raw.len());
+    out.extend_from_slice(raw);
+    out
+}
+
+/// A Huffman block's parts, checked against each other and against `out_len`.
+struct Parsed<'a> {
+    lengths: [u8; 256],
+    low: &'a [u8],
+    tail: Option<u8>,
+    streams: &'a [u8],
+    bounds: [StreamBounds; STREAMS],
+}
+
+/// The kind of the block in `coded` and, for a Huffman block, its checked parts.
+fn parse(coded: &[u8], out_len: usize) -> Result<(BlockKind, Option<Parsed<'_>>), String> {
+    let head = coded.get(..HEADER).ok_or_else(|| format!("{} bytes: shorter than a block header", coded.len()))?;
+    let raw_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+    if head[2] != 0 || head[3] != 0 {
+        return Err("reserved header bytes are not zero".into());
+    }
+    if raw_len != out_len {
+        return Err(format!("holds {raw_len} bytes where the directory says {out_len}"));
+    }
+    match head[0] {
+        0 if coded.len() == HEADER + raw_len => Ok((BlockKind::Stored, None)),
+        0 => Err(format!("a stored block of {raw_len} bytes in {} coded bytes", coded.len())),
+        1 if usize::from(head[1]) == STREAMS => parse_huffman(coded, raw_len).map(|p| (BlockKind::Huffman, Some(p))),
+        1 => Err(format!("{} streams (this decoder reads {STREAMS})", head[1])),
+        k => Err(format!("unknown block kind {k}")),
+    }
+}
+
+fn parse_huffman(coded: &[u8], raw_len: usize) -> Result<Parsed<'_>, String> {
+    let words = raw_len / 2;
+    let lens_at = HEADER + LENGTHS;
+    let low_at = lens_at + 4 * STREAMS;
+    let streams_at = low_at + raw_len - words;
+    if coded.len() < streams_at {
+        return Err(format!("truncated: {} bytes, the fixed part alone is {streams_at}", coded.len()));
+    }
+    let mut lengths = [0u8; 256];
+    for (i, b) in coded[HEADER..lens_at].iter().enumerate() {
+        lengths[2 * i] = b & 15;
+        lengths[2 * i + 1] = b >> 4;
+    }
+    check_lengths(&lengths)?;
+    let streams = &coded[streams_at..];
+    let per_stream = words.div_ceil(STREAMS);
+    let mut bounds = [StreamBounds::default(); STREAMS];
+    let mut at = 0usize;
+    for (k, b) in bounds.iter_mut().enumerate() {
+        let field = &coded[lens_at + 4 * k..lens_at + 4 * k + 4];
+        let len = u32::from_le_bytes([field[0], field[1], field[2], field[3]]) as usize;
+        let (from, to) = ((k * per_stream).min(words), ((k + 1) * per_stream).min(words));
+        *b = StreamBounds { start: at, end: at + len, out_start: from, out_end: to };
+        at += len;
+    }
+    if at != streams.len() {
+        return Err(format!("its streams take {at} bytes, the block holds {}", streams.len()));
+    }
+    let tail = (raw_len % 2 == 1).then(|| coded[streams_at - 1]);
+    Ok(Parsed { lengths, low: &coded[low_at..low_at + words], tail, streams: &streams[..at], bounds })
+}
+
+/// What [`decode_block`] keeps from one block to the next: the high bytes between the stream
+/// decode and the interleave, and the last code's tables (neighbouring blocks of a layer
+/// mostly share a code, and building the tables costs ~8 % of a block's decode).
+#[derive(Default)]
+pub struct Scratch {
+    high: Vec<u8>,
+    code: Option<([u8; 256], DecodeTables)>,
+}
+
+impl Scratch {
+    fn tables(&mut self, lengths: &[u8; 256]) -> &DecodeTables {
+        if self.code.as_ref().is_none_or(|(l, _)| l != lengths) {
+            self.code = Some((*lengths, DecodeTables::new(lengths)));
+        }
+        match &self.code {
+            Some((_, tables)) => tables,
+            None => unreachable!("set just above"),
+        }
+    }
+}
+
+/// Decodes the block in `coded` into `out` (its exact raw length), reusing `scratch` block
+/// after block.
+pub fn decode_block(coded: &[u8], out: &mut [u8], scratch: &mut Scratch) -> Result<BlockKind, String> {
+    let (kind, parsed) = parse(coded, out.len())?;
+    let Some(p) = parsed else {
+        out.copy_from_slice(&coded[HEADER..HEADER + out.len()]);
+        return Ok(kind);
+    };
+    let words = p.low.len();
+    let mut high = std::mem::take(&mut scratch.high);
+    high.clear();
+    high.resize(words + 8, 0);
+    let decoded = decode_streams(scratch.tables(&p.lengths), p.streams, &p.bounds, &mut high[..]);
+    if decoded.is_ok() {
+        interleave(p.low, &high[..words], out);
+    }
+    scratch.high = high;
+    decoded?;
+    if let Some(t) = p.tail {
+        out[2 * words] = t;
+    }
+    Ok(kind)
+}
+
+/// `out[2i] = low[i]`, `out[2i + 1] = high[i]`, sixteen words at a time (vectorised by the compiler).
+fn interleave(low: &[u8], high: &[u8], out: &mut [u8]) {
+    let whole = low.len() / 16 * 16;
+    for ((o, l), h) in out[..2 * whole].chunks_exact_mut(32).zip(low.chunks_exact(16)).zip(high.chunks_exact(16)) {
+        for i in 0..16 {
+            o[2 * i] = l[i];
+            o[2 * i + 1] = h[i];
+        }
+    }
+    for i in whole..low.len() {
+        out[2 * i] = low[i];
+        out[2 * i + 1] = high[i];
+    }
+}
+
+/// The reference twin of [`decode_block`]: the same checks, every symbol found one bit at
+/// a time by walking the canonical code.
+pub fn decode_block_reference(coded: &[u8], out: &mut [u8]) -> Result<BlockKind, String> {
+    let (kind, parsed) = parse(coded, out.len())?;
+    let Some(p) = parsed else {
+        out.copy_from_slice(&coded[HEADER..HEADER + out.len()]);
+        return Ok(kind);
+    };
+    let codes = codes(&p.lengths);
+    for (k, b) in p.bounds.iter().enumerate() {
+        let stream = &p.streams[b.start..b.end];
+        let mut bitpos = 0usize;
+        for i in b.out_start..b.out_end {
+            let (sym, len) = (0..256)
+                .filter(|&s| p.lengths[s] > 0)
+                .find(|&s| {
+                    let len = u32::from(p.lengths[s]);
+                    peek(stream, bitpos) & ((1 << len) - 1) == codes[s] && bitpos + len as usize <= stream.len() * 8
+                })
+                .map(|s| (s, usize::from(p.lengths[s])))
+                .ok_or_else(|| format!("stream {k} ends before word {i}"))?;
+            out[2 * i] = p.low[i];
+            out[2 * i + 1] = sym as u8;
+            bitpos += len;
+        }
+        if stream.len() != bitpos.div_ceil(8) {
+            return Err(format!("stream {k} has {} bytes but its codes take {bitpos} bits", stream.len()));
+        }
+    }
+    if let Some(t) = p.tail {
+        out[out.len() - 1] = t;
+    }
+    Ok(kind)
+}

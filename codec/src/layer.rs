@@ -1,0 +1,124 @@
+//! A coded layer: a directory, then its blocks, each starting 4096-aligned.
+//!
+//! Layout (little-endian): `b"K3HC"`, `version: u32` (1), `raw_len: u64`, `block_raw: u32`,
+//! `n_blocks: u32`, then each block's coded length (`u32`), zero-padded to [`crate::ALIGN`]; block
+//! `i` starts at the directory's padded size plus the padded lengths of the blocks before it.
+//! Owns: [`encode_layer`] (blocks coded on every core, stored where coding does not shrink
+//! them) and [`LayerDecoder`], which decodes a layer block by block into the caller's buffer
+//! and hands each decoded block to a callback while it is still in cache (the engine's CRC).
+//! Must not: read a block the directory places outside the coded bytes, or produce a layer
+//! whose blocks do not add up to `raw_len`.
+
+use crate::block::{decode_block, encode_block, BlockKind, Scratch};
+use rayon::prelude::*;
+
+use crate::{aligned, CodecError, BLOCK_RAW};
+
+const MAGIC: &[u8; 4] = b"K3HC";
+const VERSION: u32 = 1;
+const FIXED: usize = 24;
+
+/// A layer's coded bytes (a multiple of [`ALIGN`] long) and what they hold.
+#[derive(Debug, Clone)]
+pub struct CodedLayer {
+    pub bytes: Vec<u8>,
+    pub raw_len: usize,
+    pub blocks: usize,
+    pub stored_blocks: usize,
+}
+
+/// Codes `raw` block by block, the blocks on every core.
+pub fn encode_layer(raw: &[u8]) -> CodedLayer {
+    let coded: Vec<Vec<u8>> = raw.par_chunks(BLOCK_RAW).map(encode_block).collect();
+    let dir_len = aligned(FIXED + 4 * coded.len());
+    let total = dir_len + coded.iter().map(|b| aligned(b.len())).sum::<usize>();
+    let mut bytes = Vec::with_capacity(total);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&VERSION.to_le_bytes());
+    bytes.extend_from_slice(&(raw.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&(BLOCK_RAW as u32).to_le_bytes());
+    bytes.extend_from_slice(&(coded.len() as u32).to_le_bytes());
+    for b in &coded {
+        bytes.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    }
+    bytes.resize(dir_len, 0);
+    let mut stored_blocks = 0;
+    for b in &coded {
+        stored_blocks += usize::from(b.first() == Some(&(BlockKind::Stored as u8)));
+        bytes.extend_from_slice(b);
+        bytes.resize(aligned(bytes.len()), 0);
+    }
+    CodedLayer { bytes, raw_len: raw.len(), blocks: coded.len(), stored_blocks }
+}
+
+/// Where each block of a coded layer is, read from its directory.
+#[derive(Debug, Clone)]
+pub struct Directory {
+    pub raw_len: usize,
+    pub block_raw: usize,
+    /// `(offset in the coded bytes, coded length)` of each block.
+    pub blocks: Vec<(usize, usize)>,
+}
+
+impl Directory {
+    /// Reads and checks the directory at the head of `coded`.
+    pub fn read(coded: &[u8]) -> Result<Directory, CodecError> {
+        let bad = |m: String| CodecError::Directory(m);
+        let head = coded.get(..FIXED).ok_or_else(|| bad(format!("{} bytes: no directory", coded.len())))?;
+        let u32_at = |b: &[u8], i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) as usize;
+        if &head[..4] != MAGIC || u32_at(head, 4) != VERSION as usize {
+            return Err(bad("not a K3HC v1 coded layer (magic or version)".into()));
+        }
+        let mut raw8 = [0u8; 8];
+        raw8.copy_from_slice(&head[8..16]);
+        let raw_len = usize::try_from(u64::from_le_bytes(raw8)).map_err(|_| bad("raw length overflows".into()))?;
+        let (block_raw, n_blocks) = (u32_at(head, 16), u32_at(head, 20));
+        if block_raw != BLOCK_RAW || n_blocks != raw_len.div_ceil(block_raw) {
+            return Err(bad(format!("{n_blocks} blocks of {block_raw} bytes cannot hold {raw_len} bytes")));
+        }
+        let dir_len = aligned(FIXED + 4 * n_blocks);
+        let lens = coded.get(FIXED..FIXED + 4 * n_blocks).ok_or_else(|| bad("truncated inside the directory".into()))?;
+        let mut at = dir_len;
+        let mut blocks = Vec::with_capacity(n_blocks);
+        for i in 0..n_blocks {
+            let len = u32_at(lens, 4 * i);
+            blocks.push((at, len));
+            at += aligned(len);
+        }
+        if at > coded.len() {
+            return Err(bad(format!("its blocks need {at} bytes but {} are there (truncated)", coded.len())));
+        }
+        Ok(Directory { raw_len, block_raw, blocks })
+    }
+}
+
+/// Decodes coded layers, keeping its scratch (buffer, last code's tables) from block to block.
+#[derive(Default)]
+pub struct LayerDecoder {
+    scratch: Scratch,
+}
+
+impl LayerDecoder {
+    /// Decodes `coded` into `out` (exactly the layer's raw length), calling `on_block` with
+    /// each decoded block in order.
+    pub fn decode(&mut self, coded: &[u8], out: &mut [u8], on_block: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
+        let dir = Directory::read(coded)?;
+        if dir.raw_len != out.len() {
+            return Err(CodecError::Directory(format!("holds {} bytes, the layer has {}", dir.raw_len, out.len())));
+        }
+        for (i, (&(at, len), piece)) in dir.blocks.iter().zip(out.chunks_mut(dir.block_raw)).enumerate() {
+            decode_block(&coded[at..at + len], piece, &mut self.scratch)
+                .map_err(|reason| CodecError::Block { block: i, reason })?;
+            on_block(piece);
+        }
+        Ok(())
+    }
+}
+
+/// Decodes a whole coded layer into a new buffer of its raw length.
+pub fn decode_layer(coded: &[u8]) -> Result<Vec<u8>, CodecError> {
+    let dir = Directory::read(coded)?;
+    let mut out = vec![0u8; dir.raw_len];
+    LayerDecoder::default().decode(coded, &mut out, &mut |_| {})?;
+    Ok(out)
+}
