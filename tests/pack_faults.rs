@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use k3_engine::format::TensorIndex;
 use k3_engine::stream::expert_sums::EXPERT_TABLE;
+use k3_engine::stream::trunk_codec::TrunkCodec;
 use k3_engine::stream::trunk_manifest::open_packed_trunk;
 use k3_engine::stream::trunk_pack::{pack_trunk, pack_trunk_with};
 use k3_engine::{Error, ModelConfig};
@@ -43,7 +44,7 @@ fn reference(tag: &str) -> Reference {
     // A good trunk already there: the sweep starts from the same state.
     pack_trunk(&dir, &trunk, &mut |_| {}).unwrap();
     let counting = FaultyStorage::new(WriteFault::None);
-    pack_trunk_with(&dir, &trunk, &counting, &mut |_| {}).unwrap();
+    pack_trunk_with(&dir, (&trunk, TrunkCodec::Raw), &counting, &mut |_| {}).unwrap();
     let files = outputs(&trunk);
     assert!(files.iter().all(Option::is_some), "a clean pack publishes {OUTPUTS:?}");
     let cfg = ModelConfig::load(&dir.join("config.json")).unwrap();
@@ -95,7 +96,7 @@ fn pack_faults_enospc_or_eio_at_every_operation_leaves_nothing_the_engine_would_
         let errno = if at % 2 == 0 { libc::ENOSPC } else { libc::EIO };
         let trunk = r.old_good_trunk(&format!("pack-fail-{at}"));
         let storage = FaultyStorage::new(WriteFault::Fail { at, errno });
-        let result = pack_trunk_with(&r.dir, &trunk, &storage, &mut |_| {});
+        let result = pack_trunk_with(&r.dir, (&trunk, TrunkCodec::Raw), &storage, &mut |_| {});
         let what = format!("errno {errno} at operation {at} of {}", r.ops);
         match result {
             Err(e) => assert!(!e.to_string().is_empty(), "{what}"),
@@ -116,7 +117,7 @@ fn pack_faults_a_power_cut_at_every_operation_leaves_nothing_the_engine_would_wr
     for at in 0..r.ops {
         let trunk = r.old_good_trunk(&format!("pack-cut-{at}"));
         let storage = FaultyStorage::new(WriteFault::PowerCut { at });
-        let result = pack_trunk_with(&r.dir, &trunk, &storage, &mut |_| {});
+        let result = pack_trunk_with(&r.dir, (&trunk, TrunkCodec::Raw), &storage, &mut |_| {});
         let what = format!("power cut at operation {at} of {}", r.ops);
         if result.is_ok() {
             assert!(at > r.published_at, "{what}: the pack reported success");

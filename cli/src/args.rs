@@ -114,6 +114,10 @@ pub struct PackArgs {
     /// Output folder for trunk.bin and trunk.json.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// How layers are stored: `raw`, or `huffman` (bf16 high bytes entropy-coded, ~0.67 × the
+    /// bytes read per streamed layer; layers it does not shrink stay raw).
+    #[arg(long, default_value = "raw", value_parser = ["raw", "huffman"])]
+    pub codec: String,
     /// Print one JSON object when done.
     #[arg(long)]
     pub json: bool,

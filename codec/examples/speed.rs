@@ -21,10 +21,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     assert!(out == raw);
     let mut counts = [0u64; 256];
-    for w in raw[..1 << 20].chunks_exact(2) { counts[w[1] as usize] += 1; }
+    for w in raw[..1 << 20].chunks_exact(2) {
+        counts[w[1] as usize] += 1;
+    }
     let lengths = k3_codec::huffman::code_lengths(&counts);
     let t = Instant::now();
-    for _ in 0..1000 { std::hint::black_box(k3_codec::huffman::DecodeTables::new(std::hint::black_box(&lengths))); }
+    for _ in 0..1000 {
+        std::hint::black_box(k3_codec::huffman::DecodeTables::new(std::hint::black_box(&lengths)));
+    }
     println!("table build {:.1} us", t.elapsed().as_secs_f64() * 1e3);
     println!(
         "ratio {:.4}  encode {:.2} GB/s  decode {:.2} GB/s of output (1 thread)",

@@ -91,4 +91,3 @@ unsafe fn round(multi: &[u64], src: &[u8], bit: &mut [usize; STREAMS], out: &mut
         }
     }
 }
-

@@ -4,8 +4,9 @@
 //! `n_blocks: u32`, then each block's coded length (`u32`), zero-padded to [`crate::ALIGN`]; block
 //! `i` starts at the directory's padded size plus the padded lengths of the blocks before it.
 //! Owns: [`encode_layer`] (blocks coded on every core, stored where coding does not shrink
-//! them) and [`LayerDecoder`], which decodes a layer block by block into the caller's buffer
-//! and hands each decoded block to a callback while it is still in cache (the engine's CRC).
+//! them), [`Directory`] (read from the layer's first page(s), so a reader can fetch and
+//! decode the blocks in groups as they arrive) and [`LayerDecoder`], which decodes a whole
+//! layer block by block, handing each decoded block to a callback while it is in cache.
 //! Must not: read a block the directory places outside the coded bytes, or produce a layer
 //! whose blocks do not add up to `raw_len`.
 
@@ -16,7 +17,8 @@ use crate::{aligned, CodecError, BLOCK_RAW};
 
 const MAGIC: &[u8; 4] = b"K3HC";
 const VERSION: u32 = 1;
-const FIXED: usize = 24;
+/// The directory's fixed part, before the block lengths.
+pub const FIXED: usize = 24;
 
 /// A layer's coded bytes (a multiple of [`ALIGN`] long) and what they hold.
 #[derive(Debug, Clone)]
@@ -61,8 +63,15 @@ pub struct Directory {
 }
 
 impl Directory {
-    /// Reads and checks the directory at the head of `coded`.
-    pub fn read(coded: &[u8]) -> Result<Directory, CodecError> {
+    /// The directory's padded length, from at least its first [`FIXED`] bytes.
+    pub fn padded_len(head: &[u8]) -> Result<usize, CodecError> {
+        let n = head.get(20..24).ok_or_else(|| CodecError::Directory(format!("{} bytes: no directory", head.len())))?;
+        Ok(aligned(FIXED + 4 * u32::from_le_bytes([n[0], n[1], n[2], n[3]]) as usize))
+    }
+
+    /// Reads and checks the directory at the head of `coded` (at least its
+    /// [`Directory::padded_len`] bytes) of a coded layer `coded_len` bytes long.
+    pub fn read(coded: &[u8], coded_len: usize) -> Result<Directory, CodecError> {
         let bad = |m: String| CodecError::Directory(m);
         let head = coded.get(..FIXED).ok_or_else(|| bad(format!("{} bytes: no directory", coded.len())))?;
         let u32_at = |b: &[u8], i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) as usize;
@@ -77,7 +86,8 @@ impl Directory {
             return Err(bad(format!("{n_blocks} blocks of {block_raw} bytes cannot hold {raw_len} bytes")));
         }
         let dir_len = aligned(FIXED + 4 * n_blocks);
-        let lens = coded.get(FIXED..FIXED + 4 * n_blocks).ok_or_else(|| bad("truncated inside the directory".into()))?;
+        let lens =
+            coded.get(FIXED..FIXED + 4 * n_blocks).ok_or_else(|| bad("truncated inside the directory".into()))?;
         let mut at = dir_len;
         let mut blocks = Vec::with_capacity(n_blocks);
         for i in 0..n_blocks {
@@ -85,10 +95,17 @@ impl Directory {
             blocks.push((at, len));
             at += aligned(len);
         }
-        if at > coded.len() {
-            return Err(bad(format!("its blocks need {at} bytes but {} are there (truncated)", coded.len())));
+        if at > coded_len {
+            return Err(bad(format!("its blocks need {at} bytes but {coded_len} are there (truncated)")));
         }
         Ok(Directory { raw_len, block_raw, blocks })
+    }
+}
+
+impl Directory {
+    /// The raw bytes block `i` decodes to.
+    pub fn raw_range(&self, i: usize) -> std::ops::Range<usize> {
+        (i * self.block_raw).min(self.raw_len)..((i + 1) * self.block_raw).min(self.raw_len)
     }
 }
 
@@ -102,7 +119,7 @@ impl LayerDecoder {
     /// Decodes `coded` into `out` (exactly the layer's raw length), calling `on_block` with
     /// each decoded block in order.
     pub fn decode(&mut self, coded: &[u8], out: &mut [u8], on_block: &mut dyn FnMut(&[u8])) -> Result<(), CodecError> {
-        let dir = Directory::read(coded)?;
+        let dir = Directory::read(coded, coded.len())?;
         if dir.raw_len != out.len() {
             return Err(CodecError::Directory(format!("holds {} bytes, the layer has {}", dir.raw_len, out.len())));
         }
@@ -117,7 +134,7 @@ impl LayerDecoder {
 
 /// Decodes a whole coded layer into a new buffer of its raw length.
 pub fn decode_layer(coded: &[u8]) -> Result<Vec<u8>, CodecError> {
-    let dir = Directory::read(coded)?;
+    let dir = Directory::read(coded, coded.len())?;
     let mut out = vec![0u8; dir.raw_len];
     LayerDecoder::default().decode(coded, &mut out, &mut |_| {})?;
     Ok(out)

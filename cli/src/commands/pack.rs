@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::time::Instant;
 
-use k3_engine::stream::trunk_pack::{pack_trunk, PackProgress, PackStage};
+use k3_engine::stream::trunk_codec::TrunkCodec;
+use k3_engine::stream::trunk_pack::{pack_trunk_coded, PackProgress, PackStage};
 use k3_plan::format_bytes;
 use serde_json::json;
 
@@ -27,7 +28,9 @@ pub fn pack(args: PackArgs) -> Result<(), Failure> {
             let _ = std::io::stderr().flush();
         }
     };
-    let summary = pack_trunk(&args.model, &args.out, &mut report)?;
+    let codec = TrunkCodec::parse(&args.codec)
+        .ok_or_else(|| Failure { exit_code: 2, message: format!("--codec {}: raw or huffman", args.codec) })?;
+    let summary = pack_trunk_coded(&args.model, &args.out, codec, &mut report)?;
     eprintln!();
     let secs = start.elapsed().as_secs_f64();
     if args.json {
@@ -35,14 +38,20 @@ pub fn pack(args: PackArgs) -> Result<(), Failure> {
             "trunk_bin": summary.trunk_bin, "trunk_json": summary.trunk_json,
             "payload_bytes": summary.payload_bytes, "file_bytes": summary.file_bytes, "seconds": secs,
             "expert_table": summary.expert_table, "expert_bytes": summary.expert_bytes,
+            "codec": codec.name(),
         });
         outln!("{v}");
     } else {
         outln!(
-            "packed {} of trunk into {} ({} with alignment) and a CRC32C of each routed expert ({} read) into {} in {secs:.1} s",
+            "packed {} of trunk into {} ({} {}) and a CRC32C of each routed expert ({} read) into {} in {secs:.1} s",
             format_bytes(summary.payload_bytes),
             summary.trunk_bin.display(),
             format_bytes(summary.file_bytes),
+            match codec {
+                TrunkCodec::Raw => "with alignment".to_string(),
+                TrunkCodec::Huffman =>
+                    format!("coded, {:.3} × the run", summary.file_bytes as f64 / summary.payload_bytes.max(1) as f64),
+            },
             format_bytes(summary.expert_bytes),
             summary.expert_table.display()
         );

@@ -83,6 +83,8 @@ pub enum Checksum {
     Crc32,
     /// CRC32C (Castagnoli), what the expert table records per routed expert.
     Crc32c,
+    /// None: a coded trunk layer, whose CRC-32 covers the decoded bytes instead.
+    None,
 }
 
 /// A window read into a blob.
@@ -98,6 +100,7 @@ pub struct WindowRead {
 enum PieceSum {
     Crc32(crc32fast::Hasher),
     Crc32c { crc: u32, len: usize },
+    None,
 }
 
 impl PieceSum {
@@ -109,6 +112,7 @@ impl PieceSum {
                 PieceSum::Crc32(h)
             }
             Checksum::Crc32c => PieceSum::Crc32c { crc: crc32c::crc32c(bytes), len: bytes.len() },
+            Checksum::None => PieceSum::None,
         }
     }
 
@@ -131,6 +135,7 @@ impl PieceSum {
         match self {
             PieceSum::Crc32(h) => h.finalize(),
             PieceSum::Crc32c { crc, .. } => crc,
+            PieceSum::None => 0,
         }
     }
 }

@@ -24,6 +24,8 @@ pub struct Counters {
     pub trunk_wait_ns: AtomicU64,
     /// Time the compute thread was blocked on routed experts.
     pub expert_wait_ns: AtomicU64,
+    /// Time spent decoding coded trunk layers (on whichever thread read them).
+    pub trunk_decode_ns: AtomicU64,
     /// Pieces being read right now by the reader pool (a gauge, not a count).
     pub reads_in_flight: Arc<AtomicU64>,
     /// Expert slots holding an expert or a read in flight (a gauge).
@@ -38,6 +40,11 @@ impl Counters {
     /// The compute thread waited `waited` for a trunk layer.
     pub fn add_trunk_wait(&self, waited: Duration) {
         Self::add(&self.trunk_wait_ns, duration_ns(waited));
+    }
+
+    /// A coded trunk layer took `took` to decode.
+    pub fn add_trunk_decode(&self, took: Duration) {
+        Self::add(&self.trunk_decode_ns, duration_ns(took));
     }
 
     /// The compute thread waited `waited` for routed experts.
@@ -67,6 +74,7 @@ impl Counters {
             trunk_layers_read: get(&self.trunk_layers_read),
             trunk_wait: Duration::from_nanos(get(&self.trunk_wait_ns)),
             expert_wait: Duration::from_nanos(get(&self.expert_wait_ns)),
+            trunk_decode: Duration::from_nanos(get(&self.trunk_decode_ns)),
         }
     }
 }
@@ -93,6 +101,8 @@ pub struct StreamMetrics {
     pub trunk_wait: Duration,
     /// Time computation was blocked on routed experts (measured at the wait points).
     pub expert_wait: Duration,
+    /// Time spent decoding coded trunk layers (mostly on the read-ahead thread).
+    pub trunk_decode: Duration,
 }
 
 impl StreamMetrics {
@@ -108,6 +118,7 @@ impl StreamMetrics {
             trunk_layers_read: self.trunk_layers_read - earlier.trunk_layers_read,
             trunk_wait: self.trunk_wait.saturating_sub(earlier.trunk_wait),
             expert_wait: self.expert_wait.saturating_sub(earlier.expert_wait),
+            trunk_decode: self.trunk_decode.saturating_sub(earlier.trunk_decode),
         }
     }
 
@@ -122,6 +133,7 @@ impl StreamMetrics {
         self.trunk_layers_read += other.trunk_layers_read;
         self.trunk_wait += other.trunk_wait;
         self.expert_wait += other.expert_wait;
+        self.trunk_decode += other.trunk_decode;
     }
 
     /// Time computation waited for any read (trunk + experts).

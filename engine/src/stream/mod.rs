@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod plan;
 pub mod replacement;
 pub(crate) mod residency;
+pub mod trunk_codec;
 pub mod trunk_manifest;
 pub mod trunk_pack;
 pub mod trunk_stream;

@@ -10,8 +10,10 @@
 //! shape, size and position, nothing extra, and `trunk.bin` long enough.
 //! The expert checksum table beside it is required too (`stream::expert_sums`): a trunk
 //! packed without one is refused with "re-run `k3 pack`".
-//! Must not: accept a manifest that uses a codec it does not implement (`blocks`,
-//! `stored_nbytes`), or one that disagrees with the shards in any field.
+//! A layer coded by `k3 pack --codec huffman` adds `codec` and `stored_nbytes` (a 4096
+//! multiple: the coded bytes at `file_off`).
+//! Must not: accept a manifest that uses a codec it does not implement (another `codec`
+//! name, `blocks`), or one that disagrees with the shards in any field.
 //! Layout: [`open_packed_trunk`] reads the files and asks the file system through
 //! [`TrunkFiles`]; [`check_manifest`] is every check on the manifest's bytes (what the
 //! fuzz target calls with the answers in memory).
@@ -25,6 +27,7 @@ use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::TensorIndex;
 use crate::stream::expert_sums::{open_expert_sums, ExpertSums};
+use crate::stream::trunk_codec::{CodedSpan, TrunkCodec};
 use crate::stream::trunk_pack::{layer_run, TRUNK_ALIGN};
 
 /// One layer of a packed trunk, checked against the shards.
@@ -34,8 +37,22 @@ pub struct PackedLayer {
     pub run_start: u64,
     pub run_len: u64,
     pub file_off: u64,
-    /// CRC-32 of the run, checked after every read.
+    /// CRC-32 of the run, checked after every read (of the decoded bytes, when coded).
     pub crc32: u32,
+    /// Where the layer is coded (`k3 pack --codec huffman`), its coded span.
+    pub coding: Option<CodedSpan>,
+}
+
+impl PackedLayer {
+    /// The bytes of `trunk.bin` this layer's read covers.
+    pub fn stored_len(&self) -> u64 {
+        self.coding.map_or(self.run_len, |c| c.stored_len)
+    }
+
+    /// The buffer that holds this layer once read (and decoded).
+    pub fn buffer_len(&self) -> usize {
+        crate::io::direct::widen(self.file_off, self.run_len as usize).1
+    }
 }
 
 /// A validated packed trunk, with the expert checksum table packed beside it.
@@ -129,7 +146,7 @@ pub fn check_manifest(
     let mut layers = Vec::with_capacity(entries.len());
     for (l, entry) in entries.iter().enumerate() {
         let layer = check_layer(&json_path, l, entry, index)?;
-        let end = layer.file_off + layer.run_len;
+        let end = layer.file_off + layer.stored_len();
         if end > bin_len {
             return Err(bad(&bin_path, format!("truncated: layer {l} ends at byte {end} but the file has {bin_len}")));
         }
@@ -146,9 +163,10 @@ fn check_layer(path: &Path, l: usize, entry: &Value, index: &TensorIndex) -> Res
             .and_then(Value::as_u64)
             .ok_or_else(|| bad(path, format!("layer {l}: `{k}` missing or not an integer")))
     };
-    if entry.get("blocks").is_some() || entry.get("stored_nbytes").is_some() {
+    if entry.get("blocks").is_some() {
         return Err(bad(path, format!("layer {l} uses a trunk codec (`blocks`) this engine does not implement")));
     }
+    let coding = check_coding(path, l, entry)?;
     if field("layer")? != l as u64 {
         return Err(bad(path, format!("entry {l} is for layer {}", field("layer")?)));
     }
@@ -160,7 +178,8 @@ fn check_layer(path: &Path, l: usize, entry: &Value, index: &TensorIndex) -> Res
     if entry.get("shard").and_then(Value::as_str).map(str::to_string) != shard_name {
         return Err(disagree("`shard`".into()));
     }
-    if run_start != run.run_start || run_len != run.run_len || field("nbytes")? < run.run_len {
+    let stored = coding.map_or(run.run_len, |c| c.stored_len);
+    if run_start != run.run_start || run_len != run.run_len || field("nbytes")? < stored {
         return Err(disagree("the run position or length".into()));
     }
     if file_off % TRUNK_ALIGN != 0 {
@@ -189,7 +208,21 @@ fn check_layer(path: &Path, l: usize, entry: &Value, index: &TensorIndex) -> Res
         entry.get("crc32").and_then(Value::as_u64).and_then(|c| u32::try_from(c).ok()).ok_or_else(|| {
             bad(path, format!("layer {l}: `crc32` missing or not a 32-bit integer (re-run `k3 pack`)"))
         })?;
-    Ok(PackedLayer { shard_idx: run.shard_idx, run_start, run_len, file_off, crc32 })
+    Ok(PackedLayer { shard_idx: run.shard_idx, run_start, run_len, file_off, crc32, coding })
+}
+
+/// A coded layer's span (`codec`, `stored_nbytes`), `None` for a raw one.
+fn check_coding(path: &Path, l: usize, entry: &Value) -> Result<Option<CodedSpan>> {
+    let Some(codec) = entry.get("codec") else { return Ok(None) };
+    if codec.as_str() != Some(TrunkCodec::Huffman.name()) {
+        return Err(bad(path, format!("layer {l} uses trunk codec {codec}, which this engine does not implement")));
+    }
+    let aligned_field = |k: &str| {
+        entry.get(k).and_then(Value::as_u64).filter(|n| n % TRUNK_ALIGN == 0 && *n > 0).ok_or_else(|| {
+            bad(path, format!("layer {l}: `{k}` missing or not a positive multiple of 4096 (re-run `k3 pack`)"))
+        })
+    };
+    Ok(Some(CodedSpan { stored_len: aligned_field("stored_nbytes")? }))
 }
 
 /// Refuses a trunk packed from other shards than the ones here: every shard's name, size

@@ -15,8 +15,13 @@
 //! Every write, sync, rename and removal goes through an `io::storage::WriteStorage`
 //! ([`pack_trunk_with`]; [`pack_trunk`] uses the real file system), so tests fail the N-th
 //! operation or cut the power there and check that what is left is refused.
-//! Easy to break: `nbytes` in the manifest is the run length rounded UP to 4096; the exact
-//! length is `run_len`.
+//! With `--codec huffman` each layer is coded (`stream::trunk_codec`) and stored coded
+//! where that is smaller: its entry adds `codec`, `stored_nbytes` (the coded bytes at
+//! `file_off`) and `stored_crc32`
+//! (of the coded bytes, for the read-back check); `crc32` stays the run's.
+//! Easy to break: `nbytes` in the manifest is the space the layer takes in `trunk.bin` (the
+//! run length, or a coded layer's stored length, rounded UP to 4096); the exact run length
+//! is `run_len`.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -32,6 +37,7 @@ use crate::io::storage::{
 };
 use crate::model::names;
 use crate::stream::expert_sums::{expert_bytes_total, pack_expert_sums, remove_progress, EXPERT_TABLE};
+use crate::stream::trunk_codec::{code_run, TrunkCodec};
 
 /// Copy chunk size.
 const CHUNK: usize = 64 << 20;
@@ -128,13 +134,23 @@ pub fn layer_run<'a>(index: &'a TensorIndex, layer_idx: usize) -> Result<LayerRu
 /// interrupted earlier resumes after the last layer it made durable, when the shards are
 /// still the ones it was reading.
 pub fn pack_trunk(model_dir: &Path, out_dir: &Path, progress: &mut dyn FnMut(PackProgress)) -> Result<PackSummary> {
-    pack_trunk_with(model_dir, out_dir, &OsStorage, progress)
+    pack_trunk_with(model_dir, (out_dir, TrunkCodec::Raw), &OsStorage, progress)
 }
 
-/// [`pack_trunk`] writing through `storage` (tests inject write faults and power cuts).
-pub fn pack_trunk_with(
+/// [`pack_trunk`] with the layers stored as `codec` says (`k3 pack --codec`).
+pub fn pack_trunk_coded(
     model_dir: &Path,
     out_dir: &Path,
+    codec: TrunkCodec,
+    progress: &mut dyn FnMut(PackProgress),
+) -> Result<PackSummary> {
+    pack_trunk_with(model_dir, (out_dir, codec), &OsStorage, progress)
+}
+
+/// [`pack_trunk_coded`] writing through `storage` (tests inject write faults and power cuts).
+pub fn pack_trunk_with(
+    model_dir: &Path,
+    (out_dir, codec): (&Path, TrunkCodec),
     storage: &dyn WriteStorage,
     progress: &mut dyn FnMut(PackProgress),
 ) -> Result<PackSummary> {
@@ -153,7 +169,7 @@ pub fn pack_trunk_with(
     let (bin_tmp, json_tmp) = (out_dir.join("trunk.bin.partial"), out_dir.join("trunk.json.partial"));
     let progress_path = out_dir.join(PROGRESS_FILE);
     let sources = index.shard_paths().iter().map(|p| source_identity(p)).collect::<Result<Vec<_>>>()?;
-    let mut layers = resumable_layers(&progress_path, &bin_tmp, &sources, &runs, &index);
+    let mut layers = resumable_layers(&progress_path, (&bin_tmp, codec), &sources, &runs, &index);
     let out = storage
         .open(&bin_tmp, OpenMode::ReadWrite { truncate: layers.is_empty() })
         .map_err(|e| Error::io(&bin_tmp, e))?;
@@ -162,11 +178,11 @@ pub fn pack_trunk_with(
     let expert_bytes = expert_bytes_total(&cfg, &index)?;
     let bytes_total = trunk_bytes + expert_bytes;
     let mut bytes_done: u64 = runs.iter().take(resumed_layers).map(|r| r.run_len).sum();
-    let mut file_off = runs.iter().take(resumed_layers).map(|r| aligned(r.run_len)).sum::<u64>();
+    let mut file_off = layers.iter().map(|l| l["nbytes"].as_u64().unwrap_or(0)).sum::<u64>();
     for (layer_idx, run) in runs.iter().enumerate().skip(resumed_layers) {
         let shard_path = &index.shard_paths()[run.shard_idx];
         let shard = File::open(shard_path).map_err(|e| Error::io(shard_path, e))?;
-        let crc = copy_run(&shard, shard_path, run, &*out, &bin_tmp, file_off, &mut |n| {
+        let mut done = |n| {
             bytes_done += n;
             progress(PackProgress {
                 stage: PackStage::Trunk,
@@ -175,13 +191,20 @@ pub fn pack_trunk_with(
                 bytes_done,
                 bytes_total,
             });
-        })?;
-        let nbytes = aligned(run.run_len);
-        layers.push(manifest_entry(layer_idx, run, shard_path, file_off, nbytes, crc));
+        };
+        let (target, source) = ((&*out, bin_tmp.as_path(), file_off), (&shard, shard_path.as_path()));
+        let (entry, nbytes) = match codec {
+            TrunkCodec::Raw => {
+                let crc = copy_run(source.0, source.1, run, target.0, target.1, file_off, &mut done)?;
+                (manifest_entry(layer_idx, run, shard_path, file_off, aligned(run.run_len), crc), aligned(run.run_len))
+            }
+            TrunkCodec::Huffman => pack_coded_run(layer_idx, run, source, target, &mut done)?,
+        };
+        layers.push(entry);
         file_off += nbytes;
         // The layer's bytes are durable before the progress file says so.
         out.sync_data().map_err(|e| Error::io(&bin_tmp, e))?;
-        let note = json!({ "format": PROGRESS_FORMAT, "sources": sources, "layers": layers });
+        let note = json!({ "format": PROGRESS_FORMAT, "codec": codec.name(), "sources": sources, "layers": layers });
         write_synced(storage, &progress_path, note.to_string().as_bytes())?;
     }
     out.set_len(file_off).map_err(|e| Error::io(&bin_tmp, e))?;
@@ -200,6 +223,7 @@ pub fn pack_trunk_with(
         "n_layers": runs.len(),
         "align": TRUNK_ALIGN,
         "format": "k3-desktop trunk v1",
+        "codec": codec.name(),
         "sources": sources,
         "layers": layers,
     });
@@ -242,26 +266,35 @@ fn aligned(len: u64) -> u64 {
 /// empty otherwise (the pack starts over). The final read-back check covers their bytes.
 fn resumable_layers(
     note: &Path,
-    bin_tmp: &Path,
+    (bin_tmp, codec): (&Path, TrunkCodec),
     sources: &[Value],
     runs: &[LayerRun],
     index: &TensorIndex,
 ) -> Vec<Value> {
     let Ok(text) = std::fs::read(note) else { return Vec::new() };
     let Ok(v) = serde_json::from_slice::<Value>(&text) else { return Vec::new() };
-    if v["format"] != PROGRESS_FORMAT || v["sources"].as_array().map(|s| s.as_slice()) != Some(sources) {
+    if v["format"] != PROGRESS_FORMAT
+        || v["sources"].as_array().map(|s| s.as_slice()) != Some(sources)
+        || v["codec"].as_str().unwrap_or("raw") != codec.name()
+    {
         return Vec::new();
     }
     let Some(done) = v["layers"].as_array() else { return Vec::new() };
     let mut file_off = 0u64;
     for (layer_idx, (entry, run)) in done.iter().zip(runs).enumerate() {
         let crc = entry["crc32"].as_u64().and_then(|c| u32::try_from(c).ok()).unwrap_or(0);
-        let expected =
-            manifest_entry(layer_idx, run, &index.shard_paths()[run.shard_idx], file_off, aligned(run.run_len), crc);
+        let coded = entry.get("codec").is_some();
+        let nbytes = if coded { entry["stored_nbytes"].as_u64().unwrap_or(0) } else { aligned(run.run_len) };
+        let mut expected = manifest_entry(layer_idx, run, &index.shard_paths()[run.shard_idx], file_off, nbytes, crc);
+        if coded {
+            for key in CODING_KEYS {
+                expected[key] = entry[key].clone();
+            }
+        }
         if *entry != expected {
             return Vec::new();
         }
-        file_off += aligned(run.run_len);
+        file_off += nbytes;
     }
     let on_disk = std::fs::metadata(bin_tmp).map(|m| m.len()).unwrap_or(0);
     if done.len() > runs.len() || on_disk < file_off {
@@ -320,11 +353,13 @@ fn manifest_entry(layer_idx: usize, run: &LayerRun, shard_path: &Path, file_off:
     })
 }
 
-/// Re-reads every packed run and checks its CRC-32.
+/// Re-reads every packed layer and checks its CRC-32 (a coded layer's: of its coded bytes).
 fn verify(out: &dyn StoredFile, path: &Path, layers: &[Value]) -> Result<()> {
     let mut buf = vec![0u8; CHUNK];
     for l in layers {
-        let (off, len) = (l["file_off"].as_u64().unwrap_or(0), l["run_len"].as_u64().unwrap_or(0));
+        let coded = l.get("codec").is_some();
+        let (len_key, crc_key) = if coded { ("stored_nbytes", "stored_crc32") } else { ("run_len", "crc32") };
+        let (off, len) = (l["file_off"].as_u64().unwrap_or(0), l[len_key].as_u64().unwrap_or(0));
         let mut hasher = crc32fast::Hasher::new();
         let mut done = 0;
         while done < len {
@@ -333,12 +368,43 @@ fn verify(out: &dyn StoredFile, path: &Path, layers: &[Value]) -> Result<()> {
             hasher.update(&buf[..n]);
             done += n as u64;
         }
-        if Some(u64::from(hasher.finalize())) != l["crc32"].as_u64() {
+        if Some(u64::from(hasher.finalize())) != l[crc_key].as_u64() {
             let layer_idx = l["layer"].as_u64().unwrap_or(0) as usize;
             return Err(pack_error(layer_idx, format!("{} does not read back what was written", path.display())));
         }
     }
     Ok(())
+}
+
+/// The manifest keys of a coded layer, beside a raw layer's.
+const CODING_KEYS: [&str; 3] = ["codec", "stored_nbytes", "stored_crc32"];
+
+/// Reads layer `run` whole, codes it and writes what is smaller (coded, or raw when coding
+/// would not shrink it) at `file_off`; returns its manifest entry and the bytes it takes.
+fn pack_coded_run(
+    layer_idx: usize,
+    run: &LayerRun,
+    (shard, shard_path): (&File, &Path),
+    (out, out_path, file_off): (&dyn StoredFile, &Path, u64),
+    done: &mut dyn FnMut(u64),
+) -> Result<(Value, u64)> {
+    let mut raw = vec![0u8; run.run_len as usize];
+    for (i, chunk) in raw.chunks_mut(CHUNK).enumerate() {
+        shard.read_exact_at(chunk, run.run_start + (i * CHUNK) as u64).map_err(|e| Error::io(shard_path, e))?;
+        done(chunk.len() as u64);
+    }
+    let crc = crc32fast::hash(&raw);
+    let Some((coded, span)) = code_run(&raw) else {
+        write_all_at(out, &raw, file_off).map_err(|e| Error::io(out_path, e))?;
+        let nbytes = aligned(run.run_len);
+        return Ok((manifest_entry(layer_idx, run, shard_path, file_off, nbytes, crc), nbytes));
+    };
+    write_all_at(out, &coded, file_off).map_err(|e| Error::io(out_path, e))?;
+    let mut entry = manifest_entry(layer_idx, run, shard_path, file_off, span.stored_len, crc);
+    entry["codec"] = json!(TrunkCodec::Huffman.name());
+    entry["stored_nbytes"] = json!(span.stored_len);
+    entry["stored_crc32"] = json!(crc32fast::hash(&coded));
+    Ok((entry, span.stored_len))
 }
 
 fn write_synced(storage: &dyn WriteStorage, path: &Path, bytes: &[u8]) -> Result<()> {

@@ -23,13 +23,13 @@ use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::events::CancelToken;
 use crate::format::TensorIndex;
-use crate::io::direct::widen;
-use crate::io::{Blob, BlobPool, Checksum, DirectFile, Reader, Urgency};
+use crate::io::{Blob, BlobPool, Checksum, DirectFile, Reader, Urgency, WindowRead};
 use crate::model::bind::{Binder, RunView};
 use crate::model::trunk::TrunkSource;
 use crate::model::{bind_layer, Layer};
 use crate::stream::metrics::Counters;
-use crate::stream::trunk_manifest::PackedTrunk;
+use crate::stream::trunk_codec::{read_coded_layer, CodedRead, CodedSpan, Staging};
+use crate::stream::trunk_manifest::{PackedLayer, PackedTrunk};
 
 /// How often a wait for a read in flight looks at the generation's cancel token.
 pub(crate) const STOP_TICK: Duration = Duration::from_millis(10);
@@ -51,6 +51,8 @@ struct Inner {
     io: Arc<Reader>,
     /// Ring slot buffers, reused layer after layer.
     ring: Mutex<RingBuffers>,
+    /// Staging buffers of coded layers' reads.
+    staging: Staging,
 }
 
 /// The ring's buffers: idle ones, and the ones layers are bound in (each comes back when
@@ -92,11 +94,7 @@ pub struct RingShape {
 /// Bytes of a ring buffer able to hold every layer from `n_pinned` on, widened for
 /// O_DIRECT as the reader reads it.
 fn ring_slot_bytes(packed: &PackedTrunk, n_pinned: usize) -> usize {
-    packed.layers[n_pinned.min(packed.layers.len())..]
-        .iter()
-        .map(|p| widen(p.file_off, p.run_len as usize).1)
-        .max()
-        .unwrap_or(0)
+    packed.layers[n_pinned.min(packed.layers.len())..].iter().map(PackedLayer::buffer_len).max().unwrap_or(0)
 }
 
 /// A trunk streamed from a packed file under a memory plan.
@@ -123,8 +121,9 @@ impl StreamedTrunk {
         let RingShape { n_pinned, ring_slots } = ring;
         let slot_bytes = ring_slot_bytes(&packed, n_pinned);
         let file = DirectFile::open(&packed.bin_path)?;
+        // Two threads: the read-ahead runs on one, and a coded layer's blocks decode on both.
         let reader = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
+            .num_threads(2)
             .thread_name(|_| "k3-trunk-io".into())
             .build()
             .map_err(|e| Error::Option { option: "trunk reader", reason: e.to_string() })?;
@@ -139,6 +138,7 @@ impl StreamedTrunk {
             counters,
             io,
             ring: Mutex::new(RingBuffers::new(slot_bytes, ring_slots)),
+            staging: Staging::default(),
         };
         let trunk = StreamedTrunk { inner: Arc::new(inner), read_ahead: AtomicBool::new(ring_slots >= 2), reader };
         // The pinned prefix: whole runs from trunk.bin, CRC-checked like every streamed read.
@@ -242,7 +242,7 @@ impl Inner {
     /// Reads, checks and binds unpinned layer `l` into a ring buffer (stopped by `stop`).
     fn read_layer(&self, l: usize, stop: &CancelToken) -> Result<Arc<Layer>> {
         let p = &self.packed.layers[l];
-        let blob = self.lock_ring().take(widen(p.file_off, p.run_len as usize).1);
+        let blob = self.lock_ring().take(p.buffer_len());
         let (layer, blob) = self.read_layer_into(l, blob, stop)?;
         self.lock_ring().in_use.push(blob);
         Ok(layer)
@@ -251,7 +251,7 @@ impl Inner {
     /// Reads, checks and binds layer `l` into a buffer of its own (a pinned layer).
     fn read_pinned_layer(&self, l: usize) -> Result<Arc<Layer>> {
         let p = &self.packed.layers[l];
-        let blob = Blob::zeroed(widen(p.file_off, p.run_len as usize).1);
+        let blob = Blob::zeroed(p.buffer_len());
         Ok(self.read_layer_into(l, blob, &CancelToken::new())?.0)
     }
 
@@ -259,8 +259,13 @@ impl Inner {
     /// piece by piece as the pieces arrive), checks it and binds the layer in place.
     fn read_layer_into(&self, l: usize, mut blob: Blob, stop: &CancelToken) -> Result<(Arc<Layer>, Arc<Blob>)> {
         let p = &self.packed.layers[l];
-        let window = (p.file_off, p.run_len as usize);
-        let read = self.io.read_window_until(&self.file, &mut blob, window, (Urgency::Next, Checksum::Crc32), stop)?;
+        let read = match p.coding {
+            None => {
+                let window = (p.file_off, p.run_len as usize);
+                self.io.read_window_until(&self.file, &mut blob, window, (Urgency::Next, Checksum::Crc32), stop)?
+            }
+            Some(span) => self.read_coded_layer(l, &mut blob, span, stop)?,
+        };
         if read.checksum != p.crc32 {
             return Err(Error::Trunk {
                 path: self.packed.bin_path.clone(),
@@ -270,7 +275,7 @@ impl Inner {
                 ),
             });
         }
-        Counters::add(&self.counters.trunk_bytes_read, p.run_len);
+        Counters::add(&self.counters.trunk_bytes_read, p.stored_len());
         Counters::add(&self.counters.trunk_layers_read, 1);
         let blob = Arc::new(blob);
         let run = RunView {
@@ -282,6 +287,19 @@ impl Inner {
         };
         let layer = bind_layer(&Binder::over_run(&self.index, run), &self.cfg, l).map(Arc::new)?;
         Ok((layer, blob))
+    }
+
+    /// Reads coded layer `l` and decodes it into `blob`, on this thread (the read-ahead's,
+    /// so decoding overlaps the current layer's compute) while its later segments are still
+    /// being read; the checksum is the decoded run's.
+    fn read_coded_layer(&self, l: usize, blob: &mut Blob, span: CodedSpan, stop: &CancelToken) -> Result<WindowRead> {
+        let p = &self.packed.layers[l];
+        let read =
+            CodedRead { io: &self.io, file: &self.file, bin_path: &self.packed.bin_path, staging: &self.staging, stop };
+        let start = Instant::now();
+        let checksum = read_coded_layer(&read, (l, p), span, &mut blob.pages_mut()[..p.run_len as usize])?;
+        self.counters.add_trunk_decode(start.elapsed());
+        Ok(WindowRead { payload_start: 0, checksum })
     }
 
     /// Takes layer `l` from the read-ahead, waiting if it is in flight; a read-ahead of

@@ -1,0 +1,228 @@
+//! The trunk codec as `k3 pack` and the streamed trunk use it (`k3_codec` does the coding).
+//!
+//! Owns: [`TrunkCodec`] (what `k3 pack --codec` accepts and `trunk.json` records), coding one
+//! layer's run for the pack ([`code_run`]: kept raw when coding would not make it smaller),
+//! and reading a coded layer ([`read_coded_layer`]): its directory first, then its blocks in
+//! segments of at most [`SEGMENT_BYTES`], up to [`STAGING_SEGMENTS`] of them read at once
+//! into reused staging buffers while the segments that have arrived are decoded, in order,
+//! into the layer's buffer (each segment's blocks on the calling pool's threads) — so
+//! decoding overlaps the read instead of following it. The CRC-32 of the decoded run is
+//! computed block by block while each block is in cache, and combined in order.
+//! Must not: hand back bytes whose decode failed — a malformed directory or block is
+//! `Error::Trunk` naming `trunk.bin`, the layer and the block; a failed read or a stop is
+//! the read's error.
+//! Memory: the staging buffers ([`STAGING_SEGMENTS`] × [`SEGMENT_BYTES`]) live as long as
+//! the streamed trunk, beside the ring slots, whose size stays the raw layer's.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{mpsc, Mutex};
+
+use rayon::prelude::*;
+
+use k3_codec::block::Scratch;
+use k3_codec::{decode_block, encode_layer, Directory};
+
+use crate::error::{Error, Result};
+use crate::events::CancelToken;
+use crate::io::{Blob, Checksum, DirectFile, Reader, Urgency};
+use crate::stream::trunk_manifest::PackedLayer;
+
+/// Coded bytes per staging segment (whole blocks; each block starts 4096-aligned).
+pub const SEGMENT_BYTES: usize = 16 << 20;
+/// Segments read at once while earlier ones decode.
+pub const STAGING_SEGMENTS: usize = 8;
+
+/// How `k3 pack` stores trunk layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrunkCodec {
+    /// Every layer as the shards hold it (the default).
+    #[default]
+    Raw,
+    /// The bf16 high bytes Huffman-coded (`k3_codec`); layers it does not shrink stay raw.
+    Huffman,
+}
+
+impl TrunkCodec {
+    /// The name on the command line and in `trunk.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrunkCodec::Raw => "raw",
+            TrunkCodec::Huffman => k3_codec::CODEC_NAME,
+        }
+    }
+
+    /// Parses a `--codec` value.
+    pub fn parse(name: &str) -> Option<TrunkCodec> {
+        [TrunkCodec::Raw, TrunkCodec::Huffman].into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// Where a coded layer lies in `trunk.bin`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodedSpan {
+    /// Coded bytes at the layer's `file_off` (a multiple of 4096).
+    pub stored_len: u64,
+}
+
+/// A layer's run coded for `trunk.bin`, or `None` when coding would not make it smaller.
+pub fn code_run(raw: &[u8]) -> Option<(Vec<u8>, CodedSpan)> {
+    let coded = encode_layer(raw);
+    if coded.bytes.len() >= k3_codec::aligned(raw.len()) {
+        return None;
+    }
+    let span = CodedSpan { stored_len: coded.bytes.len() as u64 };
+    Some((coded.bytes, span))
+}
+
+/// The staging buffers of coded reads, reused layer after layer.
+#[derive(Default)]
+pub struct Staging {
+    free: Mutex<Vec<Blob>>,
+}
+
+impl Staging {
+    fn take(&self) -> Blob {
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_else(|| Blob::zeroed(SEGMENT_BYTES))
+    }
+
+    fn give(&self, blobs: impl IntoIterator<Item = Blob>) {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        free.extend(blobs);
+        free.truncate(STAGING_SEGMENTS);
+    }
+}
+
+/// What a coded read needs besides the layer.
+pub struct CodedRead<'a> {
+    pub io: &'a Reader,
+    pub file: &'a DirectFile,
+    pub bin_path: &'a Path,
+    pub staging: &'a Staging,
+    pub stop: &'a CancelToken,
+}
+
+/// Reads coded layer `layer_idx` (`p`) and decodes it into `out` (its run length);
+/// returns the CRC-32 of the decoded run.
+pub fn read_coded_layer(
+    r: &CodedRead,
+    (layer_idx, p): (usize, &PackedLayer),
+    span: CodedSpan,
+    out: &mut [u8],
+) -> Result<u32> {
+    let bad = |reason: String| Error::Trunk { path: r.bin_path.to_path_buf(), reason };
+    let undecodable =
+        |e: k3_codec::CodecError| bad(format!("layer {layer_idx}'s coded bytes do not decode: {e} (re-run `k3 pack`)"));
+    let stored = span.stored_len as usize;
+    let head = read_bytes(r, p.file_off, 4096.min(stored))?;
+    let dir_len = Directory::padded_len(&head).map_err(undecodable)?;
+    let head = if dir_len > head.len() { read_bytes(r, p.file_off, dir_len.min(stored))? } else { head };
+    let dir = Directory::read(&head, stored).map_err(undecodable)?;
+    if dir.raw_len != out.len() {
+        return Err(bad(format!(
+            "layer {layer_idx} decodes to {} bytes, its run has {} (re-run `k3 pack`)",
+            dir.raw_len,
+            out.len()
+        )));
+    }
+    let segments = segments(&dir);
+    let mut crc = crc32fast::Hasher::new();
+    let mut outs = chunk_outputs(&dir, out);
+    std::thread::scope(|scope| -> Result<()> {
+        let (done_tx, done_rx) = mpsc::channel::<(usize, Result<Blob>)>();
+        let (free_tx, free_rx) = mpsc::channel::<Blob>();
+        for _ in 0..STAGING_SEGMENTS.min(segments.len()) {
+            let _ = free_tx.send(r.staging.take());
+        }
+        let to_read: Vec<(u64, usize)> = segments
+            .iter()
+            .map(|blocks| {
+                let (first, last) = (dir.blocks[blocks.start].0, dir.blocks[blocks.end - 1]);
+                (p.file_off + first as u64, last.0 + last.1 - first)
+            })
+            .collect();
+        scope.spawn(move || {
+            for (k, window) in to_read.into_iter().enumerate() {
+                let Ok(mut blob) = free_rx.recv() else { return };
+                let done_tx = done_tx.clone();
+                scope.spawn(move || {
+                    let read =
+                        r.io.read_window_until(r.file, &mut blob, window, (Urgency::Next, Checksum::None), r.stop);
+                    let _ = done_tx.send((k, read.map(|_| blob)));
+                });
+            }
+        });
+        let mut arrived: BTreeMap<usize, Result<Blob>> = BTreeMap::new();
+        let mut spent = Vec::new();
+        for (k, blocks) in segments.iter().enumerate() {
+            while !arrived.contains_key(&k) {
+                let (i, read) = done_rx
+                    .recv()
+                    .map_err(|_| bad(format!("layer {layer_idx}: a segment read ended without a result")))?;
+                arrived.insert(i, read);
+            }
+            let Some(blob) = arrived.remove(&k) else { continue };
+            let blob = blob?;
+            let seg_start = dir.blocks[blocks.start].0;
+            let coded = |i: usize| {
+                let (at, len) = dir.blocks[i];
+                &blob.bytes()[at - seg_start..at - seg_start + len]
+            };
+            // The segment's blocks decode on the current pool's threads (the trunk reader's
+            // two, or the compute pool's when the compute thread itself is waiting).
+            let sums: Vec<Result<crc32fast::Hasher>> = blocks
+                .clone()
+                .into_par_iter()
+                .zip(outs[blocks.clone()].par_iter_mut())
+                .map_init(Scratch::default, |scratch, (i, piece)| {
+                    decode_block(coded(i), piece, scratch)
+                        .map_err(|reason| undecodable(k3_codec::CodecError::Block { block: i, reason }))?;
+                    let mut sum = crc32fast::Hasher::new();
+                    sum.update(piece);
+                    Ok(sum)
+                })
+                .collect();
+            for sum in sums {
+                crc.combine(&sum?);
+            }
+            if k + STAGING_SEGMENTS < segments.len() {
+                let _ = free_tx.send(blob);
+            } else {
+                spent.push(blob);
+            }
+        }
+        r.staging.give(spent);
+        Ok(())
+    })?;
+    Ok(crc.finalize())
+}
+
+/// Reads `len` bytes of `trunk.bin` at `offset` (4096-aligned) into a small buffer.
+fn read_bytes(r: &CodedRead, offset: u64, len: usize) -> Result<Vec<u8>> {
+    let mut blob = Blob::zeroed(len);
+    r.io.read_window_until(r.file, &mut blob, (offset, len), (Urgency::Next, Checksum::None), r.stop)?;
+    Ok(blob.bytes()[..len].to_vec())
+}
+
+/// The blocks of each segment: consecutive blocks whose coded bytes span at most
+/// [`SEGMENT_BYTES`] (a block is never split; one block is far smaller than a segment).
+fn segments(dir: &Directory) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 0..dir.blocks.len() {
+        let (first, (at, len)) = (dir.blocks[start].0, dir.blocks[i]);
+        if i > start && at + len - first > SEGMENT_BYTES {
+            out.push(start..i);
+            start = i;
+        }
+    }
+    if start < dir.blocks.len() {
+        out.push(start..dir.blocks.len());
+    }
+    out
+}
+
+/// `out` split into each block's raw bytes.
+fn chunk_outputs<'o>(dir: &Directory, out: &'o mut [u8]) -> Vec<&'o mut [u8]> {
+    out.chunks_mut(dir.block_raw).collect()
+}
