@@ -26,6 +26,7 @@ mod streaming;
 mod synth;
 mod tokenizer;
 mod trunk;
+mod trunk_codec;
 
 /// Greedy generation parameters shared by the streaming topics.
 pub fn streaming_params(n: usize) -> k3_engine::GenerateParams {

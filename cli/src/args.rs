@@ -373,6 +373,25 @@ pub enum BenchCommand {
     /// Exact speculative decoding vs serial decoding on a repetitive and a non-repetitive
     /// prompt: tokens per second, acceptance, and the tokens checked equal.
     Speculate(BenchSpeculateArgs),
+    /// The trunk codec on one packed layer: size ratio, decode GB/s per core, and the layer
+    /// streamed coded vs a raw O_DIRECT read of the same layer.
+    Codec(BenchCodecArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchCodecArgs {
+    /// A trunk packed raw (`k3 pack` without --codec): its layer is read, coded and decoded.
+    #[arg(long, value_name = "DIR")]
+    pub trunk: PathBuf,
+    /// Which layer.
+    #[arg(long, default_value_t = 0)]
+    pub layer: usize,
+    /// Threads for coding and for the all-core decode (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

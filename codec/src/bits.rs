@@ -1,44 +1,41 @@
 //! Bit-level writing and careful reading, least significant bit first.
 //!
-//! Owns: [`BitWriter`] (what the encoder emits codes into) and [`peek`] (a bounded read of
+//! Owns: [`BitWriter`] (what the encoder emits codes into, in place) and [`peek`] (a bounded read of
 //! the next bits, zeros past the end) used by the reference decoder and the fast decoder's tail.
 //! Easy to break: codes are written bit-reversed (first code bit at the lowest position), so
 //! the decoder indexes its tables with the low bits of the window.
 
-/// Appends codes of up to 32 bits each, least significant bit first.
-#[derive(Default)]
-pub struct BitWriter {
-    bytes: Vec<u8>,
+/// Writes codes of up to 32 bits each, least significant bit first, into a slice sized
+/// exactly for them (the encoder counts the bits first).
+pub struct BitWriter<'a> {
+    out: &'a mut [u8],
+    at: usize,
     acc: u64,
     filled: u32,
 }
 
-impl BitWriter {
-    pub fn with_capacity(bytes: usize) -> Self {
-        BitWriter { bytes: Vec::with_capacity(bytes), acc: 0, filled: 0 }
+impl<'a> BitWriter<'a> {
+    pub fn new(out: &'a mut [u8]) -> Self {
+        BitWriter { out, at: 0, acc: 0, filled: 0 }
     }
 
-    /// Appends the low `len` bits of `code` (`len` ≤ 32).
+    /// Appends the low `len` bits of `code` (`len` ≤ 32). Panics past the slice's end.
     pub fn push(&mut self, code: u32, len: u32) {
         self.acc |= u64::from(code) << self.filled;
         self.filled += len;
         if self.filled >= 32 {
-            self.bytes.extend_from_slice(&(self.acc as u32).to_le_bytes());
+            self.out[self.at..self.at + 4].copy_from_slice(&(self.acc as u32).to_le_bytes());
+            self.at += 4;
             self.acc >>= 32;
             self.filled -= 32;
         }
     }
 
-    /// Bits written so far.
-    pub fn bit_len(&self) -> usize {
-        self.bytes.len() * 8 + self.filled as usize
-    }
-
-    /// The bytes, the last one padded with zero bits.
-    pub fn finish(mut self) -> Vec<u8> {
+    /// Writes the last bits (the last byte padded with zero bits); returns the bytes written.
+    pub fn finish(self) -> usize {
         let tail = self.filled.div_ceil(8) as usize;
-        self.bytes.extend_from_slice(&self.acc.to_le_bytes()[..tail]);
-        self.bytes
+        self.out[self.at..self.at + tail].copy_from_slice(&self.acc.to_le_bytes()[..tail]);
+        self.at + tail
     }
 }
 
@@ -60,14 +57,14 @@ mod tests {
 
     #[test]
     fn written_codes_read_back_in_order() {
-        let mut w = BitWriter::default();
         let codes = [(0b1u32, 1u32), (0b10110, 5), (0x7ff, 11), (0, 3), (0x1234_5678, 32), (0b01, 2)];
+        let total: u32 = codes.iter().map(|c| c.1).sum();
+        let mut bytes = vec![0u8; total.div_ceil(8) as usize];
+        let mut w = BitWriter::new(&mut bytes);
         for &(c, l) in &codes {
             w.push(c, l);
         }
-        let total = w.bit_len();
-        let bytes = w.finish();
-        assert_eq!(bytes.len(), total.div_ceil(8));
+        assert_eq!(w.finish(), bytes.len());
         let mut pos = 0;
         for &(c, l) in &codes {
             let mask = if l == 32 { u32::MAX } else { (1 << l) - 1 };

@@ -27,57 +27,90 @@ pub const STREAMS: usize = 8;
 const HEADER: usize = 8;
 const LENGTHS: usize = 128;
 
-/// Codes `raw` (at most `u32::MAX` bytes) as one block: Huffman when that is smaller, stored otherwise.
-pub fn encode_block(raw: &[u8]) -> Vec<u8> {
+/// How a block will be coded, and its exact coded length (so a layer's blocks can be
+/// written in place into one buffer, on every core).
+#[derive(Debug, Clone)]
+pub struct BlockPlan {
+    pub kind: BlockKind,
+    lengths: [u8; 256],
+    stream_bytes: [usize; STREAMS],
+    /// Coded bytes of the block.
+    pub len: usize,
+}
+
+/// Plans `raw` (at most `u32::MAX` bytes): Huffman when that is smaller, stored otherwise.
+pub fn plan_block(raw: &[u8]) -> BlockPlan {
     let words = raw.len() / 2;
     let mut counts = [0u64; 256];
     for w in raw.chunks_exact(2) {
         counts[usize::from(w[1])] += 1;
     }
     let lengths = code_lengths(&counts);
+    let stored = BlockPlan { kind: BlockKind::Stored, lengths, stream_bytes: [0; STREAMS], len: HEADER + raw.len() };
     let code_bits: u64 = (0..256).map(|s| counts[s] * u64::from(lengths[s])).sum();
-    let fixed = HEADER + LENGTHS + 4 * STREAMS + raw.len() - words + STREAMS;
-    if fixed as u64 + code_bits / 8 >= (HEADER + raw.len()) as u64 {
-        return stored(raw);
+    let fixed = HEADER + LENGTHS + 4 * STREAMS + raw.len() - words;
+    if (fixed + STREAMS) as u64 + code_bits / 8 >= stored.len as u64 {
+        return stored;
     }
-    let codes = codes(&lengths);
     let per_stream = words.div_ceil(STREAMS);
-    let streams: Vec<Vec<u8>> = (0..STREAMS)
-        .map(|k| {
-            let (from, to) = ((k * per_stream).min(words), ((k + 1) * per_stream).min(words));
-            let mut w = BitWriter::with_capacity((to - from) / 2);
-            for i in from..to {
-                let sym = usize::from(raw[2 * i + 1]);
-                w.push(codes[sym], u32::from(lengths[sym]));
-            }
-            w.finish()
-        })
-        .collect();
-    let mut out = header(BlockKind::Huffman, raw.len());
-    out.extend(lengths.chunks_exact(2).map(|p| p[0] | p[1] << 4));
-    for s in &streams {
-        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    let mut stream_bytes = [0usize; STREAMS];
+    for (k, bytes) in stream_bytes.iter_mut().enumerate() {
+        let (from, to) = ((k * per_stream).min(words), ((k + 1) * per_stream).min(words));
+        let bits: usize = (from..to).map(|i| usize::from(lengths[usize::from(raw[2 * i + 1])])).sum();
+        *bytes = bits.div_ceil(8);
     }
-    out.extend(raw.chunks_exact(2).map(|w| w[0]));
+    let len = fixed + stream_bytes.iter().sum::<usize>();
+    if len >= stored.len {
+        return stored;
+    }
+    BlockPlan { kind: BlockKind::Huffman, lengths, stream_bytes, len }
+}
+
+/// Writes `raw` coded as `plan` says into `out` (exactly `plan.len` bytes).
+pub fn write_block(raw: &[u8], plan: &BlockPlan, out: &mut [u8]) {
+    let kind = plan.kind as u8;
+    let streams = if plan.kind == BlockKind::Huffman { STREAMS as u8 } else { 0 };
+    out[..4].copy_from_slice(&[kind, streams, 0, 0]);
+    out[4..HEADER].copy_from_slice(&(raw.len() as u32).to_le_bytes());
+    if plan.kind == BlockKind::Stored {
+        out[HEADER..].copy_from_slice(raw);
+        return;
+    }
+    let words = raw.len() / 2;
+    let (lens_at, low_at) = (HEADER + LENGTHS, HEADER + LENGTHS + 4 * STREAMS);
+    for (i, p) in plan.lengths.chunks_exact(2).enumerate() {
+        out[HEADER + i] = p[0] | p[1] << 4;
+    }
+    for (k, &n) in plan.stream_bytes.iter().enumerate() {
+        out[lens_at + 4 * k..lens_at + 4 * k + 4].copy_from_slice(&(n as u32).to_le_bytes());
+    }
+    for (o, w) in out[low_at..low_at + words].iter_mut().zip(raw.chunks_exact(2)) {
+        *o = w[0];
+    }
+    let mut at = low_at + words;
     if raw.len() % 2 == 1 {
-        out.push(raw[raw.len() - 1]);
+        out[at] = raw[raw.len() - 1];
+        at += 1;
     }
-    for s in &streams {
-        out.extend_from_slice(s);
+    let codes = codes(&plan.lengths);
+    let per_stream = words.div_ceil(STREAMS);
+    for (k, &n) in plan.stream_bytes.iter().enumerate() {
+        let (from, to) = ((k * per_stream).min(words), ((k + 1) * per_stream).min(words));
+        let mut w = BitWriter::new(&mut out[at..at + n]);
+        for i in from..to {
+            let sym = usize::from(raw[2 * i + 1]);
+            w.push(codes[sym], u32::from(plan.lengths[sym]));
+        }
+        w.finish();
+        at += n;
     }
-    out
 }
 
-fn header(kind: BlockKind, raw_len: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER + raw_len);
-    out.extend_from_slice(&[kind as u8, if kind == BlockKind::Huffman { STREAMS as u8 } else { 0 }, 0, 0]);
-    out.extend_from_slice(&(raw_len as u32).to_le_bytes());
-    out
-}
-
-fn stored(raw: &[u8]) -> Vec<u8> {
-    let mut out = header(BlockKind::Stored, raw.len());
-    out.extend_from_slice(raw);
+/// Codes `raw` as one block ([`plan_block`] then [`write_block`]).
+pub fn encode_block(raw: &[u8]) -> Vec<u8> {
+    let plan = plan_block(raw);
+    let mut out = vec![0u8; plan.len];
+    write_block(raw, &plan, &mut out);
     out
 }
 

@@ -10,7 +10,7 @@
 //! Must not: read a block the directory places outside the coded bytes, or produce a layer
 //! whose blocks do not add up to `raw_len`.
 
-use crate::block::{decode_block, encode_block, BlockKind, Scratch};
+use crate::block::{decode_block, plan_block, write_block, BlockKind, BlockPlan, Scratch};
 use rayon::prelude::*;
 
 use crate::{aligned, CodecError, BLOCK_RAW};
@@ -29,28 +29,31 @@ pub struct CodedLayer {
     pub stored_blocks: usize,
 }
 
-/// Codes `raw` block by block, the blocks on every core.
+/// Codes `raw` block by block, the blocks on every core, into one buffer allocated once
+/// (each block planned first, so its place is known before it is written).
 pub fn encode_layer(raw: &[u8]) -> CodedLayer {
-    let coded: Vec<Vec<u8>> = raw.par_chunks(BLOCK_RAW).map(encode_block).collect();
-    let dir_len = aligned(FIXED + 4 * coded.len());
-    let total = dir_len + coded.iter().map(|b| aligned(b.len())).sum::<usize>();
-    let mut bytes = Vec::with_capacity(total);
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&VERSION.to_le_bytes());
-    bytes.extend_from_slice(&(raw.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&(BLOCK_RAW as u32).to_le_bytes());
-    bytes.extend_from_slice(&(coded.len() as u32).to_le_bytes());
-    for b in &coded {
-        bytes.extend_from_slice(&(b.len() as u32).to_le_bytes());
+    let plans: Vec<BlockPlan> = raw.par_chunks(BLOCK_RAW).map(plan_block).collect();
+    let dir_len = aligned(FIXED + 4 * plans.len());
+    let total = dir_len + plans.iter().map(|p| aligned(p.len)).sum::<usize>();
+    let mut bytes = vec![0u8; total];
+    let (head, mut rest) = bytes.split_at_mut(dir_len);
+    head[..4].copy_from_slice(MAGIC);
+    head[4..8].copy_from_slice(&VERSION.to_le_bytes());
+    head[8..16].copy_from_slice(&(raw.len() as u64).to_le_bytes());
+    head[16..20].copy_from_slice(&(BLOCK_RAW as u32).to_le_bytes());
+    head[20..24].copy_from_slice(&(plans.len() as u32).to_le_bytes());
+    let mut slots = Vec::with_capacity(plans.len());
+    for (i, p) in plans.iter().enumerate() {
+        head[FIXED + 4 * i..FIXED + 4 * i + 4].copy_from_slice(&(p.len as u32).to_le_bytes());
+        let (slot, after) = std::mem::take(&mut rest).split_at_mut(aligned(p.len));
+        slots.push(&mut slot[..p.len]);
+        rest = after;
     }
-    bytes.resize(dir_len, 0);
-    let mut stored_blocks = 0;
-    for b in &coded {
-        stored_blocks += usize::from(b.first() == Some(&(BlockKind::Stored as u8)));
-        bytes.extend_from_slice(b);
-        bytes.resize(aligned(bytes.len()), 0);
-    }
-    CodedLayer { bytes, raw_len: raw.len(), blocks: coded.len(), stored_blocks }
+    raw.par_chunks(BLOCK_RAW).zip(plans.par_iter()).zip(slots.into_par_iter()).for_each(|((piece, plan), slot)| {
+        write_block(piece, plan, slot);
+    });
+    let stored_blocks = plans.iter().filter(|p| p.kind == BlockKind::Stored).count();
+    CodedLayer { bytes, raw_len: raw.len(), blocks: plans.len(), stored_blocks }
 }
 
 /// Where each block of a coded layer is, read from its directory.

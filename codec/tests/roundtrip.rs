@@ -2,10 +2,7 @@
 //! uniform, constant and odd-length data; malformed bytes are errors, never panics.
 
 use k3_codec::block::{decode_block_reference, Scratch};
-use k3_codec::{
-    decode_block, decode_layer, encode_block, encode_layer, BlockKind, CodecError, Directory, LayerDecoder, ALIGN,
-    BLOCK_RAW,
-};
+use k3_codec::{decode_block, decode_layer, encode_block, encode_layer, BlockKind, CodecError, ALIGN, BLOCK_RAW};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

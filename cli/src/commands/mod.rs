@@ -1,6 +1,7 @@
 //! One function per subcommand: parse inputs, make one library call, print the result.
 
 mod bench;
+mod bench_codec;
 mod bench_speculate;
 mod chat;
 mod disk;
@@ -74,6 +75,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Bench(crate::args::BenchCommand::Stream(args)) => bench::stream(args),
         Command::Bench(crate::args::BenchCommand::Disk(args)) => disk::disk(args),
         Command::Bench(crate::args::BenchCommand::Speculate(args)) => bench_speculate::speculate(args),
+        Command::Bench(crate::args::BenchCommand::Codec(args)) => bench_codec::codec(args),
         Command::SimCache(args) => sim_cache::sim_cache(args),
         Command::Synth(args) => synth::synth(args),
         Command::Download(args) => download::download(args),

@@ -8,6 +8,7 @@
 //! [`decode_rates`] is the short form `k3 forecast` runs: the two throughputs a decode
 //! step depends on, in under two seconds.
 
+pub mod codec_rates;
 pub mod decode_rates;
 
 use std::sync::Arc;

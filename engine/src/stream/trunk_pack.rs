@@ -179,6 +179,8 @@ pub fn pack_trunk_with(
     let bytes_total = trunk_bytes + expert_bytes;
     let mut bytes_done: u64 = runs.iter().take(resumed_layers).map(|r| r.run_len).sum();
     let mut file_off = layers.iter().map(|l| l["nbytes"].as_u64().unwrap_or(0)).sum::<u64>();
+    // A coded pack reads each run whole; the buffer is reused (fresh pages cost a fault each).
+    let mut run_buf = Vec::new();
     for (layer_idx, run) in runs.iter().enumerate().skip(resumed_layers) {
         let shard_path = &index.shard_paths()[run.shard_idx];
         let shard = File::open(shard_path).map_err(|e| Error::io(shard_path, e))?;
@@ -198,7 +200,7 @@ pub fn pack_trunk_with(
                 let crc = copy_run(source.0, source.1, run, target.0, target.1, file_off, &mut done)?;
                 (manifest_entry(layer_idx, run, shard_path, file_off, aligned(run.run_len), crc), aligned(run.run_len))
             }
-            TrunkCodec::Huffman => pack_coded_run(layer_idx, run, source, target, &mut done)?,
+            TrunkCodec::Huffman => pack_coded_run((layer_idx, run, &mut run_buf), source, target, &mut done)?,
         };
         layers.push(entry);
         file_off += nbytes;
@@ -382,20 +384,19 @@ const CODING_KEYS: [&str; 3] = ["codec", "stored_nbytes", "stored_crc32"];
 /// Reads layer `run` whole, codes it and writes what is smaller (coded, or raw when coding
 /// would not shrink it) at `file_off`; returns its manifest entry and the bytes it takes.
 fn pack_coded_run(
-    layer_idx: usize,
-    run: &LayerRun,
+    (layer_idx, run, raw): (usize, &LayerRun, &mut Vec<u8>),
     (shard, shard_path): (&File, &Path),
     (out, out_path, file_off): (&dyn StoredFile, &Path, u64),
     done: &mut dyn FnMut(u64),
 ) -> Result<(Value, u64)> {
-    let mut raw = vec![0u8; run.run_len as usize];
+    raw.resize(run.run_len as usize, 0);
     for (i, chunk) in raw.chunks_mut(CHUNK).enumerate() {
         shard.read_exact_at(chunk, run.run_start + (i * CHUNK) as u64).map_err(|e| Error::io(shard_path, e))?;
         done(chunk.len() as u64);
     }
-    let crc = crc32fast::hash(&raw);
-    let Some((coded, span)) = code_run(&raw) else {
-        write_all_at(out, &raw, file_off).map_err(|e| Error::io(out_path, e))?;
+    let crc = crc32fast::hash(raw);
+    let Some((coded, span)) = code_run(raw) else {
+        write_all_at(out, raw, file_off).map_err(|e| Error::io(out_path, e))?;
         let nbytes = aligned(run.run_len);
         return Ok((manifest_entry(layer_idx, run, shard_path, file_off, nbytes, crc), nbytes));
     };

@@ -1,0 +1,136 @@
+//! `k3 bench codec`: the trunk codec on one real packed layer, against a raw O_DIRECT read
+//! of the same layer measured in the same run.
+//!
+//! Owns: reading layer ℓ's run from a raw `trunk.bin` with the engine's reader (O_DIRECT,
+//! its read pattern, best of two), coding it as `k3 pack --codec huffman` would, timing the
+//! production decoder on one thread and on every core (best of three), and what that means
+//! for one streamed layer: raw = read the run; coded = read the coded bytes, decoding
+//! overlapped on `threads` cores (the larger of the two).
+//! Must not: time anything but the production paths (`Reader`, `k3_codec`), or report a
+//! decode whose output differs from the raw run.
+
+use std::path::Path;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use k3_codec::block::Scratch;
+use k3_codec::{decode_block, encode_layer, Directory, LayerDecoder};
+
+use crate::error::{Error, Result};
+use crate::io::{Blob, Checksum, DirectFile, ReadPattern, Reader, Urgency};
+
+/// What `k3 bench codec` measured.
+#[derive(Debug, Clone)]
+pub struct CodecRates {
+    pub layer_idx: usize,
+    pub raw_bytes: u64,
+    pub coded_bytes: u64,
+    pub blocks: usize,
+    pub stored_blocks: usize,
+    /// The raw run read with O_DIRECT at the engine's read pattern.
+    pub raw_read_gbps: f64,
+    pub encode_gbps: f64,
+    /// Decoded bytes per second on one thread.
+    pub decode_gbps_one_core: f64,
+    /// Decoded bytes per second on `threads` threads.
+    pub decode_gbps_all: f64,
+    pub threads: usize,
+    /// The layer streamed raw: its read.
+    pub raw_layer_seconds: f64,
+    /// The layer streamed coded: reading the coded bytes at the raw read's rate, decode overlapped.
+    pub coded_layer_seconds: f64,
+}
+
+impl CodecRates {
+    pub fn size_ratio(&self) -> f64 {
+        self.coded_bytes as f64 / self.raw_bytes.max(1) as f64
+    }
+}
+
+/// Measures the codec on layer `layer_idx` of the raw packed trunk in `trunk_dir`.
+pub fn measure_codec(trunk_dir: &Path, layer_idx: usize, threads: usize) -> Result<CodecRates> {
+    let (bin, json) = (trunk_dir.join("trunk.bin"), trunk_dir.join("trunk.json"));
+    let bad = |reason: String| Error::Trunk { path: json.clone(), reason };
+    let text = std::fs::read(&json).map_err(|e| Error::io(&json, e))?;
+    let manifest: serde_json::Value = serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
+    let entry = &manifest["layers"][layer_idx];
+    if entry.get("codec").is_some() {
+        return Err(bad(format!("layer {layer_idx} is coded: give a trunk packed raw (`k3 pack` without --codec)")));
+    }
+    let (off, len) = match (entry["file_off"].as_u64(), entry["run_len"].as_u64()) {
+        (Some(o), Some(l)) => (o, l as usize),
+        _ => return Err(bad(format!("no layer {layer_idx} (file_off, run_len)"))),
+    };
+    let file = DirectFile::open(&bin)?;
+    let reader = Reader::new(ReadPattern::DEFAULT)?;
+    let mut blob = Blob::zeroed(len);
+    let mut read_secs = f64::MAX;
+    for _ in 0..2 {
+        let t = Instant::now();
+        reader.read_window_into(&file, &mut blob, off, len, Urgency::Now, Checksum::None)?;
+        read_secs = read_secs.min(t.elapsed().as_secs_f64());
+    }
+    let raw = &blob.bytes()[..len];
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Option { option: "threads", reason: e.to_string() })?;
+    let t = Instant::now();
+    let coded = pool.install(|| encode_layer(raw));
+    let encode_secs = t.elapsed().as_secs_f64();
+    let mut out = vec![0u8; len];
+    let mut decoder = LayerDecoder::default();
+    let one = best_of(3, || decoder.decode(&coded.bytes, &mut out, &mut |_| {}).map_err(|e| bad(e.to_string())))?;
+    check_same(&out, raw, &bad)?;
+    out.fill(0);
+    let all = best_of(3, || pool.install(|| decode_parallel(&coded.bytes, &mut out)).map_err(|e| bad(e.to_string())))?;
+    check_same(&out, raw, &bad)?;
+    let gbps = |secs: f64| len as f64 / secs.max(1e-12) / 1e9;
+    let coded_read = read_secs * coded.bytes.len() as f64 / len as f64;
+    Ok(CodecRates {
+        layer_idx,
+        raw_bytes: len as u64,
+        coded_bytes: coded.bytes.len() as u64,
+        blocks: coded.blocks,
+        stored_blocks: coded.stored_blocks,
+        raw_read_gbps: gbps(read_secs),
+        encode_gbps: gbps(encode_secs),
+        decode_gbps_one_core: gbps(one),
+        decode_gbps_all: gbps(all),
+        threads,
+        raw_layer_seconds: read_secs,
+        coded_layer_seconds: coded_read.max(all),
+    })
+}
+
+/// The fastest of `n` runs of `f`, in seconds.
+fn best_of(n: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    let mut best = f64::MAX;
+    for _ in 0..n {
+        let t = Instant::now();
+        f()?;
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    Ok(best)
+}
+
+fn check_same(out: &[u8], raw: &[u8], bad: &dyn Fn(String) -> Error) -> Result<()> {
+    match out.iter().zip(raw).position(|(a, b)| a != b) {
+        None => Ok(()),
+        Some(at) => Err(bad(format!("the decoded layer differs from the raw run at byte {at}"))),
+    }
+}
+
+/// Every block of the coded layer decoded on the current pool, as the streamed trunk does.
+fn decode_parallel(coded: &[u8], out: &mut [u8]) -> std::result::Result<(), k3_codec::CodecError> {
+    let dir = Directory::read(coded, coded.len())?;
+    dir.blocks.par_iter().zip(out.par_chunks_mut(dir.block_raw)).enumerate().try_for_each_init(
+        Scratch::default,
+        |scratch, (i, (&(at, len), piece))| {
+            decode_block(&coded[at..at + len], piece, scratch)
+                .map(|_| ())
+                .map_err(|reason| k3_codec::CodecError::Block { block: i, reason })
+        },
+    )
+}
