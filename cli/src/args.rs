@@ -454,6 +454,13 @@ pub struct BenchStreamArgs {
     /// Decode steps measured after the prompt.
     #[arg(long, default_value_t = 3)]
     pub tokens: usize,
+    /// A second packed trunk of the same model (e.g. packed with --codec huffman): the two
+    /// are run alternately, each against its own floor, and their ratio printed.
+    #[arg(long, value_name = "DIR", requires = "trunk")]
+    pub versus: Option<std::path::PathBuf>,
+    /// With --versus: rounds, each running both trunks (the order alternating).
+    #[arg(long, default_value_t = 2)]
+    pub rounds: usize,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

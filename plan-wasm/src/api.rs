@@ -161,6 +161,7 @@ fn planned(fp: &Footprint, machine: MachineMemory, choice: BudgetChoice, o: Opti
                 trunk_streamed: o.streamed_trunk,
                 disk: rates.disk(),
                 rates: rates.compute(),
+                coding: None,
             };
             let f = k3_plan::forecast(&input)
                 .map_err(|e| ErrorJson::new(ErrorDetail::Forecast, format!("forecast: {e}")))?;

@@ -94,8 +94,14 @@ fn presets_come_in_order_with_custom_last_and_forecasts_are_k3_plans() {
         MemoryRequest { choice: Preset::Laptop.choice(), streamed_trunk: true, context_length: 4096, io_threads: 4 };
     let plan = plan_memory(&fp, &req, MachineMemory::new(0, 0), false).expect("laptop plan");
     let rates: RatesJson = serde_json::from_value(rates).expect("rates");
-    let input =
-        ForecastInput { footprint: &fp, plan: &plan, trunk_streamed: true, disk: rates.disk(), rates: rates.compute() };
+    let input = ForecastInput {
+        footprint: &fp,
+        plan: &plan,
+        trunk_streamed: true,
+        disk: rates.disk(),
+        rates: rates.compute(),
+        coding: None,
+    };
     let expected = ForecastJson::from(&k3_plan::forecast(&input).expect("forecast"));
     let got: ForecastJson = serde_json::from_value(rows[0]["forecast"].clone()).expect("forecast JSON");
     assert_eq!(got, expected);

@@ -26,6 +26,9 @@
 //! * Compute: every trunk byte, the output head and the `W` routed experts pass through the
 //!   kernels once: BF16 bytes ÷ the BF16 matvec rate + expert bytes ÷ the MXFP4 expert
 //!   rate (other work — recurrences, attention over the context, norms — is not counted).
+//! * A coded trunk ([`TrunkCoding`]): a streamed layer reads its coded bytes, and its raw
+//!   bytes ÷ the decode rate are added to compute (decoding shares the CPU with the
+//!   kernels; pinned layers were decoded once, when pinned).
 //! * Seconds per token: `low = max(io at the ceiling hit rate, compute)` (reads fully
 //!   overlapped with compute, most hits), `high = io at the floor hit rate + compute`
 //!   (serial, fewest hits); `expected` gives both combinations at the `uniform` hit rate.
@@ -61,6 +64,16 @@ impl DiskRates {
     }
 }
 
+/// A trunk packed with a codec (`k3 pack --codec huffman`): what reading each layer costs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrunkCoding<'a> {
+    /// Bytes a read of each layer takes from the drive (its coded size, or its raw size
+    /// where the layer is stored raw), indexed like `Footprint::layer_trunk_bytes`.
+    pub layer_read_bytes: &'a [u64],
+    /// Decoded bytes per second of this CPU's decoder on the threads decoding.
+    pub decode_bytes_per_second: f64,
+}
+
 /// What a forecast is made from.
 #[derive(Debug, Clone, Copy)]
 pub struct ForecastInput<'a> {
@@ -70,6 +83,9 @@ pub struct ForecastInput<'a> {
     pub trunk_streamed: bool,
     pub disk: DiskRates,
     pub rates: ComputeRates,
+    /// `Some` when the packed trunk is coded: streamed layers read their coded bytes and
+    /// are decoded on the CPU.
+    pub coding: Option<TrunkCoding<'a>>,
 }
 
 /// A figure at each of the three expert hit rates of the module docs (the hit rates
@@ -116,6 +132,8 @@ pub struct Forecast {
     pub compute_bf16_bytes: u64,
     pub compute_expert_bytes: u64,
     pub compute_seconds: f64,
+    /// Of `compute_seconds`, decoding the streamed layers of a coded trunk.
+    pub decode_seconds: f64,
     pub seconds_per_token: SecondsPerToken,
 }
 
@@ -184,6 +202,19 @@ pub fn trunk_bytes_per_token(fp: &Footprint, plan: &MemoryPlan, trunk_streamed: 
     fp.layer_trunk_bytes.iter().skip(plan.pinned_layers).sum()
 }
 
+/// With a coded trunk: the bytes one token reads (each streamed layer's read size) and the
+/// bytes it decodes (the raw size of each streamed layer stored coded).
+pub fn coded_trunk_per_token(fp: &Footprint, plan: &MemoryPlan, trunk_streamed: bool, c: TrunkCoding) -> (u64, u64) {
+    if !trunk_streamed {
+        return (0, 0);
+    }
+    let streamed = fp.layer_trunk_bytes.iter().enumerate().skip(plan.pinned_layers);
+    streamed.fold((0u64, 0u64), |(read, decoded), (l, &raw)| {
+        let stored = c.layer_read_bytes.get(l).copied().unwrap_or(raw);
+        (read.saturating_add(stored), if stored < raw { decoded.saturating_add(raw) } else { decoded })
+    })
+}
+
 /// The forecast of the module docs.
 pub fn forecast(input: &ForecastInput<'_>) -> Result<Forecast, ForecastError> {
     let fp = input.footprint;
@@ -193,14 +224,21 @@ pub fn forecast(input: &ForecastInput<'_>) -> Result<Forecast, ForecastError> {
     let expert_rate = positive("the expert kernel rate", input.rates.expert_bytes_per_second)?;
     let hits = hit_rates(input.plan.cache_slots, fp);
     let requests = fp.expert_requests_per_token();
-    let trunk = trunk_bytes_per_token(fp, input.plan, input.trunk_streamed);
+    let (trunk, decoded) = match input.coding {
+        None => (trunk_bytes_per_token(fp, input.plan, input.trunk_streamed), 0),
+        Some(c) => coded_trunk_per_token(fp, input.plan, input.trunk_streamed, c),
+    };
+    let decode = match input.coding {
+        Some(c) if decoded > 0 => decoded as f64 / positive("the trunk decode rate", c.decode_bytes_per_second)?,
+        _ => 0.0,
+    };
     let expert_bytes = ByHitRate::from_fn(hits, |h| requests as f64 * (1.0 - h) * fp.expert_bytes as f64);
     let io = ByHitRate::from_fn(hits, |h| {
         trunk as f64 / trunk_read_rate + requests as f64 * (1.0 - h) * fp.expert_bytes as f64 / expert_read_rate
     });
     let bf16 = fp.trunk_total_bytes() + fp.head_bytes;
     let experts = requests * fp.expert_bytes;
-    let compute = bf16 as f64 / bf16_rate + experts as f64 / expert_rate;
+    let compute = bf16 as f64 / bf16_rate + experts as f64 / expert_rate + decode;
     Ok(Forecast {
         hit_rate: hits,
         expert_requests: requests,
@@ -210,6 +248,7 @@ pub fn forecast(input: &ForecastInput<'_>) -> Result<Forecast, ForecastError> {
         compute_bf16_bytes: bf16,
         compute_expert_bytes: experts,
         compute_seconds: compute,
+        decode_seconds: decode,
         seconds_per_token: SecondsPerToken {
             low: io.ceiling.max(compute),
             high: io.floor + compute,

@@ -25,7 +25,7 @@ pub mod trace;
 pub use auto::{auto_budget, auto_budget_for, auto_headroom};
 pub use error::PlanError;
 pub use forecast::{
-    forecast, ByHitRate, ComputeRates, DiskRates, Forecast, ForecastError, ForecastInput, SecondsPerToken,
+    forecast, ByHitRate, ComputeRates, DiskRates, Forecast, ForecastError, ForecastInput, SecondsPerToken, TrunkCoding,
 };
 pub use machine::{CgroupMemory, MachineMemory};
 pub use memory::{

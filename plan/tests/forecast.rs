@@ -63,8 +63,14 @@ fn the_released_model_reuses_nothing_below_one_tokens_requests() {
 fn bytes_and_seconds_add_up() {
     let fp = small();
     let p = with_plan(1, 6);
-    let input =
-        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk: DiskRates::same(1e9), rates: RATES };
+    let input = ForecastInput {
+        footprint: &fp,
+        plan: &p,
+        trunk_streamed: true,
+        disk: DiskRates::same(1e9),
+        rates: RATES,
+        coding: None,
+    };
     let f = forecast(&input).unwrap();
     assert_eq!(f.trunk_bytes, 3 * GB, "layers 1..4 stream");
     assert_eq!(f.expert_requests, 6);
@@ -96,8 +102,14 @@ fn a_resident_trunk_reads_no_trunk_bytes() {
 fn compute_bound_plans_take_compute_as_the_low_end() {
     let fp = small();
     let p = with_plan(4, 30);
-    let input =
-        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk: DiskRates::same(1e9), rates: RATES };
+    let input = ForecastInput {
+        footprint: &fp,
+        plan: &p,
+        trunk_streamed: true,
+        disk: DiskRates::same(1e9),
+        rates: RATES,
+        coding: None,
+    };
     let f = forecast(&input).unwrap();
     assert_eq!(f.io_seconds.ceiling, 0.0);
     assert_eq!(f.hit_rate.floor, 1.0, "every expert has a slot: no misses once warm");
@@ -110,8 +122,14 @@ fn released_laptop_reads_the_whole_trunk_and_every_expert() {
     let fp = released_footprint();
     let budget = Preset::Laptop.fixed_budget().unwrap();
     let p = plan(&fp, &PlanRequest { budget, streamed_trunk: true, context_length: 4096, io_threads: 4 }).unwrap();
-    let input =
-        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk: DiskRates::same(4.6e9), rates: RATES };
+    let input = ForecastInput {
+        footprint: &fp,
+        plan: &p,
+        trunk_streamed: true,
+        disk: DiskRates::same(4.6e9),
+        rates: RATES,
+        coding: None,
+    };
     let f = forecast(&input).unwrap();
     // PRODUCT §3: ~135 GB at `laptop` (108.8 GB trunk + 25.8 GB of experts).
     assert_eq!(f.trunk_bytes, 108_811_877_376);
@@ -123,8 +141,14 @@ fn released_laptop_reads_the_whole_trunk_and_every_expert() {
 fn rates_that_are_not_positive_are_refused() {
     let fp = small();
     let p = with_plan(0, 6);
-    let bad =
-        ForecastInput { footprint: &fp, plan: &p, trunk_streamed: true, disk: DiskRates::same(0.0), rates: RATES };
+    let bad = ForecastInput {
+        footprint: &fp,
+        plan: &p,
+        trunk_streamed: true,
+        disk: DiskRates::same(0.0),
+        rates: RATES,
+        coding: None,
+    };
     let err = forecast(&bad).unwrap_err();
     assert_eq!(err, ForecastError::NotPositive { what: "the disk bandwidth for trunk reads", value: 0.0 });
     assert_eq!(err.to_string(), "the disk bandwidth for trunk reads must be a positive number (got 0)");
@@ -139,8 +163,38 @@ fn trunk_and_expert_reads_each_take_their_own_rate() {
     let fp = small();
     let disk = DiskRates { trunk_bytes_per_second: 2e9, expert_bytes_per_second: 1e9 };
     let streamed = with_plan(1, 6);
-    let input = ForecastInput { footprint: &fp, plan: &streamed, trunk_streamed: true, disk, rates: RATES };
+    let input =
+        ForecastInput { footprint: &fp, plan: &streamed, trunk_streamed: true, disk, rates: RATES, coding: None };
     let f = forecast(&input).unwrap();
     assert!((f.io_seconds.floor - (1.5 + 0.06)).abs() < 1e-9, "3 GB at 2 GB/s + 60 MB at 1 GB/s");
     assert_eq!(f.io_seconds.ceiling, 1.5, "no expert reads at the ceiling");
+}
+
+#[test]
+fn a_coded_trunk_reads_its_coded_bytes_and_pays_its_decode_in_compute() {
+    let fp = small();
+    let p = with_plan(1, 6);
+    // Layer 3 stayed raw (the codec did not shrink it); layers 0..3 are coded to 0.67 GB.
+    let read = [670_000_000, 670_000_000, 670_000_000, GB];
+    let raw_input = ForecastInput {
+        footprint: &fp,
+        plan: &p,
+        trunk_streamed: true,
+        disk: DiskRates::same(1e9),
+        rates: RATES,
+        coding: None,
+    };
+    let raw = forecast(&raw_input).unwrap();
+    let fast = k3_plan::TrunkCoding { layer_read_bytes: &read, decode_bytes_per_second: 6e9 };
+    let coded = forecast(&ForecastInput { coding: Some(fast), ..raw_input }).unwrap();
+    assert_eq!(coded.trunk_bytes, 2 * 670_000_000 + GB, "layer 0 is pinned: layers 1, 2 coded, 3 raw");
+    assert!((coded.decode_seconds - 2.0 * GB as f64 / 6e9).abs() < 1e-9, "only the coded streamed layers decode");
+    assert!((coded.compute_seconds - raw.compute_seconds - coded.decode_seconds).abs() < 1e-9);
+    assert!(coded.seconds_per_token.expected_overlapped < raw.seconds_per_token.expected_overlapped);
+    // A decoder slower than the drive makes the coded trunk the slower one.
+    let slow = k3_plan::TrunkCoding { layer_read_bytes: &read, decode_bytes_per_second: 0.2e9 };
+    let slow = forecast(&ForecastInput { coding: Some(slow), ..raw_input }).unwrap();
+    assert!(slow.seconds_per_token.expected_overlapped > raw.seconds_per_token.expected_overlapped);
+    let broken = k3_plan::TrunkCoding { layer_read_bytes: &read, decode_bytes_per_second: 0.0 };
+    assert!(forecast(&ForecastInput { coding: Some(broken), ..raw_input }).is_err());
 }

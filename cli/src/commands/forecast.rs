@@ -7,10 +7,10 @@ use k3_engine::io::sysinfo::machine_memory;
 use k3_engine::MemoryOptions;
 use k3_plan::{
     auto_budget_for, plan_memory, Budget, BudgetChoice, Forecast, ForecastInput, MachineMemory, MemoryPlan,
-    MemoryRequest, PlanError, Preset,
+    MemoryRequest, PlanError, Preset, TrunkCoding,
 };
 
-use super::forecast_inputs::{compute, disk, subject, Disk, Subject};
+use super::forecast_inputs::{coding, compute, disk, subject, Coding, Disk, Subject};
 use super::{input_error, Failure};
 use crate::args::ForecastArgs;
 
@@ -52,6 +52,8 @@ pub struct Report {
     pub machine: MachineMemory,
     pub context_length: u64,
     pub io_threads: u64,
+    /// A coded packed trunk's read sizes and decode rate.
+    pub coding: Option<Coding>,
     pub entries: Vec<Entry>,
 }
 
@@ -64,6 +66,7 @@ pub fn forecast(args: ForecastArgs) -> Result<(), Failure> {
     let subject = subject(&args)?;
     let disk = disk(&args, &subject.footprint)?;
     let compute = compute(&args)?;
+    let coding = coding(&args)?;
     let mut report = Report {
         subject,
         disk,
@@ -71,6 +74,7 @@ pub fn forecast(args: ForecastArgs) -> Result<(), Failure> {
         machine: machine_memory(),
         context_length: args.context_length as u64,
         io_threads: args.io_threads as u64,
+        coding,
         entries: Vec::new(),
     };
     let mut choices: Vec<(String, BudgetChoice)> = Preset::ALL.iter().map(|p| (p.name().into(), p.choice())).collect();
@@ -109,6 +113,10 @@ fn entry(report: &Report, name: String, choice: BudgetChoice) -> Result<Entry, F
         trunk_streamed: report.subject.trunk_streamed,
         disk: report.disk.rates(),
         rates: report.compute.rates,
+        coding: report.coding.as_ref().map(|c| TrunkCoding {
+            layer_read_bytes: &c.layer_read_bytes,
+            decode_bytes_per_second: c.decode_bytes_per_second,
+        }),
     };
     let forecast = k3_plan::forecast(&input).map_err(|e| input_error(format!("forecast: {e}")))?;
     let available = Some(report.machine.usable_available_bytes()).filter(|&a| a > 0);

@@ -164,3 +164,27 @@ pub fn compute(args: &ForecastArgs) -> Result<DecodeRates, Failure> {
     }
     Ok(measure_decode_rates(threads, KERNEL_BUDGET)?)
 }
+
+/// What a coded packed trunk (`k3 pack --codec huffman`) changes in the forecast.
+pub struct Coding {
+    pub layer_read_bytes: Vec<u64>,
+    pub decode_bytes_per_second: f64,
+}
+
+/// `Some` when --trunk is coded: each layer's read size from `trunk.json`, and the decoder's
+/// rate measured on the forecast's threads.
+pub fn coding(args: &ForecastArgs) -> Result<Option<Coding>, Failure> {
+    let (Some(dir), Some(trunk)) = (&args.model, &args.trunk) else { return Ok(None) };
+    let cfg = ModelConfig::load(&dir.join("config.json"))?;
+    let index = TensorIndex::open(dir)?;
+    let packed = k3_engine::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?;
+    if packed.layers.iter().all(|l| l.coding.is_none()) {
+        return Ok(None);
+    }
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let decode_bytes_per_second = k3_engine::bench::codec_rates::measure_decode_rate(threads)?;
+    Ok(Some(Coding {
+        layer_read_bytes: packed.layers.iter().map(|l| l.stored_len()).collect(),
+        decode_bytes_per_second,
+    }))
+}

@@ -61,7 +61,7 @@ fn compute_line(r: &Report) -> String {
 
 fn model_notes(r: &Report) -> Vec<String> {
     let fp = &r.subject.footprint;
-    vec![
+    let mut notes = vec![
         model_line(r),
         disk_line(r),
         compute_line(r),
@@ -81,7 +81,19 @@ fn model_notes(r: &Report) -> Vec<String> {
         "s/token: low = max(I/O at the ceiling hit rate, compute) (reads overlapped with compute); high = I/O at the \
          floor hit rate + compute (serial); expected = max(I/O, compute) … I/O + compute at the expected hit rate"
             .into(),
-    ]
+    ];
+    if let Some(c) = &r.coding {
+        let (read, raw): (u64, u64) = (c.layer_read_bytes.iter().sum(), fp.trunk_total_bytes());
+        notes.push(format!(
+            "coded trunk: streamed layers read {:.3} × their raw bytes ({} of {}); their raw bytes ÷ the decoder's \
+             measured {:.2} GB/s are part of compute",
+            read as f64 / raw.max(1) as f64,
+            k3_plan::format_bytes(read),
+            k3_plan::format_bytes(raw),
+            c.decode_bytes_per_second / 1e9
+        ));
+    }
+    notes
 }
 
 fn plan_json(r: &Report, p: &Planned) -> Value {
@@ -115,6 +127,7 @@ fn forecast_json(f: &Forecast) -> Value {
         "io_seconds": f.io_seconds.uniform,
         "io_seconds_range": { "low": f.io_seconds.ceiling, "high": f.io_seconds.floor },
         "compute_seconds": f.compute_seconds,
+        "decode_seconds": f.decode_seconds,
         "seconds_per_token": {
             "low": f.seconds_per_token.low,
             "high": f.seconds_per_token.high,

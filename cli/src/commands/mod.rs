@@ -3,6 +3,7 @@
 mod bench;
 mod bench_codec;
 mod bench_speculate;
+mod bench_stream;
 mod chat;
 mod disk;
 mod doctor;
@@ -72,7 +73,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Forecast(args) => forecast::forecast(args),
         Command::Pack(args) => pack::pack(args),
         Command::Bench(crate::args::BenchCommand::Kernels(args)) => bench::kernels(args),
-        Command::Bench(crate::args::BenchCommand::Stream(args)) => bench::stream(args),
+        Command::Bench(crate::args::BenchCommand::Stream(args)) => bench_stream::stream(args),
         Command::Bench(crate::args::BenchCommand::Disk(args)) => disk::disk(args),
         Command::Bench(crate::args::BenchCommand::Speculate(args)) => bench_speculate::speculate(args),
         Command::Bench(crate::args::BenchCommand::Codec(args)) => bench_codec::codec(args),

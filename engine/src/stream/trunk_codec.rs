@@ -33,6 +33,9 @@ pub const SEGMENT_BYTES: usize = 16 << 20;
 /// Segments read at once while earlier ones decode.
 pub const STAGING_SEGMENTS: usize = 8;
 
+/// Bytes read first from a coded layer: its directory and, usually, its first blocks.
+const DIRECTORY_READ: usize = 64 << 10;
+
 /// How `k3 pack` stores trunk layers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TrunkCodec {
@@ -114,7 +117,8 @@ pub fn read_coded_layer(
     let undecodable =
         |e: k3_codec::CodecError| bad(format!("layer {layer_idx}'s coded bytes do not decode: {e} (re-run `k3 pack`)"));
     let stored = span.stored_len as usize;
-    let head = read_bytes(r, p.file_off, 4096.min(stored))?;
+    // One read covers the directory of any layer up to 16 GB (16,378 blocks).
+    let head = read_bytes(r, p.file_off, DIRECTORY_READ.min(stored))?;
     let dir_len = Directory::padded_len(&head).map_err(undecodable)?;
     let head = if dir_len > head.len() { read_bytes(r, p.file_off, dir_len.min(stored))? } else { head };
     let dir = Directory::read(&head, stored).map_err(undecodable)?;

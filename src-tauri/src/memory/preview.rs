@@ -163,6 +163,8 @@ pub fn preview(ctx: &PreviewContext<'_>, choice: MemoryChoice) -> PlanPreview {
             trunk_streamed: m.streams_trunk(),
             disk,
             rates,
+            // The app packs its trunk raw (`setup::jobs`), so nothing is decoded.
+            coding: None,
         })
         .ok(),
         _ => None,

@@ -79,7 +79,14 @@ pub fn preset_rows(speed: &SpeedSummary, context_length: usize) -> Result<Vec<Pr
                 Ok(p) => p,
                 Err(e) => return PresetRow { problem: Some(e.to_string()), ..empty },
             };
-            let input = ForecastInput { footprint: &fp, plan: &plan, trunk_streamed: true, disk, rates: compute.rates };
+            let input = ForecastInput {
+                footprint: &fp,
+                plan: &plan,
+                trunk_streamed: true,
+                disk,
+                rates: compute.rates,
+                coding: None,
+            };
             let f = match k3_plan::forecast(&input) {
                 Ok(f) => f,
                 Err(e) => return PresetRow { problem: Some(format!("forecast: {e}")), ..empty },
