@@ -11,6 +11,21 @@ use serde_json::json;
 use super::{require_dir, Failure};
 use crate::args::PackArgs;
 
+/// The codec `--codec` names; `auto` measures this CPU's decoder and the drive first.
+fn choose_codec(args: &PackArgs) -> Result<TrunkCodec, Failure> {
+    if args.codec != "auto" {
+        return TrunkCodec::parse(&args.codec)
+            .ok_or_else(|| Failure { exit_code: 2, message: format!("--codec {}: raw, huffman or auto", args.codec) });
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let decode = k3_engine::bench::codec_rates::measure_decode_rate(threads)?;
+    let (best, _) = k3_store::best_over(&[super::disk::shards(&args.model)?], &k3_store::floor_grid())?;
+    let drive = best.map_or(0.0, |b| b.gbps * 1e9);
+    let (codec, why) = TrunkCodec::for_rates(decode, drive);
+    eprintln!("--codec auto: {why} → {}", codec.name());
+    Ok(codec)
+}
+
 pub fn pack(args: PackArgs) -> Result<(), Failure> {
     require_dir("--model", &args.model)?;
     let start = Instant::now();
@@ -28,8 +43,7 @@ pub fn pack(args: PackArgs) -> Result<(), Failure> {
             let _ = std::io::stderr().flush();
         }
     };
-    let codec = TrunkCodec::parse(&args.codec)
-        .ok_or_else(|| Failure { exit_code: 2, message: format!("--codec {}: raw or huffman", args.codec) })?;
+    let codec = choose_codec(&args)?;
     let summary = pack_trunk_coded(&args.model, &args.out, codec, &mut report)?;
     eprintln!();
     let secs = start.elapsed().as_secs_f64();
