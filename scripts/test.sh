@@ -48,7 +48,7 @@ timed "cargo clippy (wasm32)" cargo clippy --locked -p k3-plan-wasm --target was
 timed "cargo test" rust_tests
 timed "keyring (Secret Service)" keyring_test
 timed "kernel twins (release)" release_twins
-timed "fuzz (11 targets)" fuzz_targets
+timed "fuzz (12 targets)" fuzz_targets
 # With --workspace the features resolve as they did for `cargo test`, which built the example
 # already: this only places it at target/debug/examples/fake_hub (-p k3-tests alone would
 # rebuild ~65 crates with its narrower feature set, ~3 min).
