@@ -5,7 +5,10 @@
 //! two slots, the one being read ahead) and its buffers, reused layer after layer (no
 //! allocation or zeroing per read); reads of whole runs through the shared `io::Reader`
 //! (pieces in flight together, CRC-32 computed piece by piece on the reader threads); the
-//! CRC check of every run read; and binding a layer as views into its buffer.
+//! CRC check of every run read; and binding a layer as views into its buffer. A layer packed
+//! with `--codec huffman` is read and decoded into its ring buffer by `trunk_codec` (its
+//! segments decoded on this module's two reader threads while later ones are read); a
+//! pinned coded layer is decoded once, when pinned.
 //! Must not: hand out a layer whose read or check failed (the error goes to the
 //! generation), read ahead with one slot, or keep a cancelled generation waiting on a read
 //! (waits and reads stop within [`STOP_TICK`] or one read piece).
