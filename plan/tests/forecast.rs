@@ -38,6 +38,11 @@ fn with_plan(pinned_layers: usize, cache_slots: u64) -> MemoryPlan {
     }
 }
 
+/// A streamed-trunk forecast input at the test rates, no codec.
+fn streamed_input<'a>(fp: &'a Footprint, plan: &'a MemoryPlan, disk: DiskRates) -> ForecastInput<'a> {
+    ForecastInput { footprint: fp, plan, trunk_streamed: true, disk, rates: RATES, coding: None }
+}
+
 const RATES: ComputeRates = ComputeRates { bf16_bytes_per_second: 5e9, expert_bytes_per_second: 2e9 };
 
 #[test]
@@ -63,14 +68,7 @@ fn the_released_model_reuses_nothing_below_one_tokens_requests() {
 fn bytes_and_seconds_add_up() {
     let fp = small();
     let p = with_plan(1, 6);
-    let input = ForecastInput {
-        footprint: &fp,
-        plan: &p,
-        trunk_streamed: true,
-        disk: DiskRates::same(1e9),
-        rates: RATES,
-        coding: None,
-    };
+    let input = streamed_input(&fp, &p, DiskRates::same(1e9));
     let f = forecast(&input).unwrap();
     assert_eq!(f.trunk_bytes, 3 * GB, "layers 1..4 stream");
     assert_eq!(f.expert_requests, 6);
@@ -102,14 +100,7 @@ fn a_resident_trunk_reads_no_trunk_bytes() {
 fn compute_bound_plans_take_compute_as_the_low_end() {
     let fp = small();
     let p = with_plan(4, 30);
-    let input = ForecastInput {
-        footprint: &fp,
-        plan: &p,
-        trunk_streamed: true,
-        disk: DiskRates::same(1e9),
-        rates: RATES,
-        coding: None,
-    };
+    let input = streamed_input(&fp, &p, DiskRates::same(1e9));
     let f = forecast(&input).unwrap();
     assert_eq!(f.io_seconds.ceiling, 0.0);
     assert_eq!(f.hit_rate.floor, 1.0, "every expert has a slot: no misses once warm");
@@ -122,14 +113,7 @@ fn released_laptop_reads_the_whole_trunk_and_every_expert() {
     let fp = released_footprint();
     let budget = Preset::Laptop.fixed_budget().unwrap();
     let p = plan(&fp, &PlanRequest { budget, streamed_trunk: true, context_length: 4096, io_threads: 4 }).unwrap();
-    let input = ForecastInput {
-        footprint: &fp,
-        plan: &p,
-        trunk_streamed: true,
-        disk: DiskRates::same(4.6e9),
-        rates: RATES,
-        coding: None,
-    };
+    let input = streamed_input(&fp, &p, DiskRates::same(4.6e9));
     let f = forecast(&input).unwrap();
     // PRODUCT §3: ~135 GB at `laptop` (108.8 GB trunk + 25.8 GB of experts).
     assert_eq!(f.trunk_bytes, 108_811_877_376);
@@ -141,14 +125,7 @@ fn released_laptop_reads_the_whole_trunk_and_every_expert() {
 fn rates_that_are_not_positive_are_refused() {
     let fp = small();
     let p = with_plan(0, 6);
-    let bad = ForecastInput {
-        footprint: &fp,
-        plan: &p,
-        trunk_streamed: true,
-        disk: DiskRates::same(0.0),
-        rates: RATES,
-        coding: None,
-    };
+    let bad = streamed_input(&fp, &p, DiskRates::same(0.0));
     let err = forecast(&bad).unwrap_err();
     assert_eq!(err, ForecastError::NotPositive { what: "the disk bandwidth for trunk reads", value: 0.0 });
     assert_eq!(err.to_string(), "the disk bandwidth for trunk reads must be a positive number (got 0)");
@@ -163,8 +140,7 @@ fn trunk_and_expert_reads_each_take_their_own_rate() {
     let fp = small();
     let disk = DiskRates { trunk_bytes_per_second: 2e9, expert_bytes_per_second: 1e9 };
     let streamed = with_plan(1, 6);
-    let input =
-        ForecastInput { footprint: &fp, plan: &streamed, trunk_streamed: true, disk, rates: RATES, coding: None };
+    let input = streamed_input(&fp, &streamed, disk);
     let f = forecast(&input).unwrap();
     assert!((f.io_seconds.floor - (1.5 + 0.06)).abs() < 1e-9, "3 GB at 2 GB/s + 60 MB at 1 GB/s");
     assert_eq!(f.io_seconds.ceiling, 1.5, "no expert reads at the ceiling");
@@ -176,14 +152,7 @@ fn a_coded_trunk_reads_its_coded_bytes_and_pays_its_decode_in_compute() {
     let p = with_plan(1, 6);
     // Layer 3 stayed raw (the codec did not shrink it); layers 0..3 are coded to 0.67 GB.
     let read = [670_000_000, 670_000_000, 670_000_000, GB];
-    let raw_input = ForecastInput {
-        footprint: &fp,
-        plan: &p,
-        trunk_streamed: true,
-        disk: DiskRates::same(1e9),
-        rates: RATES,
-        coding: None,
-    };
+    let raw_input = streamed_input(&fp, &p, DiskRates::same(1e9));
     let raw = forecast(&raw_input).unwrap();
     let fast = k3_plan::TrunkCoding { layer_read_bytes: &read, decode_bytes_per_second: 6e9 };
     let coded = forecast(&ForecastInput { coding: Some(fast), ..raw_input }).unwrap();

@@ -12,13 +12,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use rayon::prelude::*;
-
-use k3_codec::block::Scratch;
-use k3_codec::{decode_block, encode_layer, Directory, LayerDecoder};
+use k3_codec::{encode_layer, Directory, LayerDecoder};
 
 use crate::error::{Error, Result};
 use crate::io::{Blob, Checksum, DirectFile, ReadPattern, Reader, Urgency};
+use crate::stream::trunk_codec::decode_blocks;
 
 /// What `k3 bench codec` measured.
 #[derive(Debug, Clone)]
@@ -122,17 +120,16 @@ fn check_same(out: &[u8], raw: &[u8], bad: &dyn Fn(String) -> Error) -> Result<(
     }
 }
 
-/// Every block of the coded layer decoded on the current pool, as the streamed trunk does.
+/// Every block of the coded layer decoded on the current pool by the streamed trunk's
+/// `decode_blocks` (its CRC-32 included), as if the layer were one segment.
 fn decode_parallel(coded: &[u8], out: &mut [u8]) -> std::result::Result<(), k3_codec::CodecError> {
     let dir = Directory::read(coded, coded.len())?;
-    dir.blocks.par_iter().zip(out.par_chunks_mut(dir.block_raw)).enumerate().try_for_each_init(
-        Scratch::default,
-        |scratch, (i, (&(at, len), piece))| {
-            decode_block(&coded[at..at + len], piece, scratch)
-                .map(|_| ())
-                .map_err(|reason| k3_codec::CodecError::Block { block: i, reason })
-        },
-    )
+    let mut outs: Vec<&mut [u8]> = out.chunks_mut(dir.block_raw).collect();
+    let coded_of = |i: usize| {
+        let (at, len) = dir.blocks[i];
+        &coded[at..at + len]
+    };
+    decode_blocks(0..dir.blocks.len(), &coded_of, &mut outs).map(|_| ())
 }
 
 /// The trunk decoder's rate on `threads` threads, in decoded bytes per second: 64 MiB of

@@ -198,21 +198,8 @@ pub fn read_coded_layer(
             };
             // The segment's blocks decode on the current pool's threads (the trunk reader's
             // two, or the compute pool's when the compute thread itself is waiting).
-            let sums: Vec<Result<crc32fast::Hasher>> = blocks
-                .clone()
-                .into_par_iter()
-                .zip(outs[blocks.clone()].par_iter_mut())
-                .map_init(Scratch::default, |scratch, (i, piece)| {
-                    decode_block(coded(i), piece, scratch)
-                        .map_err(|reason| undecodable(k3_codec::CodecError::Block { block: i, reason }))?;
-                    let mut sum = crc32fast::Hasher::new();
-                    sum.update(piece);
-                    Ok(sum)
-                })
-                .collect();
-            for sum in sums {
-                crc.combine(&sum?);
-            }
+            let sum = decode_blocks(blocks.clone(), &coded, &mut outs[blocks.clone()]).map_err(undecodable)?;
+            crc.combine(&sum);
             if k + STAGING_SEGMENTS < segments.len() {
                 let _ = free_tx.send(blob);
             } else {
@@ -223,6 +210,32 @@ pub fn read_coded_layer(
         Ok(())
     })?;
     Ok(crc.finalize())
+}
+
+/// Decodes blocks `blocks` (block `i`'s coded bytes are `coded(i)`; `outs` holds their
+/// outputs, in order) on the current rayon pool; returns the CRC-32 of the decoded bytes.
+/// What the streamed trunk runs per segment and `k3 bench codec` times on a whole layer.
+pub fn decode_blocks<'c>(
+    blocks: std::ops::Range<usize>,
+    coded: &(dyn Fn(usize) -> &'c [u8] + Sync),
+    outs: &mut [&mut [u8]],
+) -> std::result::Result<crc32fast::Hasher, k3_codec::CodecError> {
+    let sums: Vec<std::result::Result<crc32fast::Hasher, k3_codec::CodecError>> = blocks
+        .into_par_iter()
+        .zip(outs.par_iter_mut())
+        .map_init(Scratch::default, |scratch, (i, piece)| {
+            decode_block(coded(i), piece, scratch)
+                .map_err(|reason| k3_codec::CodecError::Block { block: i, reason })?;
+            let mut sum = crc32fast::Hasher::new();
+            sum.update(piece);
+            Ok(sum)
+        })
+        .collect();
+    let mut crc = crc32fast::Hasher::new();
+    for sum in sums {
+        crc.combine(&sum?);
+    }
+    Ok(crc)
 }
 
 /// Reads `len` bytes of `trunk.bin` at `offset` (4096-aligned) into a small buffer.
