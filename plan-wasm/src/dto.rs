@@ -275,6 +275,7 @@ impl From<&PlanError> for ErrorJson {
             PlanError::UnknownPreset { name } => ErrorDetail::UnknownPreset { name },
             PlanError::Size { text, reason } => ErrorDetail::Size { text, reason: reason.to_string() },
             PlanError::Overflow { what } => ErrorDetail::Overflow { what: what.to_string() },
+            PlanError::Rate { .. } => ErrorDetail::Forecast,
         };
         ErrorJson { detail, message: e.to_string() }
     }

@@ -29,6 +29,8 @@ pub enum PlanError {
     Size { text: String, reason: &'static str },
     /// A figure of the plan would pass 64 bits: the footprint is not one of a real model.
     Overflow { what: &'static str },
+    /// A measured rate the cost planner needs is not a positive number.
+    Rate { what: &'static str, value: String },
 }
 
 impl std::fmt::Display for PlanError {
@@ -76,6 +78,7 @@ impl std::fmt::Display for PlanError {
             PlanError::Overflow { what } => {
                 write!(f, "the model's sizes overflow 64 bits ({what}): these figures are not a real checkpoint's")
             }
+            PlanError::Rate { what, value } => write!(f, "{what} must be a positive number of bytes/s (got {value})"),
         }
     }
 }

@@ -28,7 +28,8 @@
 //!   rate (other work — recurrences, attention over the context, norms — is not counted).
 //! * A coded trunk ([`TrunkCoding`]): a streamed layer reads its coded bytes, and its raw
 //!   bytes ÷ the decode rate are added to compute (decoding shares the CPU with the
-//!   kernels; pinned layers were decoded once, when pinned).
+//!   kernels), as they are for a layer held coded in RAM ([`LayerResidency::PinnedCoded`],
+//!   decoded every token); pinned raw layers were decoded once, when pinned.
 //! * Seconds per token: `low = max(io at the ceiling hit rate, compute)` (reads fully
 //!   overlapped with compute, most hits), `high = io at the floor hit rate + compute`
 //!   (serial, fewest hits); `expected` gives both combinations at the `uniform` hit rate.
@@ -36,7 +37,7 @@
 //! Easy to break: a plan whose trunk is resident reads no trunk bytes even though nothing
 //! is "pinned" in the streaming sense; pass `trunk_streamed` as the plan was made.
 
-use crate::memory::{Footprint, MemoryPlan};
+use crate::memory::{Footprint, LayerResidency, MemoryPlan};
 
 /// This CPU's measured throughput, in bytes of weights per second, at the thread count
 /// the forecast is for.
@@ -194,25 +195,38 @@ pub fn hit_rates(slots: u64, fp: &Footprint) -> ByHitRate {
     ByHitRate { floor, uniform: lru_uniform_hit_rate(slots, fp), ceiling: hit_rate_ceiling(slots, fp) }
 }
 
-/// Trunk bytes one token reads: the layers from `pinned` on when the trunk streams.
+/// Trunk bytes one token reads: the plan's streamed layers when the trunk streams.
 pub fn trunk_bytes_per_token(fp: &Footprint, plan: &MemoryPlan, trunk_streamed: bool) -> u64 {
     if !trunk_streamed {
         return 0;
     }
-    fp.layer_trunk_bytes.iter().skip(plan.pinned_layers).sum()
+    streamed_layers(fp, plan).map(|(_, raw)| raw).sum()
+}
+
+/// `(layer, raw bytes)` of each layer the plan streams.
+fn streamed_layers<'a>(fp: &'a Footprint, plan: &'a MemoryPlan) -> impl Iterator<Item = (usize, u64)> + 'a {
+    let residency = |l: usize| plan.residency.get(l).copied().unwrap_or(LayerResidency::Streamed);
+    fp.layer_trunk_bytes.iter().copied().enumerate().filter(move |&(l, _)| residency(l) == LayerResidency::Streamed)
 }
 
 /// With a coded trunk: the bytes one token reads (each streamed layer's read size) and the
-/// bytes it decodes (the raw size of each streamed layer stored coded).
+/// bytes it decodes (the raw size of each streamed layer stored coded, and of each layer
+/// held coded in RAM).
 pub fn coded_trunk_per_token(fp: &Footprint, plan: &MemoryPlan, trunk_streamed: bool, c: TrunkCoding) -> (u64, u64) {
     if !trunk_streamed {
         return (0, 0);
     }
-    let streamed = fp.layer_trunk_bytes.iter().enumerate().skip(plan.pinned_layers);
-    streamed.fold((0u64, 0u64), |(read, decoded), (l, &raw)| {
+    let (read, streamed_decoded) = streamed_layers(fp, plan).fold((0u64, 0u64), |(read, decoded), (l, raw)| {
         let stored = c.layer_read_bytes.get(l).copied().unwrap_or(raw);
         (read.saturating_add(stored), if stored < raw { decoded.saturating_add(raw) } else { decoded })
-    })
+    });
+    let held_coded = fp
+        .layer_trunk_bytes
+        .iter()
+        .zip(&plan.residency)
+        .filter(|(_, r)| **r == LayerResidency::PinnedCoded)
+        .fold(0u64, |a, (&raw, _)| a.saturating_add(raw));
+    (read, streamed_decoded.saturating_add(held_coded))
 }
 
 /// The forecast of the module docs.

@@ -13,6 +13,7 @@
 
 pub mod auto;
 pub mod cachesim;
+pub mod cost_plan;
 pub mod error;
 pub mod forecast;
 pub mod machine;
@@ -23,6 +24,7 @@ pub mod sequence;
 pub mod trace;
 
 pub use auto::{auto_budget, auto_budget_for, auto_headroom};
+pub use cost_plan::{cost_of, plan_by_cost, CodedLayers, CostFigures, CostPlan, CostRates};
 pub use error::PlanError;
 pub use forecast::{
     forecast, ByHitRate, ComputeRates, DiskRates, Forecast, ForecastError, ForecastInput, SecondsPerToken, TrunkCoding,
@@ -30,7 +32,7 @@ pub use forecast::{
 pub use machine::{CgroupMemory, MachineMemory};
 pub use memory::{
     align_4096, expert_slot_bytes, fixed_bytes, plan, plan_memory, ring_slot_bytes_for, scratch_bytes_for, Footprint,
-    MemoryPlan, MemoryRequest, PlanRequest, MAX_CONTEXT, MAX_IO_THREADS, PREFILL_CHUNK,
+    LayerResidency, MemoryPlan, MemoryRequest, PlanRequest, MAX_CONTEXT, MAX_IO_THREADS, PREFILL_CHUNK,
 };
 pub use presets::{format_bytes, parse_size, Budget, BudgetChoice, Preset, GB};
 pub use released::released_footprint;

@@ -119,19 +119,51 @@ pub struct PlanRequest {
     pub io_threads: u64,
 }
 
+/// Where one trunk layer's weights live between tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LayerResidency {
+    /// In RAM as the shards hold it (bf16), computed from in place.
+    Pinned,
+    /// In RAM as `k3 pack --codec huffman` stored it (~0.67 × raw), decoded into a ring
+    /// slot every token (only for a layer a coded trunk stores coded).
+    PinnedCoded,
+    /// Read from `trunk.bin` into a ring slot every token (its coded bytes on a coded
+    /// trunk, decoded as they arrive).
+    Streamed,
+}
+
+impl LayerResidency {
+    /// The prefix rule's residency: layers `0..pinned` pinned, the rest of `n` streamed.
+    pub fn prefix(n: usize, pinned: usize) -> Vec<LayerResidency> {
+        (0..n).map(|l| if l < pinned { LayerResidency::Pinned } else { LayerResidency::Streamed }).collect()
+    }
+
+    /// True for the two residencies held in RAM across tokens.
+    pub fn in_ram(self) -> bool {
+        !matches!(self, LayerResidency::Streamed)
+    }
+}
+
 /// How memory is used. All sizes in bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryPlan {
-    /// Layers `0..pinned_layers` stay in RAM; the rest stream through the ring.
+    /// Each layer's residency, indexed like `Footprint::layer_trunk_bytes`.
+    pub residency: Vec<LayerResidency>,
+    /// Layers pinned raw ([`LayerResidency::Pinned`]); [`plan`] pins the prefix
+    /// `0..pinned_layers`, [`crate::plan_by_cost`] whichever layers pay most.
     pub pinned_layers: usize,
     pub pinned_bytes: u64,
+    /// Bytes held coded in RAM by the [`LayerResidency::PinnedCoded`] layers.
+    pub pinned_coded_bytes: u64,
+    /// Staging buffers of coded reads (only when a layer stored coded streams).
+    pub staging_bytes: u64,
     /// Ring slots for unpinned layers: 0 when all are pinned, else 1 or 2 (2 lets the next
     /// layer load while the current one computes). A layer is read straight into a slot's
     /// aligned buffer and computed from there.
     pub ring_slots: usize,
     /// The largest unpinned layer rounded up to 4096, plus one page for an unaligned start.
     pub ring_slot_bytes: u64,
-    /// Pinned + ring: what the trunk budget pays for.
+    /// Pinned + pinned coded + ring + staging: what the trunk budget pays for.
     pub trunk_bytes: u64,
     pub cache_slots: u64,
     pub cache_slot_bytes: u64,
@@ -145,7 +177,6 @@ pub struct MemoryPlan {
     pub total_bytes: u64,
 }
 
-/// Rounds up to the 4096-byte alignment of O_DIRECT buffers.
 /// Rounds up to the 4096-byte alignment of O_DIRECT buffers (saturating at the largest
 /// multiple of 4096).
 pub fn align_4096(bytes: u64) -> u64 {
@@ -162,7 +193,7 @@ fn ring_slot(layers: &[u64], pinned: usize) -> Option<u64> {
 }
 
 /// `align_4096(bytes) + 4096` without saturating.
-fn exact_slot(bytes: u64) -> Option<u64> {
+pub(crate) fn exact_slot(bytes: u64) -> Option<u64> {
     bytes.checked_next_multiple_of(4096)?.checked_add(4096)
 }
 
@@ -175,7 +206,7 @@ fn trunk_cost(layers: &[u64], pinned: usize, slots: u64) -> Option<(u64, u64)> {
 }
 
 /// `a + b`, or the overflow refusal naming `what`.
-fn add(a: u64, b: u64, what: &'static str) -> Result<u64, PlanError> {
+pub(crate) fn add(a: u64, b: u64, what: &'static str) -> Result<u64, PlanError> {
     a.checked_add(b).ok_or(PlanError::Overflow { what })
 }
 
@@ -208,21 +239,67 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
             _ => (p1, 1),
         }
     };
-    let (pinned_bytes, ring_bytes) =
+    let (pinned_bytes, _ring_bytes) =
         trunk_cost(layers, pinned, slots as u64).ok_or(PlanError::Overflow { what: "trunk bytes" })?;
     let ring_slot_bytes = if slots == 0 { 0 } else { ring_slot(layers, pinned).unwrap_or(u64::MAX) };
 
+    let residency = LayerResidency::prefix(n, pinned);
+    let trunk = TrunkPart {
+        residency,
+        pinned_bytes,
+        pinned_coded_bytes: 0,
+        staging_bytes: 0,
+        ring_slots: slots,
+        ring_slot_bytes,
+    };
+    complete_plan(fp, req, budget.cache_bytes, trunk)
+}
+
+/// The trunk half of a plan, as a planner chose it.
+pub(crate) struct TrunkPart {
+    pub residency: Vec<LayerResidency>,
+    pub pinned_bytes: u64,
+    pub pinned_coded_bytes: u64,
+    pub staging_bytes: u64,
+    pub ring_slots: usize,
+    pub ring_slot_bytes: u64,
+}
+
+/// Expert-cache slots of `cache_budget`, or the refusal when fewer than `top_k + 1` fit:
+/// (slots, slot bytes).
+pub(crate) fn cache_slots_for(fp: &Footprint, cache_budget: u64) -> Result<(u64, u64), PlanError> {
     let slot = exact_slot(fp.expert_bytes.max(1)).ok_or(PlanError::Overflow { what: "expert slot bytes" })?;
-    let min_slots = if fp.n_experts_total == 0 { 0 } else { fp.top_k.saturating_add(1).min(fp.n_experts_total) };
-    let cache_slots = (budget.cache_bytes / slot).min(fp.n_experts_total);
+    let min_slots = min_cache_slots(fp);
+    let cache_slots = (cache_budget / slot).min(fp.n_experts_total);
     if cache_slots < min_slots {
         return Err(PlanError::CacheBudgetTooSmall {
-            budget_bytes: budget.cache_bytes,
+            budget_bytes: cache_budget,
             minimum_bytes: min_slots.saturating_mul(slot),
             slot_bytes: slot,
             minimum_slots: min_slots,
         });
     }
+    Ok((cache_slots, slot))
+}
+
+/// The fewest cache slots a plan may have: one token's `top_k` of a layer, plus one.
+pub(crate) fn min_cache_slots(fp: &Footprint) -> u64 {
+    if fp.n_experts_total == 0 {
+        0
+    } else {
+        fp.top_k.saturating_add(1).min(fp.n_experts_total)
+    }
+}
+
+/// A plan from its trunk half: the cache of `cache_budget`, the I/O buffers, the fixed
+/// needs and the totals (checked).
+pub(crate) fn complete_plan(
+    fp: &Footprint,
+    req: &PlanRequest,
+    cache_budget: u64,
+    trunk: TrunkPart,
+) -> Result<MemoryPlan, PlanError> {
+    let (cache_slots, slot) = cache_slots_for(fp, cache_budget)?;
     // Reads land directly in cache slots; an I/O thread needs only a small fallback buffer.
     let io_buffer_bytes = if fp.n_experts_total == 0 {
         0
@@ -234,17 +311,26 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
     let fixed_bytes = [fp.state_bytes, kv, fp.scratch_bytes]
         .into_iter()
         .try_fold(fp.resident_bytes, |a, b| add(a, b, "fixed bytes"))?;
-    let trunk_bytes = add(pinned_bytes, ring_bytes, "trunk bytes")?;
+    let ring_bytes = (trunk.ring_slots as u64)
+        .checked_mul(trunk.ring_slot_bytes)
+        .ok_or(PlanError::Overflow { what: "ring bytes" })?;
+    let trunk_bytes = [trunk.pinned_coded_bytes, ring_bytes, trunk.staging_bytes]
+        .into_iter()
+        .try_fold(trunk.pinned_bytes, |a, b| add(a, b, "trunk bytes"))?;
     // At most the cache budget: cache_slots ≤ budget / slot.
     let cache_bytes = cache_slots * slot;
     let total_bytes = [cache_bytes, io_buffer_bytes, fixed_bytes]
         .into_iter()
         .try_fold(trunk_bytes, |a, b| add(a, b, "total bytes"))?;
+    let pinned_layers = trunk.residency.iter().filter(|r| **r == LayerResidency::Pinned).count();
     Ok(MemoryPlan {
-        pinned_layers: pinned,
-        pinned_bytes,
-        ring_slots: slots,
-        ring_slot_bytes,
+        residency: trunk.residency,
+        pinned_layers,
+        pinned_bytes: trunk.pinned_bytes,
+        pinned_coded_bytes: trunk.pinned_coded_bytes,
+        staging_bytes: trunk.staging_bytes,
+        ring_slots: trunk.ring_slots,
+        ring_slot_bytes: trunk.ring_slot_bytes,
         trunk_bytes,
         cache_slots,
         cache_slot_bytes: slot,

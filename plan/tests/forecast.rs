@@ -2,8 +2,8 @@
 
 use k3_plan::forecast::{hit_rate_ceiling, lru_uniform_hit_rate, trunk_bytes_per_token};
 use k3_plan::{
-    forecast, plan, released_footprint, ComputeRates, DiskRates, Footprint, ForecastError, ForecastInput, MemoryPlan,
-    PlanRequest, Preset, GB,
+    forecast, plan, released_footprint, ComputeRates, DiskRates, Footprint, ForecastError, ForecastInput,
+    LayerResidency, MemoryPlan, PlanRequest, Preset, GB,
 };
 
 /// Four layers of 1 GB trunk, 3 MoE layers of 10 experts of 10 MB, top-2.
@@ -24,8 +24,11 @@ fn small() -> Footprint {
 
 fn with_plan(pinned_layers: usize, cache_slots: u64) -> MemoryPlan {
     MemoryPlan {
+        residency: LayerResidency::prefix(4, pinned_layers),
         pinned_layers,
         pinned_bytes: 0,
+        pinned_coded_bytes: 0,
+        staging_bytes: 0,
         ring_slots: 1,
         ring_slot_bytes: 0,
         trunk_bytes: 0,
