@@ -19,6 +19,7 @@ mod ops;
 mod pack_faults;
 mod reader;
 mod replan;
+mod residency_cost;
 mod resume;
 mod soak;
 mod speculation;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use k3_engine::stream::trunk_codec::TrunkCodec;
+use k3_engine::stream::trunk_codec::{Staging, TrunkCodec};
 use k3_engine::stream::trunk_pack::pack_trunk_coded;
 use k3_engine::{BudgetChoice, CancelToken, DecodeMode, Engine, EngineOptions, Error, MemoryOptions};
 use k3_plan::Budget;
@@ -13,13 +13,13 @@ use k3_tests::{fixture, scratch_dir, TINY_CHECKPOINTS};
 use crate::gates::{golden, greedy};
 use crate::trunk::trunk_budgets_of;
 
-fn pack_coded(model: &Path, what: &str) -> PathBuf {
+pub fn pack_coded(model: &Path, what: &str) -> PathBuf {
     let out = scratch_dir(&format!("coded-trunk-{what}"));
     pack_trunk_coded(model, &out, TrunkCodec::Huffman, &mut |_| {}).unwrap();
     out
 }
 
-fn manifest(trunk: &Path) -> serde_json::Value {
+pub fn manifest(trunk: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(trunk.join("trunk.json")).unwrap()).unwrap()
 }
 
@@ -29,8 +29,17 @@ fn coded_layers(trunk: &Path) -> Vec<usize> {
     (0..layers.len()).filter(|&l| layers[l]["codec"] == "huffman").collect()
 }
 
+/// The staging buffers a plan counts beside the ring while `trunk`'s coded layers stream.
+pub fn staging_of(trunk: &Path) -> u64 {
+    let v = manifest(trunk);
+    let largest = v["layers"].as_array().unwrap().iter().filter_map(|l| l["stored_nbytes"].as_u64()).max();
+    Staging::most_bytes(largest.unwrap_or(0))
+}
+
+/// An engine over `trunk` whose trunk budget is `trunk_bytes` plus the trunk's staging.
 fn load(model: &Path, trunk: &Path, (trunk_bytes, cache_bytes): (u64, u64), threads: usize) -> Result<Engine, Error> {
     let mut memory = MemoryOptions::resident();
+    let trunk_bytes = trunk_bytes + staging_of(trunk);
     memory.budget = Some(BudgetChoice::Fixed(Budget { trunk_bytes, cache_bytes }));
     memory.trunk_dir = Some(trunk.to_path_buf());
     memory.io_threads = 2;

@@ -104,6 +104,18 @@ pub struct MemoryArgs {
     /// Read requests in flight together (default 8).
     #[arg(long, value_name = "N")]
     pub read_depth: Option<usize>,
+    /// How trunk layers are placed: `prefix` pins the longest prefix that fits and streams
+    /// the rest; `cost` chooses each layer (pinned, held coded in RAM, streamed) and the
+    /// trunk/cache split by this machine's measured drive, decoder and kernel rates.
+    #[arg(long, value_name = "RULE", default_value = "prefix")]
+    pub residency: String,
+    /// With --residency cost: the drive's read rate in GB/s instead of measuring it on
+    /// --trunk's trunk.bin.
+    #[arg(long, value_name = "X")]
+    pub residency_disk_gbps: Option<f64>,
+    /// Rates measured once by a command that loads several engines (not a flag).
+    #[arg(skip)]
+    pub measured_rates: Option<k3_plan::CostRates>,
 }
 
 #[derive(Args, Debug)]

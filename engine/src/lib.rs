@@ -35,5 +35,5 @@ pub use config::{LayerKind, ModelConfig};
 pub use engine::{DecodeMode, Engine, FinishReason, GenerateParams, Generation, Session};
 pub use error::{Error, Result};
 pub use events::{CancelToken, EventSink, NullSink, TokenEvent};
-pub use options::{BudgetChoice, EngineOptions, MemoryOptions, DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT};
+pub use options::{BudgetChoice, EngineOptions, MemoryOptions, ResidencyRule, DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT};
 pub use sampling::Sampling;

@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use k3_plan::BudgetChoice;
+pub use k3_plan::{BudgetChoice, ResidencyRule};
 
 use crate::error::{Error, Result};
 use crate::io::storage::{os_read, PositionedRead};
@@ -64,6 +64,8 @@ pub struct MemoryOptions {
     pub record_trace: bool,
     /// How streamed reads are issued (from `k3 bench disk`, else the default).
     pub read_pattern: ReadPattern,
+    /// How the plan places trunk layers: the pinned prefix, or by measured cost.
+    pub residency: ResidencyRule,
     /// Where every streamed `pread` goes: the operating system's ([`crate::io::OsRead`]);
     /// tests put a fault-injecting one here.
     #[doc(hidden)]
@@ -81,6 +83,7 @@ impl MemoryOptions {
             check_available: true,
             record_trace: false,
             read_pattern: ReadPattern::DEFAULT,
+            residency: ResidencyRule::Prefix,
             read_storage: os_read(),
         }
     }

@@ -31,8 +31,9 @@ pub use forecast::{
 };
 pub use machine::{CgroupMemory, MachineMemory};
 pub use memory::{
-    align_4096, expert_slot_bytes, fixed_bytes, plan, plan_memory, ring_slot_bytes_for, scratch_bytes_for, Footprint,
-    LayerResidency, MemoryPlan, MemoryRequest, PlanRequest, MAX_CONTEXT, MAX_IO_THREADS, PREFILL_CHUNK,
+    align_4096, expert_slot_bytes, fixed_bytes, plan, plan_memory, plan_memory_by, ring_slot_bytes_for,
+    scratch_bytes_for, Footprint, LayerResidency, MemoryPlan, MemoryRequest, PlanRequest, ResidencyRule, MAX_CONTEXT,
+    MAX_IO_THREADS, PREFILL_CHUNK,
 };
 pub use presets::{format_bytes, parse_size, Budget, BudgetChoice, Preset, GB};
 pub use released::released_footprint;

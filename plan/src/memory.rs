@@ -350,6 +350,50 @@ pub struct MemoryRequest {
     pub io_threads: u64,
 }
 
+/// How a plan places the trunk's layers.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum ResidencyRule {
+    /// [`plan`]: the longest prefix that fits is pinned raw, the rest streams.
+    #[default]
+    Prefix,
+    /// [`crate::plan_by_cost`] at these measured rates: each layer pinned raw, pinned coded
+    /// or streamed, and the trunk/cache split, by the fewest seconds per token.
+    ByCost(crate::CostRates),
+}
+
+/// [`plan`], with the staging buffers of coded reads counted in the trunk budget when a
+/// layer `coded` stores coded streams.
+fn prefix_plan(fp: &Footprint, req: &PlanRequest, coded: Option<crate::CodedLayers>) -> Result<MemoryPlan, PlanError> {
+    let p = plan(fp, req)?;
+    let Some(coded) = coded else { return Ok(p) };
+    let stored_coded = |l: usize| coded.stored_bytes.get(l).is_some_and(|&s| s < fp.layer_trunk_bytes[l]);
+    let streams_coded =
+        |p: &MemoryPlan| p.residency.iter().enumerate().any(|(l, r)| *r == LayerResidency::Streamed && stored_coded(l));
+    if !streams_coded(&p) {
+        return Ok(p);
+    }
+    let Some(left) = req.budget.trunk_bytes.checked_sub(coded.staging_bytes) else {
+        return Err(PlanError::TrunkBudgetTooSmall {
+            budget_bytes: req.budget.trunk_bytes,
+            minimum_bytes: coded.staging_bytes.saturating_add(p.ring_slot_bytes),
+        });
+    };
+    let smaller = PlanRequest { budget: Budget { trunk_bytes: left, ..req.budget }, ..*req };
+    let mut p = plan(fp, &smaller).map_err(|e| match e {
+        PlanError::TrunkBudgetTooSmall { minimum_bytes, .. } => PlanError::TrunkBudgetTooSmall {
+            budget_bytes: req.budget.trunk_bytes,
+            minimum_bytes: minimum_bytes.saturating_add(coded.staging_bytes),
+        },
+        other => other,
+    })?;
+    if streams_coded(&p) {
+        p.staging_bytes = coded.staging_bytes;
+        p.trunk_bytes = add(p.trunk_bytes, coded.staging_bytes, "trunk bytes")?;
+        p.total_bytes = add(p.total_bytes, coded.staging_bytes, "total bytes")?;
+    }
+    Ok(p)
+}
+
 /// The plan for `req` on `machine`: `auto` sized from the machine, then [`plan`]; with
 /// `refuse_beyond_available`, a plan that needs more than the machine has available is
 /// refused with the numbers.
@@ -358,6 +402,18 @@ pub fn plan_memory(
     req: &MemoryRequest,
     machine: MachineMemory,
     refuse_beyond_available: bool,
+) -> Result<MemoryPlan, PlanError> {
+    plan_memory_by(fp, req, machine, refuse_beyond_available, (ResidencyRule::Prefix, None))
+}
+
+/// [`plan_memory`] under `rule`; `coded` gives a coded trunk's stored layer sizes (the
+/// cost rule holds layers coded only where the trunk stores them coded).
+pub fn plan_memory_by(
+    fp: &Footprint,
+    req: &MemoryRequest,
+    machine: MachineMemory,
+    refuse_beyond_available: bool,
+    (rule, coded): (ResidencyRule, Option<crate::CodedLayers>),
 ) -> Result<MemoryPlan, PlanError> {
     let budget = match req.choice {
         BudgetChoice::Fixed(b) => b,
@@ -369,7 +425,10 @@ pub fn plan_memory(
         context_length: req.context_length,
         io_threads: req.io_threads,
     };
-    let p = plan(fp, &request)?;
+    let p = match rule {
+        ResidencyRule::Prefix => prefix_plan(fp, &request, coded)?,
+        ResidencyRule::ByCost(rates) => crate::plan_by_cost(fp, &request, &rates, coded)?.plan,
+    };
     let available = machine.usable_available_bytes();
     if refuse_beyond_available && available > 0 && p.total_bytes > available {
         return Err(PlanError::ExceedsAvailable { needed_bytes: p.total_bytes, available_bytes: available });

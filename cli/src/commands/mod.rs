@@ -5,6 +5,7 @@ mod bench_codec;
 mod bench_speculate;
 mod bench_stream;
 mod chat;
+mod cost_rates;
 mod disk;
 mod doctor;
 mod download;
@@ -129,6 +130,7 @@ pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure
         .ok_or_else(|| input_error(format!("--cache-policy {}: use lru or layer-ahead", args.cache_policy)))?;
     opts.budget = budget_choice(args)?;
     opts.read_pattern = disk::read_pattern(args)?;
+    opts.residency = cost_rates::residency_rule(args, opts.read_pattern)?;
     Ok(opts)
 }
 

@@ -9,8 +9,12 @@ use k3_engine::format::TensorIndex;
 use k3_engine::io::sysinfo::machine_memory;
 use k3_engine::stream::footprint::footprint;
 use k3_engine::stream::plan::make_plan;
+use k3_engine::stream::trunk_manifest::CodedLayout;
 use k3_engine::ModelConfig;
-use k3_plan::{auto_budget_for, format_bytes, parse_size, released_footprint, BudgetChoice, Footprint, MachineMemory};
+use k3_plan::{
+    auto_budget_for, cost_of, format_bytes, parse_size, plan_memory_by, released_footprint, BudgetChoice, CostFigures,
+    Footprint, LayerResidency, MachineMemory, ResidencyRule,
+};
 use k3_plan_wasm::api::check_ranges;
 use k3_plan_wasm::dto::{ErrorJson, FootprintJson, PlanContext, PlanJson};
 use serde_json::json;
@@ -22,7 +26,7 @@ use crate::args::PlanArgs;
 const MAX_FOOTPRINT_FILE_BYTES: u64 = 1 << 20;
 
 pub fn plan(args: PlanArgs) -> Result<(), Failure> {
-    let (fp, streamed) = subject(&args)?;
+    let (fp, streamed, coded) = subject(&args)?;
     if args.print_footprint {
         let text =
             serde_json::to_string(&FootprintJson::from(&fp)).map_err(|e| input_error(format!("footprint: {e}")))?;
@@ -40,7 +44,8 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
     if let (true, Err(e)) = (args.json, check_ranges(opts.context_length as u64, opts.io_threads as u64)) {
         outln!("{}", json!({ "error": e }));
     }
-    let p = match make_plan(&fp, choice, streamed, &opts, machine) {
+    let coded_layers = coded.as_ref().map(CodedLayout::layers);
+    let p = match make_plan(&fp, choice, (streamed, coded_layers), &opts, machine) {
         Ok(p) => p,
         Err(k3_engine::Error::Budget(e)) => {
             if args.json {
@@ -63,8 +68,17 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         machine,
     };
     let v = PlanJson::new(&p, &cx);
+    let costs = match opts.residency {
+        ResidencyRule::ByCost(rates) => Some(cost_comparison(&fp, (&p, &cx), &opts, (rates, coded_layers))?),
+        ResidencyRule::Prefix => None,
+    };
     if args.json {
-        outln!("{}", json!(v));
+        let mut out = json!(v);
+        if let Some(c) = &costs {
+            out["residency"] = json!(p.residency.iter().map(|r| residency_name(*r)).collect::<Vec<_>>());
+            out["cost"] = c.json();
+        }
+        outln!("{out}");
         return Ok(());
     }
     outln!(
@@ -75,6 +89,14 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         p.ring_slots,
         format_bytes(p.ring_slot_bytes)
     );
+    if p.residency.iter().any(|r| *r == LayerResidency::PinnedCoded) || costs.is_some() {
+        outln!(
+            "residency: {} (held coded: {}; staging {})",
+            residency_runs(&p.residency),
+            format_bytes(p.pinned_coded_bytes),
+            format_bytes(p.staging_bytes)
+        );
+    }
     outln!(
         "expert cache: {} slots × {} = {}",
         p.cache_slots,
@@ -100,12 +122,99 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         ),
         None => outln!("total: {}", format_bytes(p.total_bytes)),
     }
+    if let Some(c) = costs {
+        c.print();
+    }
     Ok(())
 }
 
-/// The footprint to plan for, and whether its trunk streams: a checkpoint folder's (with
-/// its packed trunk when --trunk is given), a footprint file's or the released model's.
-fn subject(args: &PlanArgs) -> Result<(Footprint, bool), Failure> {
+/// The cost plan's time model next to the prefix plan's for the same budgets.
+struct CostComparison {
+    chosen: CostFigures,
+    prefix: Option<CostFigures>,
+}
+
+impl CostComparison {
+    fn json(&self) -> serde_json::Value {
+        let figures = |f: &CostFigures| {
+            json!({ "seconds_per_token": f.seconds_per_token, "trunk_seconds": f.trunk_seconds,
+                    "head_seconds": f.head_seconds, "expert_seconds": f.expert_seconds })
+        };
+        json!({ "chosen": figures(&self.chosen), "prefix": self.prefix.as_ref().map(figures) })
+    }
+
+    fn print(&self) {
+        let line = |f: &CostFigures| {
+            format!(
+                "{:.3} s/token (trunk {:.3}, head {:.3}, experts {:.3})",
+                f.seconds_per_token, f.trunk_seconds, f.head_seconds, f.expert_seconds
+            )
+        };
+        outln!("forecast by cost: {}", line(&self.chosen));
+        match &self.prefix {
+            Some(p) => outln!(
+                "the prefix plan of the same budgets: {} → by cost is {:.2} × as fast",
+                line(p),
+                p.seconds_per_token / self.chosen.seconds_per_token.max(1e-12)
+            ),
+            None => outln!("the prefix plan of the same budgets: does not fit"),
+        }
+    }
+}
+
+fn cost_comparison(
+    fp: &Footprint,
+    (p, cx): (&k3_plan::MemoryPlan, &PlanContext),
+    opts: &k3_engine::MemoryOptions,
+    (rates, coded): (k3_plan::CostRates, Option<k3_plan::CodedLayers>),
+) -> Result<CostComparison, Failure> {
+    let chosen =
+        cost_of(fp, p, &rates, coded, cx.trunk_streamed).map_err(|e| Failure::from(k3_engine::Error::Budget(e)))?;
+    let request = k3_plan::MemoryRequest {
+        choice: BudgetChoice::Fixed(cx.budget),
+        streamed_trunk: cx.trunk_streamed,
+        context_length: opts.context_length as u64,
+        io_threads: opts.io_threads as u64,
+    };
+    let prefix = plan_memory_by(fp, &request, cx.machine, false, (ResidencyRule::Prefix, coded))
+        .ok()
+        .map(|q| cost_of(fp, &q, &rates, coded, cx.trunk_streamed))
+        .transpose()
+        .map_err(|e| Failure::from(k3_engine::Error::Budget(e)))?;
+    Ok(CostComparison { chosen, prefix })
+}
+
+fn residency_name(r: LayerResidency) -> &'static str {
+    match r {
+        LayerResidency::Pinned => "pinned",
+        LayerResidency::PinnedCoded => "held coded",
+        LayerResidency::Streamed => "streamed",
+    }
+}
+
+/// `0–3 pinned · 4 held coded · 5–8 streamed`: runs of layers with one residency.
+fn residency_runs(residency: &[LayerResidency]) -> String {
+    let mut runs: Vec<(usize, usize, LayerResidency)> = Vec::new();
+    for (l, &r) in residency.iter().enumerate() {
+        match runs.last_mut() {
+            Some((_, end, last)) if *last == r => *end = l,
+            _ => runs.push((l, l, r)),
+        }
+    }
+    let run = |&(a, b, r): &(usize, usize, LayerResidency)| {
+        if a == b {
+            format!("{a} {}", residency_name(r))
+        } else {
+            format!("{a}–{b} {}", residency_name(r))
+        }
+    };
+    runs.iter().map(run).collect::<Vec<_>>().join(" · ")
+}
+
+/// The footprint to plan for, whether its trunk streams, and a coded trunk's layout: a
+/// checkpoint folder's (with its packed trunk when --trunk is given), a footprint file's or
+/// the released model's.
+fn subject(args: &PlanArgs) -> Result<(Footprint, bool, Option<CodedLayout>), Failure> {
     let Some(dir) = &args.model else {
         if args.memory.trunk.is_some() {
             return Err(input_error("--trunk needs --model (use --streamed-trunk with a footprint)".into()));
@@ -114,7 +223,7 @@ fn subject(args: &PlanArgs) -> Result<(Footprint, bool), Failure> {
             Some(file) => read_footprint(file)?,
             None => released_footprint(),
         };
-        return Ok((fp, args.streamed_trunk));
+        return Ok((fp, args.streamed_trunk, None));
     };
     require_dir("--model", dir)?;
     let cfg = ModelConfig::load(&dir.join("config.json"))?;
@@ -122,11 +231,14 @@ fn subject(args: &PlanArgs) -> Result<(Footprint, bool), Failure> {
     // The same checks as `run`: a checkpoint run refuses has no plan.
     k3_engine::model::Model::validate(&cfg, &index)?;
     let fp = footprint(&cfg, &index)?;
-    if let Some(trunk) = &args.memory.trunk {
-        require_dir("--trunk", trunk)?;
-        k3_engine::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?;
-    }
-    Ok((fp, args.memory.trunk.is_some()))
+    let coded = match &args.memory.trunk {
+        Some(trunk) => {
+            require_dir("--trunk", trunk)?;
+            k3_engine::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?.coded_layout()
+        }
+        None => None,
+    };
+    Ok((fp, args.memory.trunk.is_some(), coded))
 }
 
 fn read_footprint(file: &Path) -> Result<Footprint, Failure> {

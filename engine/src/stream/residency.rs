@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use k3_plan::{expert_slot_bytes, BudgetChoice, Footprint, MachineMemory, MemoryPlan};
+use k3_plan::{expert_slot_bytes, BudgetChoice, Footprint, LayerResidency, MachineMemory, MemoryPlan};
 
 use crate::config::ModelConfig;
 use crate::error::Result;
@@ -29,7 +29,7 @@ use crate::stream::expert_cache::{CacheIo, CacheSlots};
 use crate::stream::expert_sums::{open_expert_sums, ExpertSums};
 use crate::stream::footprint::footprint;
 use crate::stream::plan::make_plan;
-use crate::stream::trunk_manifest::open_packed_trunk;
+use crate::stream::trunk_manifest::{open_packed_trunk, CodedLayout};
 use crate::stream::trunk_stream::{RingShape, StreamedTrunk};
 use crate::stream::{Counters, ExpertCache};
 
@@ -51,6 +51,8 @@ pub(crate) struct Residency {
     counters: Arc<Counters>,
     /// The one I/O engine every streamed read goes through.
     io: Arc<Reader>,
+    /// A coded packed trunk's layout (what a plan may hold coded, and its staging).
+    coded: Option<CodedLayout>,
 }
 
 impl Residency {
@@ -77,6 +79,7 @@ impl Residency {
             trunk: None,
             counters,
             io,
+            coded: None,
         };
         let Some(choice) = opts.budget else {
             return Ok((r, Sources { trunk: None, experts: None }));
@@ -86,15 +89,17 @@ impl Residency {
             Some(dir) => Some(open_packed_trunk(dir, cfg, &r.index)?),
             None => None,
         };
-        let plan = make_plan(&r.footprint, choice, packed.is_some(), opts, machine_memory())?;
+        r.coded = packed.as_ref().and_then(|p| p.coded_layout());
+        let coded = r.coded.as_ref().map(CodedLayout::layers);
+        let plan = make_plan(&r.footprint, choice, (packed.is_some(), coded), opts, machine_memory())?;
         let sums = packed.as_ref().map(|p| p.experts.clone());
         let cache = Arc::new(r.new_cache(plan.cache_slots as usize, sums)?);
         let trunk = match packed {
-            Some(packed) if plan.pinned_layers < cfg.n_layers => Some(Arc::new(StreamedTrunk::new(
+            Some(packed) if streams_any(&plan.residency) => Some(Arc::new(StreamedTrunk::new(
                 packed,
                 r.index.clone(),
                 cfg,
-                RingShape { n_pinned: plan.pinned_layers, ring_slots: plan.ring_slots },
+                RingShape { residency: plan.residency.clone(), ring_slots: plan.ring_slots },
                 r.io.clone(),
                 r.counters.clone(),
                 progress,
@@ -171,8 +176,19 @@ impl Residency {
         opts.budget = choice;
         opts.context_length = context_length;
         opts.validate()?;
-        let plan = choice.map(|c| make_plan(&self.footprint, c, packed_available, &opts, machine)).transpose()?;
-        let (pinned, ring) = plan.as_ref().map_or((n_layers, 0), |p| (p.pinned_layers, p.ring_slots));
+        // A trunk not streamed yet is checked (and its coding learnt) before planning.
+        let mut packed = match (&self.trunk, opts.trunk_dir.as_deref(), choice) {
+            (None, Some(dir), Some(_)) => Some(open_packed_trunk(dir, &self.cfg, &self.index)?),
+            _ => None,
+        };
+        if let Some(p) = &packed {
+            self.coded = p.coded_layout();
+        }
+        let coded = self.coded.as_ref().map(CodedLayout::layers);
+        let plan =
+            choice.map(|c| make_plan(&self.footprint, c, (packed_available, coded), &opts, machine)).transpose()?;
+        let all_pinned = vec![LayerResidency::Pinned; n_layers];
+        let (target, ring) = plan.as_ref().map_or((all_pinned, 0), |p| (p.residency.clone(), p.ring_slots));
 
         // 1. Shrink: fewer cache slots, fewer pinned layers.
         if let (Some(cache), Some(p)) = (&self.cache, &plan) {
@@ -181,23 +197,21 @@ impl Residency {
             }
         }
         match &self.trunk {
-            Some(trunk) if pinned < trunk.n_pinned() => trunk.repin(pinned, ring, progress)?,
-            Some(_) => {}
+            Some(trunk) => trunk.release_unplanned(&target),
             // Resident trunk → streamed (a plan streams only with a packed trunk): drop
-            // every layer, then pin the new prefix.
+            // every layer, then load the new residency.
             None => {
-                let Some(dir) = opts.trunk_dir.as_deref().filter(|_| pinned < n_layers) else {
-                    return self.finish_replan(model, opts, plan, (pinned, ring), progress);
+                let Some(packed) = packed.take().filter(|_| streams_any(&target)) else {
+                    return self.finish_replan(model, opts, plan, (target, ring), progress);
                 };
-                let packed = open_packed_trunk(dir, &self.cfg, &self.index)?;
-                let shape = RingShape { n_pinned: 0, ring_slots: ring };
+                let shape = RingShape { residency: vec![LayerResidency::Streamed; n_layers], ring_slots: ring };
                 let (index, io, counters) = (self.index.clone(), self.io.clone(), self.counters.clone());
                 let trunk = Arc::new(StreamedTrunk::new(packed, index, &self.cfg, shape, io, counters, progress)?);
                 model.set_trunk(Box::new(trunk.clone()));
                 self.trunk = Some(trunk);
             }
         }
-        self.finish_replan(model, opts, plan, (pinned, ring), progress)
+        self.finish_replan(model, opts, plan, (target, ring), progress)
     }
 
     /// The grow half of a replan: more pinned layers, more cache slots (or another expert
@@ -207,7 +221,7 @@ impl Residency {
         model: &mut Model,
         opts: MemoryOptions,
         plan: Option<MemoryPlan>,
-        (pinned, ring): (usize, usize),
+        (target, ring): (Vec<LayerResidency>, usize),
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<()> {
         self.opts = opts;
@@ -215,7 +229,7 @@ impl Residency {
         // What the shrink freed leaves the process before anything new is read.
         return_freed_memory();
         if let Some(trunk) = &self.trunk {
-            trunk.repin(pinned, ring, progress)?;
+            trunk.repin(&target, ring, progress)?;
         }
         match (&self.cache, &self.plan) {
             (Some(cache), Some(p)) => cache.resize(p.cache_slots as usize),
@@ -237,4 +251,9 @@ impl Residency {
         }
         Ok(())
     }
+}
+
+/// True when a layer of `residency` is not pinned raw (so a streamed trunk is needed).
+fn streams_any(residency: &[LayerResidency]) -> bool {
+    residency.iter().any(|r| *r != LayerResidency::Pinned)
 }

@@ -11,6 +11,9 @@
 //! Must not: hand back bytes whose decode failed — a malformed directory or block is
 //! `Error::Trunk` naming `trunk.bin`, the layer and the block; a failed read or a stop is
 //! the read's error.
+//! Also owns a layer held coded in RAM ([`HeldCoded`]): loaded in one read
+//! ([`load_coded_layer`]), decoded whole into a ring buffer each time it is used
+//! ([`decode_held`]).
 //! Memory: the staging buffers ([`STAGING_SEGMENTS`] × [`SEGMENT_BYTES`]) live as long as
 //! the streamed trunk, beside the ring slots, whose size stays the raw layer's.
 
@@ -103,14 +106,38 @@ pub fn code_run(raw: &[u8]) -> Option<(Vec<u8>, CodedSpan)> {
 }
 
 /// The staging buffers of coded reads, reused layer after layer.
-#[derive(Default)]
 pub struct Staging {
+    /// Bytes of one buffer: a segment, or the largest coded layer when it is smaller.
+    segment_bytes: usize,
     free: Mutex<Vec<Blob>>,
 }
 
+/// A block's coded bytes at most (1 MiB raw, its header and tables, 4096-aligned), so a
+/// segment that ends early still holds more than `SEGMENT_BYTES` less this.
+const BLOCK_CODED_MAX: u64 = 2 << 20;
+
 impl Staging {
+    /// Staging for a trunk whose largest coded layer stores `largest_coded` bytes.
+    pub fn for_largest(largest_coded: u64) -> Self {
+        let segment_bytes = (SEGMENT_BYTES as u64).min(largest_coded.next_multiple_of(4096)) as usize;
+        Staging { segment_bytes, free: Mutex::new(Vec::new()) }
+    }
+
+    /// The most bytes these buffers hold: a segment for each segment in flight, at most
+    /// [`STAGING_SEGMENTS`] and at most the largest layer's segment count.
+    pub fn most_bytes(largest_coded: u64) -> u64 {
+        let segment = (SEGMENT_BYTES as u64).min(largest_coded.next_multiple_of(4096));
+        let segments = if largest_coded <= SEGMENT_BYTES as u64 {
+            u64::from(largest_coded > 0)
+        } else {
+            largest_coded.div_ceil(SEGMENT_BYTES as u64 - BLOCK_CODED_MAX)
+        };
+        segment * segments.min(STAGING_SEGMENTS as u64)
+    }
+
     fn take(&self) -> Blob {
-        self.free.lock().unwrap_or_else(|p| p.into_inner()).pop().unwrap_or_else(|| Blob::zeroed(SEGMENT_BYTES))
+        let free = self.free.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        free.unwrap_or_else(|| Blob::zeroed(self.segment_bytes))
     }
 
     fn give(&self, blobs: impl IntoIterator<Item = Blob>) {
@@ -208,6 +235,62 @@ pub fn read_coded_layer(
         }
         r.staging.give(spent);
         Ok(())
+    })?;
+    Ok(crc.finalize())
+}
+
+/// A layer held coded in RAM (`LayerResidency::PinnedCoded`): its stored bytes and their
+/// directory, decoded into a ring buffer every time the layer is used.
+pub struct HeldCoded {
+    blob: Blob,
+    dir: Directory,
+}
+
+impl HeldCoded {
+    /// Bytes held in RAM.
+    pub fn bytes(&self) -> usize {
+        self.blob.capacity()
+    }
+}
+
+/// Reads coded layer `layer_idx`'s stored bytes into RAM in one read and parses their
+/// directory (a damaged one is refused here; damaged blocks are found by each decode and
+/// its CRC-32).
+pub fn load_coded_layer(r: &CodedRead, (layer_idx, p): (usize, &PackedLayer), span: CodedSpan) -> Result<HeldCoded> {
+    let stored = span.stored_len as usize;
+    let mut blob = Blob::zeroed(stored);
+    r.io.read_window_until(r.file, &mut blob, (p.file_off, stored), (Urgency::Next, Checksum::None), r.stop)?;
+    let bytes = &blob.bytes()[..stored];
+    let undecodable = |e: k3_codec::CodecError| Error::Trunk {
+        path: r.bin_path.to_path_buf(),
+        reason: format!("layer {layer_idx}'s coded bytes do not decode: {e} (re-run `k3 pack`)"),
+    };
+    let dir_len = Directory::padded_len(bytes).map_err(undecodable)?;
+    let dir = Directory::read(&bytes[..dir_len.min(stored)], stored).map_err(undecodable)?;
+    if dir.raw_len != p.run_len as usize {
+        return Err(Error::Trunk {
+            path: r.bin_path.to_path_buf(),
+            reason: format!(
+                "layer {layer_idx} decodes to {} bytes, its run has {} (re-run `k3 pack`)",
+                dir.raw_len, p.run_len
+            ),
+        });
+    }
+    Ok(HeldCoded { blob, dir })
+}
+
+/// Decodes a layer held coded into `out` (its run) on the current pool's threads; returns
+/// the CRC-32 of the decoded run.
+pub fn decode_held(held: &HeldCoded, layer_idx: usize, bin_path: &Path, out: &mut [u8]) -> Result<u32> {
+    let bytes = held.blob.bytes();
+    let coded = |i: usize| {
+        let (at, len) = held.dir.blocks[i];
+        &bytes[at..at + len]
+    };
+    let mut outs = chunk_outputs(&held.dir, out);
+    let crc = decode_blocks(0..held.dir.blocks.len(), &coded, &mut outs).map_err(|e| Error::Trunk {
+        path: bin_path.to_path_buf(),
+        reason: format!("layer {layer_idx}'s coded bytes in RAM do not decode: {e} (re-run `k3 pack`)"),
     })?;
     Ok(crc.finalize())
 }

@@ -64,6 +64,42 @@ pub struct PackedTrunk {
     pub experts: Arc<ExpertSums>,
 }
 
+impl PackedTrunk {
+    /// Each layer's bytes in `trunk.bin` when any layer is stored coded (what a plan may
+    /// hold coded in RAM), else `None`.
+    pub fn stored_bytes(&self) -> Option<Vec<u64>> {
+        let coded = self.layers.iter().any(|p| p.coding.is_some());
+        coded.then(|| self.layers.iter().map(PackedLayer::stored_len).collect())
+    }
+
+    /// The largest coded layer's stored bytes (0 when none is coded).
+    pub fn largest_coded(&self) -> u64 {
+        self.layers.iter().filter_map(|p| p.coding).map(|c| c.stored_len).max().unwrap_or(0)
+    }
+
+    /// What a plan needs of this trunk's coding: stored sizes and staging bytes.
+    pub fn coded_layout(&self) -> Option<CodedLayout> {
+        let stored = self.stored_bytes()?;
+        Some(CodedLayout {
+            stored,
+            staging_bytes: crate::stream::trunk_codec::Staging::most_bytes(self.largest_coded()),
+        })
+    }
+}
+
+/// A coded trunk's figures the planner weighs ([`k3_plan::CodedLayers`], owned).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodedLayout {
+    pub stored: Vec<u64>,
+    pub staging_bytes: u64,
+}
+
+impl CodedLayout {
+    pub fn layers(&self) -> k3_plan::CodedLayers<'_> {
+        k3_plan::CodedLayers { stored_bytes: &self.stored, staging_bytes: self.staging_bytes }
+    }
+}
+
 fn bad(path: &Path, reason: impl Into<String>) -> Error {
     Error::Trunk { path: path.to_path_buf(), reason: reason.into() }
 }

@@ -1,5 +1,6 @@
-//! The streamed trunk: a pinned prefix of layers in RAM, the rest read from `trunk.bin`
-//! through a ring of one or two slots, the next layer read while the current computes.
+//! The streamed trunk: each layer pinned in RAM, held coded in RAM, or read from
+//! `trunk.bin`, as the plan's residency says; the layers that are not pinned pass through a
+//! ring of one or two slots, the next one read (or decoded) while the current computes.
 //!
 //! Owns: the ring (at most `ring_slots` unpinned layers alive: the one computing and, with
 //! two slots, the one being read ahead) and its buffers, reused layer after layer (no
@@ -8,15 +9,18 @@
 //! CRC check of every run read; and binding a layer as views into its buffer. A layer packed
 //! with `--codec huffman` is read and decoded into its ring buffer by `trunk_codec` (its
 //! segments decoded on this module's two reader threads while later ones are read); a
-//! pinned coded layer is decoded once, when pinned.
+//! layer pinned raw from a coded trunk is decoded once, when pinned; a layer held coded
+//! (`LayerResidency::PinnedCoded`) is decoded from RAM into its ring buffer every pass, on
+//! the same threads, so its decode overlaps the previous layer's compute.
 //! Must not: hand out a layer whose read or check failed (the error goes to the
 //! generation), read ahead with one slot, or keep a cancelled generation waiting on a read
 //! (waits and reads stop within [`STOP_TICK`] or one read piece).
-//! Also owns changing the pinned prefix between generations ([`StreamedTrunk::repin`]):
-//! unpinning drops layers at once, pinning reads them from `trunk.bin` (CRC-checked).
+//! Also owns changing the residency between generations ([`StreamedTrunk::repin`]):
+//! layers leaving RAM are dropped at once ([`StreamedTrunk::release_unplanned`]), layers
+//! entering it are read from `trunk.bin` (CRC-checked, or their directory parsed).
 //! Easy to break: layers are used in order `0..n` on every pass; after the last layer the
-//! read-ahead wraps to the first unpinned layer for the next pass. A repin first drains
-//! the read-ahead, so no layer outside the new plan stays alive.
+//! read-ahead wraps to the first layer not pinned raw for the next pass. A repin first
+//! drains the read-ahead, so no layer outside the new plan stays alive.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
@@ -31,8 +35,11 @@ use crate::model::bind::{Binder, RunView};
 use crate::model::trunk::TrunkSource;
 use crate::model::{bind_layer, Layer};
 use crate::stream::metrics::Counters;
-use crate::stream::trunk_codec::{read_coded_layer, CodedRead, CodedSpan, Staging};
-use crate::stream::trunk_manifest::{PackedLayer, PackedTrunk};
+use crate::stream::trunk_codec::{
+    decode_held, load_coded_layer, read_coded_layer, CodedRead, CodedSpan, HeldCoded, Staging,
+};
+use crate::stream::trunk_manifest::PackedTrunk;
+use k3_plan::LayerResidency;
 
 /// How often a wait for a read in flight looks at the generation's cancel token.
 pub(crate) const STOP_TICK: Duration = Duration::from_millis(10);
@@ -40,9 +47,30 @@ pub(crate) const STOP_TICK: Duration = Duration::from_millis(10);
 /// The layer being read ahead: `None` while in flight.
 type Ahead = Option<(usize, Option<Result<Arc<Layer>>>)>;
 
+/// What the trunk holds of one layer between passes.
+#[derive(Clone)]
+enum Held {
+    /// Nothing: read from `trunk.bin` when used.
+    Streamed,
+    /// Bound in a buffer of its own.
+    Raw(Arc<Layer>),
+    /// Its coded bytes, decoded into a ring buffer when used.
+    Coded(Arc<HeldCoded>),
+}
+
+impl Held {
+    fn residency(&self) -> LayerResidency {
+        match self {
+            Held::Streamed => LayerResidency::Streamed,
+            Held::Raw(_) => LayerResidency::Pinned,
+            Held::Coded(_) => LayerResidency::PinnedCoded,
+        }
+    }
+}
+
 struct Inner {
-    /// Layers `0..pinned.len()`, resident.
-    pinned: RwLock<Vec<Arc<Layer>>>,
+    /// Each layer's residency and, when in RAM, its weights.
+    held: RwLock<Vec<Held>>,
     packed: PackedTrunk,
     file: DirectFile,
     index: Arc<TensorIndex>,
@@ -87,17 +115,19 @@ impl RingBuffers {
     }
 }
 
-/// The pinned prefix and the ring of a streamed trunk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Each layer's residency and the ring of a streamed trunk.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RingShape {
-    pub n_pinned: usize,
+    /// Indexed by layer; a missing entry streams.
+    pub residency: Vec<LayerResidency>,
     pub ring_slots: usize,
 }
 
-/// Bytes of a ring buffer able to hold every layer from `n_pinned` on, widened for
-/// O_DIRECT as the reader reads it.
-fn ring_slot_bytes(packed: &PackedTrunk, n_pinned: usize) -> usize {
-    packed.layers[n_pinned.min(packed.layers.len())..].iter().map(PackedLayer::buffer_len).max().unwrap_or(0)
+/// Bytes of a ring buffer able to hold every layer not pinned raw under `residency`,
+/// widened for O_DIRECT as the reader reads it.
+fn ring_slot_bytes(packed: &PackedTrunk, residency: &[LayerResidency]) -> usize {
+    let pinned = |l: usize| residency.get(l) == Some(&LayerResidency::Pinned);
+    packed.layers.iter().enumerate().filter(|(l, _)| !pinned(*l)).map(|(_, p)| p.buffer_len()).max().unwrap_or(0)
 }
 
 /// A trunk streamed from a packed file under a memory plan.
@@ -110,8 +140,9 @@ pub struct StreamedTrunk {
 }
 
 impl StreamedTrunk {
-    /// Pins layers `0..n_pinned` (read from the shards now) and streams the rest through
-    /// `io`; with `ring_slots == 2` the next layer is read while the current one computes.
+    /// Loads the layers `ring.residency` keeps in RAM (read from `trunk.bin` now) and
+    /// streams the rest through `io`; with `ring_slots == 2` the next layer is read while
+    /// the current one computes.
     pub fn new(
         packed: PackedTrunk,
         index: Arc<TensorIndex>,
@@ -121,8 +152,9 @@ impl StreamedTrunk {
         counters: Arc<Counters>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Self> {
-        let RingShape { n_pinned, ring_slots } = ring;
-        let slot_bytes = ring_slot_bytes(&packed, n_pinned);
+        let RingShape { residency, ring_slots } = ring;
+        let slot_bytes = ring_slot_bytes(&packed, &residency);
+        let packed_largest_coded = packed.largest_coded();
         let file = DirectFile::open(&packed.bin_path)?;
         // Two threads: the read-ahead runs on one, and a coded layer's blocks decode on both.
         let reader = rayon::ThreadPoolBuilder::new()
@@ -131,7 +163,7 @@ impl StreamedTrunk {
             .build()
             .map_err(|e| Error::Option { option: "trunk reader", reason: e.to_string() })?;
         let inner = Inner {
-            pinned: RwLock::new(Vec::new()),
+            held: RwLock::new(vec![Held::Streamed; cfg.n_layers]),
             packed,
             file,
             index,
@@ -141,46 +173,52 @@ impl StreamedTrunk {
             counters,
             io,
             ring: Mutex::new(RingBuffers::new(slot_bytes, ring_slots)),
-            staging: Staging::default(),
+            staging: Staging::for_largest(packed_largest_coded),
         };
         let trunk = StreamedTrunk { inner: Arc::new(inner), read_ahead: AtomicBool::new(ring_slots >= 2), reader };
-        // The pinned prefix: whole runs from trunk.bin, CRC-checked like every streamed read.
-        let to_pin = n_pinned.min(cfg.n_layers);
-        for l in 0..to_pin {
-            let layer = trunk.inner.read_pinned_layer(l)?;
-            trunk.inner.write_pinned().push(layer);
-            progress(l + 1, to_pin);
-        }
+        trunk.inner.load_missing(&residency, progress)?;
         Ok(trunk)
     }
 
-    /// Layers resident now.
-    pub fn n_pinned(&self) -> usize {
-        self.inner.n_pinned()
+    /// Each layer's residency now.
+    pub fn residency(&self) -> Vec<LayerResidency> {
+        self.inner.read_held().iter().map(Held::residency).collect()
     }
 
-    /// Changes the pinned prefix to `0..n_pinned` and the ring to `ring_slots`, between
-    /// generations: layers beyond the new prefix are dropped first, then missing ones are
-    /// read from `trunk.bin` (`progress(done, total)` after each). On a failed read the
-    /// layers pinned so far stay pinned and the error names the layer.
-    pub fn repin(&self, n_pinned: usize, ring_slots: usize, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
-        let n_pinned = n_pinned.min(self.inner.cfg.n_layers);
-        self.read_ahead.store(ring_slots >= 2, Ordering::Relaxed);
+    /// Layers pinned raw now.
+    pub fn n_pinned(&self) -> usize {
+        self.inner.read_held().iter().filter(|h| matches!(h, Held::Raw(_))).count()
+    }
+
+    /// Drops every layer held in RAM whose residency under `residency` differs (the shrink
+    /// half of a replan), after the read-ahead in flight.
+    pub fn release_unplanned(&self, residency: &[LayerResidency]) {
         self.inner.drain_ahead();
-        // New ring buffers sized for the layers that stream under the new prefix.
-        let slot_bytes = ring_slot_bytes(&self.inner.packed, n_pinned);
+        let mut held = self.inner.write_held();
+        for (l, h) in held.iter_mut().enumerate() {
+            let want = residency.get(l).copied().unwrap_or(LayerResidency::Streamed);
+            if h.residency() != want {
+                *h = Held::Streamed;
+            }
+        }
+    }
+
+    /// Changes the residency to `residency` and the ring to `ring_slots`, between
+    /// generations: layers leaving RAM are dropped first, then the ones entering it are
+    /// read from `trunk.bin` (`progress(done, total)` after each). On a failed read the
+    /// layers loaded so far stay and the error names the layer.
+    pub fn repin(
+        &self,
+        residency: &[LayerResidency],
+        ring_slots: usize,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<()> {
+        self.read_ahead.store(ring_slots >= 2, Ordering::Relaxed);
+        self.release_unplanned(residency);
+        // New ring buffers sized for the layers that pass through the ring now.
+        let slot_bytes = ring_slot_bytes(&self.inner.packed, residency);
         *self.inner.lock_ring() = RingBuffers::new(slot_bytes, ring_slots);
-        let have = self.n_pinned();
-        if n_pinned <= have {
-            self.inner.write_pinned().truncate(n_pinned);
-            return Ok(());
-        }
-        for l in have..n_pinned {
-            let layer = self.inner.read_pinned_layer(l)?;
-            self.inner.write_pinned().push(layer);
-            progress(l + 1 - have, n_pinned - have);
-        }
-        Ok(())
+        self.inner.load_missing(residency, progress)
     }
 
     /// True when reads bypass the page cache with O_DIRECT (false: buffered fallback).
@@ -189,12 +227,10 @@ impl StreamedTrunk {
     }
 
     fn start_read_ahead(&self, after: usize) {
-        let n = self.inner.cfg.n_layers;
-        let first = self.inner.n_pinned();
-        if !self.read_ahead.load(Ordering::Relaxed) || first >= n {
+        if !self.read_ahead.load(Ordering::Relaxed) {
             return;
         }
-        let next = if after + 1 < n { after + 1 } else { first };
+        let Some(next) = self.inner.next_through_ring(after) else { return };
         *self.inner.lock() = Some((next, None));
         let inner = self.inner.clone();
         self.reader.spawn(move || {
@@ -217,16 +253,65 @@ impl Inner {
         self.ahead.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn n_pinned(&self) -> usize {
-        self.pinned.read().unwrap_or_else(|p| p.into_inner()).len()
+    fn read_held(&self) -> std::sync::RwLockReadGuard<'_, Vec<Held>> {
+        self.held.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn pinned_layer(&self, layer_idx: usize) -> Option<Arc<Layer>> {
-        self.pinned.read().unwrap_or_else(|p| p.into_inner()).get(layer_idx).cloned()
+    fn write_held(&self) -> std::sync::RwLockWriteGuard<'_, Vec<Held>> {
+        self.held.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn write_pinned(&self) -> std::sync::RwLockWriteGuard<'_, Vec<Arc<Layer>>> {
-        self.pinned.write().unwrap_or_else(|p| p.into_inner())
+    fn held(&self, layer_idx: usize) -> Held {
+        self.read_held().get(layer_idx).cloned().unwrap_or(Held::Streamed)
+    }
+
+    /// The layer after `after` (wrapping to the next pass) that passes through the ring.
+    fn next_through_ring(&self, after: usize) -> Option<usize> {
+        let held = self.read_held();
+        let n = held.len();
+        (1..=n).map(|k| (after + k) % n).find(|&l| !matches!(held[l], Held::Raw(_)))
+    }
+
+    /// Reads every layer `residency` keeps in RAM that is not there yet, in order.
+    fn load_missing(&self, residency: &[LayerResidency], progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
+        let current: Vec<LayerResidency> = self.read_held().iter().map(Held::residency).collect();
+        let missing: Vec<(usize, LayerResidency)> = residency
+            .iter()
+            .copied()
+            .enumerate()
+            .take(current.len())
+            .filter(|&(l, r)| r.in_ram() && current[l] != r)
+            .collect();
+        for (k, &(l, r)) in missing.iter().enumerate() {
+            let held = match r {
+                LayerResidency::Pinned => Held::Raw(self.read_pinned_layer(l)?),
+                LayerResidency::PinnedCoded => Held::Coded(Arc::new(self.load_coded(l)?)),
+                LayerResidency::Streamed => Held::Streamed,
+            };
+            self.write_held()[l] = held;
+            progress(k + 1, missing.len());
+        }
+        Ok(())
+    }
+
+    /// Reads coded layer `l`'s stored bytes to hold in RAM; a layer stored raw is refused.
+    fn load_coded(&self, l: usize) -> Result<HeldCoded> {
+        let p = &self.packed.layers[l];
+        let Some(span) = p.coding else {
+            return Err(Error::Trunk {
+                path: self.packed.bin_path.clone(),
+                reason: format!("layer {l} is stored raw, so it cannot be held coded (pack with --codec huffman)"),
+            });
+        };
+        let stop = CancelToken::new();
+        let read = CodedRead {
+            io: &self.io,
+            file: &self.file,
+            bin_path: &self.packed.bin_path,
+            staging: &self.staging,
+            stop: &stop,
+        };
+        load_coded_layer(&read, (l, p), span)
     }
 
     /// Waits for a read-ahead in flight and drops it (its layer leaves RAM).
@@ -262,12 +347,24 @@ impl Inner {
     /// piece by piece as the pieces arrive), checks it and binds the layer in place.
     fn read_layer_into(&self, l: usize, mut blob: Blob, stop: &CancelToken) -> Result<(Arc<Layer>, Arc<Blob>)> {
         let p = &self.packed.layers[l];
-        let read = match p.coding {
-            None => {
+        let from_ram = match self.held(l) {
+            Held::Coded(coded) => Some(coded),
+            Held::Streamed | Held::Raw(_) => None,
+        };
+        let from_ram_read = from_ram.is_some();
+        let read = match (p.coding, from_ram) {
+            (_, Some(coded)) => {
+                let start = Instant::now();
+                let out = &mut blob.pages_mut()[..p.run_len as usize];
+                let checksum = decode_held(&coded, l, &self.packed.bin_path, out)?;
+                self.counters.add_trunk_decode(start.elapsed());
+                WindowRead { payload_start: 0, checksum }
+            }
+            (None, None) => {
                 let window = (p.file_off, p.run_len as usize);
                 self.io.read_window_until(&self.file, &mut blob, window, (Urgency::Next, Checksum::Crc32), stop)?
             }
-            Some(span) => self.read_coded_layer(l, &mut blob, span, stop)?,
+            (Some(span), None) => self.read_coded_layer(l, &mut blob, span, stop)?,
         };
         if read.checksum != p.crc32 {
             return Err(Error::Trunk {
@@ -278,8 +375,10 @@ impl Inner {
                 ),
             });
         }
-        Counters::add(&self.counters.trunk_bytes_read, p.stored_len());
-        Counters::add(&self.counters.trunk_layers_read, 1);
+        if !from_ram_read {
+            Counters::add(&self.counters.trunk_bytes_read, p.stored_len());
+            Counters::add(&self.counters.trunk_layers_read, 1);
+        }
         let blob = Arc::new(blob);
         let run = RunView {
             blob: blob.clone(),
@@ -336,7 +435,7 @@ impl Inner {
 
 impl TrunkSource for StreamedTrunk {
     fn layer(&self, layer_idx: usize, stop: &CancelToken) -> Result<Arc<Layer>> {
-        if let Some(layer) = self.inner.pinned_layer(layer_idx) {
+        if let Held::Raw(layer) = self.inner.held(layer_idx) {
             return Ok(layer);
         }
         let layer = match self.inner.take_ahead(layer_idx, stop) {
