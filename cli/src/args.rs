@@ -471,7 +471,11 @@ pub struct BenchStreamArgs {
     /// are run alternately, each against its own floor, and their ratio printed.
     #[arg(long, value_name = "DIR", requires = "trunk")]
     pub versus: Option<std::path::PathBuf>,
-    /// With --versus: rounds, each running both trunks (the order alternating).
+    /// The same trunk under this `--residency` rule too (e.g. `cost` against the default
+    /// `prefix`): both alternated, each against its own floor, with the ratio.
+    #[arg(long, value_name = "RULE", conflicts_with = "versus")]
+    pub versus_residency: Option<String>,
+    /// With --versus or --versus-residency: rounds, each running both (the order alternating).
     #[arg(long, default_value_t = 2)]
     pub rounds: usize,
     /// Print one JSON object.

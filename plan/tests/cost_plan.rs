@@ -3,8 +3,9 @@
 //! pay (pinned coded under a slow drive and a fast decoder, never with a slow decoder).
 
 use k3_plan::{
-    cost_of, plan, plan_by_cost, released_footprint, Budget, CodedLayers, ComputeRates, CostRates, DiskRates,
-    Footprint, LayerResidency, MemoryPlan, PlanRequest, GB,
+    cost_of, plan, plan_by_cost, plan_memory_by, released_footprint, Budget, BudgetChoice, CodedLayers, ComputeRates,
+    CostRates, DiskRates, Footprint, LayerResidency, MachineMemory, MemoryPlan, MemoryRequest, PlanRequest,
+    ResidencyRule, GB,
 };
 
 const MB: u64 = 1_000_000;
@@ -242,5 +243,42 @@ fn the_knapsack_is_within_one_step_per_layer_of_an_exhaustive_search() {
             assert!(got <= tight + 1e-9, "{drive}/{decode} GB/s, {trunk_gb} GB: {got} > exhaustive {tight}");
             assert!(got >= loose - 1e-9, "{drive}/{decode} GB/s, {trunk_gb} GB: {got} beats every plan that fits");
         }
+    }
+}
+
+#[test]
+fn a_prefix_plan_counts_the_staging_buffers_while_a_coded_layer_streams() {
+    let fp = footprint(vec![GB; 8]);
+    let stored = coded_sizes(&fp);
+    let coded = CodedLayers { stored_bytes: &stored, staging_bytes: 128 << 20 };
+    let machine = MachineMemory::new(64 * GB, 64 * GB);
+    let request = |trunk_bytes| MemoryRequest {
+        choice: BudgetChoice::Fixed(Budget { trunk_bytes, cache_bytes: GB }),
+        streamed_trunk: true,
+        context_length: 16,
+        io_threads: 4,
+    };
+    let with = |trunk, coding| plan_memory_by(&fp, &request(trunk), machine, false, (ResidencyRule::Prefix, coding));
+    let coded_plan = with(3 * GB, Some(coded)).unwrap();
+    assert_eq!(coded_plan.staging_bytes, 128 << 20);
+    assert!(coded_plan.trunk_bytes <= 3 * GB, "{coded_plan:?}");
+    let raw_plan = with(3 * GB, None).unwrap();
+    assert_eq!(raw_plan.staging_bytes, 0);
+    assert_eq!(
+        raw_plan.trunk_bytes - raw_plan.pinned_bytes,
+        coded_plan.trunk_bytes - coded_plan.pinned_bytes - (128 << 20)
+    );
+    // Everything pinned: nothing streams, so no staging.
+    assert_eq!(with(9 * GB, Some(coded)).unwrap().staging_bytes, 0);
+    // Two slots and the staging do not fit: one slot and the staging do.
+    let slot = GB.next_multiple_of(4096) + 4096;
+    let one_slot = with(2 * slot + (64 << 20), Some(coded)).unwrap();
+    assert_eq!((one_slot.ring_slots, one_slot.staging_bytes), (1, 128 << 20));
+    // One slot but not the staging beside it: refused, with the minimum that counts both.
+    match with(slot + (64 << 20), Some(coded)) {
+        Err(k3_plan::PlanError::TrunkBudgetTooSmall { minimum_bytes, .. }) => {
+            assert_eq!(minimum_bytes, slot + (128 << 20))
+        }
+        other => panic!("{other:?}"),
     }
 }

@@ -1,6 +1,8 @@
 //! `k3 bench stream`: streamed decode against the honest I/O floor (the drive's best
 //! measured read, never the engine's own pattern) and the compute time; with `--versus DIR`,
-//! two packed trunks (e.g. raw and `--codec huffman`) alternated in one run, with the ratio.
+//! two packed trunks (e.g. raw and `--codec huffman`) alternated in one run, with the ratio;
+//! with `--versus-residency RULE`, the same trunk under two residency rules (`prefix`,
+//! `cost`: the cost rule's rates measured once, before the first run).
 
 use k3_engine::{CancelToken, DecodeMode, EventSink, GenerateParams, Sampling, TokenEvent};
 use k3_store::{best_over, floor_grid};
@@ -47,44 +49,83 @@ pub fn stream(mut args: BenchStreamArgs) -> Result<(), Failure> {
             context.saturating_sub(5)
         )));
     }
-    let Some(versus) = args.versus.take() else {
-        let v = measure(&args.model, args.tokens)?;
-        print(&v, args.json, None);
-        return Ok(());
-    };
-    let Some(first) = args.model.memory.trunk.clone() else {
-        return Err(input_error("--versus DIR compares two packed trunks: give the first with --trunk DIR".into()));
+    if args.model.memory.residency == "cost" || args.versus_residency.as_deref() == Some("cost") {
+        // Measured once, so every run of this command plans from the same rates.
+        let pattern = super::disk::read_pattern(&args.model.memory)?;
+        args.model.memory.measured_rates = Some(super::cost_rates::measure(&args.model.memory, pattern)?);
+    }
+    let variants = match (args.versus.take(), args.versus_residency.take()) {
+        (None, None) => {
+            let v = measure(&args.model, args.tokens)?;
+            print(&v, args.json, None);
+            return Ok(());
+        }
+        (Some(versus), None) => {
+            let Some(first) = args.model.memory.trunk.clone() else {
+                return Err(input_error(
+                    "--versus DIR compares two packed trunks: give the first with --trunk DIR".into(),
+                ));
+            };
+            [Variant::Trunk(first), Variant::Trunk(versus)]
+        }
+        (None, Some(rule)) => [Variant::Residency(args.model.memory.residency.clone()), Variant::Residency(rule)],
+        (Some(_), Some(_)) => return Err(input_error("give --versus DIR or --versus-residency RULE, not both".into())),
     };
     let mut runs: [Vec<Value>; 2] = [Vec::new(), Vec::new()];
     for round in 0..args.rounds.max(1) {
         // Alternate the order, so a drive that warms up or slows down favours neither.
         let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
         for which in order {
-            args.model.memory.trunk = Some([&first, &versus][which].clone());
+            variants[which].apply(&mut args.model);
             let dropped = drop_page_cache();
             let mut v = measure(&args.model, args.tokens)?;
-            v["trunk"] = json!([&first, &versus][which]);
+            v["variant"] = json!(variants[which].label());
             v["page_cache_dropped"] = json!(dropped);
-            print(&v, args.json, Some(&format!("round {}, {}", round + 1, [&first, &versus][which].display())));
+            print(&v, args.json, Some(&format!("round {}, {}", round + 1, variants[which].label())));
             runs[which].push(v);
         }
     }
     let mean_of = |vs: &[Value]| mean(&vs.iter().filter_map(|v| v["seconds_per_token"].as_f64()).collect::<Vec<_>>());
     let (a, b) = (mean_of(&runs[0]), mean_of(&runs[1]));
     let speedup = if b > 0.0 { a / b } else { 0.0 };
+    let (first, second) = (variants[0].label(), variants[1].label());
     if args.json {
         outln!(
             "{}",
-            json!({ "trunk": first, "versus": versus, "trunk_runs": runs[0], "versus_runs": runs[1],
-            "trunk_seconds_per_token": a, "versus_seconds_per_token": b, "versus_speedup": speedup })
+            json!({ "first": first, "versus": second, "first_runs": runs[0], "versus_runs": runs[1],
+            "first_seconds_per_token": a, "versus_seconds_per_token": b, "versus_speedup": speedup })
         );
     } else {
         outln!(
-            "{}: {a:.3} s/token · {}: {b:.3} s/token (means of {} runs each, in one run of this command) → {} is {speedup:.2} × as fast",
-            first.display(), versus.display(), runs[0].len(), versus.display()
+            "{first}: {a:.3} s/token · {second}: {b:.3} s/token (means of {} runs each, in one run of this command) → {second} is {speedup:.2} × as fast",
+            runs[0].len()
         );
     }
     Ok(())
+}
+
+/// What the two sides of a comparison differ in.
+enum Variant {
+    /// Another packed trunk.
+    Trunk(std::path::PathBuf),
+    /// The same trunk under another `--residency` rule.
+    Residency(String),
+}
+
+impl Variant {
+    fn apply(&self, model: &mut ModelArgs) {
+        match self {
+            Variant::Trunk(dir) => model.memory.trunk = Some(dir.clone()),
+            Variant::Residency(rule) => model.memory.residency = rule.clone(),
+        }
+    }
+
+    fn label(&self) -> String {
+        match self {
+            Variant::Trunk(dir) => dir.display().to_string(),
+            Variant::Residency(rule) => format!("--residency {rule}"),
+        }
+    }
 }
 
 /// Tries to drop the page cache before a measured run (needs root); whether it did.
@@ -148,6 +189,8 @@ fn measure(model: &ModelArgs, tokens: usize) -> Result<Value, Failure> {
         "compute_floor_seconds": compute,
         "ratio_to_larger_floor": if floor > 0.0 { s_per_token / floor } else { 0.0 },
         "pinned_layers": plan.as_ref().map(|p| p.pinned_layers),
+        "residency": plan.as_ref().map(|p| super::plan::residency_runs(&p.residency)),
+        "ring_slots": plan.as_ref().map(|p| p.ring_slots),
         "cache_slots": plan.as_ref().map(|p| p.cache_slots),
     });
     Ok(v)
@@ -165,6 +208,9 @@ fn print(v: &Value, json: bool, label: Option<&str>) {
     let u = |k: &str| v[k].as_u64().unwrap_or(0);
     if let Some(label) = label {
         outln!("{label}:");
+    }
+    if let Some(r) = v["residency"].as_str() {
+        outln!("plan: {r} · ring {} · {} cache slots", u("ring_slots"), u("cache_slots"));
     }
     let (trunk_bytes, expert_bytes) = (f("trunk_bytes_per_token"), f("expert_bytes_per_token"));
     outln!(

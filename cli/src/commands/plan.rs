@@ -193,7 +193,7 @@ fn residency_name(r: LayerResidency) -> &'static str {
 }
 
 /// `0–3 pinned · 4 held coded · 5–8 streamed`: runs of layers with one residency.
-fn residency_runs(residency: &[LayerResidency]) -> String {
+pub(super) fn residency_runs(residency: &[LayerResidency]) -> String {
     let mut runs: Vec<(usize, usize, LayerResidency)> = Vec::new();
     for (l, &r) in residency.iter().enumerate() {
         match runs.last_mut() {
