@@ -582,3 +582,51 @@ fn plan_without_a_folder_refuses_unusable_footprint_and_machine_flags() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!((v["mem_available_bytes"].as_u64(), v["fits"].as_bool()), (Some(48_000_000_000), Some(true)), "{v}");
 }
+
+#[test]
+fn plan_by_cost_prints_each_layers_residency_and_both_forecasts() {
+    let out = stdout_json(&k3(&[
+        "plan",
+        "--released",
+        "--streamed-trunk",
+        "--trunk-budget",
+        "40GB",
+        "--cache-budget",
+        "4GB",
+        "--residency",
+        "cost",
+        "--residency-disk-gbps",
+        "2",
+        "--json",
+    ]));
+    let residency = out["residency"].as_array().unwrap();
+    assert_eq!(residency.len(), 93, "{out}");
+    assert!(residency.iter().all(|r| ["pinned", "held coded", "streamed"].contains(&r.as_str().unwrap())));
+    assert_eq!(residency[0], "pinned", "the 2.34 GB layer 0 is pinned so the ring fits a 1.27 GB layer: {out}");
+    let (chosen, prefix) = (&out["cost"]["chosen"], &out["cost"]["prefix"]);
+    let s = |v: &Value| v["seconds_per_token"].as_f64().unwrap();
+    assert!(s(chosen) > 0.0 && s(chosen) <= s(prefix), "{out}");
+    let base = ["plan", "--released", "--streamed-trunk", "--preset", "laptop", "--residency"];
+    assert_input_error(&[&base[..], &["fastest"]].concat(), "--residency fastest");
+    assert_input_error(&[&base[..], &["cost"]].concat(), "--residency-disk-gbps");
+}
+
+#[test]
+fn bench_stream_compares_two_residency_rules_in_one_run() {
+    let model = fixture("tiny-bf16-nonorm");
+    let trunk = tmp("versus-residency-trunk");
+    let m = model.to_str().unwrap();
+    let packed = k3(&["pack", "--model", m, "--out", trunk.to_str().unwrap(), "--codec", "huffman"]);
+    assert!(packed.status.success(), "{}", String::from_utf8_lossy(&packed.stderr));
+    let t = trunk.to_str().unwrap();
+    let args = ["bench", "stream", "--model", m, "--trunk", t, "--trunk-budget", "400KB", "--cache-budget", "1MB"];
+    let more =
+        ["--tokens", "2", "--versus-residency", "cost", "--residency-disk-gbps", "0.05", "--rounds", "1", "--json"];
+    let out = stdout_json(&k3(&[&args[..], &more[..]].concat()));
+    assert_eq!(out["first"], "--residency prefix");
+    assert_eq!(out["versus"], "--residency cost");
+    assert!(out["versus_speedup"].as_f64().is_some_and(|x| x > 0.0), "{out}");
+    let cost_run = &out["versus_runs"][0];
+    assert!(cost_run["residency"].as_str().is_some_and(|r| !r.is_empty()), "{cost_run}");
+    std::fs::remove_dir_all(trunk).ok();
+}

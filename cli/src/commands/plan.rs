@@ -89,7 +89,7 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         p.ring_slots,
         format_bytes(p.ring_slot_bytes)
     );
-    if p.residency.iter().any(|r| *r == LayerResidency::PinnedCoded) || costs.is_some() {
+    if p.residency.contains(&LayerResidency::PinnedCoded) || costs.is_some() {
         outln!(
             "residency: {} (held coded: {}; staging {})",
             residency_runs(&p.residency),
@@ -137,8 +137,9 @@ struct CostComparison {
 impl CostComparison {
     fn json(&self) -> serde_json::Value {
         let figures = |f: &CostFigures| {
-            json!({ "seconds_per_token": f.seconds_per_token, "trunk_seconds": f.trunk_seconds,
-                    "head_seconds": f.head_seconds, "expert_seconds": f.expert_seconds })
+            json!({ "seconds_per_token": f.seconds_per_token, "io_seconds": f.io_seconds,
+                    "compute_seconds": f.compute_seconds, "decode_seconds": f.decode_seconds,
+                    "overlapped": f.overlapped })
         };
         json!({ "chosen": figures(&self.chosen), "prefix": self.prefix.as_ref().map(figures) })
     }
@@ -146,8 +147,12 @@ impl CostComparison {
     fn print(&self) {
         let line = |f: &CostFigures| {
             format!(
-                "{:.3} s/token (trunk {:.3}, head {:.3}, experts {:.3})",
-                f.seconds_per_token, f.trunk_seconds, f.head_seconds, f.expert_seconds
+                "{:.3} s/token (drive {:.3} s {} compute {:.3} s, of which decoding {:.3} s)",
+                f.seconds_per_token,
+                f.io_seconds,
+                if f.overlapped { "overlapped with" } else { "then" },
+                f.compute_seconds,
+                f.decode_seconds
             )
         };
         outln!("forecast by cost: {}", line(&self.chosen));
