@@ -51,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
         ..MemoryOptions::resident()
     };
     let streamed = flags & 1 != 0;
-    let Ok(p) = make_plan(&fp, choice, streamed, &opts, machine) else { return };
+    let Ok(p) = make_plan(&fp, choice, (streamed, None), &opts, machine) else { return };
     let req = MemoryRequest {
         choice,
         streamed_trunk: streamed,

@@ -8,13 +8,27 @@
 //! layer's trunk bytes (at most 256 layers).
 //! Invariant: a returned plan keeps `k3_plan`'s promises
 //! (`k3_fuzz::assert_plan_keeps_its_promises`): never over its budget, parts that add up.
+//! With at most [`COST_LAYERS`] layers and a fixed budget, the cost planner runs too, on
+//! rates taken from the flags' high bits and a trunk storing the odd layers at 2/3 of their
+//! bytes (`k3_fuzz::assert_cost_plan_keeps_its_promises`).
 #![no_main]
 
-use k3_fuzz::{assert_plan_keeps_its_promises, u64_at};
-use k3_plan::{plan_memory, Budget, BudgetChoice, CgroupMemory, Footprint, MachineMemory, MemoryRequest};
+use k3_fuzz::{assert_cost_plan_keeps_its_promises, assert_plan_keeps_its_promises, u64_at};
+use k3_plan::{
+    plan_by_cost, plan_memory, Budget, BudgetChoice, CgroupMemory, CodedLayers, ComputeRates, CostRates, DiskRates,
+    Footprint, MachineMemory, MemoryRequest, PlanRequest,
+};
 use libfuzzer_sys::fuzz_target;
 
 const FIXED_WORDS: usize = 18;
+
+/// The most layers the cost planner is fuzzed with (its search grows with distinct sizes).
+const COST_LAYERS: usize = 4;
+
+/// A rate from 8 bits of the flags: 1 MB/s … ~256 GB/s.
+fn rate(bits: u64) -> f64 {
+    1e6 * 2f64.powi((bits & 0xff) as i32 % 19)
+}
 
 fuzz_target!(|data: &[u8]| {
     let word = |i: usize| u64_at(data, 8 * i);
@@ -43,5 +57,23 @@ fuzz_target!(|data: &[u8]| {
     let refuse = flags & 4 != 0;
     if let Ok(p) = plan_memory(&fp, &req, machine, refuse) {
         assert_plan_keeps_its_promises(&fp, &req, machine, refuse, &p);
+    }
+    let BudgetChoice::Fixed(budget) = choice else { return };
+    if n_layers > COST_LAYERS || flags & 1 == 0 {
+        return;
+    }
+    let stored: Vec<u64> =
+        fp.layer_trunk_bytes.iter().enumerate().map(|(l, &b)| if l % 2 == 1 { b / 3 * 2 } else { b }).collect();
+    let staging_bytes = 128 << 20;
+    let rates = CostRates {
+        disk: DiskRates { trunk_bytes_per_second: rate(flags >> 8), expert_bytes_per_second: rate(flags >> 16) },
+        compute: ComputeRates { bf16_bytes_per_second: rate(flags >> 24), expert_bytes_per_second: rate(flags >> 32) },
+        decode_bytes_per_second: rate(flags >> 40),
+    };
+    let request =
+        PlanRequest { budget, streamed_trunk: true, context_length: req.context_length, io_threads: req.io_threads };
+    let coded = CodedLayers { stored_bytes: &stored, staging_bytes };
+    if let Ok(c) = plan_by_cost(&fp, &request, &rates, Some(coded)) {
+        assert_cost_plan_keeps_its_promises(&fp, budget, (&stored, staging_bytes), &c.plan);
     }
 });

@@ -226,3 +226,52 @@ pub fn assert_plan_keeps_its_promises(
         assert!(p.total_bytes <= available, "total {} over available {available}", p.total_bytes);
     }
 }
+
+/// A plan of `k3_plan::plan_by_cost` for `req`'s budgets taken as one total, with the
+/// trunk storing `stored` bytes per layer and `staging_bytes` of staging: never over the
+/// total, each layer's residency allowed, and the parts adding up.
+pub fn assert_cost_plan_keeps_its_promises(
+    fp: &k3_plan::Footprint,
+    budget: k3_plan::Budget,
+    (stored, staging_bytes): (&[u64], u64),
+    p: &k3_plan::MemoryPlan,
+) {
+    use k3_plan::LayerResidency as R;
+    let wide = u128::from;
+    let layers = &fp.layer_trunk_bytes;
+    assert!(
+        wide(p.trunk_bytes) + wide(p.cache_bytes) <= wide(budget.trunk_bytes) + wide(budget.cache_bytes),
+        "over the total"
+    );
+    assert_eq!(p.residency.len(), layers.len(), "one residency per layer");
+    let (mut pinned, mut coded, mut largest, mut streams_coded) = (0u128, 0u128, None::<u64>, false);
+    for (l, r) in p.residency.iter().enumerate() {
+        let (raw, st) = (layers[l], stored[l].min(layers[l]));
+        match r {
+            R::Pinned => pinned += wide(raw),
+            R::PinnedCoded => {
+                assert!(st < raw, "layer {l} held coded but stored raw");
+                coded += wide(st);
+                largest = largest.max(Some(raw));
+            }
+            R::Streamed => {
+                streams_coded |= st < raw;
+                largest = largest.max(Some(raw));
+            }
+        }
+    }
+    assert_eq!(wide(p.pinned_bytes), pinned, "pinned bytes");
+    assert_eq!(wide(p.pinned_coded_bytes), coded, "held-coded bytes");
+    assert_eq!(p.staging_bytes, if streams_coded { staging_bytes } else { 0 }, "staging while a coded layer streams");
+    match largest {
+        None => assert_eq!(p.ring_slots, 0, "a ring with nothing to pass through it"),
+        Some(largest) => {
+            assert!(p.ring_slots == 1 || p.ring_slots == 2, "{} ring slots", p.ring_slots);
+            assert!(p.ring_slot_bytes >= largest, "a ring slot smaller than a layer through it");
+        }
+    }
+    let ring = (p.ring_slots as u128) * wide(p.ring_slot_bytes);
+    assert_eq!(wide(p.trunk_bytes), pinned + coded + ring + wide(p.staging_bytes), "trunk = the sum of its parts");
+    assert_eq!(wide(p.cache_bytes), wide(p.cache_slots) * wide(p.cache_slot_bytes), "cache = slots × slot");
+    assert!(p.cache_slots <= fp.n_experts_total, "more slots than experts");
+}

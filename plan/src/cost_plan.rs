@@ -31,8 +31,8 @@
 //!   residency whose `max` is least (exact whenever one side dominates, as it does when the
 //!   trunk is raw, since then only `io` depends on the residency);
 //! * the trunk + cache total is split at the cache's minimum, at the split asked for, and
-//!   at each whole number of tokens' requests (`W` slots) up to a few dozen tokens, which
-//!   is where the uniform hit rate steps up (between steps, more cache buys nothing);
+//!   at [`CACHE_TOKENS`] whole tokens' requests (`W` slots each), which is where the uniform
+//!   hit rate steps up (between steps, more cache buys nothing);
 //! * ties go to the plan tried first: all pinned, then fewer ring slots, then smaller
 //!   slots.
 //!
@@ -50,8 +50,8 @@ use crate::presets::Budget;
 /// Steps the knapsack divides the trunk budget into.
 pub const GRANULES: u64 = 2048;
 
-/// Splits of the budget tried at most: each is one knapsack per ring shape.
-const MAX_CACHE_TOKENS: u64 = 64;
+/// Whole tokens' requests the cache is tried at (each split is one knapsack per ring shape).
+const CACHE_TOKENS: [u64; 12] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64];
 
 /// Weights of CPU seconds against drive seconds the two-slot knapsack is run with.
 pub const LAMBDAS: [f64; 5] = [1e-6, 0.5, 1.0, 2.0, 1e6];
@@ -326,16 +326,17 @@ fn part(
     }
 }
 
-/// Cache sizes worth trying within `total`: the minimum, the one asked for, and each
-/// whole number of tokens' requests up to [`MAX_CACHE_TOKENS`] (and every expert).
+/// Cache sizes worth trying within `total`: the minimum, the one asked for, and
+/// [`CACHE_TOKENS`] whole tokens' requests (and every expert); none below the minimum.
 fn cache_candidates(fp: &Footprint, budget: Budget, slot: u64) -> Vec<u64> {
     let total = budget.trunk_bytes.saturating_add(budget.cache_bytes);
     let most = (total / slot).min(fp.n_experts_total);
+    let least = min_cache_slots(fp);
     let requests = fp.expert_requests_per_token().max(1);
-    let mut out = vec![min_cache_slots(fp), (budget.cache_bytes / slot).min(fp.n_experts_total)];
-    out.extend((1..=MAX_CACHE_TOKENS).map(|m| m.saturating_mul(requests)));
+    let mut out = vec![least, (budget.cache_bytes / slot).min(fp.n_experts_total)];
+    out.extend(CACHE_TOKENS.iter().map(|&m| m.saturating_mul(requests)));
     out.push(fp.n_experts_total);
-    out.retain(|&s| s <= most);
+    out.retain(|&s| s >= least && s <= most);
     out.sort_unstable();
     out.dedup();
     out
