@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
-use k3_engine::{BudgetChoice, CancelToken, DecodeMode, Engine, EngineOptions, Error, MemoryOptions, ResidencyRule};
+use k3_engine::{BudgetChoice, DecodeMode, Engine, EngineOptions, Error, MemoryOptions, ResidencyRule};
 use k3_plan::{Budget, ComputeRates, CostRates, DiskRates, LayerResidency};
 use k3_tests::{fixture, TINY_CHECKPOINTS};
 
 use crate::gates::{golden, greedy};
-use crate::trunk_codec::{manifest, pack_coded, staging_of};
+use crate::trunk_codec::{generate_once, manifest, pack_coded, staging_of};
 
 /// A slow drive and a fast decoder: holding a layer coded beats streaming it, and pinning
 /// it raw beats both, so the budget decides the mix.
@@ -139,16 +139,7 @@ fn a_damaged_layer_held_coded_fails_the_generation_with_a_named_error() {
     bytes[at] ^= 0x10;
     std::fs::write(&bin, &bytes).unwrap();
     let e = load(name, &trunk, (budget, cache), 1).unwrap();
-    let err = e
-        .generate(
-            &mut e.new_session(),
-            &golden(name).prompt,
-            &crate::streaming_params(2),
-            &CancelToken::new(),
-            &mut k3_engine::NullSink,
-        )
-        .map(|_| ())
-        .unwrap_err();
+    let err = generate_once(&e, name).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, Error::Trunk { .. }), "{err:?}");
     assert!(text.contains(&format!("layer {layer}")) && text.contains("trunk.bin"), "{text}");

@@ -111,6 +111,13 @@ fn a_synthetic_checkpoint_streams_coded_byte_identically_and_reads_fewer_bytes()
     }
 }
 
+/// A two-token generation of `name`'s golden prompt, its error kept.
+pub fn generate_once(e: &Engine, name: &str) -> Result<(), Error> {
+    let params = crate::streaming_params(2);
+    e.generate(&mut e.new_session(), &golden(name).prompt, &params, &CancelToken::new(), &mut k3_engine::NullSink)
+        .map(|_| ())
+}
+
 /// Flips one byte of `trunk.bin` at `at` (after the engine opened it) and runs a generation.
 fn generate_after_flip(name: &str, trunk: &Path, at: usize) -> Result<(), Error> {
     let e = load(&fixture(name), trunk, (300_000, 1 << 20), 1).unwrap();
@@ -119,15 +126,7 @@ fn generate_after_flip(name: &str, trunk: &Path, at: usize) -> Result<(), Error>
     let mut bytes = std::fs::read(&bin).unwrap();
     bytes[at] ^= 0x10;
     std::fs::write(&bin, &bytes).unwrap();
-    let result = e
-        .generate(
-            &mut e.new_session(),
-            &golden(name).prompt,
-            &crate::streaming_params(2),
-            &CancelToken::new(),
-            &mut k3_engine::NullSink,
-        )
-        .map(|_| ());
+    let result = generate_once(&e, name);
     bytes[at] ^= 0x10;
     std::fs::write(&bin, &bytes).unwrap();
     result

@@ -59,12 +59,17 @@ fn assert_within_budget(plan: &MemoryPlan, req: &PlanRequest) {
     assert_eq!(plan.ring_slots > 0, streams, "a ring exactly when a layer is not pinned raw: {plan:?}");
 }
 
-#[test]
-fn a_slow_drive_and_a_fast_decoder_hold_layers_coded_in_ram() {
+/// Eight 1 GB layers stored at 0.67 ×, and a 6 GB + 1 GB request.
+fn eight_coded_layers() -> (Footprint, Vec<u64>, PlanRequest) {
     let fp = footprint(vec![GB; 8]);
     let stored = coded_sizes(&fp);
+    (fp, stored, request(6 * GB, GB))
+}
+
+#[test]
+fn a_slow_drive_and_a_fast_decoder_hold_layers_coded_in_ram() {
+    let (fp, stored, req) = eight_coded_layers();
     let coded = CodedLayers { stored_bytes: &stored, staging_bytes: 128 << 20 };
-    let req = request(6 * GB, GB);
     let chosen = plan_by_cost(&fp, &req, &rates(1.0, 6.0), Some(coded)).unwrap();
     assert_within_budget(&chosen.plan, &req);
     assert!(count(&chosen.plan, LayerResidency::PinnedCoded) > 0, "{:?}", chosen.plan.residency);
@@ -85,10 +90,8 @@ fn a_slow_drive_and_a_fast_decoder_hold_layers_coded_in_ram() {
 fn a_decoder_slower_than_the_drive_pins_raw_rather_than_holding_coded() {
     // On a coded trunk every layer not pinned raw is decoded each pass (held coded or
     // streamed), so a slow decoder makes raw pinning worth its larger bytes.
-    let fp = footprint(vec![GB; 8]);
-    let stored = coded_sizes(&fp);
+    let (fp, stored, req) = eight_coded_layers();
     let coded = CodedLayers { stored_bytes: &stored, staging_bytes: 128 << 20 };
-    let req = request(6 * GB, GB);
     let fast = plan_by_cost(&fp, &req, &rates(1.0, 6.0), Some(coded)).unwrap().plan;
     let slow = plan_by_cost(&fp, &req, &rates(7.0, 0.5), Some(coded)).unwrap().plan;
     assert!(count(&slow, LayerResidency::Pinned) > count(&fast, LayerResidency::Pinned), "{slow:?} vs {fast:?}");

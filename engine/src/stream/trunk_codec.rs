@@ -246,13 +246,6 @@ pub struct HeldCoded {
     dir: Directory,
 }
 
-impl HeldCoded {
-    /// Bytes held in RAM.
-    pub fn bytes(&self) -> usize {
-        self.blob.capacity()
-    }
-}
-
 /// Reads coded layer `layer_idx`'s stored bytes into RAM in one read and parses their
 /// directory (a damaged one is refused here; damaged blocks are found by each decode and
 /// its CRC-32).

@@ -180,11 +180,6 @@ impl StreamedTrunk {
         Ok(trunk)
     }
 
-    /// Each layer's residency now.
-    pub fn residency(&self) -> Vec<LayerResidency> {
-        self.inner.read_held().iter().map(Held::residency).collect()
-    }
-
     /// Layers pinned raw now.
     pub fn n_pinned(&self) -> usize {
         self.inner.read_held().iter().filter(|h| matches!(h, Held::Raw(_))).count()
