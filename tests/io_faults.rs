@@ -72,11 +72,17 @@ impl Rig {
         let n_layers = self.engine.config().n_layers as u32;
         let &(layer, expert) = trace.iter().find(|(l, _)| *l + 1 < n_layers).expect("experts were used");
         let (layer, expert) = (layer as usize, expert as usize);
+        let (shard, start, len) = self.expert_window(layer, expert);
+        ((layer, expert), shard, start, len)
+    }
+
+    /// The shard and payload window of one routed expert.
+    fn expert_window(&self, layer: usize, expert: usize) -> (PathBuf, u64, usize) {
         let index = TensorIndex::open(&self.dir).unwrap();
         let Ok((Placement::Contiguous { shard_idx, start, len }, _)) = locate(&index, layer, expert) else {
             panic!("tiny-mxfp4's experts are contiguous")
         };
-        ((layer, expert), index.shard_paths()[shard_idx].clone(), start, len)
+        (index.shard_paths()[shard_idx].clone(), start, len)
     }
 
     /// The clean run again, bit for bit, with no fault armed.
@@ -125,14 +131,25 @@ fn is_eio(e: &std::io::Error) -> bool {
 #[test]
 fn io_faults_eio_on_an_expert_read_fails_that_generation_naming_the_expert_shard_and_offset() {
     let rig = rig("fault-expert-eio");
-    let ((layer, expert), shard, start, len) = rig.used_expert();
+    let ((layer, _), shard, start, len) = rig.used_expert();
     // A bad sector in the middle of the expert: every read of it fails until cleared.
-    rig.faults.arm(Target::Byte(shard.clone(), start + len as u64 / 2), Times::Always, ReadFault::Eio);
+    let bad_byte = start + len as u64 / 2;
+    rig.faults.arm(Target::Byte(shard.clone(), bad_byte), Times::Always, ReadFault::Eio);
     match generate(&rig.engine, &rig.prompt) {
         Err(Error::ExpertRead { layer_idx, expert_idx, source }) => {
-            assert_eq!((layer_idx, expert_idx), (layer, expert), "the failed expert is named");
-            let (from, _) = k3_engine::io::direct::widen(start, len);
-            expect_read_error(&source, &shard, (from, start + len as u64), is_eio);
+            // Tiny experts share 4 KiB sectors, and experts are computed in arrival order, so
+            // the read that fails first may be a neighbour's: the named expert is one of this
+            // layer whose aligned read window covers the bad byte.
+            assert_eq!(layer_idx, layer, "the failed expert's layer is named");
+            let (named_shard, named_start, named_len) = rig.expert_window(layer_idx, expert_idx);
+            let (from, wide_len) = k3_engine::io::direct::widen(named_start, named_len);
+            assert_eq!(named_shard, shard, "the named expert ({layer_idx}, {expert_idx}) lives in the faulty shard");
+            assert!(
+                (from..from + wide_len as u64).contains(&bad_byte),
+                "the named expert ({layer_idx}, {expert_idx}) reads {from}..{} which misses the bad byte {bad_byte}",
+                from + wide_len as u64
+            );
+            expect_read_error(&source, &shard, (from, named_start + named_len as u64), is_eio);
         }
         other => panic!("expected Error::ExpertRead, got {:?}", other.map(|r| r.0)),
     }

@@ -40,14 +40,44 @@ pub struct BlockPlan {
 
 /// Plans `raw` (at most `u32::MAX` bytes): Huffman when that is smaller, stored otherwise.
 pub fn plan_block(raw: &[u8]) -> BlockPlan {
-    let words = raw.len() / 2;
+    plan_block_sharing(raw, None)
+}
+
+/// How much larger than its own code's streams a block's streams may be under a code it
+/// shares with its neighbours: one part in 200 (decoders keep the last code's tables, so a
+/// shared code saves rebuilding them block after block).
+const SHARED_SLACK: u64 = 200;
+
+/// The high bytes' counts of `raw`'s little-endian words.
+pub fn high_byte_counts(raw: &[u8]) -> [u64; 256] {
     let mut counts = [0u64; 256];
     for w in raw.chunks_exact(2) {
         counts[usize::from(w[1])] += 1;
     }
-    let lengths = code_lengths(&counts);
+    counts
+}
+
+/// [`plan_block`], coding with `shared` (a code built for this block's neighbourhood)
+/// instead of the block's own code when `shared` codes every symbol the block holds at most
+/// one part in [`SHARED_SLACK`] larger.
+pub fn plan_block_sharing(raw: &[u8], shared: Option<&[u8; 256]>) -> BlockPlan {
+    let words = raw.len() / 2;
+    let counts = high_byte_counts(raw);
+    let cost = |lengths: &[u8; 256]| -> Option<u64> {
+        (0..256).try_fold(0u64, |sum, s| match (counts[s], lengths[s]) {
+            (0, _) => Some(sum),
+            (_, 0) => None,
+            (c, l) => Some(sum + c * u64::from(l)),
+        })
+    };
+    let own = code_lengths(&counts);
+    let own_bits = cost(&own).unwrap_or(u64::MAX);
+    let lengths = match shared.and_then(|l| cost(l).map(|bits| (l, bits))) {
+        Some((l, bits)) if bits <= own_bits + own_bits / SHARED_SLACK => *l,
+        _ => own,
+    };
     let stored = BlockPlan { kind: BlockKind::Stored, lengths, stream_bytes: [0; STREAMS], len: HEADER + raw.len() };
-    let code_bits: u64 = (0..256).map(|s| counts[s] * u64::from(lengths[s])).sum();
+    let code_bits = cost(&lengths).unwrap_or(u64::MAX);
     let fixed = HEADER + LENGTHS + 4 * STREAMS + raw.len() - words;
     if (fixed + STREAMS) as u64 + code_bits / 8 >= stored.len as u64 {
         return stored;
@@ -198,9 +228,32 @@ impl Scratch {
 /// Decodes the block in `coded` into `out` (its exact raw length), reusing `scratch` block
 /// after block.
 pub fn decode_block(coded: &[u8], out: &mut [u8], scratch: &mut Scratch) -> Result<BlockKind, String> {
+    decode_block_into(coded, out, scratch, None)
+}
+
+/// [`decode_block`], adding the decoded bytes to `sum` as they are written (they are written
+/// past the cache, so summing them afterwards would read them back from memory).
+pub fn decode_block_summed(
+    coded: &[u8],
+    out: &mut [u8],
+    scratch: &mut Scratch,
+    sum: &mut crc32fast::Hasher,
+) -> Result<BlockKind, String> {
+    decode_block_into(coded, out, scratch, Some(sum))
+}
+
+fn decode_block_into(
+    coded: &[u8],
+    out: &mut [u8],
+    scratch: &mut Scratch,
+    sum: Option<&mut crc32fast::Hasher>,
+) -> Result<BlockKind, String> {
     let (kind, parsed) = parse(coded, out.len())?;
     let Some(p) = parsed else {
         out.copy_from_slice(&coded[HEADER..HEADER + out.len()]);
+        if let Some(sum) = sum {
+            sum.update(out);
+        }
         return Ok(kind);
     };
     let words = p.low.len();
@@ -209,18 +262,33 @@ pub fn decode_block(coded: &[u8], out: &mut [u8], scratch: &mut Scratch) -> Resu
     high.resize(words + 8, 0);
     let decoded = decode_streams(scratch.tables(&p.lengths), p.streams, &p.bounds, &mut high[..]);
     if decoded.is_ok() {
-        interleave(p.low, &high[..words], out);
+        let (body, tail) = out.split_at_mut(2 * words);
+        if let Some(t) = p.tail {
+            tail[0] = t;
+        }
+        interleave(p.low, &high[..words], body, sum, tail);
     }
     scratch.high = high;
     decoded?;
-    if let Some(t) = p.tail {
-        out[2 * words] = t;
-    }
     Ok(kind)
 }
 
-/// `out[2i] = low[i]`, `out[2i + 1] = high[i]`, sixteen words at a time (vectorised by the compiler).
-fn interleave(low: &[u8], high: &[u8], out: &mut [u8]) {
+/// `out[2i] = low[i]`, `out[2i + 1] = high[i]`, then the odd last byte `tail` (already in
+/// place), all added to `sum` in order.
+fn interleave(low: &[u8], high: &[u8], out: &mut [u8], mut sum: Option<&mut crc32fast::Hasher>, tail: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    let done = crate::simd::interleave_streaming(low, high, out, sum.as_deref_mut());
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    interleave_plain(&low[done..], &high[done..], &mut out[2 * done..]);
+    if let Some(sum) = sum {
+        sum.update(&out[2 * done..]);
+        sum.update(tail);
+    }
+}
+
+/// [`interleave`] in plain Rust, sixteen words at a time (vectorised by the compiler).
+fn interleave_plain(low: &[u8], high: &[u8], out: &mut [u8]) {
     let whole = low.len() / 16 * 16;
     for ((o, l), h) in out[..2 * whole].chunks_exact_mut(32).zip(low.chunks_exact(16)).zip(high.chunks_exact(16)) {
         for i in 0..16 {

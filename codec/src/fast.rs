@@ -1,24 +1,25 @@
-//! The fast decoder: a block's bit streams decoded together, up to four symbols per lookup.
+//! The fast decoder: a block's bit streams decoded together, up to six symbols per lookup.
 //!
 //! Each round takes [`ROUND`] table lookups from every stream in turn, so the streams'
 //! dependency chains (load the window → look up → advance) overlap in the CPU. A lookup
-//! writes four symbol bytes at once and advances by its count; the round runs
+//! writes its whole entry (eight bytes, up to six of them symbols) at once and advances by
+//! its count — the next lookup of that stream overwrites the rest; the round runs
 //! only while every stream has room for that (no write can reach the next stream's symbols)
 //! and while every 8-byte window read stays inside the streams. What is left is finished one
 //! symbol at a time with bounded reads, and every stream must end inside its stated length.
-//! Owns: the only `unsafe` of the codec (unchecked loads and stores in [`round`]).
+//! Owns: the codec's unchecked loads and stores in [`round`] (its other `unsafe` is the
+//! SSE2 interleave in `simd.rs`).
 //! Easy to break: the safety conditions in [`decode_streams`] are what make [`round`] sound;
-//! a change to `MAX_LEN`, the entry layout or `ROUND` must keep them true.
+//! a change to `MULTI_BITS`, the entry layout or `ROUND` must keep them true.
 
 use crate::bits::peek;
 use crate::block::STREAMS;
-use crate::huffman::{DecodeTables, MAX_LEN, TABLE_SIZE};
+use crate::huffman::{entry_bits, entry_count, DecodeTables, MULTI_BITS, MULTI_SIZE, MULTI_SYMBOLS, TABLE_SIZE};
 
 /// Lookups per stream per round.
 const ROUND: usize = 2;
-/// Most symbols one lookup yields, and the bytes it writes.
-const MAX_SYMBOLS: usize = 4;
-const WRITE: usize = 4;
+/// Bytes one lookup writes (its whole table entry).
+const WRITE: usize = 8;
 
 /// Where one stream's bytes lie in the block's streams, and which high bytes it yields.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,11 +37,11 @@ pub fn decode_streams(
     bounds: &[StreamBounds; STREAMS],
     high: &mut [u8],
 ) -> Result<(), String> {
-    assert_eq!(tables.multi.len(), TABLE_SIZE, "a decode table has TABLE_SIZE entries");
+    assert_eq!(tables.multi.len(), MULTI_SIZE, "a multi-symbol table has MULTI_SIZE entries");
     let mut bit = bounds.map(|b| b.start * 8);
     let mut out = bounds.map(|b| b.out_start);
-    let read_margin = (ROUND * MAX_LEN as usize).div_ceil(8) + 8;
-    let write_margin = MAX_SYMBOLS * (ROUND - 1) + WRITE;
+    let read_margin = (ROUND * MULTI_BITS as usize).div_ceil(8) + 8;
+    let write_margin = MULTI_SYMBOLS * (ROUND - 1) + WRITE;
     loop {
         let room = (0..STREAMS).all(|k| {
             out[k] + write_margin <= bounds[k].out_end.min(high.len()) && bit[k] / 8 + read_margin <= src.len()
@@ -48,11 +49,11 @@ pub fn decode_streams(
         if !room {
             break;
         }
-        // SAFETY: for every stream, each of the ROUND lookups consumes at most MAX_LEN bits
-        // (an entry's bit count never exceeds MAX_LEN), so every 8-byte window read starts
-        // before `bit/8 + ROUND·MAX_LEN/8` and ends inside `src` (read_margin); each lookup
-        // writes WRITE bytes and advances at most MAX_SYMBOLS, so every write ends before
-        // `out_end` (write_margin), inside `high`; table indices are masked to TABLE_SIZE.
+        // SAFETY: for every stream, each of the ROUND lookups consumes at most MULTI_BITS bits
+        // (an entry's bit count never exceeds MULTI_BITS), so every 8-byte window read starts
+        // before `bit/8 + ROUND·MULTI_BITS/8` and ends inside `src` (read_margin); each lookup
+        // writes WRITE bytes and advances at most MULTI_SYMBOLS, so every write ends before
+        // `out_end` (write_margin), inside `high`; table indices are masked to MULTI_SIZE.
         unsafe { round(&tables.multi, src, &mut bit, &mut out, high) };
     }
     for (k, b) in bounds.iter().enumerate() {
@@ -83,10 +84,10 @@ unsafe fn round(multi: &[u64], src: &[u8], bit: &mut [usize; STREAMS], out: &mut
             // SAFETY: in bounds by the caller's margins (see decode_streams).
             unsafe {
                 let window = u64::from_le(input.add(bit[k] >> 3).cast::<u64>().read_unaligned()) >> (bit[k] & 7);
-                let e = *table.add(window as usize & (TABLE_SIZE - 1));
-                output.add(out[k]).cast::<u32>().write_unaligned((e as u32).to_le());
-                out[k] += (e >> 40) as usize;
-                bit[k] += ((e >> 32) & 15) as usize;
+                let e = *table.add(window as usize & (MULTI_SIZE - 1));
+                output.add(out[k]).cast::<u64>().write_unaligned(e.to_le());
+                out[k] += entry_count(e);
+                bit[k] += entry_bits(e);
             }
         }
     }

@@ -10,7 +10,8 @@
 //! Must not: read a block the directory places outside the coded bytes, or produce a layer
 //! whose blocks do not add up to `raw_len`.
 
-use crate::block::{decode_block, plan_block, write_block, BlockKind, BlockPlan, Scratch};
+use crate::block::{decode_block, high_byte_counts, plan_block_sharing, write_block, BlockKind, BlockPlan, Scratch};
+use crate::huffman::code_lengths;
 use rayon::prelude::*;
 
 use crate::{aligned, CodecError, BLOCK_RAW};
@@ -29,10 +30,22 @@ pub struct CodedLayer {
     pub stored_blocks: usize,
 }
 
+/// Blocks that try one shared code (a 16 MiB streaming segment's worth).
+const SHARING_GROUP: usize = 16;
+
 /// Codes `raw` block by block, the blocks on every core, into one buffer allocated once
-/// (each block planned first, so its place is known before it is written).
+/// (each block planned first, so its place is known before it is written). Each group of
+/// [`SHARING_GROUP`] blocks builds one code from its summed counts, and a block uses it
+/// wherever it costs almost nothing over the block's own code (`plan_block_sharing`), so a
+/// decoder rebuilds its tables once per group rather than once per block.
 pub fn encode_layer(raw: &[u8]) -> CodedLayer {
-    let plans: Vec<BlockPlan> = raw.par_chunks(BLOCK_RAW).map(plan_block).collect();
+    let plans: Vec<BlockPlan> = raw
+        .par_chunks(BLOCK_RAW * SHARING_GROUP)
+        .flat_map_iter(|group| {
+            let shared = code_lengths(&high_byte_counts(group));
+            group.chunks(BLOCK_RAW).map(move |block| plan_block_sharing(block, Some(&shared))).collect::<Vec<_>>()
+        })
+        .collect();
     let dir_len = aligned(FIXED + 4 * plans.len());
     let total = dir_len + plans.iter().map(|p| aligned(p.len)).sum::<usize>();
     let mut bytes = vec![0u8; total];

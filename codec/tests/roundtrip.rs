@@ -2,7 +2,10 @@
 //! uniform, constant and odd-length data; malformed bytes are errors, never panics.
 
 use k3_codec::block::{decode_block_reference, Scratch};
-use k3_codec::{decode_block, decode_layer, encode_block, encode_layer, BlockKind, CodecError, ALIGN, BLOCK_RAW};
+use k3_codec::{
+    decode_block, decode_block_summed, decode_layer, encode_block, encode_layer, BlockKind, CodecError, Directory,
+    ALIGN, BLOCK_RAW,
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -26,7 +29,24 @@ fn check_block(raw: &[u8]) -> BlockKind {
     assert_eq!(decode_block_reference(&coded, &mut reference), Ok(kind));
     assert!(fast == raw, "fast decoder differs from the input ({} bytes)", raw.len());
     assert!(reference == raw, "reference decoder differs from the input");
+    check_summed(&coded, raw, kind);
     kind
+}
+
+/// The summing decoder, into a 16-byte aligned output (streamed past the cache where whole
+/// 4 KiB chunks allow) and into one that is not (the plain path): the same bytes, and the
+/// CRC-32 of exactly those bytes.
+fn check_summed(coded: &[u8], raw: &[u8], kind: BlockKind) {
+    let mut backing = vec![0u8; raw.len() + 64];
+    let aligned_at = backing.as_ptr().align_offset(16);
+    for at in [aligned_at, aligned_at + 1] {
+        let out = &mut backing[at..at + raw.len()];
+        out.fill(0);
+        let mut sum = crc32fast::Hasher::new();
+        assert_eq!(decode_block_summed(coded, out, &mut Scratch::default(), &mut sum), Ok(kind));
+        assert!(out == raw, "the summing decoder differs from the input ({} bytes at +{at})", raw.len());
+        assert_eq!(sum.finalize(), crc32fast::hash(raw), "the sum covers exactly the decoded bytes");
+    }
 }
 
 #[test]
@@ -91,4 +111,22 @@ fn damaged_layers_are_errors_and_never_panic() {
     // low bytes or code bits decode to other bytes, which the engine's CRC catches.
     assert!(errors > 1000, "{errors} of 2000 damaged layers refused");
     assert_eq!(errors + wrong, 2000, "{errors} refused + {wrong} decoded differently: a flip went unnoticed");
+}
+
+#[test]
+fn a_layer_shares_codes_between_blocks_at_no_cost_in_size() {
+    // 40 blocks of weights whose spread drifts a little from block to block.
+    let raw: Vec<u8> = (0..40).flat_map(|b| weights(BLOCK_RAW / 2, 0.02 + 0.0001 * b as f32, 100 + b)).collect();
+    let coded = encode_layer(&raw);
+    assert_eq!(decode_layer(&coded.bytes).expect("decodes"), raw);
+    let dir = Directory::read(&coded.bytes, coded.bytes.len()).expect("directory");
+    let code_of = |i: usize| {
+        let (at, _) = dir.blocks[i];
+        coded.bytes[at + 8..at + 8 + 128].to_vec()
+    };
+    let changes = (1..dir.blocks.len()).filter(|&i| code_of(i) != code_of(i - 1)).count();
+    assert!(changes <= 2, "{changes} code changes in 40 blocks (groups of 16 share one)");
+    let own: usize = raw.chunks(BLOCK_RAW).map(|b| k3_codec::aligned(encode_block(b).len())).sum();
+    let shared: usize = dir.blocks.iter().map(|&(_, len)| k3_codec::aligned(len)).sum();
+    assert!(shared as f64 <= own as f64 * 1.005, "shared codes {shared} bytes vs each block's own {own}");
 }

@@ -1,5 +1,6 @@
-//! The trunk codec (`k3_codec`): its fast decoder (the codec's only `unsafe`) against its
-//! plain reference twin, on coded bytes the input damages.
+//! The trunk codec (`k3_codec`): its fast decoder (the codec's `unsafe`: unchecked table
+//! lookups and SSE2 streaming stores) against its plain reference twin, on coded bytes the
+//! input damages.
 //!
 //! Input: byte 0 picks the case, the rest is data.
 //! * even: the data is coded as a layer; it must decode back exactly. Then the last 8
@@ -10,7 +11,7 @@
 #![no_main]
 
 use k3_codec::block::{decode_block_reference, Scratch};
-use k3_codec::{decode_block, decode_layer, encode_layer, Directory};
+use k3_codec::{decode_block, decode_block_summed, decode_layer, encode_layer, Directory};
 use libfuzzer_sys::fuzz_target;
 
 /// Both decoders on one block of `raw_len` bytes.
@@ -21,6 +22,12 @@ fn same_verdict(coded: &[u8], raw_len: usize) {
     assert_eq!(a.is_ok(), b.is_ok(), "fast {a:?}, reference {b:?}");
     if a.is_ok() {
         assert!(fast == reference, "the decoders disagree on an accepted block");
+        // The summing decoder (streaming stores where the output is aligned) gives the same
+        // bytes and sums exactly them.
+        let mut summed = vec![0u8; raw_len];
+        let mut sum = crc32fast::Hasher::new();
+        assert_eq!(decode_block_summed(coded, &mut summed, &mut Scratch::default(), &mut sum), a);
+        assert!(summed == reference && sum.finalize() == crc32fast::hash(&reference), "the summing decoder");
     }
 }
 

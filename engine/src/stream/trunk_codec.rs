@@ -7,7 +7,8 @@
 //! into reused staging buffers while the segments that have arrived are decoded, in order,
 //! into the layer's buffer (each segment's blocks on the calling pool's threads) — so
 //! decoding overlaps the read instead of following it. The CRC-32 of the decoded run is
-//! computed block by block while each block is in cache, and combined in order.
+//! computed block by block as each block is written (`k3_codec::decode_block_summed`), and
+//! combined in order.
 //! Must not: hand back bytes whose decode failed — a malformed directory or block is
 //! `Error::Trunk` naming `trunk.bin`, the layer and the block; a failed read or a stop is
 //! the read's error.
@@ -24,7 +25,7 @@ use std::sync::{mpsc, Mutex};
 use rayon::prelude::*;
 
 use k3_codec::block::Scratch;
-use k3_codec::{decode_block, encode_layer, Directory};
+use k3_codec::{decode_block_summed, encode_layer, Directory};
 
 use crate::error::{Error, Result};
 use crate::events::CancelToken;
@@ -288,6 +289,14 @@ pub fn decode_held(held: &HeldCoded, layer_idx: usize, bin_path: &Path, out: &mu
     Ok(crc.finalize())
 }
 
+thread_local! {
+    /// Each decoding thread's scratch, kept from segment to segment and layer to layer: its
+    /// high-byte buffer stays mapped and the last code's tables stay built (a layer's
+    /// blocks share a code per 16 of them), where a fresh scratch per rayon split would
+    /// fault in 512 KiB and rebuild the tables each time.
+    static DECODE_SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
 /// Decodes blocks `blocks` (block `i`'s coded bytes are `coded(i)`; `outs` holds their
 /// outputs, in order) on the current rayon pool; returns the CRC-32 of the decoded bytes.
 /// What the streamed trunk runs per segment and `k3 bench codec` times on a whole layer.
@@ -299,11 +308,11 @@ pub fn decode_blocks<'c>(
     let sums: Vec<std::result::Result<crc32fast::Hasher, k3_codec::CodecError>> = blocks
         .into_par_iter()
         .zip(outs.par_iter_mut())
-        .map_init(Scratch::default, |scratch, (i, piece)| {
-            decode_block(coded(i), piece, scratch)
-                .map_err(|reason| k3_codec::CodecError::Block { block: i, reason })?;
+        .map(|(i, piece)| {
             let mut sum = crc32fast::Hasher::new();
-            sum.update(piece);
+            DECODE_SCRATCH
+                .with_borrow_mut(|scratch| decode_block_summed(coded(i), piece, scratch, &mut sum))
+                .map_err(|reason| k3_codec::CodecError::Block { block: i, reason })?;
             Ok(sum)
         })
         .collect();
