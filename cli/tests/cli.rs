@@ -626,7 +626,18 @@ fn bench_stream_compares_two_residency_rules_in_one_run() {
     assert_eq!(out["first"], "--residency prefix");
     assert_eq!(out["versus"], "--residency cost");
     assert!(out["versus_speedup"].as_f64().is_some_and(|x| x > 0.0), "{out}");
+    // One round: its ratio is the median, and the ratio of the two runs.
+    let s = |run: &Value| run["seconds_per_token"].as_f64().unwrap();
+    let round = s(&out["first_runs"][0]) / s(&out["versus_runs"][0]);
+    assert_eq!(out["round_speedups"].as_array().map(Vec::len), Some(1), "{out}");
+    assert!(out["median_round_speedup"].as_f64().is_some_and(|m| (m - round).abs() < 1e-12), "{out}");
     let cost_run = &out["versus_runs"][0];
     assert!(cost_run["residency"].as_str().is_some_and(|r| !r.is_empty()), "{cost_run}");
+    let busy = cost_run["drive_busy_share"].as_f64().unwrap();
+    assert!(
+        (0.0..=1.01).contains(&busy),
+        "the drive's busy share is a share (its clock and the token's may differ by microseconds): {cost_run}"
+    );
+    assert!(cost_run["reads_in_flight_while_busy"].as_f64().is_some(), "{cost_run}");
     std::fs::remove_dir_all(trunk).ok();
 }

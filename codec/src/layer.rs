@@ -30,7 +30,7 @@ pub struct CodedLayer {
     pub stored_blocks: usize,
 }
 
-/// Blocks that try one shared code (a 16 MiB streaming segment's worth).
+/// Blocks that try one shared code (16 MiB of raw bytes).
 const SHARING_GROUP: usize = 16;
 
 /// Codes `raw` block by block, the blocks on every core, into one buffer allocated once

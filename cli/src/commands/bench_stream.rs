@@ -18,6 +18,9 @@ struct Steps {
     trunk_bytes: Vec<f64>,
     expert_bytes: Vec<f64>,
     io_wait: Vec<f64>,
+    drive_busy: Vec<f64>,
+    read_piece_time: Vec<f64>,
+    trunk_decode: Vec<f64>,
 }
 
 impl EventSink for Steps {
@@ -29,11 +32,25 @@ impl EventSink for Steps {
         self.trunk_bytes.push(e.metrics.trunk_bytes_read as f64);
         self.expert_bytes.push(e.metrics.expert_bytes_read as f64);
         self.io_wait.push(e.metrics.io_wait().as_secs_f64());
+        self.drive_busy.push(e.metrics.drive_busy.as_secs_f64());
+        self.read_piece_time.push(e.metrics.read_piece_time.as_secs_f64());
+        self.trunk_decode.push(e.metrics.trunk_decode.as_secs_f64());
     }
 }
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// The middle value (the mean of the two middle ones for an even count); 0 for none.
+fn median(v: &[f64]) -> f64 {
+    let mut sorted = v.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
 }
 
 pub fn stream(mut args: BenchStreamArgs) -> Result<(), Failure> {
@@ -88,17 +105,28 @@ pub fn stream(mut args: BenchStreamArgs) -> Result<(), Failure> {
     let mean_of = |vs: &[Value]| mean(&vs.iter().filter_map(|v| v["seconds_per_token"].as_f64()).collect::<Vec<_>>());
     let (a, b) = (mean_of(&runs[0]), mean_of(&runs[1]));
     let speedup = if b > 0.0 { a / b } else { 0.0 };
+    // Each round's two runs are back to back, so their ratio shares the drive's state of
+    // the moment; the median of those ratios is not moved by one round on a disturbed
+    // shared machine the way the ratio of means is.
+    let round_ratios: Vec<f64> = runs[0]
+        .iter()
+        .zip(&runs[1])
+        .filter_map(|(x, y)| Some(x["seconds_per_token"].as_f64()? / y["seconds_per_token"].as_f64()?))
+        .collect();
+    let median_ratio = median(&round_ratios);
     let (first, second) = (variants[0].label(), variants[1].label());
     if args.json {
         outln!(
             "{}",
             json!({ "first": first, "versus": second, "first_runs": runs[0], "versus_runs": runs[1],
-            "first_seconds_per_token": a, "versus_seconds_per_token": b, "versus_speedup": speedup })
+            "first_seconds_per_token": a, "versus_seconds_per_token": b, "versus_speedup": speedup,
+            "round_speedups": round_ratios, "median_round_speedup": median_ratio })
         );
     } else {
         outln!(
-            "{first}: {a:.3} s/token · {second}: {b:.3} s/token (means of {} runs each, in one run of this command) → {second} is {speedup:.2} × as fast",
-            runs[0].len()
+            "{first}: {a:.3} s/token · {second}: {b:.3} s/token (means of {} runs each, in one run of this command) → {second} is {speedup:.2} × as fast; round by round {} → median {median_ratio:.2} ×",
+            runs[0].len(),
+            round_ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(", ")
         );
     }
     Ok(())
@@ -174,6 +202,12 @@ fn measure(model: &ModelArgs, tokens: usize) -> Result<Value, Failure> {
         "expert_bytes_per_token": expert_bytes,
         "io_wait_seconds_per_token": mean(&steps.io_wait),
         "compute_seconds_per_token": compute,
+        // Share of each token's wall clock with any read in flight, the mean number in flight
+        // then, and the decode time of coded layers (on the read-ahead's threads,
+        // overlapping compute).
+        "drive_busy_share": if s_per_token > 0.0 { mean(&steps.drive_busy) / s_per_token } else { 0.0 },
+        "reads_in_flight_while_busy": if mean(&steps.drive_busy) > 0.0 { mean(&steps.read_piece_time) / mean(&steps.drive_busy) } else { 0.0 },
+        "trunk_decode_seconds_per_token": mean(&steps.trunk_decode),
         "drive_best_gbps": best_gbps,
         "drive_best_request_bytes": best.map(|b| b.request_bytes),
         "drive_best_depth": best.map(|b| b.depth),
@@ -217,6 +251,12 @@ fn print(v: &Value, json: bool, label: Option<&str>) {
         "{:.2} s/token over {} tokens · read {:.2} GB/token (trunk {:.2}, experts {:.2}) · I/O wait {:.2} s, compute {:.2} s",
         f("seconds_per_token"), u("tokens"), (trunk_bytes + expert_bytes) / 1e9, trunk_bytes / 1e9, expert_bytes / 1e9,
         f("io_wait_seconds_per_token"), f("compute_seconds_per_token")
+    );
+    outln!(
+        "the drive had a read in flight {:.0} % of the time, {:.1} on average · coded layers decoded for {:.2} s/token",
+        100.0 * f("drive_busy_share"),
+        f("reads_in_flight_while_busy"),
+        f("trunk_decode_seconds_per_token")
     );
     outln!(
         "reading at {:.2} of {:.2} GB/s (the drive's best: {} MiB × {} in flight; the engine reads {} MiB × {}) → I/O floor {:.2} s; compute floor {:.2} s; measured / larger floor = {:.2}",

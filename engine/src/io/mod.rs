@@ -1,7 +1,8 @@
 //! I/O for streaming weights: aligned buffers, O_DIRECT reads, and the page cache kept out
 //! of the way.
 //!
-//! Owns: [`blob`] (aligned memory weights are read into and computed from), [`direct`]
+//! Owns: [`blob`] (aligned memory weights are read into and computed from), [`busy`] (the
+//! time the drive had a read in flight), [`direct`]
 //! (O_DIRECT positioned reads with a buffered fallback), [`reader`] (the one I/O engine:
 //! large reads split into aligned pieces in flight together, per the drive's measured
 //! pattern), [`sysinfo`] (the machine's memory and this process's resident set, as plain
@@ -12,6 +13,7 @@
 //! Easy to break: alignment of buffer, offset and length for O_DIRECT.
 
 pub mod blob;
+pub mod busy;
 pub mod direct;
 pub mod reader;
 pub mod release;
@@ -19,6 +21,7 @@ pub mod storage;
 pub mod sysinfo;
 
 pub use blob::{Blob, BlobPool, ByteView};
+pub use busy::BusyClock;
 pub use direct::DirectFile;
 pub use reader::{Checksum, ReadPattern, Reader, Urgency, WindowRead};
 pub use storage::{OsRead, OsStorage, PositionedRead, StoredFile, WriteStorage};

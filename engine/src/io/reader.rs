@@ -25,6 +25,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::events::CancelToken;
 use crate::io::blob::Blob;
+use crate::io::busy::BusyClock;
 use crate::io::direct::{widen, DirectFile, ALIGN};
 use crate::io::storage::{os_read, PositionedRead};
 
@@ -146,41 +147,50 @@ pub struct Reader {
     pattern: ReadPattern,
     /// Pieces being read now (the dashboards' "reads in flight").
     in_flight: Arc<AtomicU64>,
+    /// Time with any piece being read (`k3 bench stream`'s drive busy share).
+    busy: Arc<BusyClock>,
     /// The storage seam every piece's `pread` goes through.
     storage: Arc<dyn PositionedRead>,
 }
 
-/// Counts one piece in flight while it lives.
-struct InFlight<'a>(&'a AtomicU64);
+/// Counts one piece in flight, on the gauge and the busy clock, while it lives.
+struct InFlight<'a> {
+    gauge: &'a AtomicU64,
+    busy: &'a BusyClock,
+    since: std::time::Instant,
+}
 
 impl<'a> InFlight<'a> {
-    fn enter(gauge: &'a AtomicU64) -> Self {
+    fn enter(gauge: &'a AtomicU64, busy: &'a BusyClock) -> Self {
         gauge.fetch_add(1, Ordering::Relaxed);
-        InFlight(gauge)
+        busy.enter();
+        InFlight { gauge, busy, since: std::time::Instant::now() }
     }
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        self.gauge.fetch_sub(1, Ordering::Relaxed);
+        self.busy.leave(self.since.elapsed());
     }
 }
 
 impl Reader {
     /// A reader over the operating system's `pread`.
     pub fn new(pattern: ReadPattern) -> Result<Reader> {
-        Self::with_gauge(pattern, Arc::default())
+        Self::with_gauge(pattern, Arc::default(), Arc::default())
     }
 
-    /// A reader that keeps `in_flight` at the number of pieces being read.
-    pub fn with_gauge(pattern: ReadPattern, in_flight: Arc<AtomicU64>) -> Result<Reader> {
+    /// A reader that keeps `in_flight` at the number of pieces being read, and `busy`
+    /// running while any is.
+    pub fn with_gauge(pattern: ReadPattern, in_flight: Arc<AtomicU64>, busy: Arc<BusyClock>) -> Result<Reader> {
         pattern.validate()?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(pattern.depth)
             .thread_name(|i| format!("k3-read-{i}"))
             .build()
             .map_err(|e| Error::Option { option: "read-depth", reason: e.to_string() })?;
-        Ok(Reader { pool, pattern, in_flight, storage: os_read() })
+        Ok(Reader { pool, pattern, in_flight, busy, storage: os_read() })
     }
 
     /// This reader with every `pread` going through `storage` (tests inject faults here).
@@ -236,7 +246,7 @@ impl Reader {
             }
             let at = i * piece;
             let piece_need = need.saturating_sub(at).min(buf.len());
-            let counted = InFlight::enter(&self.in_flight);
+            let counted = InFlight::enter(&self.in_flight, &self.busy);
             file.read_range_via(&*self.storage, buf, start + at as u64, piece_need)?;
             drop(counted);
             // The payload's part of this piece.

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::io::BusyClock;
+
 /// Counters shared by the streaming parts of one engine.
 #[derive(Debug, Default)]
 pub struct Counters {
@@ -30,6 +32,8 @@ pub struct Counters {
     pub reads_in_flight: Arc<AtomicU64>,
     /// Expert slots holding an expert or a read in flight (a gauge).
     pub expert_slots_used: AtomicU64,
+    /// Time the reader pool had any piece in flight.
+    pub drive_busy: Arc<BusyClock>,
 }
 
 impl Counters {
@@ -75,6 +79,8 @@ impl Counters {
             trunk_wait: Duration::from_nanos(get(&self.trunk_wait_ns)),
             expert_wait: Duration::from_nanos(get(&self.expert_wait_ns)),
             trunk_decode: Duration::from_nanos(get(&self.trunk_decode_ns)),
+            drive_busy: self.drive_busy.busy(),
+            read_piece_time: self.drive_busy.piece_time(),
         }
     }
 }
@@ -103,6 +109,10 @@ pub struct StreamMetrics {
     pub expert_wait: Duration,
     /// Time spent decoding coded trunk layers (mostly on the read-ahead thread).
     pub trunk_decode: Duration,
+    /// Time the reader pool had any read piece in flight.
+    pub drive_busy: Duration,
+    /// The read pieces' own times, summed (÷ `drive_busy`: the mean depth while busy).
+    pub read_piece_time: Duration,
 }
 
 impl StreamMetrics {
@@ -119,6 +129,8 @@ impl StreamMetrics {
             trunk_wait: self.trunk_wait.saturating_sub(earlier.trunk_wait),
             expert_wait: self.expert_wait.saturating_sub(earlier.expert_wait),
             trunk_decode: self.trunk_decode.saturating_sub(earlier.trunk_decode),
+            drive_busy: self.drive_busy.saturating_sub(earlier.drive_busy),
+            read_piece_time: self.read_piece_time.saturating_sub(earlier.read_piece_time),
         }
     }
 
@@ -134,6 +146,8 @@ impl StreamMetrics {
         self.trunk_wait += other.trunk_wait;
         self.expert_wait += other.expert_wait;
         self.trunk_decode += other.trunk_decode;
+        self.drive_busy += other.drive_busy;
+        self.read_piece_time += other.read_piece_time;
     }
 
     /// Time computation waited for any read (trunk + experts).

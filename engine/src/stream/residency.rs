@@ -67,7 +67,8 @@ impl Residency {
     ) -> Result<(Residency, Sources)> {
         opts.validate()?;
         let footprint = footprint(cfg, &index)?;
-        let reader = Reader::with_gauge(opts.read_pattern, counters.reads_in_flight.clone())?;
+        let reader =
+            Reader::with_gauge(opts.read_pattern, counters.reads_in_flight.clone(), counters.drive_busy.clone())?;
         let io = Arc::new(reader.reading_through(opts.read_storage.clone()));
         let mut r = Residency {
             index,

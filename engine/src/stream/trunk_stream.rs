@@ -393,9 +393,8 @@ impl Inner {
         let p = &self.packed.layers[l];
         let read =
             CodedRead { io: &self.io, file: &self.file, bin_path: &self.packed.bin_path, staging: &self.staging, stop };
-        let start = Instant::now();
-        let checksum = read_coded_layer(&read, (l, p), span, &mut blob.pages_mut()[..p.run_len as usize])?;
-        self.counters.add_trunk_decode(start.elapsed());
+        let (checksum, decoding) = read_coded_layer(&read, (l, p), span, &mut blob.pages_mut()[..p.run_len as usize])?;
+        self.counters.add_trunk_decode(decoding);
         Ok(WindowRead { payload_start: 0, checksum })
     }
 

@@ -76,7 +76,10 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  render(null, root);
+  // Inside act, so the effects' cleanups run now: outside it Preact defers them to a timer,
+  // which on a loaded machine fired after the test environment was gone ("window is not
+  // defined", an unhandled error that failed the run).
+  act(() => render(null, root));
   root.remove();
   setTransport(null);
 });

@@ -61,7 +61,7 @@ beforeEach(async () => {
 });
 
 afterEach(() => {
-  render(null, root);
+  act(() => render(null, root));
   root.remove();
 });
 

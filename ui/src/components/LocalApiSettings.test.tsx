@@ -63,7 +63,7 @@ beforeEach(async () => {
 });
 
 afterEach(() => {
-  render(null, root);
+  act(() => render(null, root));
   root.remove();
 });
 

@@ -22,7 +22,7 @@ function mount(vnode: ComponentChild): HTMLElement {
 
 afterEach(() => {
   if (root) {
-    render(null, root);
+    act(() => render(null, root));
     root.remove();
     root = null;
   }

@@ -29,7 +29,7 @@ beforeEach(() => {
   document.body.appendChild(root);
 });
 afterEach(() => {
-  render(null, root);
+  act(() => render(null, root));
   root.remove();
 });
 

@@ -85,7 +85,7 @@ async function open(initial: "performance" | "diagnostics"): Promise<Scripted> {
 
 afterEach(() => {
   if (!root) return;
-  render(null, root);
+  act(() => render(null, root));
   root.remove();
   root = null;
 });

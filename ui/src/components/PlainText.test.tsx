@@ -9,7 +9,7 @@ import { StreamingMessage } from "./StreamingMessage";
 
 let root: HTMLElement | null = null;
 afterEach(() => {
-  if (root) render(null, root);
+  if (root) act(() => render(null, root));
   root?.remove();
   root = null;
 });

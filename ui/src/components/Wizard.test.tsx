@@ -69,7 +69,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  render(null, root);
+  act(() => render(null, root));
   root.remove();
 });
 
