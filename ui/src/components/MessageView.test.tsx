@@ -22,7 +22,8 @@ function mount(vnode: ComponentChild): HTMLElement {
 
 afterEach(() => {
   if (root) {
-    act(() => render(null, root));
+    const mounted = root;
+    act(() => render(null, mounted));
     root.remove();
     root = null;
   }

@@ -85,7 +85,8 @@ async function open(initial: "performance" | "diagnostics"): Promise<Scripted> {
 
 afterEach(() => {
   if (!root) return;
-  act(() => render(null, root));
+  const mounted = root;
+  act(() => render(null, mounted));
   root.remove();
   root = null;
 });

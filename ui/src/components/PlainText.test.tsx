@@ -9,7 +9,8 @@ import { StreamingMessage } from "./StreamingMessage";
 
 let root: HTMLElement | null = null;
 afterEach(() => {
-  if (root) act(() => render(null, root));
+  const mounted = root;
+  if (mounted) act(() => render(null, mounted));
   root?.remove();
   root = null;
 });
