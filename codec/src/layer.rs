@@ -43,7 +43,7 @@ pub fn encode_layer(raw: &[u8]) -> CodedLayer {
         .par_chunks(BLOCK_RAW * SHARING_GROUP)
         .flat_map_iter(|group| {
             let shared = code_lengths(&high_byte_counts(group));
-            group.chunks(BLOCK_RAW).map(move |block| plan_block_sharing(block, Some(&shared))).collect::<Vec<_>>()
+            group.chunks(BLOCK_RAW).map(move |block| plan_block_sharing(block, Some(&shared)))
         })
         .collect();
     let dir_len = aligned(FIXED + 4 * plans.len());

@@ -22,13 +22,12 @@ struct Chunk([u8; 2 * CHUNK_WORDS]);
 /// (`out[2i] = low[i]`, `out[2i + 1] = high[i]`), adding the bytes written to `sum`;
 /// returns how many words it wrote (none when `out` is not 16-byte aligned): the caller
 /// does the rest.
-pub fn interleave_streaming(low: &[u8], high: &[u8], out: &mut [u8], sum: Option<&mut crc32fast::Hasher>) -> usize {
+pub fn interleave_streaming(low: &[u8], high: &[u8], out: &mut [u8], mut sum: Option<&mut crc32fast::Hasher>) -> usize {
     if !(out.as_ptr() as usize).is_multiple_of(16) {
         return 0;
     }
     let words = low.len().min(high.len()).min(out.len() / 2) / CHUNK_WORDS * CHUNK_WORDS;
     let mut chunk = Chunk([0; 2 * CHUNK_WORDS]);
-    let mut sum = sum;
     for at in (0..words).step_by(CHUNK_WORDS) {
         let (l, h) = (&low[at..at + CHUNK_WORDS], &high[at..at + CHUNK_WORDS]);
         let dest = &mut out[2 * at..2 * (at + CHUNK_WORDS)];

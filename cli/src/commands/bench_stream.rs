@@ -194,6 +194,7 @@ fn measure(model: &ModelArgs, tokens: usize) -> Result<Value, Failure> {
     let io_floor = if best_gbps > 0.0 { bytes / (best_gbps * 1e9) } else { 0.0 };
     let achieved_gbps = if s_per_token > 0.0 { bytes / s_per_token / 1e9 } else { 0.0 };
     let compute = (s_per_token - mean(&steps.io_wait)).max(0.0);
+    let busy = mean(&steps.drive_busy);
     let floor = io_floor.max(compute);
     let v = json!({
         "tokens": steps.seconds.len(),
@@ -205,8 +206,8 @@ fn measure(model: &ModelArgs, tokens: usize) -> Result<Value, Failure> {
         // Share of each token's wall clock with any read in flight, the mean number in flight
         // then, and the decode time of coded layers (on the read-ahead's threads,
         // overlapping compute).
-        "drive_busy_share": if s_per_token > 0.0 { mean(&steps.drive_busy) / s_per_token } else { 0.0 },
-        "reads_in_flight_while_busy": if mean(&steps.drive_busy) > 0.0 { mean(&steps.read_piece_time) / mean(&steps.drive_busy) } else { 0.0 },
+        "drive_busy_share": if s_per_token > 0.0 { busy / s_per_token } else { 0.0 },
+        "reads_in_flight_while_busy": if busy > 0.0 { mean(&steps.read_piece_time) / busy } else { 0.0 },
         "trunk_decode_seconds_per_token": mean(&steps.trunk_decode),
         "drive_best_gbps": best_gbps,
         "drive_best_request_bytes": best.map(|b| b.request_bytes),

@@ -71,18 +71,12 @@ pub fn measure_codec(trunk_dir: &Path, layer_idx: usize, threads: usize) -> Resu
         read_secs = read_secs.min(t.elapsed().as_secs_f64());
     }
     let raw = &blob.bytes()[..len];
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::Option { option: "threads", reason: e.to_string() })?;
+    let pool = pool_of(threads)?;
     let t = Instant::now();
     let coded = pool.install(|| encode_layer(raw));
     let encode_secs = t.elapsed().as_secs_f64();
     let mut out = vec![0u8; len];
-    let one_pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .map_err(|e| Error::Option { option: "threads", reason: e.to_string() })?;
+    let one_pool = pool_of(1)?;
     let one =
         best_of(5, || one_pool.install(|| decode_parallel(&coded.bytes, &mut out)).map_err(|e| bad(e.to_string())))?;
     check_same(&out, raw, &bad)?;
@@ -105,6 +99,27 @@ pub fn measure_codec(trunk_dir: &Path, layer_idx: usize, threads: usize) -> Resu
         raw_layer_seconds: read_secs,
         coded_layer_seconds: coded_read.max(all),
     })
+}
+
+/// A rayon pool of `threads` threads.
+fn pool_of(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Option { option: "threads", reason: e.to_string() })
+}
+
+/// `n_values` bf16 values near N(0, 0.02) (what trained and synthetic trunk weights look
+/// like), little-endian, from a fixed seed.
+pub(crate) fn weight_like_bf16(n_values: usize) -> Vec<u8> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(18);
+    (0..n_values)
+        .flat_map(|_| {
+            let x: f32 = (0..4).map(|_| rng.random::<f32>() - 0.5).sum::<f32>() * 0.034;
+            ((x.to_bits() >> 16) as u16).to_le_bytes()
+        })
+        .collect()
 }
 
 /// The fastest of `n` runs of `f`, in seconds.
@@ -141,18 +156,8 @@ fn decode_parallel(coded: &[u8], out: &mut [u8]) -> std::result::Result<(), k3_c
 /// bf16 values near N(0, 0.02) (what trained and synthetic trunk weights look like), coded
 /// and decoded, best of three (what `k3 forecast` weighs a coded trunk with).
 pub fn measure_decode_rate(threads: usize) -> Result<f64> {
-    use rand::{Rng, SeedableRng};
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(18);
-    let raw: Vec<u8> = (0..32 << 20)
-        .flat_map(|_| {
-            let x: f32 = (0..4).map(|_| rng.random::<f32>() - 0.5).sum::<f32>() * 0.034;
-            ((x.to_bits() >> 16) as u16).to_le_bytes()
-        })
-        .collect();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .build()
-        .map_err(|e| Error::Option { option: "threads", reason: e.to_string() })?;
+    let raw = weight_like_bf16(32 << 20);
+    let pool = pool_of(threads.max(1))?;
     let coded = pool.install(|| encode_layer(&raw));
     let mut out = vec![0u8; raw.len()];
     let bad = |e: k3_codec::CodecError| Error::Option { option: "codec", reason: e.to_string() };

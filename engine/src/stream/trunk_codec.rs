@@ -372,26 +372,12 @@ fn chunk_outputs<'o>(dir: &Directory, out: &'o mut [u8]) -> Vec<&'o mut [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::codec_rates::weight_like_bf16;
     use crate::io::ReadPattern;
-
-    /// bf16 values near N(0, 0.02) from a small linear congruential stream.
-    fn weights(n_values: usize) -> Vec<u8> {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut uniform = || {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
-        (0..n_values)
-            .flat_map(|_| {
-                let x = (uniform() + uniform() + uniform() + uniform()) * 0.034;
-                ((x.to_bits() >> 16) as u16).to_le_bytes()
-            })
-            .collect()
-    }
 
     #[test]
     fn a_layer_of_many_segments_reuses_its_staging_and_decodes_exactly() {
-        let raw = weights(6 << 20); // 12 MiB: ~8 MiB coded, in segments of at most 2 MiB
+        let raw = weight_like_bf16(6 << 20); // 12 MiB: ~8 MiB coded, in segments of at most 2 MiB
         let coded = encode_layer(&raw);
         let path = std::env::temp_dir().join(format!("k3-trunk-codec-segments-{}.bin", std::process::id()));
         std::fs::write(&path, &coded.bytes).unwrap();
