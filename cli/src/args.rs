@@ -384,7 +384,9 @@ pub enum BenchCommand {
     /// depth 1 and 16 (`--sweep`: request size × requests in flight).
     Disk(BenchDiskArgs),
     /// Exact speculative decoding vs serial decoding on a repetitive and a non-repetitive
-    /// prompt: tokens per second, acceptance, and the tokens checked equal.
+    /// prompt, drafting by prompt lookup and by replaying serial decoding's reply (every
+    /// draft right, or every draft wrong): tokens per second, acceptance, and the tokens
+    /// checked equal.
     Speculate(BenchSpeculateArgs),
     /// The trunk codec on one packed layer: size ratio, decode GB/s per core, and the layer
     /// streamed coded vs a raw O_DIRECT read of the same layer.

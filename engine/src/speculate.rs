@@ -2,15 +2,19 @@
 //!
 //! Owns: [`draft`] (the tokens that followed the most recent earlier occurrence of the
 //! context's last n-gram, longest n first: free to compute, no second model) and
-//! [`Horizon`] (how many draft tokens the next verify pass carries: starts at one, grows while drafts are
-//! accepted, halves when the first is rejected, and pauses drafting for a growing number
-//! of steps once it reaches zero, so text that does not repeat decodes serially), held
-//! in [`Speculation`] (the engine's [`Drafter`]; tests give the engine others), which weighs each
-//! verify pass by its measured cost (nothing is drafted before one serial step is timed):
-//! a pass whose time per emitted token was above a serial step's counts as a rejection,
-//! and one that was so although drafts were accepted (a compute-bound model, where a
-//! batched pass costs about a step per position) pauses drafting the longest; where reads
-//! dominate (a streamed trunk is read once per pass) a pass pays from one accepted token.
+//! [`Horizon`] (how many draft tokens the next verify pass carries: starts at one, grows
+//! while drafts are accepted, halves when the first is rejected, and pauses drafting for a
+//! growing number of steps once it reaches zero, so text that does not repeat decodes
+//! serially), held in [`Speculation`] (the engine's [`Drafter`], drafting from a
+//! [`DraftSource`]: prompt lookup in the product, a replayed output in `k3 bench
+//! speculate`; tests give the engine other drafters), which weighs each verify pass by its
+//! measured cost (nothing is drafted before one serial step is timed): a pass whose time
+//! per emitted token was above a serial step's counts as a rejection (when nothing was
+//! accepted, the pause that follows is long enough for its extra time to stay within
+//! [`FAILED_DRAFT_SHARE`] of the serial steps in it), and one that was so although drafts
+//! were accepted (a compute-bound model, where a batched pass costs about a step per
+//! position) pauses drafting the longest; where reads dominate (a streamed trunk is read
+//! once per pass) a pass pays from one accepted token.
 //! Must not: change any output. The engine verifies a draft in one batched forward pass,
 //! picks every position's token with the sampler exactly as serial decoding would (one
 //! draw per emitted token, in order), stops at the first token that differs from the draft
@@ -76,22 +80,47 @@ pub trait Drafter {
     fn verified(&mut self, _draft: &[u32], _emitted: &[u32], _elapsed: Duration) {}
 }
 
-/// The engine's drafter: prompt lookup under an adaptive, cost-weighed horizon.
-#[derive(Debug, Clone)]
-pub struct Speculation {
-    horizon: Horizon,
-    /// Seconds of the latest serial decoding step (no draft), once one ran.
-    serial_step: Option<f64>,
+/// Where a [`Speculation`] takes its draft tokens from.
+pub trait DraftSource {
+    /// Up to `max` (≥ 1) tokens proposed to follow `tokens`.
+    fn propose(&mut self, tokens: &[u32], max: usize) -> Vec<u32>;
 }
 
-impl Speculation {
-    /// Drafts up to `max_draft` tokens per pass (0: never).
-    pub fn new(max_draft: usize) -> Self {
-        Speculation { horizon: Horizon::new(max_draft), serial_step: None }
+/// Prompt lookup ([`draft`]): the product's only source.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PromptLookup;
+
+impl DraftSource for PromptLookup {
+    fn propose(&mut self, tokens: &[u32], max: usize) -> Vec<u32> {
+        draft(tokens, max)
     }
 }
 
-impl Drafter for Speculation {
+/// The engine's drafter: drafts from `S` (prompt lookup unless told) under an adaptive,
+/// cost-weighed horizon.
+#[derive(Debug, Clone)]
+pub struct Speculation<S = PromptLookup> {
+    horizon: Horizon,
+    /// Seconds of the latest serial decoding step (no draft), once one ran.
+    serial_step: Option<f64>,
+    source: S,
+}
+
+impl Speculation {
+    /// Drafts up to `max_draft` tokens per pass (0: never) by prompt lookup.
+    pub fn new(max_draft: usize) -> Self {
+        Speculation::with_source(max_draft, PromptLookup)
+    }
+}
+
+impl<S: DraftSource> Speculation<S> {
+    /// Drafts up to `max_draft` tokens per pass (0: never) from `source`.
+    pub fn with_source(max_draft: usize, source: S) -> Self {
+        Speculation { horizon: Horizon::new(max_draft), serial_step: None, source }
+    }
+}
+
+impl<S: DraftSource> Drafter for Speculation<S> {
     fn serial_step(&mut self, elapsed: Duration) {
         self.serial_step = Some(elapsed.as_secs_f64());
     }
@@ -104,7 +133,7 @@ impl Drafter for Speculation {
         }
         match self.horizon.take().min(room.saturating_sub(1)) {
             0 => Vec::new(),
-            n => draft(tokens, n),
+            n => self.source.propose(tokens, n),
         }
     }
 
@@ -114,12 +143,32 @@ impl Drafter for Speculation {
         let paid = self.serial_step.is_some_and(|serial| per_token <= serial);
         match (paid, accepted) {
             (true, _) => self.horizon.learn(draft.len(), accepted),
-            (false, 0) => self.horizon.learn(draft.len(), 0),
+            (false, 0) => {
+                self.horizon.learn(draft.len(), 0);
+                if let Some(serial) = self.serial_step {
+                    let extra_steps = (elapsed.as_secs_f64() - serial * emitted.len() as f64) / serial;
+                    self.horizon.pause_at_least(pause_paying_back(extra_steps));
+                }
+            }
             // Accepted tokens that still cost more than serial steps: this machine computes
             // a batch at about a step per position, so drafting waits the longest pause.
             (false, _) => self.horizon.pause_longest(),
         }
     }
+}
+
+/// The most a wholly rejected verify pass may add to serial decoding's time, as a share of
+/// the serial steps that follow it without drafts.
+pub const FAILED_DRAFT_SHARE: f64 = 0.05;
+
+/// Serial steps to decode without drafting after a wholly rejected pass that cost
+/// `extra_steps` serial steps more than the tokens it emitted, so that its cost stays within
+/// [`FAILED_DRAFT_SHARE`] of theirs (at most [`MAX_PAUSE`]).
+pub fn pause_paying_back(extra_steps: f64) -> usize {
+    if extra_steps.is_nan() || extra_steps <= 0.0 {
+        return 0;
+    }
+    (extra_steps / FAILED_DRAFT_SHARE).ceil().min(MAX_PAUSE as f64) as usize
 }
 
 /// How many draft tokens the next verify pass carries.
@@ -159,6 +208,13 @@ impl Horizon {
         self.now = 0;
         self.paused = MAX_PAUSE;
         self.next_pause = MAX_PAUSE;
+    }
+
+    /// When drafting is paused, pauses for at least `steps` steps (at most [`MAX_PAUSE`]).
+    pub fn pause_at_least(&mut self, steps: usize) {
+        if self.paused > 0 {
+            self.paused = self.paused.max(steps.min(MAX_PAUSE));
+        }
     }
 
     /// Learns from a verify pass that carried `tried` draft tokens of which the first
@@ -223,6 +279,55 @@ mod tests {
         assert_eq!(s.next_draft(&ctx, 9), vec![3]);
         // Room for one token: no draft.
         assert_eq!(s.next_draft(&[1, 2, 1, 2], 1), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn a_costly_rejected_pass_pauses_drafting_until_it_is_paid_back() {
+        let ms = Duration::from_millis;
+        let ctx = [1, 2, 3, 1, 2];
+        let mut s = Speculation::new(4);
+        s.serial_step(ms(10));
+        assert_eq!(s.next_draft(&ctx, 9), vec![3]);
+        // Rejected, one token in 15 ms: half a step more than serial decoding, paid back by
+        // 10 serial steps (5 % of them), not the first pause of one step.
+        s.verified(&[3], &[4], ms(15));
+        assert!((0..10).all(|_| s.next_draft(&ctx, 9).is_empty()));
+        assert_eq!(s.next_draft(&ctx, 9), vec![3]);
+        // A rejected pass that cost no more than a serial step: the usual growing pause.
+        s.verified(&[3], &[4], ms(10));
+        assert_eq!((s.next_draft(&ctx, 9), s.next_draft(&ctx, 9), s.next_draft(&ctx, 9)), (vec![], vec![], vec![3]));
+        assert_eq!(pause_paying_back(0.5), 10);
+        assert_eq!(pause_paying_back(-1.0), 0);
+        assert_eq!(pause_paying_back(f64::NAN), 0);
+        assert_eq!(pause_paying_back(100.0), MAX_PAUSE);
+    }
+
+    /// Proposes `max` copies of one token, and records what it was asked.
+    struct Fixed {
+        token: u32,
+        asked: Vec<(usize, usize)>,
+    }
+
+    impl DraftSource for Fixed {
+        fn propose(&mut self, tokens: &[u32], max: usize) -> Vec<u32> {
+            self.asked.push((tokens.len(), max));
+            vec![self.token; max]
+        }
+    }
+
+    #[test]
+    fn another_source_drafts_under_the_same_horizon() {
+        let ms = Duration::from_millis;
+        let mut s = Speculation::with_source(3, Fixed { token: 7, asked: vec![] });
+        assert!(s.next_draft(&[1, 2], 9).is_empty(), "no draft before a timed serial step");
+        s.serial_step(ms(10));
+        assert_eq!(s.next_draft(&[1, 2], 9), vec![7], "the horizon starts at one token");
+        s.verified(&[7], &[7, 7], ms(12));
+        assert_eq!(s.next_draft(&[1, 2, 7, 7], 9), vec![7, 7]);
+        // The room left cuts what the source is asked for.
+        s.verified(&[7, 7], &[7, 7, 7], ms(15));
+        assert_eq!(s.next_draft(&[1, 2, 7, 7, 7, 7, 7], 2), vec![7]);
+        assert_eq!(s.source.asked, vec![(2, 1), (4, 2), (7, 1)]);
     }
 
     #[test]
