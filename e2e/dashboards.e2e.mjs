@@ -5,7 +5,8 @@
 // its tokens → the dashboard's per-token bytes add up to the reply's saved stats → the Memory tab
 // shows the plan and RSS → switching to `auto` between two replies gives the same greedy reply
 // (the budget changes only the speed) → Settings › Performance reopens the model with other thread
-// counts in the same process and the reply is the same again → the Diagnostics report and log
+// counts in the same process and the reply is the same again → after the drive speed test, layers
+// placed by measured cost give the same reply → the Diagnostics report and log
 // viewer name what happened and hold no prompt → Stop mid-reply keeps the partial reply. Screenshots: target/e2e-screenshots/dash-*.png; the
 // charts' measured redraw rate goes to target/e2e-screenshots/dashboard-rate.json.
 //
@@ -214,6 +215,45 @@ try {
     check(pids() === pid, 'the app process changed (speculation needs no reopen)');
     await speculation(0, /^Saved: replies decode one token per pass/);
     await d.click(await d.find('button[aria-label="Close settings"]'));
+  });
+  await run.step('settings › memory: layers placed by measured cost once the drive is measured, and the reply is the same', async () => {
+    const enabled = (sel) => async () => {
+      const on = await d.exec('const e = document.querySelector(arguments[0]); return !!e && !e.disabled;', [sel]);
+      return on ? d.find(sel) : null;
+    };
+    await openSettings(d, 'Memory');
+    const note = await d.until('why the cost placement is off', async () => d.text(await d.find('[data-testid=cost-placement-note]')), 30000);
+    check(/speed test/.test(note) && !(await enabled('[name=memory-placement][value=cost]')()), `before the speed test: ${note}`);
+    await d.click(await d.find('button[aria-label="Close settings"]'));
+    await openSettings(d, 'Performance');
+    await d.click(await d.until('the speed test button', enabled('[data-testid=speed-test]'), 30000));
+    await d.until('the drive measured', async () => /MB\/s/.test(await d.text(await d.find('[data-testid=speed-result]'))), 120000);
+    await d.click(await d.find('button[aria-label="Close settings"]'));
+
+    await openSettings(d, 'Memory');
+    await d.click(await d.until('the cost placement offered', enabled('[name=memory-placement][value=cost]'), 30000));
+    await d.click(await d.find('[name=memory-preset][value=custom]'));
+    await retype(d, 'input[aria-label="Trunk budget"]', '300 KB');
+    await retype(d, 'input[aria-label="Cache budget"]', '40 KB');
+    const preview = await d.until('the custom budget planned by cost in the app', async () => {
+      const p = (await d.findAll('[data-testid=custom-preview][data-planned=app]'))[0];
+      const text = p ? await d.text(p) : '';
+      return /layers pinned/.test(text) ? text : null;
+    }, 60000);
+    await d.click(await d.until('an enabled Apply', enabled('.memory-settings .settings-actions button'), 30000));
+    await d.until('the placement applied', async () => (await d.findAll('[data-testid=memory-applied]')).length === 1, 60000);
+    const applied = await d.text(await d.find('[data-testid=memory-applied]'));
+    check(/without a restart/.test(applied) && /placed by measured cost/.test(applied), `applied: ${applied} (preview: ${preview})`);
+    const current = await d.text(await d.find('.memory-settings > p.muted'));
+    check(/In force: custom placed by measured cost/.test(current), `in force: ${current}`);
+    await d.exec(`document.querySelector('.memory-settings > p.muted').scrollIntoView(); return 1;`);
+    await shot(d, '06c-settings-memory-by-cost.png');
+    await d.click(await d.find('button[aria-label="Close settings"]'));
+    await reply();
+    await finished();
+    const placed = (await messages(d)).find((m) => m.role === 'assistant').text;
+    check(placed === first, `the reply with layers placed by cost differs:\n${placed}\n---\n${first}`);
+    check(pids() === pid, 'the app process changed');
   });
   await run.step('settings › new chats: a new conversation starts with the saved defaults', async () => {
     await openSettings(d, 'New chats');

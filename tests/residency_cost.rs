@@ -1,7 +1,8 @@
 //! Issue 18 item 4: plans by measured cost hold some layers pinned raw, some coded in RAM
 //! (decoded every pass) and stream the rest, and give tokens and logits bit-identical to a
 //! resident run at every budget, thread count and replan; a damaged layer held coded fails
-//! the generation with a named error.
+//! the generation with a named error. A replan may switch between the prefix rule and the
+//! cost rule, and nothing but the placement changes.
 
 use std::path::Path;
 
@@ -143,5 +144,42 @@ fn a_damaged_layer_held_coded_fails_the_generation_with_a_named_error() {
     let text = err.to_string();
     assert!(matches!(err, Error::Trunk { .. }), "{err:?}");
     assert!(text.contains(&format!("layer {layer}")) && text.contains("trunk.bin"), "{text}");
+    std::fs::remove_dir_all(trunk).ok();
+}
+
+#[test]
+fn a_replan_switches_the_residency_rule_and_changes_no_token_or_logit() {
+    let name = "tiny-bf16-nonorm";
+    let (model, g) = (fixture(name), golden(name));
+    let trunk = pack_coded(&model, "cost-rule-switch");
+    let resident = crate::gates::engine(name, Some(2));
+    let (want_ids, want_logits) = greedy(&resident, &g.prompt, 6, DecodeMode::Incremental);
+    let cache = cache_of(name, &resident);
+    let sweep = budgets(&trunk);
+    let mut memory = options(&trunk, (sweep[4], cache));
+    memory.residency = ResidencyRule::Prefix;
+    let opts = EngineOptions { model_dir: model.clone(), threads: Some(2), memory };
+    let mut e = Engine::load(&opts).unwrap();
+    let choice = Some(BudgetChoice::Fixed(Budget { trunk_bytes: sweep[4], cache_bytes: cache }));
+    let context = e.context_length();
+    let check = |e: &Engine, rule: ResidencyRule| {
+        assert_eq!(e.residency_rule(), rule);
+        let (ids, logits) = greedy(e, &g.prompt, 6, DecodeMode::Incremental);
+        assert_eq!(ids, want_ids, "under {rule:?}: {:?}", e.plan().unwrap().residency);
+        assert_eq!(bits(&logits), bits(&want_logits));
+        e.plan().unwrap().residency.clone()
+    };
+    let by_prefix = check(&e, ResidencyRule::Prefix);
+    assert!(!by_prefix.contains(&LayerResidency::PinnedCoded), "the prefix rule pins raw or streams: {by_prefix:?}");
+
+    e.replan_with(choice, (context, slow_drive()), &mut |_, _| {}).unwrap();
+    let by_cost = check(&e, slow_drive());
+    assert!(by_cost.contains(&LayerResidency::PinnedCoded), "a slow drive holds layers coded: {by_cost:?}");
+    // A plain replan keeps the rule in force.
+    e.replan(choice, &mut |_, _| {}).unwrap();
+    assert_eq!(check(&e, slow_drive()), by_cost);
+
+    e.replan_with(choice, (context, ResidencyRule::Prefix), &mut |_, _| {}).unwrap();
+    assert_eq!(check(&e, ResidencyRule::Prefix), by_prefix, "back to the prefix's plan");
     std::fs::remove_dir_all(trunk).ok();
 }

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k3_plan::{BudgetChoice, Footprint, MemoryPlan, PREFILL_CHUNK};
+use k3_plan::{BudgetChoice, Footprint, MemoryPlan, ResidencyRule, PREFILL_CHUNK};
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
@@ -175,20 +175,26 @@ impl Engine {
     /// would have been (the budget changes only the speed). On a refused plan nothing
     /// changes; `progress(done, total)` reports trunk layers being pinned.
     pub fn replan(&mut self, choice: Option<BudgetChoice>, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
-        let context_length = self.context_length();
-        self.residency.replan(&mut self.model, choice, context_length, progress)
+        let (context_length, rule) = (self.context_length(), self.residency_rule());
+        self.residency.replan(&mut self.model, choice, (context_length, rule), progress)
     }
 
     /// [`Engine::replan`] that also reserves KV cache for `context_length` positions per
-    /// session from now on. Sessions made before keep what they reserved; one already past
-    /// the new length ends its next generation as `ContextFull`.
-    pub fn replan_with_context(
+    /// session from now on, and places the trunk's layers by `rule` (this and later
+    /// replans). Sessions made before keep what they reserved; one already past the new
+    /// length ends its next generation as `ContextFull`.
+    pub fn replan_with(
         &mut self,
         choice: Option<BudgetChoice>,
-        context_length: usize,
+        (context_length, rule): (usize, ResidencyRule),
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<()> {
-        self.residency.replan(&mut self.model, choice, context_length, progress)
+        self.residency.replan(&mut self.model, choice, (context_length, rule), progress)
+    }
+
+    /// How the plan in force places the trunk's layers.
+    pub fn residency_rule(&self) -> ResidencyRule {
+        self.residency.options().residency
     }
 
     /// Streaming counters since the engine was loaded.

@@ -35,4 +35,4 @@ pub use k3_engine::chat::Channel;
 pub use model::{LoadedModel, ModelRequest, ModelSummary};
 pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot, TokenSample, TIMELINE_TOKENS};
 pub use remote::{RemoteAnswer, RemoteBackend, RemoteDelta, RemoteFailure};
-pub use worker::{ReplanProgress, Runtime};
+pub use worker::{ReplanProgress, ReplanRequest, Runtime};

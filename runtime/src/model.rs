@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use k3_engine::chat::ChatTemplate;
 use k3_engine::io::ReadPattern;
 use k3_engine::tokenizer::Tokenizer;
-use k3_engine::{Engine, EngineOptions};
+use k3_engine::{Engine, EngineOptions, ResidencyRule};
 use k3_plan::{BudgetChoice, Footprint, MemoryPlan};
 
 use crate::error::RuntimeError;
@@ -103,6 +103,8 @@ pub struct ModelSummary {
     pub compute_threads: usize,
     /// How streamed reads are issued (piece size and pieces in flight).
     pub read_pattern: ReadPattern,
+    /// How the plan in force places the trunk's layers.
+    pub residency: ResidencyRule,
 }
 
 impl ModelSummary {
@@ -140,6 +142,7 @@ impl LoadedModel {
         self.summary.plan = self.engine.plan().cloned();
         self.summary.budget = self.engine.memory_options().budget;
         self.summary.context_length = self.engine.context_length();
+        self.summary.residency = self.engine.residency_rule();
     }
 }
 
@@ -170,6 +173,7 @@ fn summarize(engine: &Engine, request: &ModelRequest, load_time: Duration) -> Mo
         io_threads: engine.memory_options().io_threads,
         compute_threads: engine.compute_threads(),
         read_pattern: engine.memory_options().read_pattern,
+        residency: engine.residency_rule(),
     }
 }
 

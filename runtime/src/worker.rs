@@ -16,7 +16,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
 use k3_engine::chat::ReplyReader;
-use k3_engine::{BudgetChoice, CancelToken};
+use k3_engine::{BudgetChoice, CancelToken, ResidencyRule};
 
 use crate::chat::{run_turn, CachedChat};
 use crate::complete::run_completion;
@@ -30,23 +30,22 @@ use crate::sink::ReplySink;
 /// Reports trunk layers pinned by a replan: `(done, total)`.
 pub type ReplanProgress = Box<dyn FnMut(usize, usize) + Send>;
 
+/// A replan: the budget, and what else changes with it (`None` keeps what is in force).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplanRequest {
+    /// `None` keeps every weight resident.
+    pub choice: Option<BudgetChoice>,
+    /// Positions each conversation's KV cache is reserved for from now on (the cached chat
+    /// session is then dropped, so the next turn replays its history into one of that size).
+    pub context_length: Option<usize>,
+    /// How the trunk's layers are placed from now on.
+    pub residency: Option<ResidencyRule>,
+}
+
 enum Job {
-    Open {
-        request: ModelRequest,
-        reply: Sender<Result<ModelSummary, Arc<RuntimeError>>>,
-    },
-    Reply {
-        id: JobId,
-        kind: ReplyKind,
-        cancel: CancelToken,
-        handler: Box<dyn ReplyHandler>,
-    },
-    Replan {
-        choice: Option<BudgetChoice>,
-        context_length: Option<usize>,
-        progress: ReplanProgress,
-        reply: Sender<Result<ModelSummary, RuntimeError>>,
-    },
+    Open { request: ModelRequest, reply: Sender<Result<ModelSummary, Arc<RuntimeError>>> },
+    Reply { id: JobId, kind: ReplyKind, cancel: CancelToken, handler: Box<dyn ReplyHandler> },
+    Replan { request: ReplanRequest, progress: ReplanProgress, reply: Sender<Result<ModelSummary, RuntimeError>> },
 }
 
 /// Which of the handler's `begin` methods a reply job asks.
@@ -191,20 +190,13 @@ impl Runtime {
     /// Switches the loaded model to another memory plan after the queued jobs, keeping
     /// the cached chat session; blocks until done. `None` keeps every weight resident.
     pub fn replan(&self, choice: Option<BudgetChoice>, progress: ReplanProgress) -> Result<ModelSummary, RuntimeError> {
-        self.replan_with(choice, None, progress)
+        self.replan_with(ReplanRequest { choice, context_length: None, residency: None }, progress)
     }
 
-    /// [`Runtime::replan`], also changing the positions each conversation's KV cache is
-    /// reserved for when `context_length` is given (the cached chat session is then
-    /// dropped, so the next turn replays its history into a session of the new size).
-    pub fn replan_with(
-        &self,
-        choice: Option<BudgetChoice>,
-        context_length: Option<usize>,
-        progress: ReplanProgress,
-    ) -> Result<ModelSummary, RuntimeError> {
+    /// [`Runtime::replan`] that may also change the context length and the residency rule.
+    pub fn replan_with(&self, request: ReplanRequest, progress: ReplanProgress) -> Result<ModelSummary, RuntimeError> {
         let (reply, rx) = mpsc::channel();
-        if self.submit(Job::Replan { choice, context_length, progress, reply }).is_err() {
+        if self.submit(Job::Replan { request, progress, reply }).is_err() {
             return Err(RuntimeError::WorkerGone);
         }
         rx.recv().map_err(|_| RuntimeError::WorkerGone)?
@@ -243,8 +235,8 @@ impl Worker {
                     let _ = reply.send(self.open(&request));
                 }
                 Job::Reply { id, kind, cancel, handler } => self.reply(id, kind, &cancel, handler),
-                Job::Replan { choice, context_length, progress, reply } => {
-                    let _ = reply.send(self.replan(choice, context_length, progress));
+                Job::Replan { request, progress, reply } => {
+                    let _ = reply.send(self.replan(request, progress));
                 }
             }
         }
@@ -315,18 +307,14 @@ impl Worker {
         handler.end(id, outcome);
     }
 
-    fn replan(
-        &mut self,
-        choice: Option<BudgetChoice>,
-        context_length: Option<usize>,
-        mut progress: ReplanProgress,
-    ) -> Result<ModelSummary, RuntimeError> {
+    fn replan(&mut self, request: ReplanRequest, mut progress: ReplanProgress) -> Result<ModelSummary, RuntimeError> {
         let model = self.model.as_mut().ok_or(RuntimeError::NoModel)?;
         self.probe.replanning(0, 0);
         let probe = self.probe.clone();
         let before = model.engine.context_length();
-        let context_length = context_length.unwrap_or(before);
-        let result = model.engine.replan_with_context(choice, context_length, &mut |done, total| {
+        let context_length = request.context_length.unwrap_or(before);
+        let rule = request.residency.unwrap_or(model.engine.residency_rule());
+        let result = model.engine.replan_with(request.choice, (context_length, rule), &mut |done, total| {
             probe.replanning(done, total);
             progress(done, total)
         });

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use k3_engine::io::ReadPattern;
 use k3_plan::Preset;
 
-use crate::memory::MemoryChoice;
+use crate::memory::{MemoryChoice, MemoryFile};
 use crate::performance::Threads;
 use crate::setup::SetupSettings;
 use crate::worker::ModelTarget;
@@ -94,11 +94,16 @@ pub fn startup_model(
     options: &AppOptions,
     resource_dir: Option<&Path>,
     setup: &SetupSettings,
-    chosen: Option<MemoryChoice>,
+    saved: &MemoryFile,
 ) -> ModelTarget {
+    let chosen = saved.choice;
     let memory = chosen.unwrap_or(MemoryChoice::of_preset(options.preset));
-    let base =
-        ModelTarget { context_length: options.context_length, budget: memory.budget(), ..demo_model(resource_dir) };
+    let base = ModelTarget {
+        context_length: options.context_length,
+        budget: memory.budget(),
+        residency: saved.residency_rule(),
+        ..demo_model(resource_dir)
+    };
     if let Some(path) = &options.startup_model {
         return ModelTarget { path: path.clone(), is_demo: false, trunk: packed_trunk_of(path), ..base };
     }
@@ -160,7 +165,7 @@ mod tests {
             speed: Some(speed),
             ..SetupSettings::default()
         };
-        let target = startup_model(&options(), None, &setup, None);
+        let target = startup_model(&options(), None, &setup, &MemoryFile::default());
         assert_eq!(target.path, PathBuf::from("/models/k3"));
         assert_eq!(target.budget, Preset::Laptop.choice());
         let memory = target.request(Threads::default()).options.memory;
@@ -170,10 +175,14 @@ mod tests {
         // Settings from before the pattern was measured, and the demo: the engine's default.
         let old = SetupSettings { speed: Some(SpeedSummary { read_pattern: None, ..speed }), ..setup };
         assert_eq!(
-            startup_model(&options(), None, &old, None).request(Threads::default()).options.memory.read_pattern,
+            startup_model(&options(), None, &old, &MemoryFile::default())
+                .request(Threads::default())
+                .options
+                .memory
+                .read_pattern,
             ReadPattern::DEFAULT
         );
-        let demo = startup_model(&options(), None, &SetupSettings::default(), None);
+        let demo = startup_model(&options(), None, &SetupSettings::default(), &MemoryFile::default());
         assert!(demo.is_demo);
         assert_eq!(demo.request(Threads::default()).options.memory.read_pattern, ReadPattern::DEFAULT);
     }

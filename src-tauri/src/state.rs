@@ -13,7 +13,7 @@ use crate::history::{open_for_app, HistoryError, HistoryStore};
 use crate::ipc::dto::HistoryNotice;
 use crate::ipc::error::IpcError;
 use crate::memory::preview::ComputeRatesOnce;
-use crate::memory::{MemoryChoice, MemoryFile};
+use crate::memory::{MemoryChoice, MemoryFile, MemorySetting};
 use crate::options::{startup_model, AppOptions};
 use crate::performance::Threads;
 use crate::worker::{ModelTarget, Worker};
@@ -24,9 +24,9 @@ pub struct AppState {
     /// What the history's startup check found, for the UI (`history_notice`).
     pub history_notice: Option<HistoryNotice>,
     pub demo: ModelTarget,
-    /// The memory choice and context length every model is opened with (Settings ›
-    /// Memory; `memory.json`).
-    memory: Mutex<(MemoryChoice, usize)>,
+    /// The memory choice, context length and placement every model is opened with
+    /// (Settings › Memory; `memory.json`).
+    memory: Mutex<MemorySetting>,
     /// The app's data folder (settings files, history).
     pub data_dir: PathBuf,
     /// The CPU's kernel rates for forecasts, measured on first use.
@@ -58,9 +58,12 @@ impl AppState {
         let saved = MemoryFile::load(data_dir);
         let options =
             &AppOptions { context_length: saved.context_length.unwrap_or(options.context_length), ..options.clone() };
-        let startup = startup_model(options, resource_dir, &setup.settings(), saved.choice);
-        let memory =
-            Mutex::new((saved.choice.unwrap_or(MemoryChoice::of_preset(options.preset)), options.context_length));
+        let startup = startup_model(options, resource_dir, &setup.settings(), &saved);
+        let memory = Mutex::new(MemorySetting {
+            choice: saved.choice.unwrap_or(MemoryChoice::of_preset(options.preset)),
+            context_length: options.context_length,
+            residency: saved.residency_rule(),
+        });
         let threads = Threads::load(data_dir).or(options.threads);
         let worker = Worker::spawn(store.clone(), startup, threads)
             .map_err(|source| HistoryError::Folder { path: data_dir.into(), source })?;
@@ -83,20 +86,25 @@ impl AppState {
         })
     }
 
+    /// The memory choice, context length and placement models open with.
+    pub fn memory(&self) -> MemorySetting {
+        *self.memory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// The memory choice models open with.
     pub fn memory_choice(&self) -> MemoryChoice {
-        self.memory.lock().unwrap_or_else(|p| p.into_inner()).0
+        self.memory().choice
     }
 
     /// Positions of one conversation every model is opened with.
     pub fn context_length(&self) -> usize {
-        self.memory.lock().unwrap_or_else(|p| p.into_inner()).1
+        self.memory().context_length
     }
 
-    /// Makes `choice` and `context_length` the ones models open with, saved for the next start.
-    pub fn set_memory(&self, choice: MemoryChoice, context_length: usize) -> Result<(), IpcError> {
-        MemoryFile { choice: Some(choice), context_length: Some(context_length) }.save(&self.data_dir)?;
-        *self.memory.lock().unwrap_or_else(|p| p.into_inner()) = (choice, context_length);
+    /// Makes `setting` the one models open with, saved for the next start.
+    pub fn set_memory(&self, setting: MemorySetting) -> Result<(), IpcError> {
+        MemoryFile::of(&setting).save(&self.data_dir)?;
+        *self.memory.lock().unwrap_or_else(|p| p.into_inner()) = setting;
         Ok(())
     }
 

@@ -347,3 +347,107 @@ fn backend_commands_round_trip_and_new_chats_take_the_default_backend() {
         "a removed default keeps prompts here"
     );
 }
+
+/// A synthetic checkpoint whose trunk streams from `<folder>/.k3-desktop/trunk`, as the
+/// setup wizard leaves a store.
+fn streaming_folder(root: &Path) -> PathBuf {
+    let model = root.join("model");
+    k3_engine::synth::write_checkpoint(&k3_tests::streaming_spec(3), &model, &mut |_| {}).unwrap();
+    let trunk = model.join(".k3-desktop").join("trunk");
+    k3_engine::stream::trunk_pack::pack_trunk(&model, &trunk, &mut |_| {}).unwrap();
+    model
+}
+
+fn measured_drive(data: &Path) {
+    use k3_desktop::setup::settings::{SetupSettings, SpeedSummary};
+    let speed = SpeedSummary {
+        qd1_mb_per_s: 40.0,
+        qd16_mb_per_s: 60.0,
+        qd1_experts_per_s: 10.0,
+        qd16_experts_per_s: 15.0,
+        direct: true,
+        read_pattern: None,
+    };
+    SetupSettings { speed: Some(speed), ..SetupSettings::default() }.save(data).unwrap();
+}
+
+#[test]
+fn placement_by_measured_cost_is_previewed_applied_saved_and_restored_through_ipc() {
+    let root = tempfile::tempdir().unwrap();
+    let model = streaming_folder(root.path());
+    let opened = |data: &Path| {
+        let options = k3_desktop::options::AppOptions { startup_model: Some(model.clone()), ..common::options(data) };
+        let app = common::app_with(&options, data);
+        invoke(&app.1, "current_model", json!({})).unwrap();
+        app
+    };
+    let custom = json!({"kind": "custom", "trunkBytes": 2_000_000, "cacheBytes": 40_000_000});
+
+    // Without the drive's speed test there is no rate to weigh: the page is told why, and
+    // an apply is refused with that reason and changes nothing.
+    let untested = root.path().join("untested");
+    let (_app, webview) = opened(&untested);
+    let view = invoke(&webview, "memory_settings", json!({})).unwrap();
+    assert_eq!((view["placement"].as_str(), view["streamedTrunk"].as_bool()), (Some("prefix"), Some(true)));
+    assert!(view["costPlacementNote"].as_str().unwrap().contains("speed test"), "{view}");
+    let refused =
+        invoke(&webview, "apply_memory", json!({"choice": custom, "placement": "cost", "onEvent": "__CHANNEL__:1"}))
+            .unwrap_err();
+    assert!(refused["message"].as_str().unwrap().contains("speed test"), "{refused}");
+    assert!(!untested.join("memory.json").exists(), "a refused placement saves nothing");
+
+    // With it: previewed, applied without a restart, saved with its rates, and restored.
+    let data = root.path().join("data");
+    measured_drive(&data);
+    let (_app, webview) = opened(&data);
+    let view = invoke(&webview, "memory_settings", json!({})).unwrap();
+    assert_eq!(view["costPlacementNote"], Value::Null, "{view}");
+    let what_if = invoke(&webview, "memory_what_if", json!({"contextLength": 512, "placement": "cost"})).unwrap();
+    assert_eq!((what_if["placement"].as_str(), what_if["previewPlacement"].as_str()), (Some("prefix"), Some("cost")));
+    let preview = invoke(&webview, "plan_preview", json!({"choice": custom, "placement": "cost"})).unwrap();
+    assert_eq!(preview["problem"], Value::Null, "{preview}");
+    assert!(preview["totalBytes"].as_u64().unwrap() > 0 && preview["secondsLow"].as_f64().unwrap() > 0.0, "{preview}");
+
+    let applied =
+        invoke(&webview, "apply_memory", json!({"choice": custom, "placement": "cost", "onEvent": "__CHANNEL__:1"}))
+            .unwrap();
+    let memory = applied["model"]["memory"].as_str().unwrap();
+    assert!(memory.contains("placed by measured cost"), "{memory}");
+    assert_eq!(applied["view"]["placement"], "cost");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(data.join("memory.json")).unwrap()).unwrap();
+    assert_eq!(file["placement"], "cost");
+    let saved_drive = file["costRates"]["diskTrunkBytesPerSecond"].as_f64().unwrap();
+    assert_eq!(saved_drive, 60e6, "the speed test's rate is the one planned with: {file}");
+    assert!(file["costRates"]["decodeBytesPerSecond"].as_f64().unwrap() > 0.0, "{file}");
+    drop((_app, webview));
+
+    let (_app, webview) = opened(&data);
+    let status = invoke(&webview, "current_model", json!({})).unwrap();
+    assert!(
+        status.to_string().contains("placed by measured cost"),
+        "a restart opens with the saved placement: {status}"
+    );
+    let view = invoke(&webview, "memory_settings", json!({})).unwrap();
+    assert_eq!((view["placement"].as_str(), view["current"].clone()), (Some("cost"), custom.clone()));
+
+    // The prefix cannot stream from a trunk budget smaller than its largest layer's ring
+    // slot, which the cost rule could use (it moves bytes between trunk and cache): refused,
+    // and the placement in force stays, in the app and on disk.
+    let refused =
+        invoke(&webview, "apply_memory", json!({"choice": custom, "placement": "prefix", "onEvent": "__CHANNEL__:1"}))
+            .unwrap_err();
+    assert_eq!(refused["code"], json!("BUDGET_TOO_SMALL"), "{refused}");
+    assert_eq!(invoke(&webview, "memory_settings", json!({})).unwrap()["placement"], "cost");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(data.join("memory.json")).unwrap()).unwrap();
+    assert_eq!(file["placement"], "cost");
+
+    // Back to the prefix at a budget it can plan: nothing of the cost rule is left in
+    // force or on disk.
+    let custom = json!({"kind": "custom", "trunkBytes": 8_000_000, "cacheBytes": 40_000_000});
+    let applied =
+        invoke(&webview, "apply_memory", json!({"choice": custom, "placement": "prefix", "onEvent": "__CHANNEL__:1"}))
+            .unwrap();
+    assert!(!applied["model"]["memory"].as_str().unwrap().contains("placed by"), "{applied}");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(data.join("memory.json")).unwrap()).unwrap();
+    assert_eq!((file["placement"].as_str(), &file["costRates"]), (Some("prefix"), &Value::Null));
+}

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use k3_plan::{expert_slot_bytes, BudgetChoice, Footprint, LayerResidency, MachineMemory, MemoryPlan};
+use k3_plan::{expert_slot_bytes, BudgetChoice, Footprint, LayerResidency, MachineMemory, MemoryPlan, ResidencyRule};
 
 use crate::config::ModelConfig;
 use crate::error::Result;
@@ -165,7 +165,7 @@ impl Residency {
         &mut self,
         model: &mut Model,
         choice: Option<BudgetChoice>,
-        context_length: usize,
+        (context_length, rule): (usize, ResidencyRule),
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<()> {
         let n_layers = self.cfg.n_layers;
@@ -176,6 +176,7 @@ impl Residency {
         let mut opts = self.opts.clone();
         opts.budget = choice;
         opts.context_length = context_length;
+        opts.residency = rule;
         opts.validate()?;
         // A trunk not streamed yet is checked (and its coding learnt) before planning.
         let mut packed = match (&self.trunk, opts.trunk_dir.as_deref(), choice) {

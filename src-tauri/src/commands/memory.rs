@@ -1,5 +1,7 @@
 //! Settings › Memory commands: the view with every preset's plan, one choice's preview,
-//! and applying a choice between generations (the runtime's replan, no restart).
+//! and applying a choice and placement between generations (the runtime's replan, no
+//! restart). A placement by cost plans with this run's measured rates, and those rates are
+//! saved with it.
 
 use std::sync::Arc;
 
@@ -11,11 +13,12 @@ use ts_rs::TS;
 use crate::commands::model::join_error;
 use crate::ipc::dto::ModelInfo;
 use crate::ipc::error::IpcError;
-use crate::memory::preview::{memory_view, preview, ComputeRatesOnce, PreviewContext};
-use crate::memory::{MemoryChoice, MemoryView, PlanPreview};
+use crate::memory::preview::{cost_rule, memory_view, preview, ComputeRatesOnce, PreviewContext};
+use crate::memory::{MemoryChoice, MemorySetting, MemoryView, Placement, PlanPreview};
 use crate::setup::SetupHost;
 use crate::state::AppState;
 use crate::worker::{model_info, Worker};
+use k3_runtime::ReplanRequest;
 
 /// Progress of an apply: trunk layers being pinned (0 of 0 while it waits for the reply
 /// in progress, or when nothing more is pinned).
@@ -43,20 +46,33 @@ struct Sources {
     worker: Arc<Worker>,
     setup: Arc<SetupHost>,
     rates: Arc<ComputeRatesOnce>,
+    memory: MemorySetting,
 }
 
 impl Sources {
     fn of(state: &AppState) -> Sources {
-        Sources { worker: state.worker.clone(), setup: state.setup.clone(), rates: state.compute_rates.clone() }
+        Sources {
+            worker: state.worker.clone(),
+            setup: state.setup.clone(),
+            rates: state.compute_rates.clone(),
+            memory: state.memory(),
+        }
     }
+}
+
+/// What the previews are asked about: `None` keeps what is in force.
+#[derive(Debug, Clone, Copy, Default)]
+struct Asked {
+    context_length: Option<usize>,
+    placement: Option<Placement>,
 }
 
 async fn off_thread<T: Send + 'static>(
     sources: Sources,
-    context_length: Option<usize>,
+    asked: Asked,
     f: impl FnOnce(&PreviewContext<'_>) -> T + Send + 'static,
 ) -> Result<T, IpcError> {
-    tauri::async_runtime::spawn_blocking(move || with_context(&sources, context_length, f)).await.map_err(join_error)?
+    tauri::async_runtime::spawn_blocking(move || with_context(&sources, asked, f)).await.map_err(join_error)?
 }
 
 /// Refuses a context length the engine would refuse, naming the limits.
@@ -70,24 +86,38 @@ fn check_context(context_length: Option<usize>) -> Result<(), IpcError> {
     }
 }
 
-fn with_context<T>(
-    state: &Sources,
-    context_length: Option<usize>,
-    f: impl FnOnce(&PreviewContext<'_>) -> T,
-) -> Result<T, IpcError> {
+fn with_context<T>(state: &Sources, asked: Asked, f: impl FnOnce(&PreviewContext<'_>) -> T) -> Result<T, IpcError> {
     let now = state.worker.probe().snapshot();
     let model = now.model.ok_or_else(crate::commands::model::no_model)?;
     let plan_bytes = model.plan.as_ref().map_or(0, |p| p.total_bytes);
+    let disk = state.setup.settings().speed.map(|s| k3_plan::DiskRates {
+        trunk_bytes_per_second: s.qd16_mb_per_s * 1e6,
+        expert_bytes_per_second: s.qd16_mb_per_s * 1e6,
+    });
+    let in_force = state.memory;
+    let placement = asked.placement.unwrap_or(in_force.placement());
+    // Measuring for a placement by cost only when it is asked about (or to say why not).
+    let by_cost = || cost_rule(&model, disk, &state.rates);
+    let rule = match placement {
+        Placement::Prefix => Ok(k3_plan::ResidencyRule::Prefix),
+        Placement::Cost if in_force.placement() == Placement::Cost && asked.placement.is_none() => {
+            Ok(in_force.residency)
+        }
+        Placement::Cost => by_cost(),
+    };
+    let cost_note = match (&rule, placement) {
+        (Err(why), Placement::Cost) => Some(why.clone()),
+        _ => by_cost().err(),
+    };
     let ctx = PreviewContext {
         model: &model,
         machine: now.machine,
         current_plan_bytes: plan_bytes.min(now.rss_bytes.unwrap_or(0)),
-        disk: state.setup.settings().speed.map(|s| k3_plan::DiskRates {
-            trunk_bytes_per_second: s.qd16_mb_per_s * 1e6,
-            expert_bytes_per_second: s.qd16_mb_per_s * 1e6,
-        }),
+        disk,
         rates: state.rates.get(),
-        context_length: context_length.unwrap_or(model.context_length),
+        context_length: asked.context_length.unwrap_or(model.context_length),
+        placement: (placement, rule),
+        cost_note,
     };
     Ok(f(&ctx))
 }
@@ -95,62 +125,76 @@ fn with_context<T>(
 /// The choice in force, its plan and every preset's, with forecasts when the drive was measured.
 #[tauri::command]
 pub async fn memory_settings(state: State<'_, AppState>) -> Result<MemoryView, IpcError> {
-    let current = state.memory_choice();
-    off_thread(Sources::of(&state), None, move |ctx| memory_view(ctx, current)).await
+    let current = state.memory();
+    off_thread(Sources::of(&state), Asked::default(), move |ctx| memory_view(ctx, &current)).await
 }
 
-/// `choice`'s plan and forecast on the loaded model at `context_length` positions (the
-/// one in force when null), before applying it.
+/// `choice`'s plan and forecast on the loaded model at `context_length` positions with its
+/// layers placed by `placement` (those in force when null), before applying it.
 #[tauri::command]
 pub async fn plan_preview(
     state: State<'_, AppState>,
     choice: MemoryChoice,
     context_length: Option<usize>,
+    placement: Option<Placement>,
 ) -> Result<PlanPreview, IpcError> {
     check_context(context_length)?;
-    off_thread(Sources::of(&state), context_length, move |ctx| preview(ctx, choice)).await
+    let asked = Asked { context_length, placement };
+    off_thread(Sources::of(&state), asked, move |ctx| preview(ctx, choice, &ctx.placement.1)).await
 }
 
-/// Every preset's plan at `context_length` positions (what the context field changes).
+/// Every preset's plan at `context_length` positions, placed by `placement` (the one in
+/// force when null): what the context field and the placement change.
 #[tauri::command]
-pub async fn memory_what_if(state: State<'_, AppState>, context_length: usize) -> Result<MemoryView, IpcError> {
+pub async fn memory_what_if(
+    state: State<'_, AppState>,
+    context_length: usize,
+    placement: Option<Placement>,
+) -> Result<MemoryView, IpcError> {
     check_context(Some(context_length))?;
-    let current = state.memory_choice();
-    off_thread(Sources::of(&state), Some(context_length), move |ctx| memory_view(ctx, current)).await
+    let current = state.memory();
+    let asked = Asked { context_length: Some(context_length), placement };
+    off_thread(Sources::of(&state), asked, move |ctx| memory_view(ctx, &current)).await
 }
 
-/// Applies `choice` (and `context_length` when given) after the reply in progress (at once
-/// when idle), without a restart, and saves them for the next start; a refused plan
-/// changes nothing.
+/// Applies `choice` (and `context_length` and `placement` when given) after the reply in
+/// progress (at once when idle), without a restart, and saves them for the next start; a
+/// refused plan changes nothing. A placement by cost plans at the rates its preview showed.
 #[tauri::command]
 pub async fn apply_memory(
     state: State<'_, AppState>,
     choice: MemoryChoice,
     context_length: Option<usize>,
+    placement: Option<Placement>,
     on_event: Channel<ReplanProgressEvent>,
 ) -> Result<MemoryApplied, IpcError> {
     check_context(context_length)?;
     let started = std::time::Instant::now();
+    let asked = Asked { context_length, placement };
+    let residency = off_thread(Sources::of(&state), asked, |ctx| ctx.placement.1.clone())
+        .await?
+        .map_err(|why| IpcError::invalid(why).with_details(format!("Applying the memory choice {}", choice.name())))?;
     let runtime = state.worker.runtime();
     let progress = Box::new(move |done: usize, total: usize| {
         let _ = on_event.send(ReplanProgressEvent { layers_done: done as u32, layers_total: total as u32 });
     });
-    let summary = tauri::async_runtime::spawn_blocking(move || {
-        runtime.replan_with(Some(choice.budget()), context_length, progress)
-    })
-    .await
-    .map_err(join_error)?
-    .map_err(|e| {
-        log::warn!("memory choice {} refused: {e}", choice.name());
-        IpcError::from(&e).with_details(format!("Applying the memory choice {}", choice.name()))
-    })?;
+    let request = ReplanRequest { choice: Some(choice.budget()), context_length, residency: Some(residency) };
+    let summary = tauri::async_runtime::spawn_blocking(move || runtime.replan_with(request, progress))
+        .await
+        .map_err(join_error)?
+        .map_err(|e| {
+            log::warn!("memory choice {} refused: {e}", choice.name());
+            IpcError::from(&e).with_details(format!("Applying the memory choice {}", choice.name()))
+        })?;
+    let setting = MemorySetting { choice, context_length: summary.context_length, residency: summary.residency };
     log::info!(
-        "memory choice {} applied in {} ms: {}",
+        "memory choice {} ({:?} placement) applied in {} ms: {}",
         choice.name(),
+        setting.placement(),
         started.elapsed().as_millis(),
         model_info(&summary).memory
     );
-    state.set_memory(choice, summary.context_length)?;
-    let view = off_thread(Sources::of(&state), None, move |ctx| memory_view(ctx, choice)).await?;
+    state.set_memory(setting)?;
+    let view = off_thread(Sources::of(&state), Asked::default(), move |ctx| memory_view(ctx, &setting)).await?;
     Ok(MemoryApplied { model: model_info(&summary), view, took_ms: started.elapsed().as_millis() as u64 })
 }

@@ -283,6 +283,7 @@ mod tests {
             io_threads: 4,
             compute_threads: 2,
             read_pattern: k3_engine::io::ReadPattern::DEFAULT,
+            residency: k3_plan::ResidencyRule::Prefix,
         };
         let parts = breakdown(&summary, Some(7), 120);
         assert_eq!(parts.iter().map(|p| p.bytes).sum::<u64>(), plan.total_bytes);

@@ -83,6 +83,7 @@ pub fn render_typescript() -> String {
         decl::<crate::model_folder::VerifyOutcome>(&cfg),
         decl::<crate::memory::MemoryChoice>(&cfg),
         decl::<crate::memory::PresetName>(&cfg),
+        decl::<crate::memory::Placement>(&cfg),
         decl::<crate::memory::PlanPreview>(&cfg),
         decl::<crate::memory::MemoryView>(&cfg),
         decl::<crate::memory::preview::PlannerInputs>(&cfg),

@@ -1,10 +1,12 @@
-//! Settings › Memory: the memory choice (a preset or custom trunk + cache budgets), saved
-//! across restarts, previewed as a plan and a forecast before it is applied, and applied
-//! between generations through the runtime's replan — no restart, no reload.
+//! Settings › Memory: the memory choice (a preset or custom trunk + cache budgets) and how
+//! the trunk's layers are placed under it, saved across restarts, previewed as a plan and a
+//! forecast before it is applied, and applied between generations through the runtime's
+//! replan — no restart, no reload.
 //!
-//! Owns: [`MemoryChoice`] and the context length, their file (`memory.json`,
-//! [`MemoryFile`]), the previews
-//! ([`preview`]), and [`MemoryView`], what the Settings page shows.
+//! Owns: [`MemoryChoice`], [`Placement`] (the longest prefix pinned, or each layer placed
+//! by measured cost with the rates it was planned with, [`SavedCostRates`]) and the context
+//! length, their file (`memory.json`, [`MemoryFile`]), the previews ([`preview`]), and
+//! [`MemoryView`], what the Settings page shows.
 //! Must not: plan differently from the engine: every figure comes from `k3_plan` on the
 //! loaded model's own footprint, the same call the engine's replan makes.
 //! Precedence at start: `memory.json` (the user's last choice here) over the setup
@@ -14,7 +16,7 @@ pub mod preview;
 
 use std::path::Path;
 
-use k3_plan::{Budget, BudgetChoice, Preset};
+use k3_plan::{Budget, BudgetChoice, ComputeRates, CostRates, DiskRates, Preset, ResidencyRule};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -110,6 +112,76 @@ impl MemoryChoice {
     }
 }
 
+/// How a plan places the trunk's layers under the budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum Placement {
+    /// The longest prefix of layers that fits is pinned; the rest stream.
+    #[default]
+    Prefix,
+    /// Each layer pinned, held coded or streamed, and the trunk/cache split, by the fewest
+    /// seconds per token at this machine's measured rates (`k3_plan::plan_by_cost`).
+    Cost,
+}
+
+/// The rates a placement by cost was planned with, bytes per second: the speed test's drive
+/// rate and the CPU's measured kernel and trunk-decoder rates. Saved with the choice so a
+/// restart places the layers the same way without measuring again.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedCostRates {
+    pub disk_trunk_bytes_per_second: f64,
+    pub disk_expert_bytes_per_second: f64,
+    pub bf16_bytes_per_second: f64,
+    pub expert_bytes_per_second: f64,
+    pub decode_bytes_per_second: f64,
+}
+
+impl From<CostRates> for SavedCostRates {
+    fn from(r: CostRates) -> Self {
+        SavedCostRates {
+            disk_trunk_bytes_per_second: r.disk.trunk_bytes_per_second,
+            disk_expert_bytes_per_second: r.disk.expert_bytes_per_second,
+            bf16_bytes_per_second: r.compute.bf16_bytes_per_second,
+            expert_bytes_per_second: r.compute.expert_bytes_per_second,
+            decode_bytes_per_second: r.decode_bytes_per_second,
+        }
+    }
+}
+
+impl From<SavedCostRates> for CostRates {
+    fn from(r: SavedCostRates) -> Self {
+        CostRates {
+            disk: DiskRates {
+                trunk_bytes_per_second: r.disk_trunk_bytes_per_second,
+                expert_bytes_per_second: r.disk_expert_bytes_per_second,
+            },
+            compute: ComputeRates {
+                bf16_bytes_per_second: r.bf16_bytes_per_second,
+                expert_bytes_per_second: r.expert_bytes_per_second,
+            },
+            decode_bytes_per_second: r.decode_bytes_per_second,
+        }
+    }
+}
+
+/// What models open with: the choice, the context length and the placement rule.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MemorySetting {
+    pub choice: MemoryChoice,
+    pub context_length: usize,
+    pub residency: ResidencyRule,
+}
+
+impl MemorySetting {
+    pub fn placement(&self) -> Placement {
+        match self.residency {
+            ResidencyRule::Prefix => Placement::Prefix,
+            ResidencyRule::ByCost(_) => Placement::Cost,
+        }
+    }
+}
+
 /// `memory.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -119,11 +191,39 @@ pub struct MemoryFile {
     /// or the engine's default).
     #[serde(default)]
     pub context_length: Option<usize>,
+    /// Absent in files written before placement could be chosen: the prefix.
+    #[serde(default)]
+    pub placement: Placement,
+    /// The rates of a placement by cost (without them, the prefix is used).
+    #[serde(default)]
+    pub cost_rates: Option<SavedCostRates>,
 }
 
 impl MemoryFile {
     pub fn load(data_dir: &Path) -> MemoryFile {
         crate::json_file::load_or_default(data_dir, MEMORY_FILE)
+    }
+
+    /// The file for `setting`.
+    pub fn of(setting: &MemorySetting) -> MemoryFile {
+        let cost_rates = match setting.residency {
+            ResidencyRule::Prefix => None,
+            ResidencyRule::ByCost(rates) => Some(rates.into()),
+        };
+        MemoryFile {
+            choice: Some(setting.choice),
+            context_length: Some(setting.context_length),
+            placement: setting.placement(),
+            cost_rates,
+        }
+    }
+
+    /// The residency rule saved: by cost only with the rates it was chosen with.
+    pub fn residency_rule(&self) -> ResidencyRule {
+        match (self.placement, self.cost_rates) {
+            (Placement::Cost, Some(rates)) => ResidencyRule::ByCost(rates.into()),
+            (Placement::Cost, None) | (Placement::Prefix, _) => ResidencyRule::Prefix,
+        }
     }
 
     pub fn save(&self, data_dir: &Path) -> Result<(), IpcError> {
@@ -142,7 +242,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(MemoryFile::load(dir.path()), MemoryFile::default(), "no file: no choice");
         let custom = MemoryChoice::Custom { trunk_bytes: 3_000_000, cache_bytes: 40_000 };
-        MemoryFile { choice: Some(custom), context_length: Some(8192) }.save(dir.path()).unwrap();
+        MemoryFile { choice: Some(custom), context_length: Some(8192), ..MemoryFile::default() }
+            .save(dir.path())
+            .unwrap();
         let loaded = MemoryFile::load(dir.path());
         assert_eq!((loaded.choice, loaded.context_length), (Some(custom), Some(8192)));
         assert_eq!(custom.budget(), BudgetChoice::Fixed(Budget { trunk_bytes: 3_000_000, cache_bytes: 40_000 }));
@@ -156,5 +258,43 @@ mod tests {
         let parsed: MemoryChoice = serde_json::from_str(r#"{"kind":"preset","name":"server"}"#).unwrap();
         assert_eq!(parsed.name(), "server");
         assert!(serde_json::from_str::<MemoryChoice>(r#"{"kind":"preset","name":"ultra"}"#).is_err());
+    }
+
+    fn rates() -> CostRates {
+        CostRates {
+            disk: DiskRates { trunk_bytes_per_second: 2.8e9, expert_bytes_per_second: 1.9e9 },
+            compute: ComputeRates { bf16_bytes_per_second: 7.5e9, expert_bytes_per_second: 3.25e9 },
+            decode_bytes_per_second: 4.5e9,
+        }
+    }
+
+    #[test]
+    fn a_placement_by_cost_is_saved_with_its_rates_and_restored_as_the_same_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let choice = MemoryChoice::of_preset(Preset::Laptop);
+        let setting = MemorySetting { choice, context_length: 4096, residency: ResidencyRule::ByCost(rates()) };
+        MemoryFile::of(&setting).save(dir.path()).unwrap();
+        let loaded = MemoryFile::load(dir.path());
+        assert_eq!(loaded.placement, Placement::Cost);
+        assert_eq!(loaded.residency_rule(), ResidencyRule::ByCost(rates()), "every rate comes back exactly");
+        let text = std::fs::read_to_string(dir.path().join(MEMORY_FILE)).unwrap();
+        assert!(text.contains("\"placement\": \"cost\"") && text.contains("\"decodeBytesPerSecond\""), "{text}");
+
+        let prefix = MemorySetting { residency: ResidencyRule::Prefix, ..setting };
+        MemoryFile::of(&prefix).save(dir.path()).unwrap();
+        let loaded = MemoryFile::load(dir.path());
+        assert_eq!(
+            (loaded.placement, loaded.cost_rates, loaded.residency_rule()),
+            (Placement::Prefix, None, ResidencyRule::Prefix)
+        );
+    }
+
+    #[test]
+    fn an_older_file_or_a_cost_placement_without_rates_plans_by_the_prefix() {
+        let old: MemoryFile =
+            serde_json::from_str(r#"{"choice":{"kind":"preset","name":"laptop"},"contextLength":4096}"#).unwrap();
+        assert_eq!((old.placement, old.residency_rule()), (Placement::Prefix, ResidencyRule::Prefix));
+        let no_rates: MemoryFile = serde_json::from_str(r#"{"choice":null,"placement":"cost"}"#).unwrap();
+        assert_eq!(no_rates.residency_rule(), ResidencyRule::Prefix);
     }
 }

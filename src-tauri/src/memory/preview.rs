@@ -3,24 +3,25 @@
 //!
 //! Owns: [`PlanPreview`], [`MemoryView`] (the Settings page: the current choice, every
 //! preset's preview, the minimums and the footprint the page's planner works from),
-//! [`preview`] and [`memory_view`].
-//! Must not: measure anything slow per call: the compute rates are measured once
+//! [`preview`], [`memory_view`] and [`cost_rule`] (the rates a placement by cost plans with).
+//! Must not: measure anything slow per call: the CPU's rates are measured once
 //! ([`ComputeRatesOnce`]) and the disk rate is the speed test's.
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use k3_engine::bench::codec_rates::measure_decode_rate;
 use k3_engine::bench::decode_rates::measure_decode_rates;
 use k3_plan::{
-    expert_slot_bytes, forecast, plan_memory, ring_slot_bytes_for, ComputeRates, DiskRates, ForecastInput,
-    MachineMemory, MemoryRequest,
+    expert_slot_bytes, forecast, plan_memory_by, ring_slot_bytes_for, ComputeRates, CostRates, DiskRates,
+    ForecastInput, MachineMemory, MemoryRequest, ResidencyRule,
 };
 use k3_plan_wasm::dto::{CgroupJson, FootprintJson, MachineJson, RatesJson};
 use k3_runtime::ModelSummary;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{MemoryChoice, PresetName};
+use super::{MemoryChoice, MemorySetting, Placement, PresetName};
 
 /// One choice's plan on this machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -55,6 +56,12 @@ pub struct PlanPreview {
 pub struct MemoryView {
     /// The choice in force.
     pub current: MemoryChoice,
+    /// How the plan in force places the trunk's layers.
+    pub placement: Placement,
+    /// How the presets' previews place them (the one asked about).
+    pub preview_placement: Placement,
+    /// Why layers cannot be placed by measured cost here (then only the prefix is offered).
+    pub cost_placement_note: Option<String>,
     /// `None` when the model keeps every weight resident (the plan cannot change).
     pub current_plan: Option<PlanPreview>,
     pub presets: Vec<PlanPreview>,
@@ -101,17 +108,46 @@ pub struct PlannerInputs {
     pub rates: Option<RatesJson>,
 }
 
-/// The CPU's decode rates, measured on first use (≈ 1.5 s) and kept.
+/// The CPU's kernel rates (≈ 1.5 s) and trunk-decoder rate (≈ 0.5 s), each measured on
+/// first use and kept.
 #[derive(Default)]
-pub struct ComputeRatesOnce(OnceLock<Option<ComputeRates>>);
+pub struct ComputeRatesOnce {
+    kernels: OnceLock<Option<ComputeRates>>,
+    decoder: OnceLock<Option<f64>>,
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
 
 impl ComputeRatesOnce {
+    /// The kernels' BF16 and expert rates on every core.
     pub fn get(&self) -> Option<ComputeRates> {
-        *self.0.get_or_init(|| {
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            measure_decode_rates(threads, Duration::from_millis(1500)).ok().map(|r| r.rates)
-        })
+        *self.kernels.get_or_init(|| measure_decode_rates(cores(), Duration::from_millis(1500)).ok().map(|r| r.rates))
     }
+
+    /// The trunk decoder's output bytes per second on every core.
+    pub fn decoder(&self) -> Option<f64> {
+        *self.decoder.get_or_init(|| measure_decode_rate(cores()).ok())
+    }
+}
+
+/// The rule a preview plans by, or why it cannot be planned here.
+pub type PreviewRule = Result<ResidencyRule, String>;
+
+/// Placing by cost on `model` at this run's measured rates (the speed test's drive rate, the
+/// CPU's measured once), or why that cannot be done here.
+pub fn cost_rule(model: &ModelSummary, disk: Option<DiskRates>, cpu: &ComputeRatesOnce) -> PreviewRule {
+    if !model.streams_trunk() {
+        return Err("This model has no packed trunk, so every layer stays in RAM: there is nothing to place.".into());
+    }
+    let Some(disk) = disk else {
+        return Err("Placing layers by measured cost weighs the drive: run the drive speed test first.".into());
+    };
+    let (Some(compute), Some(decode_bytes_per_second)) = (cpu.get(), cpu.decoder()) else {
+        return Err("The CPU's kernel and decoder rates could not be measured.".into());
+    };
+    Ok(ResidencyRule::ByCost(CostRates { disk, compute, decode_bytes_per_second }))
 }
 
 /// What every preview of one model shares.
@@ -124,10 +160,14 @@ pub struct PreviewContext<'a> {
     pub rates: Option<ComputeRates>,
     /// Positions each conversation's KV cache is reserved for, in the previewed plans.
     pub context_length: usize,
+    /// The placement the previews plan by, and its rule.
+    pub placement: (Placement, PreviewRule),
+    /// Why a placement by cost cannot be planned here (`None`: it can).
+    pub cost_note: Option<String>,
 }
 
-/// `choice`'s plan and forecast.
-pub fn preview(ctx: &PreviewContext<'_>, choice: MemoryChoice) -> PlanPreview {
+/// `choice`'s plan and forecast, its layers placed by `rule`.
+pub fn preview(ctx: &PreviewContext<'_>, choice: MemoryChoice, rule: &PreviewRule) -> PlanPreview {
     let m = ctx.model;
     let empty = PlanPreview {
         choice,
@@ -150,9 +190,13 @@ pub fn preview(ctx: &PreviewContext<'_>, choice: MemoryChoice) -> PlanPreview {
         context_length: ctx.context_length as u64,
         io_threads: m.io_threads as u64,
     };
+    let rule = match rule {
+        Ok(rule) => *rule,
+        Err(why) => return PlanPreview { problem: Some(why.clone()), ..empty },
+    };
     // `auto` sizes itself from what is available once this model's plan is given back.
     let freed = freed_machine(ctx);
-    let plan = match plan_memory(&m.footprint, &req, freed, false) {
+    let plan = match plan_memory_by(&m.footprint, &req, freed, false, (rule, None)) {
         Ok(p) => p,
         Err(e) => return PlanPreview { problem: Some(e.to_string()), ..empty },
     };
@@ -215,14 +259,18 @@ fn freed_machine(ctx: &PreviewContext<'_>) -> MachineMemory {
 }
 
 /// The Settings page's view of `current` on the loaded model.
-pub fn memory_view(ctx: &PreviewContext<'_>, current: MemoryChoice) -> MemoryView {
+pub fn memory_view(ctx: &PreviewContext<'_>, current: &MemorySetting) -> MemoryView {
     let fp = &ctx.model.footprint;
     let largest = fp.layer_trunk_bytes.iter().copied().max().unwrap_or(0);
     let slot = expert_slot_bytes(fp.expert_bytes);
+    let (preview_placement, rule) = &ctx.placement;
     MemoryView {
-        current,
-        current_plan: ctx.model.plan.as_ref().map(|_| preview(ctx, current)),
-        presets: PresetName::ALL.into_iter().map(|name| preview(ctx, MemoryChoice::Preset { name })).collect(),
+        current: current.choice,
+        placement: current.placement(),
+        preview_placement: *preview_placement,
+        cost_placement_note: ctx.cost_note.clone(),
+        current_plan: ctx.model.plan.as_ref().map(|_| preview(ctx, current.choice, &Ok(current.residency))),
+        presets: PresetName::ALL.into_iter().map(|name| preview(ctx, MemoryChoice::Preset { name }, rule)).collect(),
         streamed_trunk: ctx.model.streams_trunk(),
         min_trunk_bytes: if ctx.model.streams_trunk() { ring_slot_bytes_for(largest) } else { fp.trunk_total_bytes() },
         min_cache_bytes: fp.top_k.saturating_add(1).min(fp.n_experts_total).saturating_mul(slot),

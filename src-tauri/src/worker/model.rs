@@ -1,7 +1,8 @@
 //! Which model folder the app opens, and how the runtime's model summary reaches the UI.
 //!
 //! Owns: [`ModelTarget`] → the runtime's `ModelRequest` (the memory preset, `auto` unless
-//! `K3_PRESET` says otherwise: weights stream through a plan sized by `k3_plan`; the
+//! `K3_PRESET` says otherwise: weights stream through a plan sized by `k3_plan`, placed
+//! by the prefix or by measured cost; the
 //! context length the app reserves, the thread counts of Settings › Performance) and `ModelSummary` → the `ModelInfo` DTO with its one-line memory text.
 //! Must not: open folders itself: opening (folder, vocabulary and template checks) is
 //! the runtime's, shared with the CLI and the server.
@@ -9,7 +10,7 @@
 use std::path::PathBuf;
 
 use k3_engine::io::ReadPattern;
-use k3_engine::{EngineOptions, MemoryOptions, DEFAULT_CONTEXT_LENGTH};
+use k3_engine::{EngineOptions, MemoryOptions, ResidencyRule, DEFAULT_CONTEXT_LENGTH};
 use k3_plan::{format_bytes, BudgetChoice, Preset};
 use k3_runtime::{ModelRequest, ModelSummary};
 
@@ -18,7 +19,7 @@ use crate::performance::Threads;
 
 /// Which folder to open, whether it is the bundled demo, and how long a conversation
 /// may grow.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModelTarget {
     pub path: PathBuf,
     pub is_demo: bool,
@@ -26,6 +27,8 @@ pub struct ModelTarget {
     pub context_length: usize,
     /// The memory budget the model opens with (a preset's or a custom one).
     pub budget: BudgetChoice,
+    /// How the plan places the trunk's layers under it (Settings › Memory › Placement).
+    pub residency: ResidencyRule,
     /// The packed trunk to stream unpinned layers from (the wizard packs one).
     pub trunk: Option<PathBuf>,
     /// How streamed reads are issued: the drive's best from the speed test, when measured.
@@ -40,6 +43,7 @@ impl ModelTarget {
             is_demo,
             context_length: DEFAULT_CONTEXT_LENGTH,
             budget: BudgetChoice::Auto,
+            residency: ResidencyRule::Prefix,
             trunk: None,
             read_pattern: ReadPattern::DEFAULT,
         }
@@ -49,6 +53,7 @@ impl ModelTarget {
     pub fn request(&self, threads: Threads) -> ModelRequest {
         let memory = MemoryOptions {
             budget: Some(self.budget),
+            residency: self.residency,
             io_threads: threads.io_threads(),
             context_length: self.context_length,
             trunk_dir: self.trunk.clone(),
@@ -59,6 +64,16 @@ impl ModelTarget {
             options: EngineOptions { model_dir: self.path.clone(), threads: threads.compute_threads(), memory },
             is_demo: self.is_demo,
         }
+    }
+}
+
+/// How the layers in RAM were chosen, when not by the prefix, in words.
+fn placed(rule: ResidencyRule, plan: &k3_plan::MemoryPlan) -> String {
+    let held_coded = plan.residency.iter().filter(|r| **r == k3_plan::LayerResidency::PinnedCoded).count();
+    match (rule, held_coded) {
+        (ResidencyRule::Prefix, _) => String::new(),
+        (ResidencyRule::ByCost(_), 0) => " (placed by measured cost)".into(),
+        (ResidencyRule::ByCost(_), n) => format!(" and {n} held coded (placed by measured cost)"),
     }
 }
 
@@ -77,10 +92,11 @@ fn budget_name(budget: Option<BudgetChoice>) -> &'static str {
 pub fn model_info(s: &ModelSummary) -> ModelInfo {
     let memory = match &s.plan {
         Some(p) => format!(
-            "{} budget: {}/{} layers in RAM, {} expert slots, plan {}, context {} tokens",
+            "{} budget: {}/{} layers in RAM{}, {} expert slots, plan {}, context {} tokens",
             budget_name(s.budget),
             p.pinned_layers,
             s.layers,
+            placed(s.residency, p),
             p.cache_slots,
             format_bytes(p.total_bytes),
             s.context_length

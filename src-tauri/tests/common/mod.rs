@@ -29,7 +29,12 @@ pub fn options(data: &Path) -> k3_desktop::options::AppOptions {
 /// A mock-runtime app with the real commands, the real capability file (the app's own
 /// context), a real history file and the demo model.
 pub fn app(data: &Path) -> MockApp {
-    let state = k3_desktop::state::AppState::start(&options(data), data, None).unwrap();
+    app_with(&options(data), data)
+}
+
+/// [`app`] started with `options`.
+pub fn app_with(options: &k3_desktop::options::AppOptions, data: &Path) -> MockApp {
+    let state = k3_desktop::state::AppState::start(options, data, None).unwrap();
     let app = k3_desktop::with_commands(mock_builder()).build(tauri::generate_context!(test = true)).unwrap();
     app.manage(state);
     let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();

@@ -32,6 +32,7 @@ import type {
   MemoryApplied,
   MemoryChoice,
   MemoryView,
+  Placement,
   PlanPreview,
   ReplanProgressEvent,
   SetupAdvance,
@@ -250,15 +251,20 @@ export const diskUsage = () => call<DriveUsage[]>("disk_usage");
 
 // ---- memory (Settings › Memory) ----
 export const memorySettings = () => call<MemoryView>("memory_settings");
-/** `choice`'s plan at `contextLength` positions (null: the one in force). */
-export const planPreview = (choice: MemoryChoice, contextLength: number | null = null) =>
-  call<PlanPreview>("plan_preview", { choice, contextLength });
-/** Every preset's plan at `contextLength` positions. */
-export const memoryWhatIf = (contextLength: number) => call<MemoryView>("memory_what_if", { contextLength });
-/** Applies `choice` (and `contextLength` when given) after the reply in progress, without a
- * restart; progress while layers are pinned. */
-export const applyMemory = (choice: MemoryChoice, onEvent: (e: ReplanProgressEvent) => void, contextLength: number | null = null) =>
-  stream<MemoryApplied, ReplanProgressEvent>("apply_memory", { choice, contextLength }, onEvent);
+/** `choice`'s plan at `contextLength` positions, its layers placed by `placement` (null: those in force). */
+export const planPreview = (choice: MemoryChoice, contextLength: number | null = null, placement: Placement | null = null) =>
+  call<PlanPreview>("plan_preview", { choice, contextLength, placement });
+/** Every preset's plan at `contextLength` positions, placed by `placement` (null: the one in force). */
+export const memoryWhatIf = (contextLength: number, placement: Placement | null = null) =>
+  call<MemoryView>("memory_what_if", { contextLength, placement });
+/** Applies `choice` (and `contextLength` and `placement` when given) after the reply in progress,
+ * without a restart; progress while layers are pinned. */
+export const applyMemory = (
+  choice: MemoryChoice,
+  onEvent: (e: ReplanProgressEvent) => void,
+  contextLength: number | null = null,
+  placement: Placement | null = null,
+) => stream<MemoryApplied, ReplanProgressEvent>("apply_memory", { choice, contextLength, placement }, onEvent);
 
 // ---- diagnostics (Settings › Diagnostics; no prompts, no secrets) ----
 export const diagnostics = () => call<string>("diagnostics");

@@ -1,15 +1,17 @@
-// Settings › Memory: choose a preset or custom trunk + cache budgets, see the plan and the
-// s/token forecast before applying, and apply without a restart (after the reply in progress).
+// Settings › Memory: choose a preset or custom trunk + cache budgets and how the trunk's layers
+// are placed under them (the longest prefix, or by measured cost), see the plan and the s/token
+// forecast before applying, and apply without a restart (after the reply in progress).
 // Owns: the choice being edited, parsing "3 GB"/"300 KB" sizes (decimal units, as the engine
 // prints them), the preview of a custom choice, and the apply's progress and result.
 // Must not: plan: every number comes from k3_plan on the loaded model's footprint — in the page
 // (the wasm planner, from the footprint the view carries: instant as a budget is dragged or a
 // context length typed), else from the backend (plan_preview, memory_what_if) when the module
-// could not load. Applying always goes through the backend, which plans again.
+// could not load or the layers are placed by cost (planned at rates only the backend measures).
+// Applying always goes through the backend, which plans again.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { planInPage } from "../plan/pagePlans";
 import { type Planner, planner as loadPagePlanner } from "../plan/wasmPlanner";
-import type { MemoryChoice, MemoryView, ModelInfo, PlanPreview, PresetName } from "../generated/ipc";
+import type { MemoryChoice, MemoryView, ModelInfo, Placement, PlanPreview, PresetName } from "../generated/ipc";
 import * as engine from "../api/engine";
 import { formatGB } from "../state/format";
 
@@ -74,10 +76,12 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
   const [applying, setApplying] = useState<string | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const [contextText, setContextText] = useState("");
+  const [placement, setPlacement] = useState<Placement>("prefix");
 
   const learn = (v: MemoryView) => {
     setView(v);
     setChoice(v.current);
+    setPlacement(v.placement);
     setContextText(String(v.contextLength));
     if (v.current.kind === "custom") {
       setTrunkText(formatGB(v.current.trunkBytes));
@@ -93,41 +97,46 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
   const cache = parseSize(cacheText);
   const context = /^\s*\d+\s*$/.test(contextText) ? Number(contextText) : null;
   const contextOk = context !== null && !!view && context >= 1 && context <= view.maxContextLength;
+  // The page plans the prefix placement; a placement by cost is planned by the backend.
+  const pagePlans = !!pagePlanner && placement === "prefix";
   useEffect(() => {
-    if (pagePlanner || choice?.kind !== "custom" || trunk === null || cache === null || !contextOk) return setCustom(null);
+    if (pagePlans || choice?.kind !== "custom" || trunk === null || cache === null || !contextOk) return setCustom(null);
     let live = true;
     const c: MemoryChoice = { kind: "custom", trunkBytes: trunk, cacheBytes: cache };
-    engine.planPreview(c, context).then((p) => live && setCustom(p), (e) => live && setError(e.message));
+    engine.planPreview(c, context, placement).then((p) => live && setCustom(p), (e) => live && setError(e.message));
     return () => void (live = false);
-  }, [pagePlanner, choice?.kind, trunk, cache, context, contextOk]);
-  // Another context length changes every preset's plan (its KV reservation).
+  }, [pagePlans, choice?.kind, trunk, cache, context, contextOk, placement]);
+  // Another context length or placement changes every preset's plan.
   const [whatIf, setWhatIf] = useState<MemoryView | null>(null);
   useEffect(() => {
-    if (pagePlanner || !view || !contextOk || context === view.contextLength) return setWhatIf(null);
+    if (pagePlans || !view || !contextOk || (context === view.contextLength && placement === view.placement)) return setWhatIf(null);
     let live = true;
-    engine.memoryWhatIf(context!).then((v) => live && setWhatIf(v), (e) => live && setError(e.message));
+    engine.memoryWhatIf(context!, placement).then((v) => live && setWhatIf(v), (e) => live && setError(e.message));
     return () => void (live = false);
-  }, [pagePlanner, view, context, contextOk]);
+  }, [pagePlans, view, context, contextOk, placement]);
   // In the page: every preset and the custom choice, re-planned on every keystroke or drag.
   const inPage = useMemo(() => {
-    if (!pagePlanner || !view || !contextOk) return null;
+    if (!pagePlans || !pagePlanner || !view || !contextOk) return null;
     const plan = (c: MemoryChoice) => planInPage(pagePlanner, view.planner, c, context!, view.presets[0]?.layers ?? 0);
     return {
       presets: view.presets.map((p) => plan(p.choice)),
       custom: trunk !== null && cache !== null ? plan({ kind: "custom", trunkBytes: trunk, cacheBytes: cache }) : null,
     };
-  }, [pagePlanner, view, context, contextOk, trunk, cache]);
+  }, [pagePlans, pagePlanner, view, context, contextOk, trunk, cache]);
 
   if (error && !view) return <section class="settings-section"><h2>Memory</h2><p role="alert">{error}</p></section>;
   if (!view || !choice) return <section class="settings-section"><h2>Memory</h2><p>Measuring this machine…</p></section>;
 
   const selected: MemoryChoice | null =
     choice.kind === "custom" ? (trunk !== null && cache !== null ? { kind: "custom", trunkBytes: trunk, cacheBytes: cache } : null) : choice;
-  const presets = inPage?.presets ?? (whatIf ?? view).presets;
+  const shown = whatIf ?? view;
+  // Until the backend's plans for another placement arrive, the presets shown are the old ones.
+  const planning = !inPage && shown.previewPlacement !== placement;
+  const presets = inPage?.presets ?? shown.presets;
   const customPreview = inPage ? inPage.custom : custom;
-  const preview = choice.kind === "custom" ? customPreview : (presets.find((p) => same(p.choice, choice)) ?? null);
+  const preview = planning ? null : choice.kind === "custom" ? customPreview : (presets.find((p) => same(p.choice, choice)) ?? null);
   const contextChanged = contextOk && context !== view.contextLength;
-  const changed = !!selected && (!same(selected, view.current) || contextChanged);
+  const changed = !!selected && (!same(selected, view.current) || contextChanged || placement !== view.placement);
   const canApply = !!selected && contextOk && !!preview && !preview.problem && preview.headroomBytes >= 0 && !applying && changed;
 
   const apply = async () => {
@@ -142,6 +151,7 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
           if (e.layersTotal > 0) setApplying(`Pinning trunk layers: ${e.layersDone}/${e.layersTotal}`);
         },
         contextChanged ? context : null,
+        placement,
       );
       learn(r.view);
       onApplied?.(r.model);
@@ -159,13 +169,38 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
       <p class="muted">
         The budget changes only the speed: replies are byte-identical at every preset. A new choice applies after the reply in progress, without a
         restart. In force: <strong data-testid="memory-current">{label(view.current)}</strong>
+        {view.placement === "cost" && " placed by measured cost"}
         {view.currentPlan && <> — <PlanLine p={view.currentPlan} /></>}
       </p>
       {!view.streamedTrunk && (
         <p class="muted">This model has no packed trunk, so its trunk stays whole in RAM; presets change the expert cache only.</p>
       )}
+      <fieldset class="placement-choices" data-testid="memory-placement">
+        <legend>Layer placement</legend>
+        <label>
+          <input type="radio" name="memory-placement" value="prefix" checked={placement === "prefix"} onChange={() => setPlacement("prefix")} />
+          <strong>Longest prefix</strong> <span class="muted">the first layers that fit stay in RAM, the rest stream</span>
+        </label>
+        <label class={view.costPlacementNote ? "refused" : ""}>
+          <input
+            type="radio"
+            name="memory-placement"
+            value="cost"
+            checked={placement === "cost"}
+            disabled={!!view.costPlacementNote && view.placement !== "cost"}
+            onChange={() => setPlacement("cost")}
+          />
+          <strong>By measured cost</strong>{" "}
+          <span class="muted">
+            each layer in RAM, held compressed or streamed, and the trunk/cache split, for the fewest seconds per token at this machine's measured
+            drive and CPU rates
+          </span>
+        </label>
+        {view.costPlacementNote && <p class="muted" data-testid="cost-placement-note">{view.costPlacementNote}</p>}
+      </fieldset>
       <fieldset class="preset-choices">
         <legend>Preset</legend>
+        {planning && <p role="status">Planning by measured cost…</p>}
         {presets.map((p) => {
           const name = (p.choice as { name: PresetName }).name;
           return (

@@ -1,11 +1,10 @@
 // Settings › Performance and the Diagnostics log viewer against a scripted backend: the form's
 // checks, Apply sending the counts and showing what the reopened model runs with, and the log's
 // level filter.
-import { render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, describe, expect, it } from "vitest";
 import { setTransport, type Transport } from "../api/engine";
-import { typeInto } from "../test/dom";
+import { mount, settle, typeInto, unmount } from "../test/dom";
 import type { LogTail, PerformanceView, Threads } from "../generated/ipc";
 import { AppSettings } from "./AppSettings";
 import { parseThreads } from "./PerformanceSettings";
@@ -68,7 +67,7 @@ class Scripted implements Transport {
 }
 
 let root: HTMLElement | null = null;
-const flush = () => act(() => new Promise<void>((r) => setTimeout(r, 20)));
+const flush = settle;
 const $ = <T extends Element = HTMLElement>(sel: string) => root!.querySelector<T>(sel);
 const text = (sel: string) => $(sel)?.textContent ?? "";
 const input = (sel: string, value: string) => typeInto(root!, sel, value);
@@ -76,18 +75,12 @@ const input = (sel: string, value: string) => typeInto(root!, sel, value);
 async function open(initial: "performance" | "diagnostics"): Promise<Scripted> {
   const backend = new Scripted();
   setTransport(backend);
-  const el = (root = document.createElement("div"));
-  document.body.append(el);
-  await act(() => render(<AppSettings initial={initial} onClose={() => undefined} />, el));
-  await flush();
+  root = await mount(<AppSettings initial={initial} onClose={() => undefined} />);
   return backend;
 }
 
 afterEach(() => {
-  if (!root) return;
-  const mounted = root;
-  act(() => render(null, mounted));
-  root.remove();
+  unmount(root);
   root = null;
 });
 

@@ -518,6 +518,11 @@ export type MemoryChoice = { "kind": "preset", name: PresetName, } | { "kind": "
 export type PresetName = "auto" | "laptop" | "desktop" | "workstation" | "server" | "max";
 
 /**
+ * How a plan places the trunk's layers under the budget.
+ */
+export type Placement = "prefix" | "cost";
+
+/**
  * One choice's plan on this machine.
  */
 export type PlanPreview = { choice: MemoryChoice, 
@@ -546,6 +551,18 @@ export type MemoryView = {
  * The choice in force.
  */
 current: MemoryChoice, 
+/**
+ * How the plan in force places the trunk's layers.
+ */
+placement: Placement, 
+/**
+ * How the presets' previews place them (the one asked about).
+ */
+previewPlacement: Placement, 
+/**
+ * Why layers cannot be placed by measured cost here (then only the prefix is offered).
+ */
+costPlacementNote: string | null, 
 /**
  * `None` when the model keeps every weight resident (the plan cannot change).
  */
