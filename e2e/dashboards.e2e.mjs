@@ -232,7 +232,10 @@ try {
 
     await openSettings(d, 'Memory');
     await d.click(await d.until('the cost placement offered', enabled('[name=memory-placement][value=cost]'), 30000));
+    await d.until('the presets planned by cost', async () => (await d.findAll('.preset-choices [role=status]')).length === 0, 30000);
     await d.click(await d.find('[name=memory-preset][value=custom]'));
+    const custom = await d.exec(`return document.querySelector('[name=memory-preset][value=custom]').checked;`);
+    check(custom, 'the custom budget is not selected');
     await retype(d, 'input[aria-label="Trunk budget"]', '300 KB');
     await retype(d, 'input[aria-label="Cache budget"]', '40 KB');
     const preview = await d.until('the custom budget planned by cost in the app', async () => {

@@ -390,6 +390,7 @@ fn placement_by_measured_cost_is_previewed_applied_saved_and_restored_through_ip
     let view = invoke(&webview, "memory_settings", json!({})).unwrap();
     assert_eq!((view["placement"].as_str(), view["streamedTrunk"].as_bool()), (Some("prefix"), Some(true)));
     assert!(view["costPlacementNote"].as_str().unwrap().contains("speed test"), "{view}");
+    assert!(view["forecastNote"].as_str().unwrap().contains("Performance › Drive speed"), "where the test is: {view}");
     let refused =
         invoke(&webview, "apply_memory", json!({"choice": custom, "placement": "cost", "onEvent": "__CHANNEL__:1"}))
             .unwrap_err();
@@ -450,4 +451,16 @@ fn placement_by_measured_cost_is_previewed_applied_saved_and_restored_through_ip
     assert!(!applied["model"]["memory"].as_str().unwrap().contains("placed by"), "{applied}");
     let file: Value = serde_json::from_str(&std::fs::read_to_string(data.join("memory.json")).unwrap()).unwrap();
     assert_eq!((file["placement"].as_str(), &file["costRates"]), (Some("prefix"), &Value::Null));
+}
+
+#[test]
+fn the_demo_models_memory_page_offers_no_placement_and_no_drive_to_measure() {
+    let data = tempfile::tempdir().unwrap();
+    let (_app, webview) = common::app(data.path());
+    invoke(&webview, "current_model", json!({})).unwrap();
+    let view = invoke(&webview, "memory_settings", json!({})).unwrap();
+    assert_eq!(view["streamedTrunk"], json!(false), "{view}");
+    assert!(view["costPlacementNote"].as_str().unwrap().contains("no packed trunk"), "{view}");
+    // The demo is read into RAM: the speed test is not offered for it, so it is not asked for.
+    assert!(view["forecastNote"].as_str().unwrap().contains("demo model is read into RAM"), "{view}");
 }

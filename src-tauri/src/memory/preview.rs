@@ -142,7 +142,7 @@ pub fn cost_rule(model: &ModelSummary, disk: Option<DiskRates>, cpu: &ComputeRat
         return Err("This model has no packed trunk, so every layer stays in RAM: there is nothing to place.".into());
     }
     let Some(disk) = disk else {
-        return Err("Placing layers by measured cost weighs the drive: run the drive speed test first.".into());
+        return Err("Placing layers by measured cost weighs the drive: run the drive speed test first (Performance › Drive speed).".into());
     };
     let (Some(compute), Some(decode_bytes_per_second)) = (cpu.get(), cpu.decoder()) else {
         return Err("The CPU's kernel and decoder rates could not be measured.".into());
@@ -281,7 +281,12 @@ pub fn memory_view(ctx: &PreviewContext<'_>, current: &MemorySetting) -> MemoryV
         kv_bytes_per_position: fp.kv_bytes_per_position,
         planner: planner_inputs(ctx),
         forecast_note: match (ctx.disk, ctx.rates) {
-            (None, _) => Some("Run the drive speed test for a seconds-per-token forecast.".into()),
+            (None, _) if ctx.model.is_demo => {
+                Some("The bundled demo model is read into RAM: there is no drive to measure for a forecast.".into())
+            }
+            (None, _) => {
+                Some("Run the drive speed test (Performance › Drive speed) for a seconds-per-token forecast.".into())
+            }
             (_, None) => Some("The CPU's kernel rates could not be measured.".into()),
             _ => None,
         },

@@ -109,6 +109,18 @@ describe("layer placement", () => {
     expect($("[data-testid=cost-placement-note]")!.textContent).toContain("run the drive speed test first");
   });
 
+  it("shows no placement for a model without a packed trunk, and a saved placement by cost is dropped on the next apply", async () => {
+    const noTrunk = { ...viewOf("cost", "cost", "This model has no packed trunk, so every layer stays in RAM: there is nothing to place."), streamedTrunk: false };
+    const backend = await open(noTrunk);
+    expect($("[data-testid=memory-placement]")).toBeNull();
+    expect(backend.calls.at(-1)).toEqual(["memory_what_if", { contextLength: 512, placement: "prefix" }]);
+    await act(() => backend.pendingWhatIf!());
+    await settle();
+    await act(() => applyButton().click());
+    await settle();
+    expect(backend.calls.find((c) => c[0] === "apply_memory")![1]).toEqual({ choice: laptop, contextLength: null, placement: "prefix" });
+  });
+
   it("plans the presets by cost in the backend, shows them only once planned, and applies the placement", async () => {
     const backend = await open(viewOf("prefix", "prefix", null));
     expect(radio("cost").disabled).toBe(false);
@@ -117,7 +129,7 @@ describe("layer placement", () => {
     await settle();
     expect(backend.calls.at(-1)).toEqual(["memory_what_if", { contextLength: 512, placement: "cost" }]);
     // The prefix's plans are not passed off as the cost rule's while it plans.
-    expect($("fieldset.preset-choices [role=status]")!.textContent).toBe("Planning by measured cost…");
+    expect($("fieldset.preset-choices [role=status]")!.textContent).toBe(" · planning by measured cost…");
     expect(applyButton().disabled).toBe(true);
     await act(() => backend.pendingWhatIf!());
     await settle();

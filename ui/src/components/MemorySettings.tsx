@@ -81,7 +81,8 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
   const learn = (v: MemoryView) => {
     setView(v);
     setChoice(v.current);
-    setPlacement(v.placement);
+    // A saved placement by cost means nothing to a model without a packed trunk: prefix it is.
+    setPlacement(v.streamedTrunk ? v.placement : "prefix");
     setContextText(String(v.contextLength));
     if (v.current.kind === "custom") {
       setTrunkText(formatGB(v.current.trunkBytes));
@@ -175,32 +176,37 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
       {!view.streamedTrunk && (
         <p class="muted">This model has no packed trunk, so its trunk stays whole in RAM; presets change the expert cache only.</p>
       )}
-      <fieldset class="placement-choices" data-testid="memory-placement">
-        <legend>Layer placement</legend>
-        <label>
-          <input type="radio" name="memory-placement" value="prefix" checked={placement === "prefix"} onChange={() => setPlacement("prefix")} />
-          <strong>Longest prefix</strong> <span class="muted">the first layers that fit stay in RAM, the rest stream</span>
-        </label>
-        <label class={view.costPlacementNote ? "refused" : ""}>
-          <input
-            type="radio"
-            name="memory-placement"
-            value="cost"
-            checked={placement === "cost"}
-            disabled={!!view.costPlacementNote && view.placement !== "cost"}
-            onChange={() => setPlacement("cost")}
-          />
-          <strong>By measured cost</strong>{" "}
-          <span class="muted">
-            each layer in RAM, held compressed or streamed, and the trunk/cache split, for the fewest seconds per token at this machine's measured
-            drive and CPU rates
-          </span>
-        </label>
-        {view.costPlacementNote && <p class="muted" data-testid="cost-placement-note">{view.costPlacementNote}</p>}
-      </fieldset>
+      {/* Without a packed trunk every layer stays in RAM (said just above): nothing to place. */}
+      {view.streamedTrunk && (
+        <fieldset class="placement-choices" data-testid="memory-placement">
+          <legend>Layer placement</legend>
+          <label>
+            <input type="radio" name="memory-placement" value="prefix" checked={placement === "prefix"} onChange={() => setPlacement("prefix")} />
+            <strong>Longest prefix</strong> <span class="muted">the first layers that fit stay in RAM, the rest stream</span>
+          </label>
+          <label class={view.costPlacementNote ? "refused" : ""}>
+            <input
+              type="radio"
+              name="memory-placement"
+              value="cost"
+              checked={placement === "cost"}
+              disabled={!!view.costPlacementNote && view.placement !== "cost"}
+              onChange={() => setPlacement("cost")}
+            />
+            <strong>By measured cost</strong>{" "}
+            <span class="muted">
+              each layer in RAM, held compressed or streamed, and the trunk/cache split, for the fewest seconds per token at this machine's measured
+              drive and CPU rates
+            </span>
+          </label>
+          {view.costPlacementNote && <p class="muted" data-testid="cost-placement-note">{view.costPlacementNote}</p>}
+        </fieldset>
+      )}
       <fieldset class="preset-choices">
-        <legend>Preset</legend>
-        {planning && <p role="status">Planning by measured cost…</p>}
+        {/* In the legend's line, so nothing below moves while the plans arrive. */}
+        <legend>
+          Preset{planning && <span role="status" class="muted"> · planning by measured cost…</span>}
+        </legend>
         {presets.map((p) => {
           const name = (p.choice as { name: PresetName }).name;
           return (
