@@ -124,6 +124,22 @@ pub enum Placement {
     Cost,
 }
 
+impl SavedCostRates {
+    /// The first rate that is not a positive number, by its name in `memory.json` (a
+    /// hand-edited file): the planner would refuse it, and the model would not open.
+    pub fn invalid_rate(&self) -> Option<(&'static str, f64)> {
+        [
+            ("diskTrunkBytesPerSecond", self.disk_trunk_bytes_per_second),
+            ("diskExpertBytesPerSecond", self.disk_expert_bytes_per_second),
+            ("bf16BytesPerSecond", self.bf16_bytes_per_second),
+            ("expertBytesPerSecond", self.expert_bytes_per_second),
+            ("decodeBytesPerSecond", self.decode_bytes_per_second),
+        ]
+        .into_iter()
+        .find(|(_, v)| !(v.is_finite() && *v > 0.0))
+    }
+}
+
 /// The rates a placement by cost was planned with, bytes per second: the speed test's drive
 /// rate and the CPU's measured kernel and trunk-decoder rates. Saved with the choice so a
 /// restart places the layers the same way without measuring again.
@@ -218,10 +234,20 @@ impl MemoryFile {
         }
     }
 
-    /// The residency rule saved: by cost only with the rates it was chosen with.
+    /// The residency rule saved: by cost only with the rates it was chosen with, each a
+    /// positive number (otherwise the prefix, with a warning naming the field, so a damaged
+    /// file cannot keep the model from opening).
     pub fn residency_rule(&self) -> ResidencyRule {
         match (self.placement, self.cost_rates) {
-            (Placement::Cost, Some(rates)) => ResidencyRule::ByCost(rates.into()),
+            (Placement::Cost, Some(rates)) => match rates.invalid_rate() {
+                None => ResidencyRule::ByCost(rates.into()),
+                Some((field, value)) => {
+                    log::warn!(
+                        "{MEMORY_FILE}: costRates.{field} is {value}, not a positive rate; placing by the prefix"
+                    );
+                    ResidencyRule::Prefix
+                }
+            },
             (Placement::Cost, None) | (Placement::Prefix, _) => ResidencyRule::Prefix,
         }
     }
@@ -296,5 +322,19 @@ mod tests {
         assert_eq!((old.placement, old.residency_rule()), (Placement::Prefix, ResidencyRule::Prefix));
         let no_rates: MemoryFile = serde_json::from_str(r#"{"choice":null,"placement":"cost"}"#).unwrap();
         assert_eq!(no_rates.residency_rule(), ResidencyRule::Prefix);
+    }
+
+    #[test]
+    fn saved_rates_that_are_not_positive_are_named_and_plan_by_the_prefix() {
+        let good = SavedCostRates::from(rates());
+        assert_eq!(good.invalid_rate(), None);
+        let bad = SavedCostRates { decode_bytes_per_second: 0.0, ..good };
+        assert_eq!(bad.invalid_rate(), Some(("decodeBytesPerSecond", 0.0)));
+        let negative = SavedCostRates { disk_trunk_bytes_per_second: -1.0, ..good };
+        assert_eq!(negative.invalid_rate(), Some(("diskTrunkBytesPerSecond", -1.0)));
+        let file = MemoryFile { placement: Placement::Cost, cost_rates: Some(bad), ..MemoryFile::default() };
+        assert_eq!(file.residency_rule(), ResidencyRule::Prefix);
+        let file = MemoryFile { cost_rates: Some(good), ..file };
+        assert_eq!(file.residency_rule(), ResidencyRule::ByCost(rates()));
     }
 }
