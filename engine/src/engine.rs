@@ -175,8 +175,7 @@ impl Engine {
     /// would have been (the budget changes only the speed). On a refused plan nothing
     /// changes; `progress(done, total)` reports trunk layers being pinned.
     pub fn replan(&mut self, choice: Option<BudgetChoice>, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
-        let (context_length, rule) = (self.context_length(), self.residency_rule());
-        self.residency.replan(&mut self.model, choice, (context_length, rule), progress)
+        self.replan_with(choice, (self.context_length(), self.residency_rule()), progress)
     }
 
     /// [`Engine::replan`] that also reserves KV cache for `context_length` positions per

@@ -96,19 +96,16 @@ fn with_context<T>(state: &Sources, asked: Asked, f: impl FnOnce(&PreviewContext
     });
     let in_force = state.memory;
     let placement = asked.placement.unwrap_or(in_force.placement());
-    // Measuring for a placement by cost only when it is asked about (or to say why not).
-    let by_cost = || cost_rule(&model, disk, &state.rates);
+    // The rates this run would place by cost with, or why it cannot (the page says so).
+    let by_cost = cost_rule(&model, disk, &state.rates);
     let rule = match placement {
         Placement::Prefix => Ok(k3_plan::ResidencyRule::Prefix),
         Placement::Cost if in_force.placement() == Placement::Cost && asked.placement.is_none() => {
             Ok(in_force.residency)
         }
-        Placement::Cost => by_cost(),
+        Placement::Cost => by_cost.clone(),
     };
-    let cost_note = match (&rule, placement) {
-        (Err(why), Placement::Cost) => Some(why.clone()),
-        _ => by_cost().err(),
-    };
+    let cost_note = by_cost.err();
     let ctx = PreviewContext {
         model: &model,
         machine: now.machine,

@@ -29,25 +29,11 @@ pub async fn open_model(state: State<'_, AppState>, path: Option<String>) -> Res
     let target = match path {
         Some(p) => {
             let path = PathBuf::from(p);
-            let memory = state.memory();
-            ModelTarget {
-                context_length: memory.context_length,
-                budget: memory.choice.budget(),
-                residency: memory.residency,
-                trunk: crate::options::packed_trunk_of(&path),
-                ..ModelTarget::folder(path, false)
-            }
+            ModelTarget { trunk: crate::options::packed_trunk_of(&path), ..ModelTarget::folder(path, false) }
         }
-        None => {
-            let memory = state.memory();
-            ModelTarget {
-                budget: memory.choice.budget(),
-                context_length: memory.context_length,
-                residency: memory.residency,
-                ..state.demo.clone()
-            }
-        }
+        None => state.demo.clone(),
     };
+    let target = state.memory().applied_to(target);
     let worker = state.worker.clone();
     tauri::async_runtime::spawn_blocking(move || worker.open_model(target)).await.map_err(join_error)?
 }

@@ -71,7 +71,6 @@ pub async fn apply_performance(state: State<'_, AppState>, threads: Threads) -> 
     threads.save(&state.data_dir)?;
     let used = threads.or(state.env_threads);
     let memory = state.memory();
-    let (budget, context_length, residency) = (memory.choice.budget(), memory.context_length, memory.residency);
     let measured = state.setup.settings().speed.map_or(ReadPattern::DEFAULT, |s| s.engine_pattern());
     log::info!(
         "performance: compute threads {}, I/O threads {}; reopening the model",
@@ -82,7 +81,7 @@ pub async fn apply_performance(state: State<'_, AppState>, threads: Threads) -> 
     let reopen = move || {
         worker.reopen(used, |t| {
             let read_pattern = if t.is_demo { t.read_pattern } else { measured };
-            ModelTarget { budget, context_length, residency, read_pattern, ..t }
+            ModelTarget { read_pattern, ..memory.applied_to(t) }
         })
     };
     tauri::async_runtime::spawn_blocking(reopen).await.map_err(join_error)?

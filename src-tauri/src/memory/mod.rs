@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::ipc::error::IpcError;
+use crate::worker::ModelTarget;
 
 /// The settings file's name in the app's data folder.
 pub const MEMORY_FILE: &str = "memory.json";
@@ -190,6 +191,16 @@ pub struct MemorySetting {
 }
 
 impl MemorySetting {
+    /// `target` opened under this setting: its budget, context length and placement.
+    pub fn applied_to(&self, target: ModelTarget) -> ModelTarget {
+        ModelTarget {
+            budget: self.choice.budget(),
+            context_length: self.context_length,
+            residency: self.residency,
+            ..target
+        }
+    }
+
     pub fn placement(&self) -> Placement {
         match self.residency {
             ResidencyRule::Prefix => Placement::Prefix,
