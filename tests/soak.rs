@@ -7,7 +7,8 @@
 //! measured baseline + [`PEAK_SLACK`]; page cache of the checkpoint's shards and
 //! `trunk.bin` (util-linux `fincore`) ≤ [`PAGE_CACHE_BOUND`] above what it was before the
 //! model opened; VmRSS at the start of every conversation after the warm-up ≤ that at the
-//! end of the warm-up + [`GROWTH_SLACK`] after `malloc_trim`, and every one from the third
+//! end of the warm-up + [`GROWTH_SLACK`] (+ [`WARM_UP_RISE`] when the warm-up ends inside
+//! the measured rise) after `malloc_trim`, and every one from the third
 //! on ≤ the second's + [`RAW_GROWTH_SLACK`] untrimmed; every reply ends by length with exactly
 //! the tokens asked for, or by the end-of-message id within them; the greedy first reply
 //! is identical in every conversation, and every fifth conversation (same seeds as the
@@ -37,6 +38,12 @@ const PAGE_CACHE_BOUND: u64 = 4 << 20;
 /// two) may start with above the last one of the warm-up. Measured: the start RSS rises
 /// ~1.5 MB over the first ~10 conversations, then stays flat within 0.3 MB (two 10-minute runs).
 const GROWTH_SLACK: u64 = 1_000_000;
+/// That rise (~1.5 MB over the first ~[`RISE_CONVERSATIONS`]), allowed on top of
+/// [`GROWTH_SLACK`] when the warm-up ends inside it: CI's short run (6 conversations, warm-up
+/// 2) started conversation 4 at 1.3 MB above conversation 2, and conversation 5 back below it.
+const WARM_UP_RISE: u64 = 1_500_000;
+/// Conversations the start RSS was measured rising over.
+const RISE_CONVERSATIONS: usize = 10;
 /// Untrimmed RSS any conversation may start with above the second one (that warm-up
 /// plateau, 1.5 MB measured, with margin).
 const RAW_GROWTH_SLACK: u64 = 4_000_000;
@@ -315,6 +322,7 @@ fn soak_child() {
     // The first fifth of the conversations (at least two) warm up: code paths, arenas.
     let warm = (conversation / 5).max(2);
     let start_max = starts[warm + 1..].iter().map(|s| s.1).max().unwrap();
+    let growth_slack = GROWTH_SLACK + if warm < RISE_CONVERSATIONS { WARM_UP_RISE } else { 0 };
     let raw_max = starts[2..].iter().map(|s| s.0).max().unwrap();
     let series: Vec<String> = starts.iter().map(|s| format!("{:.1}", mb(s.1))).collect();
     println!("soak: rss at each conversation's start after trim (MB): {}", series.join(" "));
@@ -363,10 +371,12 @@ fn soak_child() {
         mb(cache_before)
     );
     assert!(
-        start_max <= starts[warm].1 + GROWTH_SLACK,
-        "RSS grew between conversations: {:.1} MB at conversation {warm}, up to {:.1} MB later (after trimming)",
+        start_max <= starts[warm].1 + growth_slack,
+        "RSS grew between conversations: {:.1} MB at conversation {warm}, up to {:.1} MB later (after trimming; \
+         slack {:.1} MB)",
         mb(starts[warm].1),
-        mb(start_max)
+        mb(start_max),
+        mb(growth_slack)
     );
     assert!(
         raw_max <= starts[1].0 + RAW_GROWTH_SLACK,
