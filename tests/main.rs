@@ -14,6 +14,7 @@ mod hardening;
 mod io_faults;
 mod journal_faults;
 mod layers;
+mod mla_forms;
 mod mxfp4_released;
 mod ops;
 mod pack_faults;

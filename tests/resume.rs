@@ -121,6 +121,27 @@ fn a_truncated_corrupted_or_foreign_file_is_refused_and_nothing_half_written_is_
     assert!(matches!(e.resume_session(&missing), Err(Error::Io { .. })));
 }
 
+/// A file of an earlier build (format 1, the expanded MLA cache) is refused by name, even
+/// with an intact CRC-32.
+#[test]
+fn a_state_of_the_expanded_cache_format_is_refused_by_name() {
+    let path = state_file("resume-format1");
+    let e = saved("tiny-mxfp4", &path);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let header_len = u64::from_le_bytes(bytes[8..16].try_into().unwrap()) as usize;
+    let header = String::from_utf8(bytes[16..16 + header_len].to_vec()).unwrap();
+    let older = header.replacen(&format!("\"format\":{}", k3_engine::resume::FORMAT), "\"format\":1", 1);
+    assert_ne!(older, header, "the header names its format: {header}");
+    bytes[16..16 + header_len].copy_from_slice(older.as_bytes());
+    let body = bytes.len() - 4;
+    let crc = crc32fast::hash(&bytes[..body]);
+    bytes[body..].copy_from_slice(&crc.to_le_bytes());
+    let older_file = path.with_file_name("format1.k3state");
+    std::fs::write(&older_file, &bytes).unwrap();
+    let reason = refusal(&e, &older_file);
+    assert!(reason.contains("format 1 holds the expanded MLA cache"), "{reason}");
+}
+
 fn flip(bytes: &[u8], at: usize) -> Vec<u8> {
     let mut b = bytes.to_vec();
     b[at] ^= 0x40;

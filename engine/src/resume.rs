@@ -29,8 +29,9 @@ use crate::model::SequenceState;
 
 /// The file's first bytes.
 pub const MAGIC: &[u8; 8] = b"K3STATE\x01";
-/// The header's format version.
-pub const FORMAT: u32 = 1;
+/// The header's format version: 2 carries each MLA layer's latent cache (`[latent |
+/// k_rope]` per position); format 1 carried the expanded `k_nope | v` of every head.
+pub const FORMAT: u32 = 2;
 /// The largest header read (tokens of a long context fit many times over).
 const MAX_HEADER: u64 = 64 << 20;
 
@@ -140,9 +141,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 pub fn load(path: &Path, identity: &CheckpointIdentity, cfg: &ModelConfig, context_length: usize) -> Result<Restored> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let (header, carried) = parse(path, &bytes)?;
-    if header.format != FORMAT {
-        return Err(state_error(path, format!("format {} (this build reads {FORMAT})", header.format)));
-    }
+    check_format(path, header.format)?;
     if let Some(reason) = identity.mismatch(&header.checkpoint) {
         return Err(state_error(path, reason));
     }
@@ -175,10 +174,23 @@ pub fn load(path: &Path, identity: &CheckpointIdentity, cfg: &ModelConfig, conte
 pub fn read_note(path: &Path) -> Result<Value> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let (header, _) = parse(path, &bytes)?;
-    if header.format != FORMAT {
-        return Err(state_error(path, format!("format {} (this build reads {FORMAT})", header.format)));
-    }
+    check_format(path, header.format)?;
     Ok(header.note)
+}
+
+/// Refuses every format but [`FORMAT`], naming what the file holds.
+fn check_format(path: &Path, format: u32) -> Result<()> {
+    match format {
+        FORMAT => Ok(()),
+        1 => Err(state_error(
+            path,
+            format!(
+                "format 1 holds the expanded MLA cache of earlier builds; this build reads format {FORMAT} \
+                 (the latent cache), so the conversation is prefilled again"
+            ),
+        )),
+        other => Err(state_error(path, format!("format {other} (this build reads {FORMAT})"))),
+    }
 }
 
 /// The header and the carried bytes of a whole file, its magic and CRC checked.

@@ -537,3 +537,83 @@ fn every_body_runs_from_every_stack_alignment() {
     with_stack_pad::<64>(&run_all);
     assert_eq!(calls.get(), 4 * available().len());
 }
+
+#[test]
+fn latent_scores_equal_their_twin_on_every_isa_for_every_block_shape() {
+    let mut rng = Lcg(21);
+    for body in available() {
+        // Widths with and without a 16-lane tail (the tiny checkpoints' 40, K3's 576);
+        // row and query counts that leave every remainder of the 2 × 4 blocking.
+        for width in [1usize, 16, 40, 576] {
+            for (n_rows, n_q) in [(1usize, 1usize), (2, 4), (3, 5), (16, 8), (7, 3), (17, 9)] {
+                let mut rows = rng.vec(n_rows * width, 2.0);
+                let mut queries = rng.vec(n_q * width, 3.0);
+                // Cancelling pairs inside each row, met by unit query elements, so a
+                // wrong lane or tree shows in the f32 result.
+                let mut units = Vec::new();
+                for row in rows.chunks_exact_mut(width) {
+                    plant_cancelling_pairs(&mut rng, row, 1 + width / 64, |i| units.push(i));
+                }
+                for q in queries.chunks_exact_mut(width) {
+                    units.iter().for_each(|&i| q[i] = 1.0);
+                }
+                let stride = n_rows + 3;
+                let mut out = vec![f32::NAN; (n_q - 1) * stride + n_rows];
+                body.dot_f32_queries(&rows, width, &widen(&queries), &mut out, stride);
+                let want = reference::dot_f32_queries_ref(&rows, width, &queries);
+                for q in 0..n_q {
+                    for r in 0..n_rows {
+                        let (got, want) = (out[q * stride + r], want[q * n_rows + r]);
+                        assert_eq!(got.to_bits(), want.to_bits(), "{body} width={width} row {r} query {q}");
+                    }
+                }
+            }
+        }
+        eprintln!("dot_f32_queries: {body} equals the reference twin");
+    }
+}
+
+#[test]
+fn latent_mixing_equals_its_twin_on_every_isa() {
+    let mut rng = Lcg(22);
+    for body in available() {
+        for (width, row_stride) in [(1usize, 1usize), (8, 9), (32, 40), (100, 100), (512, 576)] {
+            for (n_rows, n_q) in [(1usize, 1usize), (5, 2), (16, 4), (33, 3)] {
+                let rows = rng.vec(n_rows * row_stride, 2.0);
+                let w_stride = n_rows + 2;
+                let weights = rng.vec((n_q - 1) * w_stride + n_rows, 1.0);
+                let start = rng.vec(n_q * width, 1.0);
+                let mut acc = start.clone();
+                body.accumulate_weighted_rows_f32(&weights, w_stride, &rows, row_stride, &mut acc, width);
+                let want =
+                    reference::accumulate_weighted_rows_f32_ref(&weights, w_stride, &rows, row_stride, &start, width);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&acc), bits(&want), "{body} width={width} rows={n_rows} heads={n_q}");
+            }
+        }
+        eprintln!("accumulate_weighted_rows_f32: {body} equals the reference twin");
+    }
+}
+
+#[test]
+fn transposed_rows_sum_in_row_order_like_their_twin() {
+    let mut rng = Lcg(23);
+    for (rows, cols) in [(1usize, 1usize), (3, 40), (24, 32), (128, 512)] {
+        let mut x = rng.vec(rows, 3.0);
+        let w = rng.vec(rows * cols, 2.0);
+        plant_cancelling_pairs(&mut rng, &mut x, 1 + rows / 16, |_| {});
+        let bits: Vec<u16> = w.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
+        let (mut acc_f32, mut acc_bf16) = (vec![0.0f64; cols], vec![0.0f64; cols]);
+        for (i, &xi) in x.iter().enumerate() {
+            kernels::dot::accumulate_scaled_row_f32(&w[i * cols..(i + 1) * cols], f64::from(xi), &mut acc_f32);
+            kernels::dot::accumulate_scaled_row_bf16(&bits[i * cols..(i + 1) * cols], f64::from(xi), &mut acc_bf16);
+        }
+        let wide: Vec<f64> = w.iter().map(|&v| f64::from(v)).collect();
+        let wide_bf16: Vec<f64> = bits.iter().map(|&b| f64::from(reference::bf16_to_f32_ref(b))).collect();
+        let round = |acc: Vec<f64>| acc.into_iter().map(|a| (a as f32).to_bits()).collect::<Vec<_>>();
+        let twin =
+            |w: &[f64]| reference::transposed_matvec_ref(w, cols, &x).iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(round(acc_f32), twin(&wide), "f32 {rows}x{cols}");
+        assert_eq!(round(acc_bf16), twin(&wide_bf16), "bf16 {rows}x{cols}");
+    }
+}

@@ -4,9 +4,9 @@
 //! Owns: [`Isa`] (the *name* of an instruction-set level, what `--isa` parses and prints),
 //! [`DetectedIsa`] (the *proof* that this CPU runs that level's bodies), the choice
 //! ([`available`], [`best`], [`current`], [`select`]), and the one dispatched entry per
-//! kernel: [`dot_f32`], [`dot_bf16`], [`dot_bf16_rows4`], [`dot_mxfp4`] and
-//! [`mxfp4_accumulate_tokens`], each running the [`current`] body (what `Matrix` calls),
-//! and the same kernels as methods of [`DetectedIsa`] for an explicit body (what the twin
+//! kernel: [`dot_f32`], [`dot_bf16`], [`dot_bf16_rows4`], [`dot_mxfp4`],
+//! [`mxfp4_accumulate_tokens`], [`dot_f32_queries`] and [`accumulate_weighted_rows_f32`],
+//! each running the [`current`] body (what `Matrix` and MLA attention call), and the same kernels as methods of [`DetectedIsa`] for an explicit body (what the twin
 //! tests and benchmarks call). Depends on the portable bodies in `dot` and the SIMD bodies
 //! in `simd_avx2`, `simd_x86` and `mxfp4_avx512`; none of them depends on this module.
 //! Must not: change results: every body is bit-identical to the portable one (the twin
@@ -236,6 +236,66 @@ impl DetectedIsa {
         }
     }
 
+    /// `dot_f32_queries` on this body: every row of `rows` (`[n_rows][width]`) against
+    /// every query of `queries` (`[n_q][width]`, widened to f64), each pair bit-identical
+    /// to [`DetectedIsa::dot_f32`]; query `q`'s result for row `r` goes to
+    /// `out[q * out_stride + r]`. Panics unless the lengths are whole rows and `out` holds
+    /// every result.
+    pub fn dot_f32_queries(self, rows: &[f32], width: usize, queries: &[f64], out: &mut [f32], out_stride: usize) {
+        assert!(
+            width > 0 && rows.len().is_multiple_of(width) && queries.len().is_multiple_of(width),
+            "dot_f32_queries widths"
+        );
+        let (n_rows, n_q) = (rows.len() / width, queries.len() / width);
+        assert!(n_rows <= out_stride || n_q <= 1, "dot_f32_queries stride");
+        assert!(n_q == 0 || (n_q - 1) * out_stride + n_rows <= out.len(), "dot_f32_queries output");
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx512` only when the CPU has AVX-512F/BW (its
+            // invariant); lengths checked above.
+            Isa::Avx512 => unsafe { simd_x86::dot_f32_queries(rows, width, queries, out, out_stride) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
+            // invariant); lengths checked above.
+            Isa::Avx2 => unsafe { simd_avx2::dot_f32_queries(rows, width, queries, out, out_stride) },
+            _ => dot::dot_f32_queries_portable(rows, width, queries, out, out_stride),
+        }
+    }
+
+    /// `accumulate_weighted_rows_f32` on this body: for every accumulator `q` of `acc`
+    /// (`[n_q][width]`) and every row `r` of `rows` in order (`row_stride` floats apart, the
+    /// first `width` used), `acc[q][j] += weights[q * w_stride + r] · rows[r][j]` as an f32
+    /// product then an f32 sum. Panics unless the slices hold what that reads.
+    pub fn accumulate_weighted_rows_f32(
+        self,
+        weights: &[f32],
+        w_stride: usize,
+        rows: &[f32],
+        row_stride: usize,
+        acc: &mut [f32],
+        width: usize,
+    ) {
+        assert!(width > 0 && row_stride >= width && rows.len().is_multiple_of(row_stride), "weighted rows widths");
+        assert!(acc.len().is_multiple_of(width), "weighted rows accumulators");
+        let (n_rows, n_q) = (rows.len() / row_stride, acc.len() / width);
+        assert!(n_q == 0 || (n_q - 1) * w_stride + n_rows <= weights.len(), "weighted rows weights");
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx512` only when the CPU has AVX-512F/BW (its
+            // invariant); lengths checked above.
+            Isa::Avx512 => unsafe {
+                simd_x86::accumulate_weighted_rows_f32(weights, w_stride, rows, row_stride, acc, width)
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
+            // invariant); lengths checked above.
+            Isa::Avx2 => unsafe {
+                simd_avx2::accumulate_weighted_rows_f32(weights, w_stride, rows, row_stride, acc, width)
+            },
+            _ => dot::accumulate_weighted_rows_f32_portable(weights, w_stride, rows, row_stride, acc, width),
+        }
+    }
+
     /// The memory-read probe on this body: the sum of `data` at full memory speed (its
     /// order is not part of the FP contract).
     fn read_sum(self, data: &[f32]) -> f32 {
@@ -316,6 +376,23 @@ pub fn dot_mxfp4(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {
 /// [`DetectedIsa::mxfp4_accumulate_tokens`] on the [`current`] body.
 pub fn mxfp4_accumulate_tokens(packed: &[u8], scales: &[u8], xs: &[f64], x_stride: usize, totals: &mut [f64]) {
     current().mxfp4_accumulate_tokens(packed, scales, xs, x_stride, totals)
+}
+
+/// [`DetectedIsa::dot_f32_queries`] on the [`current`] body.
+pub fn dot_f32_queries(rows: &[f32], width: usize, queries: &[f64], out: &mut [f32], out_stride: usize) {
+    current().dot_f32_queries(rows, width, queries, out, out_stride)
+}
+
+/// [`DetectedIsa::accumulate_weighted_rows_f32`] on the [`current`] body.
+pub fn accumulate_weighted_rows_f32(
+    weights: &[f32],
+    w_stride: usize,
+    rows: &[f32],
+    row_stride: usize,
+    acc: &mut [f32],
+    width: usize,
+) {
+    current().accumulate_weighted_rows_f32(weights, w_stride, rows, row_stride, acc, width)
 }
 
 /// Sum of `data` at full memory speed (benchmark probe; order not part of the contract).

@@ -184,3 +184,53 @@ pub fn decode_mxfp4_row(packed: &[u8], scales: &[u8], out: &mut [f32]) {
         pair[1] = (hi * scale) as f32;
     }
 }
+
+/// Portable body of `dot_f32_queries`: every row of `rows` (`[n_rows][width]`) against
+/// every query of `queries` (`[n_q][width]`, widened to f64), each pair exactly
+/// [`dot_f32_portable`]; query `q`'s result for row `r` goes to `out[q * out_stride + r]`.
+pub fn dot_f32_queries_portable(rows: &[f32], width: usize, queries: &[f64], out: &mut [f32], out_stride: usize) {
+    for (q, query) in queries.chunks_exact(width).enumerate() {
+        for (r, row) in rows.chunks_exact(width).enumerate() {
+            out[q * out_stride + r] = dot_f32_portable(row, query);
+        }
+    }
+}
+
+/// Portable body of `accumulate_weighted_rows_f32`: for every accumulator `q` of `acc`
+/// (`[n_q][width]`) and every row `r` of `rows` in order (`row_stride` floats apart, the
+/// first `width` of each used), `acc[q][j] += weights[q * w_stride + r] · rows[r][j]`,
+/// an f32 product then an f32 sum (never fused).
+pub fn accumulate_weighted_rows_f32_portable(
+    weights: &[f32],
+    w_stride: usize,
+    rows: &[f32],
+    row_stride: usize,
+    acc: &mut [f32],
+    width: usize,
+) {
+    let n_rows = rows.len() / row_stride;
+    for (q, a) in acc.chunks_exact_mut(width).enumerate() {
+        let p = &weights[q * w_stride..q * w_stride + n_rows];
+        for (&pr, row) in p.iter().zip(rows.chunks_exact(row_stride)) {
+            for (aj, &vj) in a.iter_mut().zip(&row[..width]) {
+                *aj += pr * vj;
+            }
+        }
+    }
+}
+
+/// `acc[j] += w[j] · x` for an f32 row, in f64 (exact products): one row's share of a
+/// transposed product, whose outputs each sum their rows in order.
+pub fn accumulate_scaled_row_f32(w: &[f32], x: f64, acc: &mut [f64]) {
+    for (a, &wj) in acc.iter_mut().zip(w) {
+        *a += f64::from(wj) * x;
+    }
+}
+
+/// `acc[j] += w[j] · x` for a BF16 row (raw bits), in f64: as
+/// [`accumulate_scaled_row_f32`].
+pub fn accumulate_scaled_row_bf16(w: &[u16], x: f64, acc: &mut [f64]) {
+    for (a, &wj) in acc.iter_mut().zip(w) {
+        *a += bf16_to_f64(wj) * x;
+    }
+}

@@ -18,6 +18,12 @@
 //!   contributes nothing.
 //! * Norms: sequential f64 sum of squares, reciprocal square root in f64 cast to f32,
 //!   products in f32.
+//! * MLA attention in latent space (`model::mla`): a score is `dot_f32` of a cached
+//!   `[latent | k_rope]` row with an absorbed query (`dot_f32_queries` does a block of
+//!   rows against a group of heads, each pair exactly `dot_f32`); the softmax weights mix
+//!   rows element by element in row order, an f32 product then an f32 sum, never fused
+//!   (`accumulate_weighted_rows_f32`); a transposed product (`Matrix::transposed_rows_matvec`)
+//!   sums each output's rows in order in f64 (`accumulate_scaled_row_*`) and rounds once.
 //! * Threads split only independent outputs (rows). A batched product computes every
 //!   (row, token) pair with exactly the single-vector arithmetic.
 //!
@@ -55,7 +61,10 @@ mod simd_avx2;
 mod simd_x86;
 
 pub use activation::{sigmoid, silu, situ_glu};
-pub use dispatch::{dot_bf16, dot_bf16_rows4, dot_f32, dot_mxfp4, mxfp4_accumulate_tokens, DetectedIsa, Isa};
+pub use dispatch::{
+    accumulate_weighted_rows_f32, dot_bf16, dot_bf16_rows4, dot_f32, dot_f32_queries, dot_mxfp4,
+    mxfp4_accumulate_tokens, DetectedIsa, Isa,
+};
 pub use dot::{bf16_to_f32, decode_mxfp4_row, widen, E2M1};
 pub use matvec::{matmul_rows, matvec_rows, RowDot};
 pub use norm::{l2norm, rms_inverse, rmsnorm};

@@ -129,3 +129,54 @@ pub fn situ_glu_ref(g: f32, u: f32, beta1: f32, beta2: f32) -> f32 {
     let b = beta2 * (u / beta2).tanh();
     a * b
 }
+
+/// `dot_f32_queries` twin: `out[q][r]` (row-major, `n_rows` per query) is
+/// [`dot_f32_ref`] of row `r` and query `q`.
+pub fn dot_f32_queries_ref(rows: &[f32], width: usize, queries: &[f32]) -> Vec<f32> {
+    let mut out = Vec::new();
+    for q in 0..queries.len() / width {
+        for r in 0..rows.len() / width {
+            out.push(dot_f32_ref(&rows[r * width..(r + 1) * width], &queries[q * width..(q + 1) * width]));
+        }
+    }
+    out
+}
+
+/// `accumulate_weighted_rows_f32` twin: element by element, row by row in order,
+/// `a = a + (p · v)` in f32.
+pub fn accumulate_weighted_rows_f32_ref(
+    weights: &[f32],
+    w_stride: usize,
+    rows: &[f32],
+    row_stride: usize,
+    acc: &[f32],
+    width: usize,
+) -> Vec<f32> {
+    let mut out = acc.to_vec();
+    let n_rows = rows.len() / row_stride;
+    for q in 0..acc.len() / width {
+        for j in 0..width {
+            let mut a = acc[q * width + j];
+            for r in 0..n_rows {
+                let product = weights[q * w_stride + r] * rows[r * row_stride + j];
+                a += product;
+            }
+            out[q * width + j] = a;
+        }
+    }
+    out
+}
+
+/// The transposed product's twin: `out[j] = Σ_i w[i][j]·x[i]` over the rows of `w`
+/// (`[x.len()][cols]`, as f64 values), summed in row order in f64 and rounded once.
+pub fn transposed_matvec_ref(w: &[f64], cols: usize, x: &[f32]) -> Vec<f32> {
+    (0..cols)
+        .map(|j| {
+            let mut total = 0.0f64;
+            for (i, &xi) in x.iter().enumerate() {
+                total += w[i * cols + j] * xi as f64;
+            }
+            total as f32
+        })
+        .collect()
+}

@@ -361,3 +361,64 @@ pub(super) unsafe fn read_sum(data: &[f32]) -> f32 {
     }
     lanes.iter().sum::<f32>() + data[full..].iter().sum::<f32>()
 }
+
+/// AVX2 twin of `dot_f32_queries_portable`: each (row, query) pair through this module's
+/// `dot_f32`.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `rows.len()` and `queries.len()` are multiples of
+/// `width > 0`, and `out` holds `(n_q - 1) * out_stride + n_rows` floats.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn dot_f32_queries(rows: &[f32], width: usize, queries: &[f64], out: &mut [f32], out_stride: usize) {
+    for (q, query) in queries.chunks_exact(width).enumerate() {
+        for (r, row) in rows.chunks_exact(width).enumerate() {
+            // SAFETY: features per caller; both slices have `width` elements.
+            out[q * out_stride + r] = unsafe { dot_f32(row, query) };
+        }
+    }
+}
+
+/// AVX2 twin of `accumulate_weighted_rows_f32_portable`: 32 columns in four registers
+/// while every row passes; separate f32 products and sums, as in the portable body.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; the slices are laid out as
+/// `accumulate_weighted_rows_f32_portable` documents.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn accumulate_weighted_rows_f32(
+    weights: &[f32],
+    w_stride: usize,
+    rows: &[f32],
+    row_stride: usize,
+    acc: &mut [f32],
+    width: usize,
+) {
+    let n_rows = rows.len() / row_stride;
+    for (q, a) in acc.chunks_exact_mut(width).enumerate() {
+        let p = &weights[q * w_stride..q * w_stride + n_rows];
+        let mut j = 0;
+        while j + 32 <= width {
+            // SAFETY: j + 32 <= width = a.len().
+            let mut regs = unsafe { [0, 8, 16, 24].map(|k| _mm256_loadu_ps(a.as_ptr().add(j + k))) };
+            for (r, &pr) in p.iter().enumerate() {
+                let pv = _mm256_set1_ps(pr);
+                let base = r * row_stride + j;
+                for (k, reg) in regs.iter_mut().enumerate() {
+                    // SAFETY: base + 8k + 8 <= r * row_stride + width <= rows.len().
+                    let v = unsafe { _mm256_loadu_ps(rows.as_ptr().add(base + 8 * k)) };
+                    *reg = _mm256_add_ps(*reg, _mm256_mul_ps(pv, v));
+                }
+            }
+            for (k, reg) in regs.iter().enumerate() {
+                // SAFETY: j + 8k + 8 <= width = a.len().
+                unsafe { _mm256_storeu_ps(a.as_mut_ptr().add(j + 8 * k), *reg) };
+            }
+            j += 32;
+        }
+        for (jj, aj) in a.iter_mut().enumerate().skip(j) {
+            for (r, &pr) in p.iter().enumerate() {
+                *aj += pr * rows[r * row_stride + jj];
+            }
+        }
+    }
+}

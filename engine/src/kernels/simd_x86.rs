@@ -167,3 +167,160 @@ pub(super) unsafe fn read_sum(data: &[f32]) -> f32 {
     total += data[full..].iter().sum::<f32>();
     total
 }
+
+/// Rows `rows` against queries `qs`, every pair's 16 lanes kept in two registers and fed
+/// exactly as `dot16_avx512` feeds them; each row is widened once for all `Q` queries and
+/// each query chunk loaded once for all `R` rows. Returns `[row][query]`.
+///
+/// # Safety
+/// The CPU must support AVX-512F; every row and query has `qs[0].len()` elements.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn dot_block<const R: usize, const Q: usize>(rows: [&[f32]; R], qs: [&[f64]; Q]) -> [[f32; Q]; R] {
+    let n = qs[0].len();
+    let full = n / 16 * 16;
+    let mut lo = [[_mm512_setzero_pd(); Q]; R];
+    let mut hi = [[_mm512_setzero_pd(); Q]; R];
+    let mut i = 0;
+    while i < full {
+        let mut w_lo = [_mm512_setzero_pd(); R];
+        let mut w_hi = [_mm512_setzero_pd(); R];
+        for r in 0..R {
+            // SAFETY: i + 16 <= full <= n, every row's length.
+            let w = unsafe { _mm512_loadu_ps(rows[r].as_ptr().add(i)) };
+            w_lo[r] = _mm512_cvtps_pd(_mm512_castps512_ps256(w));
+            w_hi[r] = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(w))));
+        }
+        for q in 0..Q {
+            // SAFETY: i + 16 <= full <= n, every query's length.
+            let (x_lo, x_hi) =
+                unsafe { (_mm512_loadu_pd(qs[q].as_ptr().add(i)), _mm512_loadu_pd(qs[q].as_ptr().add(i + 8))) };
+            for r in 0..R {
+                lo[r][q] = _mm512_fmadd_pd(w_lo[r], x_lo, lo[r][q]);
+                hi[r][q] = _mm512_fmadd_pd(w_hi[r], x_hi, hi[r][q]);
+            }
+        }
+        i += 16;
+    }
+    let mut out = [[0.0f32; Q]; R];
+    for r in 0..R {
+        for q in 0..Q {
+            let mut lanes = [0.0f64; 16];
+            // SAFETY: `lanes` holds 16 f64; unaligned stores.
+            unsafe {
+                _mm512_storeu_pd(lanes.as_mut_ptr(), lo[r][q]);
+                _mm512_storeu_pd(lanes.as_mut_ptr().add(8), hi[r][q]);
+            }
+            let mut total = reduce16(&lanes);
+            for j in full..n {
+                total += f64::from(rows[r][j]) * qs[q][j];
+            }
+            out[r][q] = total as f32;
+        }
+    }
+    out
+}
+
+/// AVX-512 twin of `dot_f32_queries_portable`: rows in pairs against queries in fours
+/// (sixteen accumulation chains), each pair's result bit-identical to `dot_f32`.
+///
+/// # Safety
+/// The CPU must support AVX-512F; `rows.len()` and `queries.len()` are multiples of
+/// `width > 0`, and `out` holds `(n_q - 1) * out_stride + n_rows` floats.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn dot_f32_queries(rows: &[f32], width: usize, queries: &[f64], out: &mut [f32], out_stride: usize) {
+    let n_rows = rows.len() / width;
+    let row = |r: usize| &rows[r * width..(r + 1) * width];
+    let mut q0 = 0;
+    for quad in queries.chunks_exact(4 * width) {
+        let qs: [&[f64]; 4] = [0, 1, 2, 3].map(|k| &quad[k * width..(k + 1) * width]);
+        let mut r = 0;
+        while r + 2 <= n_rows {
+            // SAFETY: features per caller; every slice has `width` elements.
+            let got = unsafe { dot_block::<2, 4>([row(r), row(r + 1)], qs) };
+            for (k, g) in got.iter().enumerate() {
+                for (q, &v) in g.iter().enumerate() {
+                    out[(q0 + q) * out_stride + r + k] = v;
+                }
+            }
+            r += 2;
+        }
+        if r < n_rows {
+            // SAFETY: as above.
+            let got = unsafe { dot_block::<1, 4>([row(r)], qs) };
+            for (q, &v) in got[0].iter().enumerate() {
+                out[(q0 + q) * out_stride + r] = v;
+            }
+        }
+        q0 += 4;
+    }
+    for query in queries.chunks_exact(width).skip(q0) {
+        for r in 0..n_rows {
+            // SAFETY: as above.
+            out[q0 * out_stride + r] = unsafe { dot_block::<1, 1>([row(r)], [query]) }[0][0];
+        }
+        q0 += 1;
+    }
+}
+
+/// AVX-512 twin of `accumulate_weighted_rows_f32_portable`: 64 accumulators' worth of
+/// columns stay in four registers while every row passes; products and sums are separate
+/// f32 instructions, as in the portable body (a fused multiply-add would round once).
+///
+/// # Safety
+/// The CPU must support AVX-512F; `rows.len()` is a multiple of `row_stride >= width`,
+/// `acc.len()` a multiple of `width`, and `weights` holds `n_rows` floats from
+/// `q * w_stride` for every accumulator `q`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn accumulate_weighted_rows_f32(
+    weights: &[f32],
+    w_stride: usize,
+    rows: &[f32],
+    row_stride: usize,
+    acc: &mut [f32],
+    width: usize,
+) {
+    let n_rows = rows.len() / row_stride;
+    for (q, a) in acc.chunks_exact_mut(width).enumerate() {
+        let p = &weights[q * w_stride..q * w_stride + n_rows];
+        let mut j = 0;
+        while j + 64 <= width {
+            // SAFETY: j + 64 <= width = a.len().
+            let mut regs = unsafe { [0, 16, 32, 48].map(|k| _mm512_loadu_ps(a.as_ptr().add(j + k))) };
+            for (r, &pr) in p.iter().enumerate() {
+                let pv = _mm512_set1_ps(pr);
+                let base = r * row_stride + j;
+                for (k, reg) in regs.iter_mut().enumerate() {
+                    // SAFETY: base + 16k + 16 <= r * row_stride + width <= rows.len().
+                    let v = unsafe { _mm512_loadu_ps(rows.as_ptr().add(base + 16 * k)) };
+                    *reg = _mm512_add_ps(*reg, _mm512_mul_ps(pv, v));
+                }
+            }
+            for (k, reg) in regs.iter().enumerate() {
+                // SAFETY: j + 16k + 16 <= width = a.len().
+                unsafe { _mm512_storeu_ps(a.as_mut_ptr().add(j + 16 * k), *reg) };
+            }
+            j += 64;
+        }
+        while j + 16 <= width {
+            // SAFETY: j + 16 <= width = a.len().
+            let mut reg = unsafe { _mm512_loadu_ps(a.as_ptr().add(j)) };
+            for (r, &pr) in p.iter().enumerate() {
+                // SAFETY: r * row_stride + j + 16 <= r * row_stride + width <= rows.len().
+                let v = unsafe { _mm512_loadu_ps(rows.as_ptr().add(r * row_stride + j)) };
+                reg = _mm512_add_ps(reg, _mm512_mul_ps(_mm512_set1_ps(pr), v));
+            }
+            // SAFETY: as the load above.
+            unsafe { _mm512_storeu_ps(a.as_mut_ptr().add(j), reg) };
+            j += 16;
+        }
+        for (jj, aj) in a.iter_mut().enumerate().skip(j) {
+            for (r, &pr) in p.iter().enumerate() {
+                *aj += pr * rows[r * row_stride + jj];
+            }
+        }
+    }
+}

@@ -88,6 +88,37 @@ impl Matrix {
         }
     }
 
+    /// `out[j] = Σ_i W[first + i][j] · x[i]` over the `x.len()` rows from `first`: those
+    /// rows transposed, against `x` (`out.len() == cols`). Each output sums its rows in
+    /// order in f64 (every product exact) and rounds to f32 once, so the result does not
+    /// depend on how the columns are vectorised.
+    pub fn transposed_rows_matvec(&self, first: usize, x: &[f32], out: &mut [f32]) {
+        assert_eq!(out.len(), self.cols, "transposed product output width");
+        assert!(first + x.len() <= self.rows, "transposed product rows");
+        let c = self.cols;
+        let mut acc = vec![0.0f64; c];
+        let mut decoded = Vec::new();
+        for (i, &xi) in x.iter().enumerate() {
+            let (r, xi) = (first + i, f64::from(xi));
+            match &self.data {
+                MatrixData::F32(v) => {
+                    kernels::dot::accumulate_scaled_row_f32(&elems::<f32>(v)[r * c..(r + 1) * c], xi, &mut acc)
+                }
+                MatrixData::Bf16(v) => {
+                    kernels::dot::accumulate_scaled_row_bf16(&elems::<u16>(v)[r * c..(r + 1) * c], xi, &mut acc)
+                }
+                MatrixData::Mxfp4 { .. } => {
+                    decoded.resize(c, 0.0);
+                    self.row_f32(r, &mut decoded);
+                    kernels::dot::accumulate_scaled_row_f32(&decoded, xi, &mut acc);
+                }
+            }
+        }
+        for (o, a) in out.iter_mut().zip(acc) {
+            *o = a as f32;
+        }
+    }
+
     /// Bytes of weight storage.
     pub fn nbytes(&self) -> usize {
         match &self.data {

@@ -79,28 +79,24 @@ impl SequenceState {
     /// Floats of the carried numbers of a state of `cfg` holding `positions` positions.
     pub(crate) fn carried_floats(cfg: &ModelConfig, positions: usize) -> usize {
         let kda = KdaState::carried_floats(cfg);
-        let (kv, rope) = MlaCache::floats_per_position(cfg);
+        let mla = MlaCache::floats_per_position(cfg);
         cfg.layer_kinds
             .iter()
             .map(|k| match k {
                 LayerKind::Kda => kda,
-                LayerKind::Mla => positions * (kv + rope),
+                LayerKind::Mla => positions * mla,
             })
             .sum()
     }
 
-    /// Every carried number, layer by layer (KDA: state and histories; MLA: kv then
-    /// k_rope), appended to `out` as f32 little-endian.
+    /// Every carried number, layer by layer (KDA: state and histories; MLA: each
+    /// position's `[latent | k_rope]` row), appended to `out` as f32 little-endian.
     pub(crate) fn write_carried(&self, out: &mut Vec<u8>) {
         let mut put = |v: &[f32]| v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes()));
         for layer in &self.layers {
             match layer {
                 LayerMemory::Kda(s) => s.carried().into_iter().for_each(&mut put),
-                LayerMemory::Mla(c) => {
-                    let (kv, rope) = c.cached();
-                    put(kv);
-                    put(rope);
-                }
+                LayerMemory::Mla(c) => put(c.cached()),
             }
         }
     }
@@ -114,7 +110,7 @@ impl SequenceState {
             return false;
         }
         let mut floats = bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        let (kv_w, rope_w) = MlaCache::floats_per_position(cfg);
+        let mla_width = MlaCache::floats_per_position(cfg);
         for layer in &mut self.layers {
             match layer {
                 LayerMemory::Kda(s) => {
@@ -123,9 +119,8 @@ impl SequenceState {
                     }
                 }
                 LayerMemory::Mla(c) => {
-                    let kv: Vec<f32> = floats.by_ref().take(positions * kv_w).collect();
-                    let rope: Vec<f32> = floats.by_ref().take(positions * rope_w).collect();
-                    c.restore(positions, &kv, &rope);
+                    let rows: Vec<f32> = floats.by_ref().take(positions * mla_width).collect();
+                    c.restore(positions, &rows);
                 }
             }
         }
