@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use k3_engine::stream::trunk_pack::{layer_run, pack_trunk, PackStage};
 use k3_engine::{BudgetChoice, CancelToken, DecodeMode, Engine, EngineOptions, Error, MemoryOptions};
-use k3_plan::Budget;
+use k3_plan::{Budget, VocabPlacement};
 use k3_tests::{fixture, scratch_dir, TINY_CHECKPOINTS};
 
 use crate::gates::{golden, greedy};
@@ -81,6 +81,10 @@ fn every_trunk_budget_gives_byte_identical_tokens_and_logits() {
                 let (full_ids, _) = greedy(&e, &g.prompt, 4, DecodeMode::FullRecompute);
                 assert_eq!(full_ids, want_ids[..4], "{name}: full recompute, {what}");
                 assert!(plan.trunk_bytes <= budget, "{name}: {what}");
+                // The embeddings and head are read when used exactly when a layer streams.
+                let streams = plan.pinned_layers < n;
+                let read = if streams { VocabPlacement::Read } else { VocabPlacement::Held };
+                assert_eq!(plan.vocab, read, "{name}: {what}");
                 let m = e.metrics();
                 if plan.pinned_layers < e.config().n_layers {
                     assert!(m.trunk_bytes_read > 0, "{name}: {what} streams the trunk");

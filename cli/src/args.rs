@@ -391,6 +391,28 @@ pub enum BenchCommand {
     /// The trunk codec on one packed layer: size ratio, decode GB/s per core, and the layer
     /// streamed coded vs a raw O_DIRECT read of the same layer.
     Codec(BenchCodecArgs),
+    /// Decode seconds per token at several context lengths (a real 16-token prefill whose
+    /// positions are repeated up to each context), the median of the rounds and each
+    /// context's ratio to the first.
+    Context(BenchContextArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchContextArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Context lengths to decode at, comma-separated; ratios are to the first.
+    #[arg(long, value_delimiter = ',', default_value = "1024,8192,32768")]
+    pub contexts: Vec<usize>,
+    /// Tokens generated per run (the first, after the prompt token, is not timed as decode).
+    #[arg(long, default_value_t = 4)]
+    pub tokens: usize,
+    /// Rounds; each decodes at every context, the order alternating.
+    #[arg(long, default_value_t = 2)]
+    pub rounds: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

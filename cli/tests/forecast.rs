@@ -48,7 +48,8 @@ fn without_a_model_every_preset_is_forecast_for_the_released_footprint() {
     assert_eq!(laptop["plan"]["layers"], 93);
     assert_eq!(laptop["plan"]["ring_slots"], 1);
     assert_eq!(laptop["plan"]["expert_slots"], 56);
-    assert_eq!(laptop["bytes_per_token"]["trunk"], 108_811_877_376u64);
+    // Every trunk layer and the output head (read when used, as the trunk streams).
+    assert_eq!(laptop["bytes_per_token"]["trunk"], 108_811_877_376u64 + 2_348_810_240);
     assert_eq!(f(&laptop["bytes_per_token"]["experts"]), 1472.0 * 17_547_264.0, "56 slots keep nothing");
     let workstation = preset(&v, "workstation");
     assert_eq!(workstation["plan"]["pinned_layers"], 48);

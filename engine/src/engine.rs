@@ -140,7 +140,7 @@ impl Engine {
         // Every tensor is checked before the plan measures the checkpoint or any weight is read.
         Model::validate(&cfg, &index)?;
         let (residency, sources) = Residency::new(&cfg, index.clone(), &opts.memory, counters.clone(), progress)?;
-        let model = Model::bind_validated(cfg, &index, sources.trunk, sources.experts)?;
+        let model = Model::bind_validated(cfg, &index, sources.trunk, sources.experts, sources.vocab)?;
         let identity = CheckpointIdentity::of(&opts.model_dir, index.shard_paths())?;
         Ok(Engine { model, pool, residency, counters, identity })
     }
@@ -483,6 +483,23 @@ impl Engine {
     pub fn resume_session(&self, path: &Path) -> Result<(Session, serde_json::Value)> {
         let r = resume::load(path, &self.identity, self.config(), self.context_length())?;
         Ok((Session { tokens: r.tokens, state: r.state }, r.note))
+    }
+
+    /// `session` grown to `positions` positions by repeating the positions it holds (their
+    /// tokens and MLA rows, in order; KDA states unchanged), for `k3 bench context`: the
+    /// work of each later step is that of a real conversation of that length, though its
+    /// numbers are not. An empty session or more positions than the context length is
+    /// [`Error::Option`].
+    pub fn session_repeated_to(&self, mut session: Session, positions: usize) -> Result<Session> {
+        let held = session.state.n_positions();
+        if !session.state.repeat_positions_to(self.config(), positions, self.context_length()) {
+            let reason =
+                format!("cannot grow {held} held positions to {positions} (context length {})", self.context_length());
+            return Err(Error::Option { option: "context", reason });
+        }
+        let prefix = session.tokens[..held].to_vec();
+        session.tokens = prefix.iter().copied().cycle().take(positions).collect();
+        Ok(session)
     }
 
     /// A state with KV room for the context length.

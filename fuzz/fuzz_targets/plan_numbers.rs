@@ -4,7 +4,8 @@
 //! Input: u64 LE words: trunk budget, cache budget, MemAvailable, MemTotal, cgroup limit,
 //! cgroup usage, context length, I/O threads, flags (1 packed trunk, 2 `auto`, 4 refuse
 //! beyond available, 8 cgroup), expert bytes, experts in all, top-k, MoE layers, resident
-//! bytes, head bytes, state bytes, KV bytes per position, scratch bytes, then one word per
+//! bytes, head bytes, state bytes, KV bytes per position, scratch bytes, embedding bytes,
+//! vocabulary rows (below 2^20), then one word per
 //! layer's trunk bytes (at most 256 layers).
 //! Invariant: a returned plan keeps `k3_plan`'s promises
 //! (`k3_fuzz::assert_plan_keeps_its_promises`): never over its budget, parts that add up.
@@ -20,7 +21,7 @@ use k3_plan::{
 };
 use libfuzzer_sys::fuzz_target;
 
-const FIXED_WORDS: usize = 18;
+const FIXED_WORDS: usize = 20;
 
 /// The most layers the cost planner is fuzzed with (its search grows with distinct sizes).
 const COST_LAYERS: usize = 4;
@@ -41,6 +42,8 @@ fuzz_target!(|data: &[u8]| {
         moe_layers: word(12),
         resident_bytes: word(13),
         head_bytes: word(14),
+        embed_bytes: word(18),
+        vocab_rows: word(19) % (1 << 20),
         state_bytes: word(15),
         kv_bytes_per_position: word(16),
         scratch_bytes: word(17),

@@ -214,7 +214,12 @@ pub fn assert_plan_keeps_its_promises(
     assert!(p.cache_slot_bytes >= fp.expert_bytes, "a cache slot smaller than an expert");
     assert!(p.cache_slots <= fp.n_experts_total, "more slots than experts");
     assert!(p.cache_slots >= fp.top_k.saturating_add(1).min(fp.n_experts_total), "fewer slots than top-k + 1");
-    let fixed = wide(fp.resident_bytes)
+    assert_eq!(p.vocab, k3_plan::VocabPlacement::for_trunk(fp, &p.residency), "embeddings and head placed by the rule");
+    assert_eq!(p.vocab_bytes, k3_plan::vocab_bytes(fp, p.vocab), "embeddings and head bytes");
+    let held_vocab = wide(k3_plan::vocab_bytes(fp, k3_plan::VocabPlacement::Held));
+    assert!(held_vocab <= wide(fp.resident_bytes), "held embeddings and head within the model-level bytes");
+    let fixed = wide(fp.resident_bytes) - held_vocab
+        + wide(p.vocab_bytes)
         + wide(fp.state_bytes)
         + wide(fp.kv_bytes_per_position) * wide(req.context_length)
         + wide(fp.scratch_bytes);

@@ -25,6 +25,12 @@ pub struct FootprintJson {
     pub moe_layers: u64,
     pub resident_bytes: u64,
     pub head_bytes: u64,
+    /// Of `resident_bytes`, the embedding table (0 when unknown).
+    #[serde(default)]
+    pub embed_bytes: u64,
+    /// Rows of the embedding table and head (0 when unknown: both are then held).
+    #[serde(default)]
+    pub vocab_rows: u64,
     pub state_bytes: u64,
     pub kv_bytes_per_position: u64,
     pub scratch_bytes: u64,
@@ -40,6 +46,8 @@ impl From<&Footprint> for FootprintJson {
             moe_layers: fp.moe_layers,
             resident_bytes: fp.resident_bytes,
             head_bytes: fp.head_bytes,
+            embed_bytes: fp.embed_bytes,
+            vocab_rows: fp.vocab_rows,
             state_bytes: fp.state_bytes,
             kv_bytes_per_position: fp.kv_bytes_per_position,
             scratch_bytes: fp.scratch_bytes,
@@ -57,6 +65,8 @@ impl From<FootprintJson> for Footprint {
             moe_layers: f.moe_layers,
             resident_bytes: f.resident_bytes,
             head_bytes: f.head_bytes,
+            embed_bytes: f.embed_bytes,
+            vocab_rows: f.vocab_rows,
             state_bytes: f.state_bytes,
             kv_bytes_per_position: f.kv_bytes_per_position,
             scratch_bytes: f.scratch_bytes,
@@ -142,7 +152,10 @@ pub struct PlanJson {
     pub cache_bytes: u64,
     pub io_buffer_bytes: u64,
     pub fixed_bytes: u64,
+    /// Model-level tensors as the plan holds them (the embeddings and head per `vocab`).
     pub resident_model_bytes: u64,
+    /// Where the embeddings and head live: "held" or "read" (from the checkpoint when used).
+    pub vocab: String,
     pub state_bytes: u64,
     pub kv_bytes_per_position: u64,
     pub context_length: u64,
@@ -182,7 +195,11 @@ impl PlanJson {
             cache_bytes: p.cache_bytes,
             io_buffer_bytes: p.io_buffer_bytes,
             fixed_bytes: p.fixed_bytes,
-            resident_model_bytes: fp.resident_bytes,
+            resident_model_bytes: k3_plan::model_level_bytes(fp, p.vocab),
+            vocab: match p.vocab {
+                k3_plan::VocabPlacement::Held => "held".into(),
+                k3_plan::VocabPlacement::Read => "read".into(),
+            },
             state_bytes: fp.state_bytes,
             kv_bytes_per_position: fp.kv_bytes_per_position,
             context_length: cx.context_length,

@@ -2,7 +2,7 @@
 //!
 //! Owns: the headroom `auto` keeps free, the rule of spec §11 generalised to any model
 //! ([`auto_budget`]), and its inputs taken from a [`Footprint`] ([`auto_budget_for`]):
-//! the fixed needs (embeddings, head, state, KV for the context length, scratch), the
+//! the fixed needs (model-level tensors, state, KV for the context length, scratch), the
 //! smallest useful cache and the smallest trunk (one ring slot).
 //! Must not: read the machine: the caller passes [`MachineMemory`] (wasm builds this crate).
 //! Easy to break: the minimums here must be the planner's own ([`expert_slot_bytes`],
@@ -10,8 +10,9 @@
 
 use crate::error::PlanError;
 use crate::machine::MachineMemory;
-use crate::memory::{expert_slot_bytes, fixed_bytes, ring_slot_bytes_for, Footprint};
+use crate::memory::{expert_slot_bytes, fixed_bytes_with, ring_slot_bytes_for, Footprint};
 use crate::presets::{Budget, GB};
+use crate::vocab::VocabPlacement;
 
 /// Memory kept free by `auto` beyond the model's fixed needs: 2 GB plus 2 % of what is
 /// available (spec §11's reserve, with the model's own fixed bytes in place of K3's).
@@ -53,11 +54,20 @@ pub fn auto_budget_for(fp: &Footprint, machine: MachineMemory, context_length: u
     let min_cache =
         fp.top_k.saturating_add(1).saturating_mul(slot).max(GB / 2).min(fp.n_experts_total.saturating_mul(slot));
     let largest_layer = fp.layer_trunk_bytes.iter().copied().max().unwrap_or(0);
-    auto_budget(
-        machine,
-        fixed_bytes(fp, context_length),
-        fp.trunk_total_bytes(),
-        min_cache,
-        ring_slot_bytes_for(largest_layer),
-    )
+    let total = fp.trunk_total_bytes();
+    let budget_with = |vocab| {
+        let fixed = fixed_bytes_with(fp, context_length, vocab);
+        auto_budget(machine, fixed, total, min_cache, ring_slot_bytes_for(largest_layer))
+    };
+    // The whole trunk with the embeddings and head held, when that fits; else a trunk that
+    // streams, which reads the embeddings and head when used (`VocabPlacement::for_trunk`)
+    // and so leaves their RAM to the trunk and cache. That budget stays below the whole
+    // trunk, so the plan made from it streams, as its fixed bytes assumed.
+    match budget_with(VocabPlacement::Held) {
+        Ok(held) if held.trunk_bytes >= total => Ok(held),
+        held => match budget_with(VocabPlacement::Read) {
+            Ok(read) => Ok(Budget { trunk_bytes: read.trunk_bytes.min(total.saturating_sub(1)), ..read }),
+            Err(_) => held,
+        },
+    }
 }

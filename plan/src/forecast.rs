@@ -8,7 +8,8 @@
 //!
 //! The model, per decoded token:
 //! * Reads: the unpinned trunk layers (all of them when the trunk streams and nothing is
-//!   pinned; none when the trunk is resident) plus one expert per cache miss; a token asks
+//!   pinned; none when the trunk is resident), the output head when the plan reads it,
+//!   plus one expert per cache miss; a token asks
 //!   for `W = top_k × moe_layers` experts. I/O seconds = trunk bytes ÷ the drive's rate for
 //!   trunk reads + expert bytes ÷ its rate for expert reads ([`DiskRates`]): the engine reads
 //!   a layer as one long window and an expert as a 17.5 MB window at a scattered offset, and
@@ -38,6 +39,7 @@
 //! is "pinned" in the streaming sense; pass `trunk_streamed` as the plan was made.
 
 use crate::memory::{Footprint, LayerResidency, MemoryPlan};
+use crate::vocab::VocabPlacement;
 
 /// This CPU's measured throughput, in bytes of weights per second, at the thread count
 /// the forecast is for.
@@ -195,12 +197,21 @@ pub fn hit_rates(slots: u64, fp: &Footprint) -> ByHitRate {
     ByHitRate { floor, uniform: lru_uniform_hit_rate(slots, fp), ceiling: hit_rate_ceiling(slots, fp) }
 }
 
-/// Trunk bytes one token reads: the plan's streamed layers when the trunk streams.
+/// Trunk bytes one token reads: the plan's streamed layers when the trunk streams, and the
+/// output head when the plan reads it ([`VocabPlacement::Read`]).
 pub fn trunk_bytes_per_token(fp: &Footprint, plan: &MemoryPlan, trunk_streamed: bool) -> u64 {
     if !trunk_streamed {
         return 0;
     }
-    streamed_layers(fp, plan).map(|(_, raw)| raw).sum()
+    streamed_layers(fp, plan).map(|(_, raw)| raw).sum::<u64>().saturating_add(head_read_bytes(fp, plan))
+}
+
+/// The head's bytes when the plan reads them every token.
+fn head_read_bytes(fp: &Footprint, plan: &MemoryPlan) -> u64 {
+    match plan.vocab {
+        VocabPlacement::Read => fp.head_bytes,
+        VocabPlacement::Held => 0,
+    }
 }
 
 /// `(layer, raw bytes)` of each layer the plan streams.
@@ -226,7 +237,7 @@ pub fn coded_trunk_per_token(fp: &Footprint, plan: &MemoryPlan, trunk_streamed: 
         .zip(&plan.residency)
         .filter(|(_, r)| **r == LayerResidency::PinnedCoded)
         .fold(0u64, |a, (&raw, _)| a.saturating_add(raw));
-    (read, streamed_decoded.saturating_add(held_coded))
+    (read.saturating_add(head_read_bytes(fp, plan)), streamed_decoded.saturating_add(held_coded))
 }
 
 /// The forecast of the module docs.

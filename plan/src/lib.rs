@@ -7,8 +7,8 @@
 //! ([`auto`]), the memory plan with its fixed overheads, slot sizes and KV reservation
 //! ([`memory`]), a sequence's state and KV sizes ([`sequence`]), the refusals with their
 //! numbers ([`error`]), the offline expert-cache policy simulator ([`cachesim`]), the
-//! released K3 footprint derived from the spec's tensor catalogue ([`released`]), the
-//! speed forecast of a plan ([`forecast`]) and the expert-trace format ([`trace`]).
+//! released K3 footprint derived from the spec's tensor catalogue ([`released`]), where the
+//! embedding table and output head live ([`vocab`]), the speed forecast of a plan ([`forecast`]) and the expert-trace format ([`trace`]).
 #![forbid(unsafe_code)]
 
 pub mod auto;
@@ -22,6 +22,7 @@ pub mod presets;
 pub mod released;
 pub mod sequence;
 pub mod trace;
+pub mod vocab;
 
 pub use auto::{auto_budget, auto_budget_for, auto_headroom};
 pub use cost_plan::{cost_of, plan_by_cost, CodedLayers, CostFigures, CostPlan, CostRates};
@@ -31,9 +32,10 @@ pub use forecast::{
 };
 pub use machine::{CgroupMemory, MachineMemory};
 pub use memory::{
-    align_4096, expert_slot_bytes, fixed_bytes, plan, plan_memory, plan_memory_by, ring_slot_bytes_for,
-    scratch_bytes_for, Footprint, LayerResidency, MemoryPlan, MemoryRequest, PlanRequest, ResidencyRule, MAX_CONTEXT,
-    MAX_IO_THREADS, PREFILL_CHUNK,
+    align_4096, expert_slot_bytes, fixed_bytes, fixed_bytes_with, plan, plan_memory, plan_memory_by,
+    ring_slot_bytes_for, scratch_bytes_for, Footprint, LayerResidency, MemoryPlan, MemoryRequest, PlanRequest,
+    ResidencyRule, MAX_CONTEXT, MAX_IO_THREADS, PREFILL_CHUNK,
 };
 pub use presets::{format_bytes, parse_size, Budget, BudgetChoice, Preset, GB};
 pub use released::released_footprint;
+pub use vocab::{model_level_bytes, vocab_bytes, VocabPlacement, EMBEDDING_CACHE_ROWS, HEAD_CHUNK_BYTES};

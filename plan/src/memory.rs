@@ -20,6 +20,7 @@ use crate::auto::auto_budget_for;
 use crate::error::PlanError;
 use crate::machine::MachineMemory;
 use crate::presets::{Budget, BudgetChoice};
+use crate::vocab::{model_level_bytes, VocabPlacement};
 
 /// Tokens per forward chunk during prefill (bounds scratch memory).
 pub const PREFILL_CHUNK: usize = 64;
@@ -47,10 +48,15 @@ pub struct Footprint {
     pub top_k: u64,
     /// Layers with routed experts (`n_experts_total / moe_layers` experts each).
     pub moe_layers: u64,
-    /// Always-resident model-level tensors: embeddings, head, final norms.
+    /// Model-level tensors: embeddings, head, final norms (the embeddings and head only
+    /// while they are held: [`crate::VocabPlacement`]).
     pub resident_bytes: u64,
     /// Of `resident_bytes`, the output head (`lm_head`), multiplied in full every token.
     pub head_bytes: u64,
+    /// Of `resident_bytes`, the embedding table (`embed_tokens`).
+    pub embed_bytes: u64,
+    /// Rows of the embedding table and of the head (the vocabulary).
+    pub vocab_rows: u64,
     /// Recurrent state of one sequence (KDA state + conv histories).
     pub state_bytes: u64,
     /// MLA cache bytes per position of one sequence.
@@ -97,13 +103,19 @@ pub fn ring_slot_bytes_for(layer_bytes: u64) -> u64 {
     align_4096(layer_bytes).saturating_add(4096)
 }
 
-/// What every plan holds besides trunk and cache: embeddings, head, recurrent state, KV
-/// cache for `context_length` positions, scratch (saturating).
-pub fn fixed_bytes(fp: &Footprint, context_length: u64) -> u64 {
-    fp.resident_bytes
+/// What every plan holds besides trunk and cache: the model-level tensors (the embeddings
+/// and head as `vocab` places them), recurrent state, KV cache for `context_length`
+/// positions, scratch (saturating).
+pub fn fixed_bytes_with(fp: &Footprint, context_length: u64, vocab: VocabPlacement) -> u64 {
+    model_level_bytes(fp, vocab)
         .saturating_add(fp.state_bytes)
         .saturating_add(fp.kv_bytes(context_length))
         .saturating_add(fp.scratch_bytes)
+}
+
+/// [`fixed_bytes_with`] with the embeddings and head held (the most a plan fixes).
+pub fn fixed_bytes(fp: &Footprint, context_length: u64) -> u64 {
+    fixed_bytes_with(fp, context_length, VocabPlacement::Held)
 }
 
 /// What to plan for.
@@ -171,7 +183,12 @@ pub struct MemoryPlan {
     pub cache_bytes: u64,
     /// Aligned buffers of the expert reads in flight.
     pub io_buffer_bytes: u64,
-    /// Embeddings, head, recurrent state, KV cache at `context_length`, scratch.
+    /// Where the embedding table and output head live ([`VocabPlacement::for_trunk`]).
+    pub vocab: VocabPlacement,
+    /// What they take in RAM there ([`crate::vocab_bytes`]); part of `fixed_bytes`.
+    pub vocab_bytes: u64,
+    /// Model-level tensors (the embeddings and head as `vocab` places them), recurrent
+    /// state, KV cache at `context_length`, scratch.
     pub fixed_bytes: u64,
     /// Everything the plan accounts for.
     pub total_bytes: u64,
@@ -308,9 +325,11 @@ pub(crate) fn complete_plan(
     };
     let kv =
         fp.kv_bytes_per_position.checked_mul(req.context_length).ok_or(PlanError::Overflow { what: "KV cache" })?;
+    let vocab = VocabPlacement::for_trunk(fp, &trunk.residency);
+    let vocab_bytes = crate::vocab_bytes(fp, vocab);
     let fixed_bytes = [fp.state_bytes, kv, fp.scratch_bytes]
         .into_iter()
-        .try_fold(fp.resident_bytes, |a, b| add(a, b, "fixed bytes"))?;
+        .try_fold(model_level_bytes(fp, vocab), |a, b| add(a, b, "fixed bytes"))?;
     let ring_bytes = (trunk.ring_slots as u64)
         .checked_mul(trunk.ring_slot_bytes)
         .ok_or(PlanError::Overflow { what: "ring bytes" })?;
@@ -336,6 +355,8 @@ pub(crate) fn complete_plan(
         cache_slot_bytes: slot,
         cache_bytes,
         io_buffer_bytes,
+        vocab,
+        vocab_bytes,
         fixed_bytes,
         total_bytes,
     })

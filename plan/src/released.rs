@@ -212,8 +212,7 @@ pub fn moe_layers() -> u64 {
 pub fn released_footprint() -> Footprint {
     let kda_layers = (0..LAYERS).filter(|&l| !is_mla(l)).count() as u64;
     let mla_layers = LAYERS as u64 - kda_layers;
-    let mla =
-        MlaCacheShape { heads: MLA_HEADS, qk_nope_head_dim: QK_NOPE, v_head_dim: V_HEAD, qk_rope_head_dim: QK_ROPE };
+    let mla = MlaCacheShape { kv_lora_rank: KV_LORA, qk_rope_head_dim: QK_ROPE };
     // The widest activation of one token, as the engine's footprint takes it.
     let widest = [KDA_WIDTH, HIDDEN, MLA_HEADS * (QK_NOPE + QK_ROPE), DENSE_INTER, EXPERTS_PER_LAYER, VOCAB]
         .into_iter()
@@ -227,6 +226,8 @@ pub fn released_footprint() -> Footprint {
         moe_layers: moe_layers(),
         resident_bytes: table_bytes(MODEL_LEVEL),
         head_bytes: entry_bytes(&LM_HEAD),
+        embed_bytes: entry_bytes(&MODEL_LEVEL[0]),
+        vocab_rows: VOCAB,
         state_bytes: recurrent_state_bytes(kda_layers, KDA_HEADS, KDA_HEAD_DIM, CONV_KERNEL),
         kv_bytes_per_position: kv_bytes_per_position(mla_layers, mla),
         scratch_bytes: scratch_bytes_for(widest),

@@ -22,21 +22,17 @@ pub fn recurrent_state_bytes(kda_layers: u64, heads: u64, head_dim: u64, conv_ke
     kda_layers.saturating_mul(kda_layer_state_bytes(heads, head_dim, conv_kernel))
 }
 
-/// The shape of an MLA layer's cache entry.
+/// The shape of an MLA layer's cache entry: the normalised KV latent and the shared
+/// `k_rope` of one position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MlaCacheShape {
-    pub heads: u64,
-    pub qk_nope_head_dim: u64,
-    pub v_head_dim: u64,
+    pub kv_lora_rank: u64,
     pub qk_rope_head_dim: u64,
 }
 
-/// MLA cache bytes per position over `mla_layers` layers: every head's content key and
-/// value, and the one shared "rope" key, as f32 (the engine's layout).
+/// MLA cache bytes per position over `mla_layers` layers: each layer's latent and shared
+/// `k_rope` as f32 (the engine's latent cache; attention runs in the absorbed form).
 pub fn kv_bytes_per_position(mla_layers: u64, shape: MlaCacheShape) -> u64 {
-    let per_layer = shape
-        .heads
-        .saturating_mul(shape.qk_nope_head_dim.saturating_add(shape.v_head_dim))
-        .saturating_add(shape.qk_rope_head_dim);
+    let per_layer = shape.kv_lora_rank.saturating_add(shape.qk_rope_head_dim);
     mla_layers.saturating_mul(per_layer).saturating_mul(4)
 }

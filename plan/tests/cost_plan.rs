@@ -20,6 +20,8 @@ fn footprint(layers: Vec<u64>) -> Footprint {
         moe_layers: 3,
         resident_bytes: 0,
         head_bytes: 100 * MB,
+        embed_bytes: 0,
+        vocab_rows: 0,
         state_bytes: 0,
         kv_bytes_per_position: 0,
         scratch_bytes: 0,

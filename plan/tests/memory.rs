@@ -1,8 +1,9 @@
 //! The memory plan on the real K3 footprint (spec §6.5, §11) and on small edge cases.
 
 use k3_plan::{
-    auto_budget, auto_budget_for, fixed_bytes, parse_size, plan, plan_memory, released_footprint, Budget, BudgetChoice,
-    CgroupMemory, Footprint, MachineMemory, MemoryRequest, PlanError, PlanRequest, Preset, GB,
+    auto_budget, auto_budget_for, fixed_bytes, fixed_bytes_with, parse_size, plan, plan_memory, released_footprint,
+    Budget, BudgetChoice, CgroupMemory, Footprint, MachineMemory, MemoryRequest, PlanError, PlanRequest, Preset,
+    VocabPlacement, GB,
 };
 
 /// The released K3 footprint, derived from the spec's tensor catalogue.
@@ -148,21 +149,31 @@ fn a_cgroup_limit_caps_what_auto_sees() {
 fn the_plan_reserves_kv_for_the_stated_context_length() {
     let short = plan(&k3(), &PlanRequest { context_length: 4096, ..request(Preset::Laptop) }).unwrap();
     let long = plan(&k3(), &PlanRequest { context_length: 32_768, ..request(Preset::Laptop) }).unwrap();
-    assert_eq!(long.fixed_bytes - short.fixed_bytes, (32_768 - 4096) * 2_365_440);
-    assert_eq!(fixed_bytes(&k3(), 32_768), long.fixed_bytes);
+    assert_eq!(long.fixed_bytes - short.fixed_bytes, (32_768 - 4096) * 55_296);
+    assert_eq!(fixed_bytes_with(&k3(), 32_768, VocabPlacement::Read), long.fixed_bytes);
+    assert_eq!(fixed_bytes(&k3(), 32_768) - long.fixed_bytes, 4_697_620_480 - long.vocab_bytes, "held vs read");
+}
+
+#[test]
+fn laptop_fits_8_gb_with_a_16k_context_reading_the_embeddings_and_head_when_used() {
+    let p = plan(&k3(), &PlanRequest { context_length: 16_384, ..request(Preset::Laptop) }).unwrap();
+    assert_eq!(p.vocab, VocabPlacement::Read);
+    // 256 embedding rows + one row's window + two 32 MiB head chunks (2,340 rows each).
+    assert_eq!(p.vocab_bytes, 256 * 14_336 + 20_480 + 2 * (2_340 * 14_336 + 4_096));
+    assert!(p.total_bytes <= 8 * GB, "laptop at 16 K: {} bytes", p.total_bytes);
 }
 
 #[test]
 fn plan_memory_refuses_a_plan_beyond_available_memory_with_the_numbers() {
     let req =
         MemoryRequest { choice: Preset::Laptop.choice(), streamed_trunk: true, context_length: 4096, io_threads: 4 };
-    let small = MachineMemory::new(16 * GB, 8 * GB);
+    let small = MachineMemory::new(16 * GB, 4 * GB);
     let err = plan_memory(&k3(), &req, small, true).unwrap_err();
     let PlanError::ExceedsAvailable { needed_bytes, available_bytes } = err else { panic!("{err:?}") };
-    assert_eq!(available_bytes, 8 * GB);
+    assert_eq!(available_bytes, 4 * GB);
     assert!(needed_bytes > available_bytes);
     let text = err.to_string();
-    assert!(text.contains("8.00 GB available") && text.contains("short"), "{text}");
+    assert!(text.contains("4.00 GB available") && text.contains("short"), "{text}");
     assert!(plan_memory(&k3(), &req, small, false).is_ok());
 }
 
@@ -211,6 +222,8 @@ fn fuzz_finding_footprints_past_64_bits_are_refused_never_wrapped() {
         moe_layers: huge,
         resident_bytes: huge,
         head_bytes: huge,
+        embed_bytes: 0,
+        vocab_rows: 0,
         state_bytes: huge,
         kv_bytes_per_position: huge,
         scratch_bytes: huge,

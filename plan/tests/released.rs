@@ -82,7 +82,7 @@ fn the_checkpoint_total_is_the_text_payload_plus_vision_plus_headers() {
 #[test]
 fn state_and_kv_follow_the_engine_layout() {
     let fp = released_footprint();
-    assert_eq!(fp.kv_bytes_per_position, 2_365_440, "§1: 24 × (96·256 + 64) × 4");
+    assert_eq!(fp.kv_bytes_per_position, 55_296, "24 × (512 + 64) × 4: the latent and k_rope (§4.4)");
     // §1 quotes 626,245,632 B for 93 layer slots (the C engine); we reserve the 69 KDA layers.
     assert_eq!(fp.state_bytes * 93, 626_245_632 * 69);
     assert_eq!(fp.scratch_bytes, 64 * 163_840 * 4 * 12, "one 64-token chunk of the widest row, the logits");

@@ -65,7 +65,7 @@ impl ReplyFigures {
             seconds_per_token: seconds_per_token(n, g.prefill_time, g.total_time),
             io_share: streamed.then(|| io_share(g.metrics.io_wait(), g.total_time)),
             true_hit_rate: true_hit_rate(&g.metrics),
-            bytes_read: g.metrics.expert_bytes_read + g.metrics.trunk_bytes_read,
+            bytes_read: g.metrics.expert_bytes_read + g.metrics.trunk_bytes_read + g.metrics.vocab_bytes_read,
             io_wait: g.metrics.io_wait(),
             peak_rss_bytes: g.peak_rss_bytes,
             metrics: g.metrics,

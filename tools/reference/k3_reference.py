@@ -314,11 +314,20 @@ def attn_res(sources, norm_w, proj_w, eps, wrong=None):
 # =========================================================================== #
 # Modules (spec §4)
 # =========================================================================== #
+MLA_FORMS = ("expanded", "absorbed")
+
+
 class K3Reference:
-    def __init__(self, folder, wrong=None):
+    def __init__(self, folder, wrong=None, mla_form="expanded"):
+        """mla_form: "expanded" (per-head k_nope and v from kv_b, spec §4.4 steps 3-5) or
+        "absorbed" (scores and values in latent space: q̃_h = W_UK_hᵀ q_nope_h,
+        o_h = W_UV_h Σ p·latent, the engine's form); equal in exact arithmetic."""
         if wrong is not None and wrong not in WRONG_VARIANTS:
             raise ValueError(f"unknown variant {wrong}")
+        if mla_form not in MLA_FORMS:
+            raise ValueError(f"unknown MLA form {mla_form}")
         self.wrong = wrong
+        self.mla_form = mla_form
         self.cfg, self.w = load_checkpoint(
             folder, reversed_nibbles=(wrong == "mxfp4_reversed_nibbles"))
         c = self.cfg
@@ -410,15 +419,20 @@ class K3Reference:
         ckv = linear(self.p(a + "kv_a_proj_with_mqa.weight"), x)           # [T, kvl+rope]
         latent = rms_norm(ckv[:, :kvl], self.p(a + "kv_a_layernorm.weight"), self.eps)
         k_rope = ckv[:, kvl:]                                              # [T, rope]
-        # 3. expand per head
-        kv = linear(self.p(a + "kv_b_proj.weight"), latent).reshape(T, H, nope + vd)
-        k_nope, v = kv[..., :nope], kv[..., nope:]
-        # 4. scores [H, Tq, Tk]
         if self.wrong == "mla_scale_nope":  # WRONG VARIANT
             scale = 1.0 / np.sqrt(nope)
         else:
             scale = 1.0 / np.sqrt(nope + rope)
-        score = np.einsum("phd,shd->hps", q_nope, k_nope)
+        W_kvb = self.p(a + "kv_b_proj.weight").reshape(H, nope + vd, kvl)
+        if self.mla_form == "absorbed":
+            # 3'. absorb W_UK_h into the query; 4'. score against the latent itself
+            q_lat = np.einsum("phd,hdl->phl", q_nope, W_kvb[:, :nope, :])
+            score = np.einsum("phl,sl->hps", q_lat, latent)
+        else:
+            # 3. expand per head; 4. scores [H, Tq, Tk]
+            kv = np.einsum("hdl,sl->shd", W_kvb, latent)
+            k_nope, v = kv[..., :nope], kv[..., nope:]
+            score = np.einsum("phd,shd->hps", q_nope, k_nope)
         if self.wrong != "mla_rope_dropped":  # (WRONG VARIANT skips the rope term)
             score = score + np.einsum("phd,sd->hps", q_rope, k_rope)
         score = score * scale
@@ -428,7 +442,12 @@ class K3Reference:
         score = score - score.max(axis=-1, keepdims=True)
         pr = np.exp(score)
         pr = pr / pr.sum(axis=-1, keepdims=True)
-        o = np.einsum("hps,shd->phd", pr, v).reshape(T, H * vd)
+        if self.mla_form == "absorbed":
+            # 5'. mix the latents, then W_UV_h per head
+            mix = np.einsum("hps,sl->phl", pr, latent)
+            o = np.einsum("phl,hvl->phv", mix, W_kvb[:, nope:, :]).reshape(T, H * vd)
+        else:
+            o = np.einsum("hps,shd->phd", pr, v).reshape(T, H * vd)
         # 6. gate (if present), then project; no norm
         if c["mla_use_output_gate"]:
             o = o * sigmoid(linear(self.p(a + "g_proj.weight"), x))

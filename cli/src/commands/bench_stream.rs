@@ -29,7 +29,8 @@ impl EventSink for Steps {
             return; // the prompt's prefill
         }
         self.seconds.push(e.elapsed.as_secs_f64());
-        self.trunk_bytes.push(e.metrics.trunk_bytes_read as f64);
+        // The forecast counts the head, read when used, with the trunk's reads.
+        self.trunk_bytes.push((e.metrics.trunk_bytes_read + e.metrics.vocab_bytes_read) as f64);
         self.expert_bytes.push(e.metrics.expert_bytes_read as f64);
         self.io_wait.push(e.metrics.io_wait().as_secs_f64());
         self.drive_busy.push(e.metrics.drive_busy.as_secs_f64());

@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_codec;
+mod bench_context;
 mod bench_speculate;
 mod bench_stream;
 mod chat;
@@ -78,6 +79,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Bench(crate::args::BenchCommand::Disk(args)) => disk::disk(args),
         Command::Bench(crate::args::BenchCommand::Speculate(args)) => bench_speculate::speculate(args),
         Command::Bench(crate::args::BenchCommand::Codec(args)) => bench_codec::codec(args),
+        Command::Bench(crate::args::BenchCommand::Context(args)) => bench_context::context(args),
         Command::SimCache(args) => sim_cache::sim_cache(args),
         Command::Synth(args) => synth::synth(args),
         Command::Download(args) => download::download(args),

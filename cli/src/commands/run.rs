@@ -204,6 +204,7 @@ fn metrics_json(out: &k3_engine::Generation, figures: &ReplyFigures) -> serde_js
         "true_resident_hit_rate": figures.true_hit_rate.unwrap_or(0.0),
         "expert_bytes_read": m.expert_bytes_read,
         "trunk_bytes_read": m.trunk_bytes_read,
+        "vocab_bytes_read": m.vocab_bytes_read,
         "io_wait_seconds": wait,
         "compute_seconds": figures.compute().as_secs_f64(),
         "peak_rss_bytes": out.peak_rss_bytes,

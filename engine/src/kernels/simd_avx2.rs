@@ -362,19 +362,67 @@ pub(super) unsafe fn read_sum(data: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + data[full..].iter().sum::<f32>()
 }
 
-/// AVX2 twin of `dot_f32_queries_portable`: each (row, query) pair through this module's
-/// `dot_f32`.
+/// One f32 row against two queries: the row's 16-element chunks are widened once for both,
+/// each pair's lanes kept in four registers and fed exactly as `dot16_avx2` feeds them.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; the row and both queries have `row.len()` elements.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn dot_row_queries2(row: &[f32], qs: [&[f64]; 2]) -> [f32; 2] {
+    let n = row.len();
+    let full = n / 16 * 16;
+    let mut acc = [[_mm256_setzero_pd(); 4]; 2];
+    let mut i = 0;
+    while i < full {
+        // SAFETY: i + 16 <= full <= n, the row's length.
+        let w = unsafe { [0, 4, 8, 12].map(|k| _mm256_cvtps_pd(_mm_loadu_ps(row.as_ptr().add(i + k)))) };
+        for (a, q) in acc.iter_mut().zip(qs) {
+            for (k, (ak, wk)) in a.iter_mut().zip(w).enumerate() {
+                // SAFETY: i + 4k + 4 <= i + 16 <= n, each query's length.
+                let xk = unsafe { _mm256_loadu_pd(q.as_ptr().add(i + 4 * k)) };
+                *ak = _mm256_fmadd_pd(wk, xk, *ak);
+            }
+        }
+        i += 16;
+    }
+    let mut out = [0.0f32; 2];
+    for ((o, a), q) in out.iter_mut().zip(&acc).zip(qs) {
+        let mut total = finish16(a);
+        for j in full..n {
+            total += f64::from(row[j]) * q[j];
+        }
+        *o = total as f32;
+    }
+    out
+}
+
+/// AVX2 twin of `dot_f32_queries_portable`: each row against the queries two at a time
+/// (eight accumulation chains, the row widened once per pair of queries), each pair's result
+/// bit-identical to this module's `dot_f32`.
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA; `rows.len()` and `queries.len()` are multiples of
 /// `width > 0`, and `out` holds `(n_q - 1) * out_stride + n_rows` floats.
 #[target_feature(enable = "avx2,fma")]
 pub(super) unsafe fn dot_f32_queries(rows: &[f32], width: usize, queries: &[f64], out: &mut [f32], out_stride: usize) {
-    for (q, query) in queries.chunks_exact(width).enumerate() {
+    let mut q0 = 0;
+    for pair in queries.chunks_exact(2 * width) {
+        let qs = [&pair[..width], &pair[width..]];
+        for (r, row) in rows.chunks_exact(width).enumerate() {
+            // SAFETY: features per caller; every slice has `width` elements.
+            let [a, b] = unsafe { dot_row_queries2(row, qs) };
+            out[q0 * out_stride + r] = a;
+            out[(q0 + 1) * out_stride + r] = b;
+        }
+        q0 += 2;
+    }
+    for query in queries.chunks_exact(width).skip(q0) {
         for (r, row) in rows.chunks_exact(width).enumerate() {
             // SAFETY: features per caller; both slices have `width` elements.
-            out[q * out_stride + r] = unsafe { dot_f32(row, query) };
+            out[q0 * out_stride + r] = unsafe { dot_f32(row, query) };
         }
+        q0 += 1;
     }
 }
 

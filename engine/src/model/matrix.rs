@@ -119,6 +119,15 @@ impl Matrix {
         }
     }
 
+    /// The buffer a dense matrix is a view of, for reuse once the matrix is gone (`None`
+    /// for MXFP4, whose two views are never pooled).
+    pub(crate) fn into_blob(self) -> Option<std::sync::Arc<crate::io::Blob>> {
+        match self.data {
+            MatrixData::F32(v) | MatrixData::Bf16(v) => Some(v.blob()),
+            MatrixData::Mxfp4 { .. } => None,
+        }
+    }
+
     /// Bytes of weight storage.
     pub fn nbytes(&self) -> usize {
         match &self.data {

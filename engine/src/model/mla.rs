@@ -32,9 +32,11 @@ use crate::model::matrix::Matrix;
 use crate::model::names;
 use crate::model::softmax::softmax_weights;
 
-/// Cached positions scored or mixed per kernel call: 16 rows of K3's 576 floats (36 KiB)
-/// stay in the L1 cache while every head of a group passes over them.
-const POSITION_BLOCK: usize = 16;
+/// Cached positions scored or mixed per kernel call: 8 rows of K3's 576 floats (18 KiB)
+/// stay in a 32 KiB L1 cache while every head of a group passes over them
+/// (`examples/latent_attention_rate`: 8 rows scored and mixed fastest of 4, 8, 16 and 32
+/// on this AVX2 machine).
+pub const POSITION_BLOCK: usize = 8;
 /// The most score bytes one task of heads holds at once: at long contexts a task takes
 /// fewer heads (and reads the cache more often) rather than more memory.
 pub const SCORE_SCRATCH_BYTES: usize = 16 << 20;

@@ -24,6 +24,7 @@ pub mod softmax;
 mod state;
 mod tap;
 pub mod trunk;
+pub mod vocab;
 
 pub(crate) use layer::bind_layer;
 pub use layer::{Layer, Scratch};
@@ -38,16 +39,18 @@ use attn_res::{fold, Residuals};
 use bind::Binder;
 use experts::{ExpertSource, ResidentExperts};
 use layer::norm_rows;
-use matrix::Matrix;
 use trunk::{ResidentTrunk, TrunkSource};
+use vocab::{Embedding, EmbeddingReader, HeadReader, OutputHead, TensorRows};
+
+pub use k3_plan::VocabPlacement;
 
 /// The whole bound model.
 pub struct Model {
     cfg: ModelConfig,
-    /// `[vocab, E]`.
-    embed: Matrix,
-    /// `[vocab, E]`.
-    lm_head: Matrix,
+    /// `[vocab, E]`, held or read a row at a time.
+    embed: Embedding,
+    /// `[vocab, E]`, held or read in chunks of rows.
+    lm_head: OutputHead,
     final_norm: Vec<f32>,
     out_attn_res: Vec<f32>,
     trunk: Box<dyn TrunkSource>,
@@ -76,7 +79,7 @@ impl Model {
         experts: Option<Box<dyn ExpertSource + Send>>,
     ) -> Result<Model> {
         Self::validate(&cfg, index)?;
-        Self::bind_validated(cfg, index, trunk, experts)
+        Self::bind_validated(cfg, index, trunk, experts, VocabShape::held())
     }
 
     /// Checks every tensor (routed experts included) against `cfg` without reading any
@@ -84,17 +87,21 @@ impl Model {
     pub fn validate(cfg: &ModelConfig, index: &TensorIndex) -> Result<()> {
         let validate = Binder::new(index, false);
         let checked = ResidentTrunk::bind(&validate, cfg)?;
-        Self::bind_with(cfg, &validate, Box::new(checked), Box::new(ResidentExperts::bind(&validate, cfg)?))?;
+        let experts = Box::new(ResidentExperts::bind(&validate, cfg)?);
+        let vocab = bind_vocab(cfg, &validate, index, &VocabShape::held())?;
+        Self::bind_with(cfg, &validate, Box::new(checked), experts, vocab)?;
         Ok(())
     }
 
-    /// [`Model::bind`] after [`Model::validate`] succeeded: reads the model-level tensors,
-    /// and the trunk and experts when no source is given.
+    /// [`Model::bind`] after [`Model::validate`] succeeded: reads the model-level tensors
+    /// (the embeddings and head as `vocab` places them), and the trunk and experts when no
+    /// source is given.
     pub fn bind_validated(
         cfg: ModelConfig,
         index: &TensorIndex,
         trunk: Option<Box<dyn TrunkSource>>,
         experts: Option<Box<dyn ExpertSource + Send>>,
+        vocab: VocabShape,
     ) -> Result<Model> {
         let read = Binder::new(index, true);
         let trunk = match trunk {
@@ -105,7 +112,8 @@ impl Model {
             Some(source) => source,
             None => Box::new(ResidentExperts::bind(&read, &cfg)?),
         };
-        Self::bind_with(&cfg, &read, trunk, experts)
+        let (embed, lm_head) = bind_vocab(&cfg, &read, index, &vocab)?;
+        Self::bind_with(&cfg, &read, trunk, experts, (embed, lm_head))
     }
 
     fn bind_with(
@@ -113,12 +121,13 @@ impl Model {
         b: &Binder,
         trunk: Box<dyn TrunkSource>,
         experts: Box<dyn ExpertSource + Send>,
+        (embed, lm_head): (Embedding, OutputHead),
     ) -> Result<Model> {
-        let (e, v) = (cfg.hidden_size, cfg.vocab_size);
+        let e = cfg.hidden_size;
         Ok(Model {
             cfg: cfg.clone(),
-            embed: b.matrix(&names::embed_tokens(), v, e)?,
-            lm_head: b.matrix(&names::lm_head(), v, e)?,
+            embed,
+            lm_head,
             final_norm: b.vector(&names::final_norm(), e)?,
             out_attn_res: fold(
                 &b.vector(&names::output_attn_res_norm(), e)?,
@@ -127,6 +136,15 @@ impl Model {
             trunk,
             experts,
         })
+    }
+
+    /// Moves the embeddings and head to `vocab`'s placement (a replan): the new one is
+    /// bound (read, when held) before the old one is dropped.
+    pub fn place_vocab(&mut self, index: &TensorIndex, vocab: &VocabShape) -> Result<()> {
+        let (embed, lm_head) = bind_vocab(&self.cfg, &Binder::new(index, true), index, vocab)?;
+        self.embed = embed;
+        self.lm_head = lm_head;
+        Ok(())
     }
 
     pub fn config(&self) -> &ModelConfig {
@@ -196,7 +214,7 @@ impl Model {
         let first_position = state.n_positions();
         state.advance(n_tokens);
         // Model-level AttnRes, final norm, lm_head.
-        let logits = self.head(&residuals, &mut scratch, want, tap);
+        let logits = self.head(&residuals, &mut scratch, want, tap)?;
         // Nothing non-finite is ever sampled from: NaN or ±inf logits are an error.
         if let Some(at) = logits.iter().position(|v| !v.is_finite()) {
             let row = at / self.cfg.vocab_size;
@@ -220,7 +238,7 @@ impl Model {
             if id as usize >= self.cfg.vocab_size {
                 return Err(Error::TokenId { id, vocab_size: self.cfg.vocab_size });
             }
-            self.embed.row_f32(id as usize, row);
+            self.embed.row_f32(id as usize, row)?;
         }
         Ok(rows)
     }
@@ -234,7 +252,7 @@ impl Model {
         scratch: &mut Scratch,
         want: LogitsFor,
         tap: Option<&mut (dyn Tap + Send)>,
-    ) -> Vec<f32> {
+    ) -> Result<Vec<f32>> {
         let e = self.cfg.hidden_size;
         residuals.mix_into(&self.out_attn_res, &mut scratch.mixed);
         norm_rows(&scratch.mixed, &self.final_norm, self.cfg.rms_norm_eps, e, &mut scratch.normed);
@@ -248,7 +266,73 @@ impl Model {
             LogitsFor::None => &x[..0],
         };
         let mut logits = vec![0.0f32; rows.len() / e * self.cfg.vocab_size];
-        self.lm_head.matmul(rows, &mut logits);
-        logits
+        self.lm_head.logits(rows, &mut logits)?;
+        Ok(logits)
+    }
+}
+
+/// How the embeddings and head are placed: the plan's choice, with the sizes it counted,
+/// and the counter their reads add to.
+#[derive(Debug, Clone)]
+pub struct VocabShape {
+    pub placement: VocabPlacement,
+    /// Embedding rows kept once read ([`VocabPlacement::Read`]).
+    pub embedding_cache_rows: usize,
+    /// Head rows read and multiplied at once ([`VocabPlacement::Read`]).
+    pub head_chunk_rows: usize,
+    /// Bytes read from the shards ([`VocabPlacement::Read`]).
+    pub bytes_read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl VocabShape {
+    /// Both tensors in RAM.
+    pub fn held() -> VocabShape {
+        VocabShape {
+            placement: VocabPlacement::Held,
+            embedding_cache_rows: 0,
+            head_chunk_rows: 0,
+            bytes_read: Default::default(),
+        }
+    }
+
+    /// What `plan` decided for the model of `fp`, its reads counted in `bytes_read`.
+    pub fn of_plan(
+        plan: &k3_plan::MemoryPlan,
+        fp: &k3_plan::Footprint,
+        bytes_read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    ) -> VocabShape {
+        VocabShape {
+            placement: plan.vocab,
+            embedding_cache_rows: k3_plan::EMBEDDING_CACHE_ROWS as usize,
+            head_chunk_rows: k3_plan::vocab::head_chunk_rows(fp) as usize,
+            bytes_read,
+        }
+    }
+}
+
+/// The embedding table and the head as `vocab` places them: bound through `b` when held
+/// (read, or only checked by a validating binder), opened for reads in `index` when read.
+fn bind_vocab(
+    cfg: &ModelConfig,
+    b: &Binder,
+    index: &TensorIndex,
+    vocab: &VocabShape,
+) -> Result<(Embedding, OutputHead)> {
+    let (e, v) = (cfg.hidden_size, cfg.vocab_size);
+    match vocab.placement {
+        VocabPlacement::Held => Ok((
+            Embedding::Held(b.matrix(&names::embed_tokens(), v, e)?),
+            OutputHead::Held(b.matrix(&names::lm_head(), v, e)?),
+        )),
+        VocabPlacement::Read => {
+            let rows = |name: String| match index.get(&name) {
+                Some(info) => TensorRows::open(index, info, (v, e), vocab.bytes_read.clone()),
+                None => Err(Error::MissingTensor { name }),
+            };
+            Ok((
+                Embedding::Read(EmbeddingReader::new(rows(names::embed_tokens())?, vocab.embedding_cache_rows)),
+                OutputHead::Read(HeadReader::new(rows(names::lm_head())?, vocab.head_chunk_rows)),
+            ))
+        }
     }
 }

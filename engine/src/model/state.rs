@@ -128,6 +128,32 @@ impl SequenceState {
         true
     }
 
+    /// Grows the state to `positions` positions by repeating the MLA rows it holds, in
+    /// order, as often as needed (KDA states stay as they are): a benchmark of decoding at
+    /// a long context, whose per-step work depends on the positions held, not on their
+    /// values, without the hours a real prefill of them takes on a large model. False (and
+    /// nothing changed) when the state is empty or `positions` exceeds `room`.
+    pub(crate) fn repeat_positions_to(&mut self, cfg: &ModelConfig, positions: usize, room: usize) -> bool {
+        let held = self.n_positions;
+        if held == 0 || positions > room || positions < held {
+            return false;
+        }
+        let width = MlaCache::floats_per_position(cfg);
+        for layer in &mut self.layers {
+            if let LayerMemory::Mla(c) = layer {
+                let mut rows = c.cached().to_vec();
+                let original = held * width;
+                while rows.len() < positions * width {
+                    let take = (positions * width - rows.len()).min(original);
+                    rows.extend_from_within(..take);
+                }
+                c.restore(positions, &rows);
+            }
+        }
+        self.n_positions = positions;
+        true
+    }
+
     /// True when both states hold the same positions with the same numbers, bit for bit.
     pub fn same_bits(&self, other: &SequenceState) -> bool {
         self.n_positions == other.n_positions

@@ -55,17 +55,13 @@ pub fn footprint(cfg: &ModelConfig, index: &TensorIndex) -> Result<Footprint> {
     .map(|t| t.nbytes)
     .sum();
     let head_bytes = index.get(&names::lm_head()).map_or(0, |t| t.nbytes);
+    let embed_bytes = index.get(&names::embed_tokens()).map_or(0, |t| t.nbytes);
     let (h, d, k) = (cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
     let n_kda = cfg.layer_kinds.iter().filter(|&&k| k == LayerKind::Kda).count();
     let n_mla = cfg.n_layers - n_kda;
     let m = &cfg.mla;
     let state_bytes = recurrent_state_bytes(n_kda as u64, h as u64, d as u64, k as u64);
-    let mla = MlaCacheShape {
-        heads: m.n_heads as u64,
-        qk_nope_head_dim: m.qk_nope_head_dim as u64,
-        v_head_dim: m.v_head_dim as u64,
-        qk_rope_head_dim: m.qk_rope_head_dim as u64,
-    };
+    let mla = MlaCacheShape { kv_lora_rank: m.kv_lora_rank as u64, qk_rope_head_dim: m.qk_rope_head_dim as u64 };
     let kv_bytes_per_position = kv_bytes_per_position(n_mla as u64, mla);
     let widest = [
         h * d,
@@ -87,6 +83,8 @@ pub fn footprint(cfg: &ModelConfig, index: &TensorIndex) -> Result<Footprint> {
         moe_layers,
         resident_bytes,
         head_bytes,
+        embed_bytes,
+        vocab_rows: cfg.vocab_size as u64,
         state_bytes,
         kv_bytes_per_position,
         scratch_bytes,

@@ -22,6 +22,9 @@ pub struct Counters {
     pub expert_bytes_read: AtomicU64,
     pub trunk_bytes_read: AtomicU64,
     pub trunk_layers_read: AtomicU64,
+    /// Bytes of embedding rows and head chunks read from the shards (a plan that reads
+    /// them when used); shared with the model's readers.
+    pub vocab_bytes_read: Arc<AtomicU64>,
     /// Time the compute thread was blocked on trunk layers.
     pub trunk_wait_ns: AtomicU64,
     /// Time the compute thread was blocked on routed experts.
@@ -76,6 +79,7 @@ impl Counters {
             expert_bytes_read: get(&self.expert_bytes_read),
             trunk_bytes_read: get(&self.trunk_bytes_read),
             trunk_layers_read: get(&self.trunk_layers_read),
+            vocab_bytes_read: get(&self.vocab_bytes_read),
             trunk_wait: Duration::from_nanos(get(&self.trunk_wait_ns)),
             expert_wait: Duration::from_nanos(get(&self.expert_wait_ns)),
             trunk_decode: Duration::from_nanos(get(&self.trunk_decode_ns)),
@@ -103,6 +107,8 @@ pub struct StreamMetrics {
     pub expert_bytes_read: u64,
     pub trunk_bytes_read: u64,
     pub trunk_layers_read: u64,
+    /// Embedding rows and output head chunks read from the shards.
+    pub vocab_bytes_read: u64,
     /// Time computation was blocked on trunk layers (measured at the wait points).
     pub trunk_wait: Duration,
     /// Time computation was blocked on routed experts (measured at the wait points).
@@ -126,6 +132,7 @@ impl StreamMetrics {
             expert_bytes_read: self.expert_bytes_read - earlier.expert_bytes_read,
             trunk_bytes_read: self.trunk_bytes_read - earlier.trunk_bytes_read,
             trunk_layers_read: self.trunk_layers_read - earlier.trunk_layers_read,
+            vocab_bytes_read: self.vocab_bytes_read - earlier.vocab_bytes_read,
             trunk_wait: self.trunk_wait.saturating_sub(earlier.trunk_wait),
             expert_wait: self.expert_wait.saturating_sub(earlier.expert_wait),
             trunk_decode: self.trunk_decode.saturating_sub(earlier.trunk_decode),
@@ -143,6 +150,7 @@ impl StreamMetrics {
         self.expert_bytes_read += other.expert_bytes_read;
         self.trunk_bytes_read += other.trunk_bytes_read;
         self.trunk_layers_read += other.trunk_layers_read;
+        self.vocab_bytes_read += other.vocab_bytes_read;
         self.trunk_wait += other.trunk_wait;
         self.expert_wait += other.expert_wait;
         self.trunk_decode += other.trunk_decode;

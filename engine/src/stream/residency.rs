@@ -2,9 +2,11 @@
 //! generations without reloading the model ([`Residency::replan`]).
 //!
 //! Owns: the plan, the expert cache and the streamed trunk the model reads through (the
-//! engine keeps these handles, the model a clone of each), and the order of a replan:
-//! everything that shrinks (cache slots evicted, trunk layers unpinned) happens before
-//! anything grows (layers pinned, slots added), so memory never holds both plans at once.
+//! engine keeps these handles, the model a clone of each), where the embeddings and head
+//! live (`VocabShape`), and the order of a replan: everything that shrinks (cache slots
+//! evicted, trunk layers unpinned, embeddings and head read when used) happens before
+//! anything grows (layers pinned, slots added, embeddings and head held), so memory never
+//! holds both plans at once.
 //! Must not: change a result: every source serves the same weights, so tokens and logits
 //! are identical before and after a replan (tests compare them bit for bit).
 //! Easy to break: a replan runs only between generations (the engine is `&mut`); a
@@ -23,7 +25,7 @@ use crate::io::Reader;
 use crate::model::bind::Binder;
 use crate::model::experts::{ExpertSource, ResidentExperts};
 use crate::model::trunk::TrunkSource;
-use crate::model::Model;
+use crate::model::{Model, VocabPlacement, VocabShape};
 use crate::options::MemoryOptions;
 use crate::stream::expert_cache::{CacheIo, CacheSlots};
 use crate::stream::expert_sums::{open_expert_sums, ExpertSums};
@@ -37,6 +39,8 @@ use crate::stream::{Counters, ExpertCache};
 pub(crate) struct Sources {
     pub trunk: Option<Box<dyn TrunkSource>>,
     pub experts: Option<Box<dyn ExpertSource + Send>>,
+    /// Where the embeddings and head live.
+    pub vocab: VocabShape,
 }
 
 /// The weights' residency of one engine.
@@ -83,7 +87,7 @@ impl Residency {
             coded: None,
         };
         let Some(choice) = opts.budget else {
-            return Ok((r, Sources { trunk: None, experts: None }));
+            return Ok((r, Sources { trunk: None, experts: None, vocab: VocabShape::held() }));
         };
         // A packed trunk is checked against the shards before planning uses it.
         let packed = match &opts.trunk_dir {
@@ -110,6 +114,7 @@ impl Residency {
         let sources = Sources {
             trunk: trunk.clone().map(|t| Box::new(t) as Box<dyn TrunkSource>),
             experts: Some(Box::new(cache.clone())),
+            vocab: VocabShape::of_plan(&plan, &r.footprint, r.counters.vocab_bytes_read.clone()),
         };
         r.plan = Some(plan);
         r.cache = Some(cache);
@@ -144,6 +149,12 @@ impl Residency {
 
     pub fn cache(&self) -> Option<&Arc<ExpertCache>> {
         self.cache.as_ref()
+    }
+
+    /// Where the embeddings and head live under `plan` (held without a plan).
+    fn vocab_of(&self, plan: Option<&MemoryPlan>) -> VocabShape {
+        let reads = self.counters.vocab_bytes_read.clone();
+        plan.map_or(VocabShape::held(), |p| VocabShape::of_plan(p, &self.footprint, reads))
     }
 
     /// Bytes this residency holds now by its plan (everything, when resident): what a
@@ -191,8 +202,13 @@ impl Residency {
             choice.map(|c| make_plan(&self.footprint, c, (packed_available, coded), &opts, machine)).transpose()?;
         let all_pinned = vec![LayerResidency::Pinned; n_layers];
         let (target, ring) = plan.as_ref().map_or((all_pinned, 0), |p| (p.residency.clone(), p.ring_slots));
+        let (old_vocab, new_vocab) = (self.vocab_of(self.plan.as_ref()), self.vocab_of(plan.as_ref()));
 
-        // 1. Shrink: fewer cache slots, fewer pinned layers.
+        // 1. Shrink: fewer cache slots, fewer pinned layers, the embeddings and head out
+        // of RAM.
+        if new_vocab.placement != old_vocab.placement && new_vocab.placement == VocabPlacement::Read {
+            model.place_vocab(&self.index, &new_vocab)?;
+        }
         if let (Some(cache), Some(p)) = (&self.cache, &plan) {
             if (p.cache_slots as usize) < cache.capacity() {
                 cache.resize(p.cache_slots as usize);
@@ -226,10 +242,14 @@ impl Residency {
         (target, ring): (Vec<LayerResidency>, usize),
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<()> {
+        let (old_vocab, new_vocab) = (self.vocab_of(self.plan.as_ref()), self.vocab_of(plan.as_ref()));
         self.opts = opts;
         self.plan = plan;
         // What the shrink freed leaves the process before anything new is read.
         return_freed_memory();
+        if new_vocab.placement != old_vocab.placement && new_vocab.placement == VocabPlacement::Held {
+            model.place_vocab(&self.index, &new_vocab)?;
+        }
         if let Some(trunk) = &self.trunk {
             trunk.repin(&target, ring, progress)?;
         }

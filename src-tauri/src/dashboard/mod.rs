@@ -236,7 +236,15 @@ pub fn breakdown(m: &ModelSummary, slots_used: Option<u64>, positions_used: usiz
     };
     let positions = m.context_length as u64;
     parts.extend([
-        part("embed", "Embeddings + head", fp.resident_bytes, String::new()),
+        match m.plan.as_ref().map(|p| p.vocab) {
+            Some(k3_plan::VocabPlacement::Read) => part(
+                "embed",
+                "Embeddings + head",
+                k3_plan::model_level_bytes(fp, k3_plan::VocabPlacement::Read),
+                "read from the checkpoint when used".into(),
+            ),
+            _ => part("embed", "Embeddings + head", fp.resident_bytes, String::new()),
+        },
         part("state", "Recurrent state", fp.state_bytes, String::new()),
         part(
             "kv",

@@ -25,6 +25,10 @@ export interface Footprint {
   moe_layers: number;
   resident_bytes: number;
   head_bytes: number;
+  /** Of `resident_bytes`, the embedding table (absent or 0: unknown, held). */
+  embed_bytes?: number;
+  /** Rows of the embedding table and head (absent or 0: unknown, both held). */
+  vocab_rows?: number;
   state_bytes: number;
   kv_bytes_per_position: number;
   scratch_bytes: number;
@@ -84,7 +88,10 @@ export interface MemoryPlan {
   cache_bytes: number;
   io_buffer_bytes: number;
   fixed_bytes: number;
+  /** Model-level tensors as the plan holds them (embeddings and head per `vocab`). */
   resident_model_bytes: number;
+  /** Where the embeddings and head live: in RAM, or read from the checkpoint when used. */
+  vocab: "held" | "read";
   state_bytes: number;
   kv_bytes_per_position: number;
   context_length: number;
