@@ -37,7 +37,7 @@ describe("planInPage", () => {
     expect(fits.trunkBytes).toBeLessThanOrEqual(30 * GB);
     expect([fits.headroomBytes > inputs.reserveBytes, fits.tight]).toEqual([true, false]);
     // The cache takes 95% of the headroom left: what remains is below the reserve.
-    const tight = planInPage(planner, inputs, { kind: "custom", trunkBytes: 30 * GB, cacheBytes: 0.95 * fits.headroomBytes + 2 * GB }, 4096, 93);
+    const tight = planInPage(planner, inputs, { kind: "custom", trunkBytes: 30 * GB, cacheBytes: Math.round(0.95 * fits.headroomBytes) + 2 * GB }, 4096, 93);
     expect(tight.headroomBytes).toBeGreaterThan(0);
     expect(tight.headroomBytes).toBeLessThan(inputs.reserveBytes);
     expect(tight.tight).toBe(true);
