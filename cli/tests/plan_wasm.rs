@@ -150,7 +150,7 @@ fn cases(subject: &Subject) -> Vec<Case> {
             out.push(case(subject, MACHINES[1], budget, 4096, 4));
         }
     }
-    for (context_length, io_threads) in [(1, 1), (36_864, 16), (36_865, 4), (4096, 0)] {
+    for (context_length, io_threads) in [(1, 1), (1 << 20, 16), ((1 << 20) + 1, 4), (4096, 0)] {
         for preset in ["laptop", "auto"] {
             out.push(case(subject, MACHINES[2], json!(preset), context_length, io_threads));
         }

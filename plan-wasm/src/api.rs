@@ -148,9 +148,11 @@ fn planned(fp: &Footprint, machine: MachineMemory, choice: BudgetChoice, o: Opti
     };
     let cx = PlanContext {
         footprint: fp,
+        choice,
         budget,
         trunk_streamed: o.streamed_trunk,
         context_length: o.context_length,
+        io_threads: o.io_threads,
         machine,
     };
     let forecast = match o.rates {

@@ -165,15 +165,26 @@ pub struct PlanJson {
     pub mem_available_bytes: Option<u64>,
     /// `total_bytes ≤ mem_available_bytes`; `null` when that is unknown.
     pub fits: Option<bool>,
+    /// `mem_available_bytes − total_bytes` (`k3_plan::headroom_bytes`); `null` when unknown.
+    pub headroom_bytes: Option<i64>,
+    /// It fits with less than `auto`'s headroom left; `null` when unknown.
+    pub tight: Option<bool>,
+    /// The largest context at which this choice keeps its trunk and cache and leaves
+    /// `auto`'s headroom free (`k3_plan::default_context`); `null` when none does or the
+    /// machine is unknown.
+    pub default_context: Option<u64>,
 }
 
 /// How a plan was asked for, beside the plan itself ([`PlanJson::new`]).
 #[derive(Debug, Clone, Copy)]
 pub struct PlanContext<'a> {
     pub footprint: &'a Footprint,
+    /// The choice as asked (a preset's, `auto`, or two sizes) and its budgets as resolved.
+    pub choice: BudgetChoice,
     pub budget: Budget,
     pub trunk_streamed: bool,
     pub context_length: u64,
+    pub io_threads: u64,
     pub machine: MachineMemory,
 }
 
@@ -207,6 +218,15 @@ impl PlanJson {
             total_bytes: p.total_bytes,
             mem_available_bytes: available,
             fits: available.map(|a| p.total_bytes <= a),
+            headroom_bytes: available.map(|_| k3_plan::headroom_bytes(cx.machine, p)),
+            tight: available.map(|_| {
+                let headroom = k3_plan::headroom_bytes(cx.machine, p);
+                headroom >= 0 && (headroom as u64) < k3_plan::auto_headroom(cx.machine)
+            }),
+            default_context: available.and_then(|_| {
+                let shape = k3_plan::RunShape { streamed_trunk: cx.trunk_streamed, io_threads: cx.io_threads };
+                k3_plan::default_context(fp, cx.choice, shape, cx.machine)
+            }),
         }
     }
 }

@@ -2,7 +2,8 @@
 //! (later) the UI compiled to wasm all call the same code, so what the UI shows is what
 //! the engine does.
 //!
-//! Owns: everything that decides memory: presets, budget choices and size parsing
+//! Owns: everything that decides memory: which choice fits a machine with what headroom and
+//! context ([`advice`]), presets, budget choices and size parsing
 //! ([`presets`]), the machine's figures as plain numbers ([`machine`]), the `auto` rule
 //! ([`auto`]), the memory plan with its fixed overheads, slot sizes and KV reservation
 //! ([`memory`]), a sequence's state and KV sizes ([`sequence`]), the refusals with their
@@ -11,6 +12,7 @@
 //! embedding table and output head live ([`vocab`]), the speed forecast of a plan ([`forecast`]) and the expert-trace format ([`trace`]).
 #![forbid(unsafe_code)]
 
+pub mod advice;
 pub mod auto;
 pub mod cachesim;
 pub mod cost_plan;
@@ -24,6 +26,7 @@ pub mod sequence;
 pub mod trace;
 pub mod vocab;
 
+pub use advice::{advise, advise_presets, default_context, headroom_bytes, recommend, Advice, RunShape};
 pub use auto::{auto_budget, auto_budget_for, auto_headroom};
 pub use cost_plan::{cost_of, plan_by_cost, CodedLayers, CostFigures, CostPlan, CostRates};
 pub use error::PlanError;

@@ -25,8 +25,9 @@ use crate::vocab::{model_level_bytes, VocabPlacement};
 /// Tokens per forward chunk during prefill (bounds scratch memory).
 pub const PREFILL_CHUNK: usize = 64;
 
-/// The longest context a plan may reserve KV cache for (the engine refuses more).
-pub const MAX_CONTEXT: u64 = 32_768 + 4_096;
+/// The longest context a plan may reserve KV cache for (the engine refuses more): K3's
+/// advertised window of 1 M positions.
+pub const MAX_CONTEXT: u64 = 1 << 20;
 
 /// The most concurrent expert reads a plan may provide buffers for.
 pub const MAX_IO_THREADS: u64 = 256;

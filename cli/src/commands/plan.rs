@@ -62,9 +62,11 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
     };
     let cx = PlanContext {
         footprint: &fp,
+        choice,
         budget,
         trunk_streamed: streamed,
         context_length: opts.context_length as u64,
+        io_threads: opts.io_threads as u64,
         machine,
     };
     let v = PlanJson::new(&p, &cx);
@@ -122,6 +124,14 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
             if p.total_bytes <= a { "fits" } else { "does NOT fit" }
         ),
         None => outln!("total: {}", format_bytes(p.total_bytes)),
+    }
+    if let Some(d) = v.default_context {
+        outln!(
+            "context: {} positions reserved ({} each); the largest this choice keeps its trunk and cache at, \
+             leaving auto's headroom free on this machine: {d}",
+            opts.context_length,
+            format_bytes(fp.kv_bytes_per_position)
+        );
     }
     if let Some(c) = costs {
         c.print();

@@ -213,7 +213,7 @@ pub fn preview(ctx: &PreviewContext<'_>, choice: MemoryChoice, rule: &PreviewRul
         .ok(),
         _ => None,
     };
-    let headroom = freed.usable_available_bytes() as f64 - plan.total_bytes as f64;
+    let headroom = k3_plan::headroom_bytes(freed, &plan);
     PlanPreview {
         pinned_layers: plan.pinned_layers as u32,
         ring_slots: plan.ring_slots as u32,
@@ -221,8 +221,8 @@ pub fn preview(ctx: &PreviewContext<'_>, choice: MemoryChoice, rule: &PreviewRul
         expert_slots: plan.cache_slots,
         cache_bytes: plan.cache_bytes,
         total_bytes: plan.total_bytes,
-        headroom_bytes: headroom,
-        tight: headroom < k3_plan::auto_headroom(freed) as f64,
+        headroom_bytes: headroom as f64,
+        tight: headroom < k3_plan::auto_headroom(freed) as i64,
         seconds_low: forecast.map(|f| f.seconds_per_token.low),
         seconds_high: forecast.map(|f| f.seconds_per_token.high),
         ..empty

@@ -91,7 +91,7 @@ pub fn preset_rows(speed: &SpeedSummary, context_length: usize) -> Result<Vec<Pr
                 Ok(f) => f,
                 Err(e) => return PresetRow { problem: Some(format!("forecast: {e}")), ..empty },
             };
-            let headroom = available - plan.total_bytes as f64;
+            let headroom = k3_plan::headroom_bytes(machine, &plan) as f64;
             PresetRow {
                 fits: headroom >= 0.0,
                 problem: (headroom < 0.0).then(|| {

@@ -1,13 +1,12 @@
 //! Which preset to recommend, by the planner's own rules.
 //!
-//! Owns: [`recommend_preset`]: the largest named preset whose plan `k3_plan::plan_memory`
-//! accepts on this machine *and* leaves `auto`'s headroom free (PRODUCT.md §4.6: a preset
-//! whose peak RSS equals MemAvailable has no headroom), else `auto` when `auto` fits, else none.
+//! Owns: [`recommend_preset`]: `k3_plan::recommend` at the doctor's run shape — the largest
+//! named preset whose plan fits this machine *and* leaves `auto`'s headroom free (PRODUCT.md
+//! §4.6: a preset whose peak RSS equals MemAvailable has no headroom), else `auto` when
+//! `auto` fits, else none.
 //! Must not: size anything itself: budgets, plans and the headroom are `k3_plan`'s.
 
-use k3_plan::{
-    auto_budget_for, auto_headroom, plan_memory, Budget, Footprint, MachineMemory, MemoryRequest, PlanError, Preset,
-};
+use k3_plan::{auto_budget_for, Budget, Footprint, MachineMemory, PlanError, Preset};
 
 /// How the engine would run: streamed trunk, its default context and I/O threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,9 +14,6 @@ pub struct RunShape {
     pub context_length: u64,
     pub io_threads: u64,
 }
-
-/// The named presets, largest first.
-const LARGEST_FIRST: [Preset; 5] = [Preset::Max, Preset::Server, Preset::Workstation, Preset::Desktop, Preset::Laptop];
 
 /// The `auto` budget on `machine`, or why it refuses.
 pub fn auto_budget(fp: &Footprint, machine: MachineMemory, shape: RunShape) -> Result<Budget, PlanError> {
@@ -32,19 +28,14 @@ pub struct Recommendation {
     pub plan_bytes: u64,
 }
 
-/// The largest named preset that fits with headroom, else `auto` if it fits, else `None`.
+/// The largest named preset that fits with headroom, else `auto` if it fits, else `None`:
+/// `k3_plan::recommend`, the one answer every front end gives.
 pub fn recommend_preset(fp: &Footprint, machine: MachineMemory, shape: RunShape) -> Option<Recommendation> {
-    let room = machine.usable_available_bytes().saturating_sub(auto_headroom(machine));
-    let plan_of = |preset: Preset| {
-        let req = MemoryRequest {
-            choice: preset.choice(),
-            streamed_trunk: true,
-            context_length: shape.context_length,
-            io_threads: shape.io_threads,
-        };
-        plan_memory(fp, &req, machine, true).ok().map(|p| Recommendation { preset, plan_bytes: p.total_bytes })
-    };
-    LARGEST_FIRST.into_iter().filter_map(plan_of).find(|r| r.plan_bytes <= room).or_else(|| plan_of(Preset::Auto))
+    let run = k3_plan::RunShape { streamed_trunk: true, io_threads: shape.io_threads };
+    let rows = k3_plan::advise_presets(fp, run, machine, Some(shape.context_length));
+    let preset = k3_plan::recommend(&rows)?;
+    let advice = rows.into_iter().find(|(p, _)| *p == preset).and_then(|(_, a)| a.ok())?;
+    Some(Recommendation { preset, plan_bytes: advice.plan.total_bytes })
 }
 
 #[cfg(test)]
@@ -68,8 +59,11 @@ mod tests {
         assert_eq!(on(160), Some(Preset::Server));
         assert_eq!(on(64), Some(Preset::Desktop), "workstation's 90 GB of budgets do not fit in 64");
         assert_eq!(on(2), None, "auto refuses");
+        // Laptop plans 4.59 GB (the embeddings and head read when used, the latent KV cache):
+        // it fits with the headroom from 7 GB, where `auto` first fits too, so nothing smaller
+        // is recommended.
         let laptop = (1..200).find(|&gb| on(gb) == Some(Preset::Laptop)).unwrap();
-        let auto_only = (1..200).find(|&gb| on(gb) == Some(Preset::Auto)).unwrap();
-        assert!(auto_only < laptop, "auto fits on less memory than laptop ({auto_only} vs {laptop} GB)");
+        assert_eq!(laptop, 7);
+        assert!((1..laptop).all(|gb| on(gb).is_none()), "below {laptop} GB neither laptop nor auto fits");
     }
 }

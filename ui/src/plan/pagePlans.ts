@@ -1,8 +1,9 @@
 // Settings › Memory's plans computed in the page: the wasm planner's answers for the app's
 // footprint and machine (sent once with the view), shaped as the backend's PlanPreview so the
 // picker shows one kind of row whichever side planned it.
-// Owns: the mapping MemoryChoice ↔ the module's Choice and PlanOutcome → PlanPreview (headroom =
-// available − plan, "tight" below the reserve the app sent). Must not: plan: the module does.
+// Owns: the mapping MemoryChoice ↔ the module's Choice and PlanOutcome → PlanPreview. Must not:
+// plan, or define headroom: the module does (`k3_plan::headroom_bytes`: what the machine has
+// available, capped by its container, minus the plan; "tight" below `auto`'s reserve).
 import type { MemoryChoice, PlanPreview, PlannerInputs } from "../generated/ipc";
 import type { Choice, PlanOutcome, Planner } from "./wasmPlanner";
 
@@ -17,7 +18,7 @@ export function toPreview(choice: MemoryChoice, outcome: PlanOutcome, inputs: Pl
   };
   if ("error" in outcome) return { ...none, problem: outcome.error.message };
   const p = outcome.plan;
-  const headroom = inputs.machine.available_bytes - p.total_bytes;
+  const headroom = p.headroom_bytes ?? inputs.machine.available_bytes - p.total_bytes;
   return {
     ...none,
     pinnedLayers: p.pinned_layers,
@@ -27,7 +28,7 @@ export function toPreview(choice: MemoryChoice, outcome: PlanOutcome, inputs: Pl
     cacheBytes: p.cache_bytes,
     totalBytes: p.total_bytes,
     headroomBytes: headroom,
-    tight: headroom < inputs.reserveBytes,
+    tight: p.tight ?? headroom < inputs.reserveBytes,
     secondsLow: outcome.forecast?.seconds_per_token.low ?? null,
     secondsHigh: outcome.forecast?.seconds_per_token.high ?? null,
   };

@@ -138,7 +138,7 @@ describe("any numbers", () => {
       const m = { total_bytes: size(), available_bytes: size(), cgroup };
       const choice = rnd() < 0.5 ? (PRESETS[Math.floor(rnd() * PRESETS.length)] ?? "auto") : { trunk_bytes: size(), cache_bytes: size() };
       const rates = { disk_trunk_bytes_per_second: size(), disk_expert_bytes_per_second: size(), bf16_bytes_per_second: size(), expert_bytes_per_second: size() };
-      const opts = { streamed_trunk: rnd() < 0.5, context_length: Math.floor(rnd() * 40_000), io_threads: Math.floor(rnd() * 300), ...(rnd() < 0.5 ? { rates } : {}) };
+      const opts = { streamed_trunk: rnd() < 0.5, context_length: Math.floor(rnd() * 1_100_000), io_threads: Math.floor(rnd() * 300), ...(rnd() < 0.5 ? { rates } : {}) };
       const out = planner.planFor(fp, m, { ...opts, choice });
       seen.add("error" in out ? out.error.kind : "plan");
       if ("plan" in out) {

@@ -62,7 +62,7 @@ export interface Rates {
 export interface PlanOptions {
   /** A packed trunk exists, so unpinned layers stream through the ring. */
   streamed_trunk: boolean;
-  /** Positions the KV cache is reserved for (1 … 36,864). */
+  /** Positions the KV cache is reserved for (1 … 1,048,576). */
   context_length: number;
   /** Concurrent expert reads (1 … 256). */
   io_threads: number;
@@ -100,6 +100,12 @@ export interface MemoryPlan {
   /** MemAvailable capped by the cgroup; null when the machine gave 0. */
   mem_available_bytes: number | null;
   fits: boolean | null;
+  /** `mem_available_bytes − total_bytes` (`k3_plan::headroom_bytes`); null when unknown. */
+  headroom_bytes: number | null;
+  /** Fits with less than `auto`'s headroom left; null when unknown. */
+  tight: boolean | null;
+  /** The largest context this choice keeps its trunk and cache at on this machine. */
+  default_context: number | null;
 }
 
 /** A figure at the floor, uniform-routing and ceiling expert hit rates. */
