@@ -520,10 +520,15 @@ fn doctor_json_names_the_machine_and_the_folders_drive() {
     let dir = k3_tests::scratch_dir("doctor");
     let out = stdout_json(&k3(&["doctor", "--json", "--path", dir.to_str().unwrap()]));
     let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys.len(), 5, "{keys:?}");
-    for key in ["cpu", "memory", "drives", "verdicts", "recommended_preset"] {
+    assert_eq!(keys.len(), 7, "{keys:?}");
+    for key in
+        ["cpu", "memory", "drives", "verdicts", "recommended_preset", "recommended_context", "kv_bytes_per_position"]
+    {
         assert!(out.get(key).is_some(), "{key} missing: {out}");
     }
+    assert_eq!(out["kv_bytes_per_position"], 55_296, "the released K3's latent cache: {out}");
+    // A recommended preset comes with the context it keeps here; none without one.
+    assert_eq!(out["recommended_preset"].is_null(), out["recommended_context"].is_null(), "{out}");
     assert!(out["cpu"]["logical_cores"].as_u64() >= Some(1), "{out}");
     assert!(out["memory"]["total_bytes"].as_u64() >= out["memory"]["available_bytes"].as_u64(), "{out}");
     let drives = out["drives"].as_array().unwrap();

@@ -40,7 +40,13 @@ fn print_report(r: &DoctorReport, shape: RunShape) {
     print_verdicts(r);
     outln!();
     match r.recommended_preset {
-        Some(p) => outln!("Recommended preset: {p}"),
+        Some(p) => match r.recommended_context {
+            Some(c) => outln!(
+                "Recommended preset: {p} · its trunk and cache keep up to {c} positions of context here ({} a position)",
+                format_bytes(r.kv_bytes_per_position)
+            ),
+            None => outln!("Recommended preset: {p}"),
+        },
         None => outln!("Recommended preset: none (even `auto` does not fit; see memory above)"),
     }
 }

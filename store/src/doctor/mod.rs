@@ -1,7 +1,8 @@
 //! `k3 doctor`: this machine as the engine sees it, with a green/amber/red verdict per item.
 //!
 //! Owns: [`examine`] (measure, then judge) and [`DoctorReport`] (`cpu`, `memory`, `drives`,
-//! `verdicts`, `recommended_preset`: the JSON `k3 doctor --json` prints). Measuring lives in
+//! `verdicts`, `recommended_preset` with its `recommended_context`, `kv_bytes_per_position`:
+//! the JSON `k3 doctor --json` prints). Measuring lives in
 //! [`cpu`], [`memory`], [`drives`] (with [`mounts`]); judging in [`verdict`] and [`preset`],
 //! pure functions of the measurements; the released checkpoint's sizes in [`released`].
 //! Must not: plan memory itself (`k3_plan` does) or read `/proc/meminfo` a second way
@@ -65,6 +66,11 @@ pub struct DoctorReport {
     pub verdicts: Vec<Verdict>,
     /// The preset name, or `None` when even `auto` refuses.
     pub recommended_preset: Option<&'static str>,
+    /// The largest context the recommended preset keeps its trunk and cache at here,
+    /// leaving `auto`'s headroom free (`k3_plan::default_context`).
+    pub recommended_context: Option<u64>,
+    /// What each position of context costs (the MLA cache of every MLA layer).
+    pub kv_bytes_per_position: u64,
 }
 
 /// The released K3 model store's needs (checkpoint + packed trunk + 1 %).
@@ -87,5 +93,15 @@ pub fn examine(paths: &[PathBuf], shape: RunShape) -> Result<DoctorReport, Docto
     let mut verdicts = vec![verdict::cpu_verdict(&cpu), verdict::memory_verdict(&memory, &auto, recommended)];
     let need = k3_space_need();
     verdicts.extend(drives.iter().flat_map(|d| verdict::drive_verdicts(d, need)));
-    Ok(DoctorReport { cpu, memory, drives, verdicts, recommended_preset: recommended.map(|r| r.preset.name()) })
+    let run = k3_plan::RunShape { streamed_trunk: true, io_threads: shape.io_threads };
+    let recommended_context = recommended.and_then(|r| k3_plan::default_context(&fp, r.preset.choice(), run, machine));
+    Ok(DoctorReport {
+        cpu,
+        memory,
+        drives,
+        verdicts,
+        recommended_preset: recommended.map(|r| r.preset.name()),
+        recommended_context,
+        kv_bytes_per_position: fp.kv_bytes_per_position,
+    })
 }
