@@ -500,6 +500,32 @@ fn issue_13_one_bad_chat_line_ends_that_turn_not_the_session() {
     assert_eq!(stats.len(), 1, "the good message is answered after the bad ones:\n{stdout}");
 }
 
+/// Issue 38: a conversation that nears its context limit says so before it is full.
+#[test]
+fn chat_warns_when_a_conversation_nears_its_context_limit() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let model = fixture("k3-demo");
+    let chat = |context: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_k3"))
+            .args(["chat", "--model", model.to_str().unwrap(), "--max-tokens", "12", "--context-length", context])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(b"Tell me about Mr. Darcy.\n/quit\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // The turn holds 55 positions (43 of prompt, 12 of reply): 91 % of 60, 55 % of 100.
+    let near = chat("60");
+    assert!(near.contains("this conversation holds 55 of its 60 positions (91 %)"), "{near}");
+    let roomy = chat("100");
+    assert!(!roomy.contains("this conversation holds"), "{roomy}");
+}
+
 #[test]
 fn issue_13_plan_refuses_a_checkpoint_that_run_refuses() {
     let dir = k3_tests::copy_checkpoint("tiny-mxfp4", "cli-plan-refuses");

@@ -8,7 +8,8 @@
 //! ([`default_context`]: the largest, up to [`MAX_CONTEXT`], whose plan keeps the choice's
 //! trunk and cache and still leaves `auto_headroom` free); the advice for one choice
 //! ([`advise`]) and for every preset ([`advise_presets`]); the recommendation
-//! ([`recommend`]: the largest named preset that fits with headroom, else `auto`).
+//! ([`recommend`]: the largest named preset that fits with headroom, else `auto`); when a
+//! conversation nears its context limit ([`nearly_full`]).
 //! Must not: read the machine, or plan differently from [`plan_memory`].
 //! Easy to break: `auto` sizes its budgets from the context, so its default context is
 //! taken with the budgets `auto` gives at [`BASE_CONTEXT`], held fixed; every other choice's
@@ -20,6 +21,16 @@ use crate::error::PlanError;
 use crate::machine::MachineMemory;
 use crate::memory::{plan_memory, Footprint, MemoryPlan, MemoryRequest, MAX_CONTEXT};
 use crate::presets::{BudgetChoice, Preset};
+
+/// Share of the context a conversation may fill before front ends warn that it nears the
+/// limit (a reply past the limit ends as "context full").
+pub const NEARLY_FULL_PERCENT: u64 = 90;
+
+/// True when `used` positions of a `limit`-position context are at least
+/// [`NEARLY_FULL_PERCENT`] of it: the one rule every front end warns by.
+pub fn nearly_full(used: u64, limit: u64) -> bool {
+    limit > 0 && u128::from(used) * 100 >= u128::from(limit) * u128::from(NEARLY_FULL_PERCENT)
+}
 
 /// The context `auto`'s budgets are sized at before its default context is taken.
 pub const BASE_CONTEXT: u64 = 4096;

@@ -26,7 +26,10 @@ pub mod sequence;
 pub mod trace;
 pub mod vocab;
 
-pub use advice::{advise, advise_presets, default_context, headroom_bytes, recommend, Advice, RunShape};
+pub use advice::{
+    advise, advise_presets, default_context, headroom_bytes, nearly_full, recommend, Advice, RunShape,
+    NEARLY_FULL_PERCENT,
+};
 pub use auto::{auto_budget, auto_budget_for, auto_headroom};
 pub use cost_plan::{cost_of, plan_by_cost, CodedLayers, CostFigures, CostPlan, CostRates};
 pub use error::PlanError;

@@ -78,3 +78,11 @@ fn the_recommendation_is_the_largest_preset_that_fits_with_headroom_else_auto() 
     assert_eq!(on(machine(64, 48)), Some(Preset::Desktop));
     assert_eq!(on(machine(4, 3)), None, "not even auto: {:?}", advise_presets(&fp, SHAPE, machine(4, 3), Some(4096)));
 }
+
+#[test]
+fn a_conversation_is_nearly_full_from_nine_tenths_of_its_context() {
+    use k3_plan::nearly_full;
+    assert!(!nearly_full(3686, 4096) && nearly_full(3687, 4096), "90 % of 4,096 is 3,686.4");
+    assert!(nearly_full(4096, 4096) && !nearly_full(0, 4096) && !nearly_full(5, 0));
+    assert!(nearly_full(u64::MAX, u64::MAX), "no overflow");
+}

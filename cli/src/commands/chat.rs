@@ -256,6 +256,15 @@ fn reply(
         f.time_to_first_token.as_secs_f64(),
         f.seconds_per_token.map_or("– s/token".to_string(), |s| format!("{s:.3} s/token")),
     );
+    let used = f.prompt_tokens + f.output_tokens;
+    let limit = runtime.probe().snapshot().model.map_or(0, |m| m.context_length);
+    if k3_plan::nearly_full(used as u64, limit as u64) {
+        outln!(
+            "(this conversation holds {used} of its {limit} positions ({} %): a reply that reaches {limit} ends as \
+             \"context full\"; /reset starts a new one)",
+            used * 100 / limit
+        );
+    }
     match &out.state {
         Some(StateNote::Resumed) => outln!("(the engine state was read from the saved file: no history replayed)"),
         Some(StateNote::Refused(reason)) => {
