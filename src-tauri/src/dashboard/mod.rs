@@ -135,7 +135,9 @@ impl From<&TokenSample> for TokenPoint {
             trunk_wait_ms: ms(m.trunk_wait),
             expert_wait_ms: ms(m.expert_wait),
             compute_ms: ms(s.compute()),
-            trunk_bytes: m.trunk_bytes_read,
+            // The head and embedding rows read when used count with the trunk's reads, as
+            // in the forecast and the reply's bytes read.
+            trunk_bytes: m.trunk_bytes_read + m.vocab_bytes_read,
             expert_bytes: m.expert_bytes_read,
             expert_requests: m.expert_requests,
             true_hits: m.expert_true_hits,
@@ -177,7 +179,8 @@ pub fn read(now: &ProbeSnapshot, samples: &[TokenSample]) -> Dashboard {
             available_bytes: now.machine.usable_available_bytes(),
             pressure_avg10: now.memory_pressure,
         },
-        trunk_bytes_read: stream.trunk_bytes_read,
+        // With the head and embedding rows a streaming plan reads when used, as per token.
+        trunk_bytes_read: stream.trunk_bytes_read + stream.vocab_bytes_read,
         expert_bytes_read: stream.expert_bytes_read,
         reads_in_flight: now.reads_in_flight,
         tokens: samples.iter().map(TokenPoint::from).collect(),
