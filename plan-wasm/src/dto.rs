@@ -192,6 +192,7 @@ impl PlanJson {
     pub fn new(p: &MemoryPlan, cx: &PlanContext<'_>) -> Self {
         let fp = cx.footprint;
         let available = Some(cx.machine.usable_available_bytes()).filter(|&a| a > 0);
+        let headroom = available.map(|_| k3_plan::headroom_bytes(cx.machine, p));
         PlanJson {
             budget: cx.budget.into(),
             layers: fp.layer_trunk_bytes.len(),
@@ -218,11 +219,8 @@ impl PlanJson {
             total_bytes: p.total_bytes,
             mem_available_bytes: available,
             fits: available.map(|a| p.total_bytes <= a),
-            headroom_bytes: available.map(|_| k3_plan::headroom_bytes(cx.machine, p)),
-            tight: available.map(|_| {
-                let headroom = k3_plan::headroom_bytes(cx.machine, p);
-                headroom >= 0 && (headroom as u64) < k3_plan::auto_headroom(cx.machine)
-            }),
+            headroom_bytes: headroom,
+            tight: headroom.map(|h| h >= 0 && (h as u64) < k3_plan::auto_headroom(cx.machine)),
             default_context: available.and_then(|_| {
                 let shape = k3_plan::RunShape { streamed_trunk: cx.trunk_streamed, io_threads: cx.io_threads };
                 k3_plan::default_context(fp, cx.choice, shape, cx.machine)

@@ -12,6 +12,7 @@
 use k3_engine::{CancelToken, DecodeMode, Engine, GenerateParams, NullSink, Sampling};
 use serde_json::json;
 
+use super::bench_stream::median;
 use super::{input_error, load_engine, Failure};
 use crate::args::BenchContextArgs;
 
@@ -38,16 +39,6 @@ fn decode_seconds_per_token(engine: &Engine, context: usize, tokens: usize) -> R
     Ok((out.total_time - out.prefill_time).as_secs_f64() / steps as f64)
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
-
 pub fn context(args: BenchContextArgs) -> Result<(), Failure> {
     if args.tokens < 2 || args.rounds == 0 || args.contexts.is_empty() {
         return Err(input_error("--tokens must be at least 2, --rounds at least 1, and --contexts non-empty".into()));
@@ -71,7 +62,7 @@ pub fn context(args: BenchContextArgs) -> Result<(), Failure> {
             per_round[i].push(decode_seconds_per_token(&engine, args.contexts[i], args.tokens)?);
         }
     }
-    let medians: Vec<f64> = per_round.iter().map(|r| median(&mut r.clone())).collect();
+    let medians: Vec<f64> = per_round.iter().map(|r| median(r)).collect();
     let figures: Vec<_> = args
         .contexts
         .iter()
@@ -106,7 +97,7 @@ mod tests {
 
     #[test]
     fn the_median_is_the_middle_round_or_the_mean_of_the_middle_two() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
     }
 }

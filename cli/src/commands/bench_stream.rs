@@ -44,7 +44,7 @@ fn mean(v: &[f64]) -> f64 {
 }
 
 /// The middle value (the mean of the two middle ones for an even count); 0 for none.
-fn median(v: &[f64]) -> f64 {
+pub(super) fn median(v: &[f64]) -> f64 {
     let mut sorted = v.to_vec();
     sorted.sort_by(f64::total_cmp);
     match sorted.len() {

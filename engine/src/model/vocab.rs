@@ -179,7 +179,10 @@ impl HeadReader {
             let mut next = Some(scope.spawn(|| self.read_chunk(firsts[0])));
             let mut part = Vec::new();
             for (k, &first) in firsts.iter().enumerate() {
-                let chunk = join(next.take())?;
+                // A read is in flight for every chunk: the first before the loop, each
+                // next one below.
+                let Some(reading) = next.take() else { break };
+                let chunk = join(reading)?;
                 if let Some(&after) = firsts.get(k + 1) {
                     next = Some(scope.spawn(move || self.read_chunk(after)));
                 }
@@ -199,8 +202,7 @@ impl HeadReader {
 }
 
 /// The chunk a reader thread read (its panic, if any, carried on).
-fn join(handle: Option<std::thread::ScopedJoinHandle<'_, Result<Matrix>>>) -> Result<Matrix> {
-    let handle = handle.expect("a chunk read is in flight for every chunk multiplied");
+fn join(handle: std::thread::ScopedJoinHandle<'_, Result<Matrix>>) -> Result<Matrix> {
     handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
