@@ -3,6 +3,7 @@
 //! checkpoint, 300 positions fed as 1 + 63 + 236 tokens, so every output from position 1 to
 //! 300 is compared, within the manifest's `mla_forms` tolerance.
 
+use k3_engine::events::CancelToken;
 use k3_engine::format::TensorIndex;
 use k3_engine::model::bind::Binder;
 use k3_engine::model::mla::{MlaCache, MlaWeights};
@@ -40,8 +41,8 @@ fn latent_and_expanded_attention_agree_at_1_to_300_positions_on_every_tiny_check
             let mut at = 0;
             for n in CHUNKS {
                 let span = at * e..(at + n) * e;
-                w.forward(&cfg, &xs[span.clone()], &mut latent, &mut got[span.clone()]);
-                w.forward_expanded_reference(&cfg, &xs[span.clone()], &mut expanded, &mut want[span]);
+                w.forward(&cfg, &xs[span.clone()], &mut latent, &mut got[span.clone()], &CancelToken::new()).unwrap();
+                w.forward_expanded_reference(&cfg, &xs[span.clone()], &mut expanded, &mut want[span]).unwrap();
                 at += n;
             }
             assert!(latent.same_bits(&expanded), "{name} layer {l}: both forms cache the same latent rows");

@@ -53,20 +53,34 @@ pub fn trunk_budgets_of(dir: &Path) -> Vec<(u64, &'static str)> {
     ]
 }
 
+/// A tiny checkpoint's golden prompt, its packed trunk, the resident run's 10 greedy tokens
+/// and logits, and the smallest expert cache (top-k + 1 slots).
+struct Reference {
+    g: crate::gates::Golden,
+    trunk: PathBuf,
+    want_ids: Vec<u32>,
+    want_logits: Vec<f32>,
+    min_cache: u64,
+    n_layers: usize,
+}
+
+fn reference(name: &str) -> Reference {
+    let g = golden(name);
+    let trunk = pack(name);
+    let resident = crate::gates::engine(name, Some(1));
+    let (want_ids, want_logits) = greedy(&resident, &g.prompt, 10, DecodeMode::Incremental);
+    let min_cache = (resident.config().moe.top_k as u64 + 1) * crate::streaming::slot_bytes(name);
+    Reference { g, trunk, want_ids, want_logits, min_cache, n_layers: resident.config().n_layers }
+}
+
 #[test]
 fn every_trunk_budget_gives_byte_identical_tokens_and_logits() {
     for name in TINY_CHECKPOINTS {
-        let g = golden(name);
-        let trunk = pack(name);
-        let resident = crate::gates::engine(name, Some(1));
-        let (want_ids, want_logits) = greedy(&resident, &g.prompt, 10, DecodeMode::Incremental);
-        let top_k = resident.config().moe.top_k as u64;
-        let expert_slot = crate::streaming::slot_bytes(name);
-        let n = resident.config().n_layers;
+        let Reference { g, trunk, want_ids, want_logits, min_cache, n_layers: n } = reference(name);
         let mut shapes = std::collections::BTreeSet::new();
         for (budget, what) in trunk_budgets(name) {
             for threads in [1, 2] {
-                let e = engine(name, &trunk, budget, (top_k + 1) * expert_slot, threads).unwrap();
+                let e = engine(name, &trunk, budget, min_cache, threads).unwrap();
                 let plan = e.plan().unwrap().clone();
                 shapes.insert(match (plan.pinned_layers, plan.ring_slots) {
                     (p, 0) if p == n => "all pinned",
@@ -334,4 +348,110 @@ fn loading_reports_each_pinned_trunk_layer_in_order() {
     assert_eq!(heard, (1..=pinned).map(|l| (l, pinned)).collect::<Vec<_>>());
     let (pinned, heard) = open(ring_only);
     assert_eq!((pinned, heard), (0, vec![]));
+}
+
+/// The trunk budgets below the whole-layer ring's floor that stream every layer in pieces:
+/// one slot for the largest matrix (and one layer's small tensors), and two (with the
+/// read-ahead's small tensors).
+fn piece_budgets(dir: &Path) -> Vec<(u64, &'static str)> {
+    let cfg = k3_engine::ModelConfig::load(&dir.join("config.json")).unwrap();
+    let index = k3_engine::format::TensorIndex::open(dir).unwrap();
+    let fp = k3_engine::stream::footprint::footprint(&cfg, &index).unwrap();
+    let cost = |slots: u64| {
+        let (slot, eager) = k3_plan::piece_ring(&fp.layer_trunk_bytes, &fp.layer_pieces, 0, slots).unwrap();
+        slots * slot + eager
+    };
+    let whole_floor = k3_plan::ring_slot_bytes_for(*fp.layer_trunk_bytes.iter().max().unwrap());
+    assert!(
+        cost(1) < whole_floor,
+        "{}: a piece ring ({}) is below the whole-layer floor ({whole_floor})",
+        dir.display(),
+        cost(1)
+    );
+    vec![(cost(1), "pieces, one slot"), (cost(2).min(whole_floor - 1), "pieces, two slots")]
+}
+
+#[test]
+fn layers_larger_than_a_slot_stream_in_pieces_byte_identically() {
+    for name in TINY_CHECKPOINTS {
+        let Reference { g, trunk, want_ids, want_logits, min_cache, n_layers } = reference(name);
+        let largest_layer = {
+            let index = k3_engine::format::TensorIndex::open(&fixture(name)).unwrap();
+            (0..n_layers).map(|l| layer_run(&index, l).unwrap().run_len).max().unwrap()
+        };
+        for (budget, what) in piece_budgets(&fixture(name)) {
+            for threads in [1, 2] {
+                let e = engine(name, &trunk, budget, min_cache, threads).unwrap();
+                let plan = e.plan().unwrap().clone();
+                assert!(plan.trunk_bytes <= budget, "{name}: {what}");
+                assert!(plan.ring_slot_bytes < largest_layer && plan.piece_eager_bytes > 0, "{name}: {what}: {plan:?}");
+                let (ids, logits) = greedy(&e, &g.prompt, 10, DecodeMode::Incremental);
+                assert_eq!(ids, want_ids, "{name}: {what}, {threads} threads");
+                assert_eq!(bits(&logits), bits(&want_logits), "{name}: logits, {what}, {threads} threads");
+                let (full_ids, _) = greedy(&e, &g.prompt, 4, DecodeMode::FullRecompute);
+                assert_eq!(full_ids, want_ids[..4], "{name}: full recompute, {what}");
+                let m = e.metrics();
+                eprintln!(
+                    "{name}: {what} ({threads} t): ring {} × {} B + {} B small tensors, trunk read {} B",
+                    plan.ring_slots, plan.ring_slot_bytes, plan.piece_eager_bytes, m.trunk_bytes_read
+                );
+            }
+        }
+        std::fs::remove_dir_all(trunk).ok();
+    }
+}
+
+#[test]
+fn a_corrupted_piece_fails_the_generation_naming_its_tensor_and_an_old_trunk_streams_whole() {
+    let name = "k3-demo";
+    let g = golden(name);
+    let trunk = pack(name);
+    let (budget, _) = piece_budgets(&fixture(name))[0];
+    let e = engine(name, &trunk, budget, 1 << 20, 1).unwrap();
+    assert!(e.plan().unwrap().piece_eager_bytes > 0, "the plan streams in pieces");
+    // Flip one byte in the middle of the last layer's largest matrix.
+    let json = trunk.join("trunk.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let last = v["layers"].as_array().unwrap().len() - 1;
+    let (tensor, t) = v["layers"][last]["tensors"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .max_by_key(|(_, t)| t["nbytes"].as_u64().unwrap())
+        .map(|(n, t)| (n.clone(), t.clone()))
+        .unwrap();
+    let off = v["layers"][last]["file_off"].as_u64().unwrap()
+        + t["off"].as_u64().unwrap()
+        + t["nbytes"].as_u64().unwrap() / 2;
+    let bin = trunk.join("trunk.bin");
+    let mut bytes = std::fs::read(&bin).unwrap();
+    bytes[off as usize] ^= 0x40;
+    std::fs::write(&bin, &bytes).unwrap();
+    let params = crate::streaming_params(3);
+    match e.generate(&mut e.new_session(), &g.prompt, &params, &CancelToken::new(), &mut k3_engine::NullSink) {
+        Err(err @ Error::Trunk { .. }) => {
+            let msg = err.to_string();
+            assert!(msg.contains("CRC-32") && msg.contains(&tensor), "{msg}");
+        }
+        Err(other) => panic!("expected a CRC error, got {other}"),
+        Ok(out) => panic!("a corrupted piece must fail, got {:?}", out.generated),
+    }
+    // A trunk packed before per-tensor checksums cannot stream in pieces: the same budget
+    // is refused with the whole-layer floor.
+    bytes[off as usize] ^= 0x40;
+    std::fs::write(&bin, &bytes).unwrap();
+    for layer in v["layers"].as_array_mut().unwrap() {
+        for t in layer["tensors"].as_object_mut().unwrap().values_mut() {
+            t.as_object_mut().unwrap().remove("crc32");
+        }
+    }
+    std::fs::write(&json, v.to_string()).unwrap();
+    match engine(name, &trunk, budget, 1 << 20, 1) {
+        Err(Error::Budget(k3_plan::PlanError::TrunkBudgetTooSmall { minimum_bytes, .. })) => {
+            assert!(minimum_bytes > budget, "{minimum_bytes}")
+        }
+        Err(other) => panic!("expected the budget to be refused, got {other}"),
+        Ok(_) => panic!("an old trunk cannot stream in pieces"),
+    }
+    std::fs::remove_dir_all(trunk).ok();
 }

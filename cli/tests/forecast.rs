@@ -39,7 +39,7 @@ fn check_arithmetic(p: &Value, gbps: f64) {
 fn without_a_model_every_preset_is_forecast_for_the_released_footprint() {
     let v = stdout_json(&k3(&["forecast", "--json", "--disk-gbps", "2.0"]));
     let names: Vec<&str> = v["presets"].as_array().unwrap().iter().map(|p| p["preset"].as_str().unwrap()).collect();
-    assert_eq!(names, ["laptop", "desktop", "workstation", "server", "max", "auto"]);
+    assert_eq!(names, ["ultra", "laptop", "desktop", "workstation", "server", "max", "auto"]);
     assert_eq!(v["model"], "released");
     assert_eq!(v["footprint"]["trunk_bytes"], 108_811_877_376u64);
     assert_eq!(v["disk"]["source"], "flag");
@@ -58,7 +58,9 @@ fn without_a_model_every_preset_is_forecast_for_the_released_footprint() {
         (server["plan"]["pinned_layers"].as_u64(), server["bytes_per_token"]["trunk"].as_u64()),
         (Some(93), Some(0))
     );
-    for name in ["laptop", "desktop", "workstation", "server", "max"] {
+    let ultra = preset(&v, "ultra");
+    assert_eq!((ultra["plan"]["ring_slots"].as_u64(), ultra["plan"]["expert_slots"].as_u64()), (Some(1), Some(17)));
+    for name in ["ultra", "laptop", "desktop", "workstation", "server", "max"] {
         let p = preset(&v, name);
         check_arithmetic(p, 2.0);
         // A plan beyond this machine is shown with the planner's shortfall, not dropped.
@@ -84,7 +86,7 @@ fn a_checkpoint_folder_and_a_custom_budget_are_forecast() {
         "--json",
     ]);
     let v = stdout_json(&out);
-    assert_eq!(v["presets"].as_array().unwrap().len(), 7, "six presets and the custom budget");
+    assert_eq!(v["presets"].as_array().unwrap().len(), 8, "seven presets and the custom budget");
     assert_eq!(v["trunk_streamed"], false, "no --trunk: the trunk stays resident");
     let custom = preset(&v, "custom");
     assert_eq!(custom["plan"]["layers"], 13);

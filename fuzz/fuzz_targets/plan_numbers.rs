@@ -6,7 +6,8 @@
 //! beyond available, 8 cgroup), expert bytes, experts in all, top-k, MoE layers, resident
 //! bytes, head bytes, state bytes, KV bytes per position, scratch bytes, embedding bytes,
 //! vocabulary rows (below 2^20), then one word per
-//! layer's trunk bytes (at most 256 layers).
+//! layer's trunk bytes (at most 256 layers). Flag 16 gives every layer pieces: its
+//! largest matrix a third of it, its small tensors a fiftieth.
 //! Invariant: a returned plan keeps `k3_plan`'s promises
 //! (`k3_fuzz::assert_plan_keeps_its_promises`): never over its budget, parts that add up.
 //! With at most [`COST_LAYERS`] layers and a fixed budget, the cost planner runs too, on
@@ -17,7 +18,7 @@
 use k3_fuzz::{assert_cost_plan_keeps_its_promises, assert_plan_keeps_its_promises, u64_at};
 use k3_plan::{
     plan_by_cost, plan_memory, Budget, BudgetChoice, CgroupMemory, CodedLayers, ComputeRates, CostRates, DiskRates,
-    Footprint, MachineMemory, MemoryRequest, PlanRequest,
+    Footprint, LayerPieces, MachineMemory, MemoryRequest, PlanRequest,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -34,6 +35,8 @@ fn rate(bits: u64) -> f64 {
 fuzz_target!(|data: &[u8]| {
     let word = |i: usize| u64_at(data, 8 * i);
     let n_layers = (data.len() / 8).saturating_sub(FIXED_WORDS).min(256);
+    let layer = |l: usize| word(FIXED_WORDS + l);
+    let pieces = |l: usize| LayerPieces { largest_piece: layer(l) / 3, eager_bytes: layer(l) / 50 };
     let fp = Footprint {
         layer_trunk_bytes: (0..n_layers).map(|l| word(FIXED_WORDS + l)).collect(),
         expert_bytes: word(9),
@@ -47,6 +50,7 @@ fuzz_target!(|data: &[u8]| {
         state_bytes: word(15),
         kv_bytes_per_position: word(16),
         scratch_bytes: word(17),
+        layer_pieces: if word(8) & 16 != 0 { (0..n_layers).map(pieces).collect() } else { Vec::new() },
     };
     let flags = word(8);
     let choice = if flags & 2 != 0 {

@@ -201,15 +201,21 @@ pub fn assert_plan_keeps_its_promises(
     if !req.streamed_trunk {
         assert_eq!(p.pinned_layers, layers.len(), "without a packed trunk every layer is resident");
     }
-    match layers[p.pinned_layers..].iter().copied().max() {
+    let streamed = layers.iter().zip(0..).skip(p.pinned_layers);
+    // A layer larger than the slot streams in pieces: the slot holds its largest piece.
+    let through_slot = |(&whole, l): (&u64, usize)| match fp.layer_pieces.get(l) {
+        Some(pieces) if whole > p.ring_slot_bytes => pieces.largest_piece,
+        _ => whole,
+    };
+    match streamed.clone().map(through_slot).max() {
         None => assert_eq!(p.ring_slots, 0, "a ring with nothing to stream"),
         Some(largest) => {
             assert!(p.ring_slots == 1 || p.ring_slots == 2, "{} ring slots", p.ring_slots);
-            assert!(p.ring_slot_bytes >= largest, "a ring slot smaller than a streamed layer");
+            assert!(p.ring_slot_bytes >= largest, "a ring slot smaller than a streamed layer or piece");
         }
     }
     let ring = (p.ring_slots as u128) * wide(p.ring_slot_bytes);
-    assert_eq!(wide(p.trunk_bytes), pinned + ring, "trunk = pinned + ring");
+    assert_eq!(wide(p.trunk_bytes), pinned + ring + wide(p.piece_eager_bytes), "trunk = pinned + ring + pieces");
     assert_eq!(wide(p.cache_bytes), wide(p.cache_slots) * wide(p.cache_slot_bytes), "cache = slots × slot");
     assert!(p.cache_slot_bytes >= fp.expert_bytes, "a cache slot smaller than an expert");
     assert!(p.cache_slots <= fp.n_experts_total, "more slots than experts");

@@ -85,10 +85,10 @@ fn presets_come_in_order_with_custom_last_and_forecasts_are_k3_plans() {
     let v = call(presets_call, input);
     let rows = v["presets"].as_array().expect("presets");
     let names: Vec<&str> = rows.iter().filter_map(|r| r["preset"].as_str()).collect();
-    assert_eq!(names, ["laptop", "desktop", "workstation", "server", "max", "auto", "custom"]);
+    assert_eq!(names, ["ultra", "laptop", "desktop", "workstation", "server", "max", "auto", "custom"]);
     // No machine figures: auto has nothing to size from.
-    assert_eq!(rows[5]["error"]["kind"], "AutoTooSmall", "{}", rows[5]);
-    assert_eq!(rows[0]["plan"]["mem_available_bytes"], Value::Null);
+    assert_eq!(rows[6]["error"]["kind"], "AutoTooSmall", "{}", rows[6]);
+    assert_eq!(rows[1]["plan"]["mem_available_bytes"], Value::Null);
     let fp = released_footprint();
     let req =
         MemoryRequest { choice: Preset::Laptop.choice(), streamed_trunk: true, context_length: 4096, io_threads: 4 };
@@ -103,7 +103,7 @@ fn presets_come_in_order_with_custom_last_and_forecasts_are_k3_plans() {
         coding: None,
     };
     let expected = ForecastJson::from(&k3_plan::forecast(&input).expect("forecast"));
-    let got: ForecastJson = serde_json::from_value(rows[0]["forecast"].clone()).expect("forecast JSON");
+    let got: ForecastJson = serde_json::from_value(rows[1]["forecast"].clone()).expect("forecast JSON");
     assert_eq!(got, expected);
     assert!(got.seconds_per_token.low <= got.seconds_per_token.high);
 }

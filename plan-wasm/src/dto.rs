@@ -9,8 +9,8 @@
 //! 2^53 (9 PB), which every real footprint and budget is far below.
 
 use k3_plan::{
-    Budget, BudgetChoice, ByHitRate, CgroupMemory, ComputeRates, DiskRates, Footprint, Forecast, MachineMemory,
-    MemoryPlan, PlanError, Preset, SecondsPerToken,
+    Budget, BudgetChoice, ByHitRate, CgroupMemory, ComputeRates, DiskRates, Footprint, Forecast, LayerPieces,
+    MachineMemory, MemoryPlan, PlanError, Preset, SecondsPerToken,
 };
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +34,18 @@ pub struct FootprintJson {
     pub state_bytes: u64,
     pub kv_bytes_per_position: u64,
     pub scratch_bytes: u64,
+    /// How each layer streams through a slot smaller than itself (empty when unknown: the
+    /// trunk then streams whole layers).
+    #[serde(default)]
+    pub layer_pieces: Vec<LayerPiecesJson>,
+}
+
+/// [`LayerPieces`], field for field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayerPiecesJson {
+    pub largest_piece: u64,
+    pub eager_bytes: u64,
 }
 
 impl From<&Footprint> for FootprintJson {
@@ -51,6 +63,11 @@ impl From<&Footprint> for FootprintJson {
             state_bytes: fp.state_bytes,
             kv_bytes_per_position: fp.kv_bytes_per_position,
             scratch_bytes: fp.scratch_bytes,
+            layer_pieces: fp
+                .layer_pieces
+                .iter()
+                .map(|p| LayerPiecesJson { largest_piece: p.largest_piece, eager_bytes: p.eager_bytes })
+                .collect(),
         }
     }
 }
@@ -70,6 +87,11 @@ impl From<FootprintJson> for Footprint {
             state_bytes: f.state_bytes,
             kv_bytes_per_position: f.kv_bytes_per_position,
             scratch_bytes: f.scratch_bytes,
+            layer_pieces: f
+                .layer_pieces
+                .iter()
+                .map(|p| LayerPieces { largest_piece: p.largest_piece, eager_bytes: p.eager_bytes })
+                .collect(),
         }
     }
 }
@@ -145,6 +167,8 @@ pub struct PlanJson {
     pub pinned_bytes: u64,
     pub ring_slots: usize,
     pub ring_slot_bytes: u64,
+    /// The small tensors' buffers of the layers larger than a slot (streamed in pieces).
+    pub piece_eager_bytes: u64,
     pub trunk_bytes: u64,
     pub trunk_streamed: bool,
     pub cache_slots: u64,
@@ -200,6 +224,7 @@ impl PlanJson {
             pinned_bytes: p.pinned_bytes,
             ring_slots: p.ring_slots,
             ring_slot_bytes: p.ring_slot_bytes,
+            piece_eager_bytes: p.piece_eager_bytes,
             trunk_bytes: p.trunk_bytes,
             trunk_streamed: cx.trunk_streamed,
             cache_slots: p.cache_slots,

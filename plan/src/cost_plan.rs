@@ -322,6 +322,7 @@ fn part(
         staging_bytes,
         ring_slots,
         ring_slot_bytes,
+        piece_eager_bytes: 0,
         residency,
     }
 }

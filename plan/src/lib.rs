@@ -20,6 +20,7 @@ pub mod error;
 pub mod forecast;
 pub mod machine;
 pub mod memory;
+pub mod pieces;
 pub mod presets;
 pub mod released;
 pub mod sequence;
@@ -39,9 +40,10 @@ pub use forecast::{
 pub use machine::{CgroupMemory, MachineMemory};
 pub use memory::{
     align_4096, expert_slot_bytes, fixed_bytes, fixed_bytes_with, plan, plan_memory, plan_memory_by,
-    ring_slot_bytes_for, scratch_bytes_for, Footprint, LayerResidency, MemoryPlan, MemoryRequest, PlanRequest,
-    ResidencyRule, MAX_CONTEXT, MAX_IO_THREADS, PREFILL_CHUNK,
+    ring_slot_bytes_for, scratch_bytes_for, trunk_floor_bytes, Footprint, LayerResidency, MemoryPlan, MemoryRequest,
+    PlanRequest, ResidencyRule, MAX_CONTEXT, MAX_IO_THREADS, PREFILL_CHUNK,
 };
+pub use pieces::{is_piece_shape, piece_ring, LayerPieces};
 pub use presets::{format_bytes, parse_size, Budget, BudgetChoice, Preset, GB};
 pub use released::released_footprint;
 pub use vocab::{model_level_bytes, vocab_bytes, VocabPlacement, EMBEDDING_CACHE_ROWS, HEAD_CHUNK_BYTES};

@@ -19,6 +19,7 @@
 use crate::auto::auto_budget_for;
 use crate::error::PlanError;
 use crate::machine::MachineMemory;
+use crate::pieces::{piece_ring, LayerPieces};
 use crate::presets::{Budget, BudgetChoice};
 use crate::vocab::{model_level_bytes, VocabPlacement};
 
@@ -35,6 +36,9 @@ pub const MAX_IO_THREADS: u64 = 256;
 /// Live work buffers of the widest activation per chunk token (a dozen covers the
 /// forward pass's named buffers and the kernels' widened copies).
 const SCRATCH_BUFFERS: u64 = 12;
+/// Vocabulary-wide buffers per chunk token: the logits a pass returns and one copy of
+/// them (the head itself is multiplied a bounded chunk of rows at a time).
+const LOGIT_BUFFERS: u64 = 2;
 
 /// Sizes of one model, measured from its config and tensor index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +68,9 @@ pub struct Footprint {
     pub kv_bytes_per_position: u64,
     /// Work buffers for one forward chunk ([`scratch_bytes_for`]).
     pub scratch_bytes: u64,
+    /// How each layer streams through a slot smaller than itself, indexed like
+    /// `layer_trunk_bytes`; empty when no layer can (the trunk then streams whole layers).
+    pub layer_pieces: Vec<LayerPieces>,
 }
 
 impl Footprint {
@@ -88,9 +95,11 @@ impl Footprint {
     }
 }
 
-/// Scratch for one prefill chunk whose widest activation has `widest_elems` f32 values.
-pub fn scratch_bytes_for(widest_elems: u64) -> u64 {
-    (PREFILL_CHUNK as u64 * 4 * SCRATCH_BUFFERS).saturating_mul(widest_elems)
+/// Scratch for one prefill chunk whose widest activation inside the layers has
+/// `widest_elems` f32 values, over a vocabulary of `vocab` logits.
+pub fn scratch_bytes_for(widest_elems: u64, vocab: u64) -> u64 {
+    let per_token = SCRATCH_BUFFERS.saturating_mul(widest_elems).saturating_add(LOGIT_BUFFERS.saturating_mul(vocab));
+    (PREFILL_CHUNK as u64 * 4).saturating_mul(per_token)
 }
 
 /// Bytes of one expert-cache slot: the expert's read window widened outward to 4096
@@ -174,9 +183,14 @@ pub struct MemoryPlan {
     /// layer load while the current one computes). A layer is read straight into a slot's
     /// aligned buffer and computed from there.
     pub ring_slots: usize,
-    /// The largest unpinned layer rounded up to 4096, plus one page for an unaligned start.
+    /// The largest unpinned layer rounded up to 4096, plus one page for an unaligned start;
+    /// in a piece ring, the largest piece instead (a layer larger than the slot streams
+    /// through it a matrix at a time).
     pub ring_slot_bytes: u64,
-    /// Pinned + pinned coded + ring + staging: what the trunk budget pays for.
+    /// The buffers of the small tensors of the layers that stream in pieces (the layer
+    /// computing and the one read ahead); 0 when every streamed layer fits a slot whole.
+    pub piece_eager_bytes: u64,
+    /// Pinned + pinned coded + ring + piece buffers + staging: what the trunk budget pays for.
     pub trunk_bytes: u64,
     pub cache_slots: u64,
     pub cache_slot_bytes: u64,
@@ -228,38 +242,45 @@ pub(crate) fn add(a: u64, b: u64, what: &'static str) -> Result<u64, PlanError> 
     a.checked_add(b).ok_or(PlanError::Overflow { what })
 }
 
-/// Computes the plan, or says by how much the budgets fall short.
+/// Computes the plan, or says by how much the budgets fall short. Whole layers stream
+/// through the ring when its slot can hold the largest unpinned layer within the budget;
+/// otherwise, where the footprint has piece figures, the slot holds the largest piece and
+/// larger layers stream through it a matrix at a time.
 pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> {
     let layers = &fp.layer_trunk_bytes;
     let n = layers.len();
     let budget = req.budget;
-    let (pinned, slots) = if !req.streamed_trunk {
+    let (pinned, slots, ring_slot_bytes, piece_eager_bytes) = if !req.streamed_trunk {
         let whole = fp.trunk_total_bytes();
         if whole > budget.trunk_bytes {
             return Err(PlanError::TrunkNotPacked { budget_bytes: budget.trunk_bytes, trunk_bytes: whole });
         }
-        (n, 0)
+        (n, 0, 0, 0)
     } else {
-        let fits = |p: usize, s: u64| {
-            trunk_cost(layers, p, s).and_then(|(a, b)| a.checked_add(b)).is_some_and(|c| c <= budget.trunk_bytes)
+        let whole = |p: usize, s: u64| trunk_cost(layers, p, s).and_then(|(a, b)| a.checked_add(b));
+        let pieces = |p: usize, s: u64| {
+            let (slot, eager) = piece_ring(layers, &fp.layer_pieces, p, s)?;
+            let pinned_bytes = layers[..p].iter().try_fold(0u64, |a, &b| a.checked_add(b))?;
+            pinned_bytes.checked_add(s.checked_mul(slot)?)?.checked_add(eager)
         };
-        let Some(p1) = (0..=n).rev().find(|&p| fits(p, 1)) else {
-            let ring = ring_slot(layers, 0).unwrap_or(u64::MAX);
-            return Err(PlanError::TrunkBudgetTooSmall { budget_bytes: budget.trunk_bytes, minimum_bytes: ring });
-        };
-        // When layers must stream, a second slot (reading the next layer while this one
-        // computes) is worth more than one more pinned layer, as long as more than one
-        // layer streams.
-        let p2 = (0..n).rev().find(|&p| fits(p, 2));
-        match p2 {
-            _ if p1 == n => (n, 0),
-            Some(p2) if n - p2 > 1 => (p2, 2),
-            _ => (p1, 1),
+        let piece_figures = |(p, s): (usize, usize)| (p, s, piece_ring(layers, &fp.layer_pieces, p, s as u64));
+        let chosen = choose_ring(n, budget.trunk_bytes, whole)
+            .map(|(p, s)| (p, s, None))
+            .or_else(|| choose_ring(n, budget.trunk_bytes, pieces).map(piece_figures));
+        match chosen {
+            Some((p, 0, _)) => (p, 0, 0, 0),
+            Some((p, s, None)) => (p, s, ring_slot(layers, p).unwrap_or(u64::MAX), 0),
+            Some((p, s, Some((slot, eager)))) => (p, s, slot, eager),
+            None => {
+                return Err(PlanError::TrunkBudgetTooSmall {
+                    budget_bytes: budget.trunk_bytes,
+                    minimum_bytes: trunk_floor_bytes(fp),
+                });
+            }
         }
     };
     let (pinned_bytes, _ring_bytes) =
         trunk_cost(layers, pinned, slots as u64).ok_or(PlanError::Overflow { what: "trunk bytes" })?;
-    let ring_slot_bytes = if slots == 0 { 0 } else { ring_slot(layers, pinned).unwrap_or(u64::MAX) };
 
     let residency = LayerResidency::prefix(n, pinned);
     let trunk = TrunkPart {
@@ -269,8 +290,34 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
         staging_bytes: 0,
         ring_slots: slots,
         ring_slot_bytes,
+        piece_eager_bytes,
     };
     complete_plan(fp, req, budget.cache_bytes, trunk)
+}
+
+/// The smallest trunk budget a streamed plan exists for: one ring slot for the largest
+/// layer, or (where the footprint has piece figures) for the largest piece and one layer's
+/// small tensors, whichever is less; `u64::MAX` past 64 bits.
+pub fn trunk_floor_bytes(fp: &Footprint) -> u64 {
+    let layers = &fp.layer_trunk_bytes;
+    let whole = ring_slot(layers, 0).unwrap_or(u64::MAX);
+    let pieces = piece_ring(layers, &fp.layer_pieces, 0, 1).and_then(|(slot, eager)| slot.checked_add(eager));
+    whole.min(pieces.unwrap_or(u64::MAX))
+}
+
+/// (pinned layers, ring slots) under one ring rule: `cost(p, s)` is the trunk bytes of
+/// `p` pinned layers and `s` slots, or `None` past 64 bits. The longest prefix that fits with one slot; when layers
+/// must stream, a second slot (reading the next while this one computes) is worth more
+/// than one more pinned layer, as long as more than one layer streams.
+fn choose_ring(n: usize, budget: u64, cost: impl Fn(usize, u64) -> Option<u64>) -> Option<(usize, usize)> {
+    let fits = |p: usize, s: u64| cost(p, s).is_some_and(|c| c <= budget);
+    let p1 = (0..=n).rev().find(|&p| fits(p, 1))?;
+    let p2 = (0..n).rev().find(|&p| fits(p, 2));
+    Some(match p2 {
+        _ if p1 == n => (n, 0),
+        Some(p2) if n - p2 > 1 => (p2, 2),
+        _ => (p1, 1),
+    })
 }
 
 /// The trunk half of a plan, as a planner chose it.
@@ -281,6 +328,7 @@ pub(crate) struct TrunkPart {
     pub staging_bytes: u64,
     pub ring_slots: usize,
     pub ring_slot_bytes: u64,
+    pub piece_eager_bytes: u64,
 }
 
 /// Expert-cache slots of `cache_budget`, or the refusal when fewer than `top_k + 1` fit:
@@ -334,7 +382,7 @@ pub(crate) fn complete_plan(
     let ring_bytes = (trunk.ring_slots as u64)
         .checked_mul(trunk.ring_slot_bytes)
         .ok_or(PlanError::Overflow { what: "ring bytes" })?;
-    let trunk_bytes = [trunk.pinned_coded_bytes, ring_bytes, trunk.staging_bytes]
+    let trunk_bytes = [trunk.pinned_coded_bytes, ring_bytes, trunk.piece_eager_bytes, trunk.staging_bytes]
         .into_iter()
         .try_fold(trunk.pinned_bytes, |a, b| add(a, b, "trunk bytes"))?;
     // At most the cache budget: cache_slots ≤ budget / slot.
@@ -351,6 +399,7 @@ pub(crate) fn complete_plan(
         staging_bytes: trunk.staging_bytes,
         ring_slots: trunk.ring_slots,
         ring_slot_bytes: trunk.ring_slot_bytes,
+        piece_eager_bytes: trunk.piece_eager_bytes,
         trunk_bytes,
         cache_slots,
         cache_slot_bytes: slot,

@@ -14,6 +14,9 @@ pub const GB: u64 = 1_000_000_000;
 /// A named memory preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
+    /// The smallest plan that still runs: one ring slot holding a piece of a layer, the
+    /// fewest expert slots, the embeddings and head read when used.
+    Ultra,
     Laptop,
     Desktop,
     Workstation,
@@ -24,8 +27,15 @@ pub enum Preset {
 }
 
 impl Preset {
-    pub const ALL: [Preset; 6] =
-        [Preset::Laptop, Preset::Desktop, Preset::Workstation, Preset::Server, Preset::Max, Preset::Auto];
+    pub const ALL: [Preset; 7] = [
+        Preset::Ultra,
+        Preset::Laptop,
+        Preset::Desktop,
+        Preset::Workstation,
+        Preset::Server,
+        Preset::Max,
+        Preset::Auto,
+    ];
 
     pub fn parse(name: &str) -> Option<Preset> {
         Preset::ALL.into_iter().find(|p| p.name() == name)
@@ -46,6 +56,7 @@ impl Preset {
 
     pub fn name(self) -> &'static str {
         match self {
+            Preset::Ultra => "ultra",
             Preset::Laptop => "laptop",
             Preset::Desktop => "desktop",
             Preset::Workstation => "workstation",
@@ -55,9 +66,11 @@ impl Preset {
         }
     }
 
-    /// The fixed budgets of spec §11 (`None` for `auto`).
+    /// The fixed budgets of spec §11 (`None` for `auto`); `ultra` is ours: a ring slot for
+    /// released K3's largest matrix (the dense FFN's 484 MB) and 17 expert slots.
     pub fn fixed_budget(self) -> Option<Budget> {
         let (trunk, cache) = match self {
+            Preset::Ultra => (0.5, 0.3),
             Preset::Laptop => (3.0, 1.0),
             Preset::Desktop => (16.0, 10.0),
             Preset::Workstation => (60.0, 30.0),

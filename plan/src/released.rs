@@ -17,7 +17,8 @@
 //! * ring slot: 2,341,220,352 B for layer 0, where the C engine printed 2.37 GB (spec §15:
 //!   older binder sizing).
 
-use crate::memory::{align_4096, scratch_bytes_for, Footprint};
+use crate::memory::{align_4096, ring_slot_bytes_for, scratch_bytes_for, Footprint};
+use crate::pieces::{is_piece_shape, LayerPieces};
 use crate::sequence::{kv_bytes_per_position, recurrent_state_bytes, MlaCacheShape};
 use Dtype::{Bf16, F32, U8};
 
@@ -190,11 +191,26 @@ pub fn is_dense(layer: usize) -> bool {
     layer < FIRST_DENSE
 }
 
-/// Bytes of layer `layer`'s trunk: everything but its routed experts.
-pub fn layer_trunk_bytes(layer: usize) -> u64 {
+/// The catalogue tables of layer `layer`'s trunk.
+fn layer_tables(layer: usize) -> [&'static [Entry]; 3] {
     let mixer = if is_mla(layer) { MLA } else { KDA };
     let ffn = if is_dense(layer) { DENSE_FFN } else { MOE_TRUNK };
-    table_bytes(LAYER_VECTORS) + table_bytes(mixer) + table_bytes(ffn)
+    [LAYER_VECTORS, mixer, ffn]
+}
+
+/// Bytes of layer `layer`'s trunk: everything but its routed experts.
+pub fn layer_trunk_bytes(layer: usize) -> u64 {
+    layer_tables(layer).iter().map(|t| table_bytes(t)).sum()
+}
+
+/// How layer `layer` streams through a slot smaller than itself: its largest matrix, and
+/// its other tensors' buffers (as `engine::stream::footprint` measures them).
+pub fn layer_pieces(layer: usize) -> LayerPieces {
+    let tensors = || layer_tables(layer).into_iter().flatten();
+    LayerPieces {
+        largest_piece: tensors().filter(|t| is_piece_shape(t.shape)).map(entry_bytes).max().unwrap_or(0),
+        eager_bytes: tensors().filter(|t| !is_piece_shape(t.shape)).map(|t| ring_slot_bytes_for(entry_bytes(t))).sum(),
+    }
 }
 
 /// Bytes of one routed expert on disk (its six tensors, contiguous).
@@ -213,8 +229,8 @@ pub fn released_footprint() -> Footprint {
     let kda_layers = (0..LAYERS).filter(|&l| !is_mla(l)).count() as u64;
     let mla_layers = LAYERS as u64 - kda_layers;
     let mla = MlaCacheShape { kv_lora_rank: KV_LORA, qk_rope_head_dim: QK_ROPE };
-    // The widest activation of one token, as the engine's footprint takes it.
-    let widest = [KDA_WIDTH, HIDDEN, MLA_HEADS * (QK_NOPE + QK_ROPE), DENSE_INTER, EXPERTS_PER_LAYER, VOCAB]
+    // The widest activation of one token inside the layers, as the engine's footprint takes it.
+    let widest = [KDA_WIDTH, HIDDEN, MLA_HEADS * (QK_NOPE + QK_ROPE), DENSE_INTER, EXPERTS_PER_LAYER]
         .into_iter()
         .max()
         .unwrap_or(0);
@@ -230,7 +246,8 @@ pub fn released_footprint() -> Footprint {
         vocab_rows: VOCAB,
         state_bytes: recurrent_state_bytes(kda_layers, KDA_HEADS, KDA_HEAD_DIM, CONV_KERNEL),
         kv_bytes_per_position: kv_bytes_per_position(mla_layers, mla),
-        scratch_bytes: scratch_bytes_for(widest),
+        scratch_bytes: scratch_bytes_for(widest, VOCAB),
+        layer_pieces: (0..LAYERS).map(layer_pieces).collect(),
     }
 }
 

@@ -25,6 +25,7 @@ fn footprint(layers: Vec<u64>) -> Footprint {
         state_bytes: 0,
         kv_bytes_per_position: 0,
         scratch_bytes: 0,
+        layer_pieces: Vec::new(),
     }
 }
 

@@ -21,6 +21,7 @@ fn small() -> Footprint {
         state_bytes: 0,
         kv_bytes_per_position: 0,
         scratch_bytes: 0,
+        layer_pieces: Vec::new(),
     }
 }
 
@@ -33,6 +34,7 @@ fn with_plan(pinned_layers: usize, cache_slots: u64) -> MemoryPlan {
         staging_bytes: 0,
         ring_slots: 1,
         ring_slot_bytes: 0,
+        piece_eager_bytes: 0,
         trunk_bytes: 0,
         cache_slots,
         cache_slot_bytes: 0,

@@ -85,7 +85,11 @@ fn state_and_kv_follow_the_engine_layout() {
     assert_eq!(fp.kv_bytes_per_position, 55_296, "24 × (512 + 64) × 4: the latent and k_rope (§4.4)");
     // §1 quotes 626,245,632 B for 93 layer slots (the C engine); we reserve the 69 KDA layers.
     assert_eq!(fp.state_bytes * 93, 626_245_632 * 69);
-    assert_eq!(fp.scratch_bytes, 64 * 163_840 * 4 * 12, "one 64-token chunk of the widest row, the logits");
+    assert_eq!(
+        fp.scratch_bytes,
+        64 * 4 * (12 * 33_792 + 2 * 163_840),
+        "one 64-token chunk: a dozen rows of the widest activation (the dense FFN's) and two of logits"
+    );
 }
 
 #[test]

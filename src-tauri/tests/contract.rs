@@ -381,7 +381,8 @@ fn placement_by_measured_cost_is_previewed_applied_saved_and_restored_through_ip
         invoke(&app.1, "current_model", json!({})).unwrap();
         app
     };
-    let custom = json!({"kind": "custom", "trunkBytes": 2_000_000, "cacheBytes": 40_000_000});
+    // Below even a piece ring's floor (one slot for the largest matrix, 1.17 MB here).
+    let custom = json!({"kind": "custom", "trunkBytes": 1_000_000, "cacheBytes": 40_000_000});
 
     // Without the drive's speed test there is no rate to weigh: the page is told why, and
     // an apply is refused with that reason and changes nothing.
@@ -431,8 +432,8 @@ fn placement_by_measured_cost_is_previewed_applied_saved_and_restored_through_ip
     let view = invoke(&webview, "memory_settings", json!({})).unwrap();
     assert_eq!((view["placement"].as_str(), view["current"].clone()), (Some("cost"), custom.clone()));
 
-    // The prefix cannot stream from a trunk budget smaller than its largest layer's ring
-    // slot, which the cost rule could use (it moves bytes between trunk and cache): refused,
+    // The prefix cannot stream from a trunk budget smaller than its smallest ring slot
+    // (the largest piece's), which the cost rule could use (it moves bytes between trunk and cache): refused,
     // and the placement in force stays, in the app and on disk.
     let refused =
         invoke(&webview, "apply_memory", json!({"choice": custom, "placement": "prefix", "onEvent": "__CHANNEL__:1"}))

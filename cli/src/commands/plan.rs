@@ -83,8 +83,16 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         outln!("{out}");
         return Ok(());
     }
+    let pieces = if p.piece_eager_bytes > 0 {
+        format!(
+            ", larger layers streamed through it a matrix at a time (their small tensors {})",
+            format_bytes(p.piece_eager_bytes)
+        )
+    } else {
+        String::new()
+    };
     outln!(
-        "trunk: {}/{} layers pinned ({}), ring {} × {}",
+        "trunk: {}/{} layers pinned ({}), ring {} × {}{pieces}",
         p.pinned_layers,
         v.layers,
         format_bytes(p.pinned_bytes),

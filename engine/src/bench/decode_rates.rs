@@ -20,6 +20,7 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::{bench_config, blob_of};
+use crate::events::CancelToken;
 use crate::model::matrix::{Matrix, MatrixData};
 use crate::model::mlp::GluMlp;
 
@@ -61,9 +62,9 @@ fn quick_mxfp4(rows: usize, cols: usize, rng: &mut ChaCha8Rng) -> Matrix {
 fn expert(rng: &mut ChaCha8Rng) -> GluMlp {
     let (latent, inter) = EXPERT_SHAPE;
     GluMlp {
-        gate: quick_mxfp4(inter, latent, rng),
-        up: quick_mxfp4(inter, latent, rng),
-        down: quick_mxfp4(latent, inter, rng),
+        gate: quick_mxfp4(inter, latent, rng).into(),
+        up: quick_mxfp4(inter, latent, rng).into(),
+        down: quick_mxfp4(latent, inter, rng).into(),
     }
 }
 
@@ -108,10 +109,20 @@ pub fn measure_decode_rates(threads: usize, budget: Duration) -> crate::Result<D
     let latent = EXPERT_SHAPE.0;
     let xs: Vec<f32> = (0..latent).map(|i| ((i % 89) as f32 - 44.0) / 44.0).collect();
     let mut ys = vec![0.0f32; latent];
-    let t_expert = median_within(half, |i| pool.install(|| experts[i % EXPERTS].forward(&cfg, &xs, &mut ys)));
+    let stop = CancelToken::new();
+    let mut expert_failure = None;
+    let t_expert = median_within(half, |i| {
+        if let Err(e) = pool.install(|| experts[i % EXPERTS].forward(&cfg, &xs, &mut ys, &stop)) {
+            expert_failure.get_or_insert(e);
+        }
+    });
+    if let Some(e) = expert_failure {
+        return Err(e);
+    }
     std::hint::black_box((&y, &ys));
 
-    let expert_bytes = experts[0].gate.nbytes() + experts[0].up.nbytes() + experts[0].down.nbytes();
+    let e = &experts[0];
+    let expert_bytes = [&e.gate, &e.up, &e.down].iter().filter_map(|w| w.held()).map(Matrix::nbytes).sum();
     Ok(DecodeRates {
         threads,
         rates: ComputeRates {

@@ -122,10 +122,11 @@ pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(f64, Vec<Kern
 
     let (latent, inter) = (3584, 3072);
     let expert = GluMlp {
-        gate: random_mxfp4(inter, latent, 2),
-        up: random_mxfp4(inter, latent, 3),
-        down: random_mxfp4(latent, inter, 4),
+        gate: random_mxfp4(inter, latent, 2).into(),
+        up: random_mxfp4(inter, latent, 3).into(),
+        down: random_mxfp4(latent, inter, 4).into(),
     };
+    let stop = crate::events::CancelToken::new();
     let cfg = bench_config()?;
     let expert_bytes = 3.0 * (inter * latent) as f64 * 0.53125;
     let madds = 3.0 * (inter * latent) as f64;
@@ -133,7 +134,15 @@ pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(f64, Vec<Kern
     for n_tokens in [1usize, 16, 64] {
         let xs: Vec<f32> = (0..n_tokens * latent).map(|i| ((i % 89) as f32 - 44.0) / 44.0).collect();
         let mut ys = vec![0.0f32; n_tokens * latent];
-        let t = time_median(reps, || pool.install(|| expert.forward(&cfg, &xs, &mut ys)));
+        let mut failed = None;
+        let t = time_median(reps, || {
+            if let Err(e) = pool.install(|| expert.forward(&cfg, &xs, &mut ys, &stop)) {
+                failed.get_or_insert(e);
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
         let name = if n_tokens == 1 { "mxfp4 expert".to_string() } else { format!("mxfp4 expert x{n_tokens} tokens") };
         let mut r = result(&name, threads, t, madds * n_tokens as f64, expert_bytes, mem);
         match one_token {

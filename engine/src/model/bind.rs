@@ -9,6 +9,7 @@
 //! Easy to break: the model is bound twice, first with `read_data = false` so that every
 //! tensor of the whole model is validated before a single weight byte is read.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -16,6 +17,7 @@ use crate::format::{Dtype, TensorIndex, TensorInfo};
 use crate::io::{Blob, ByteView};
 use crate::model::matrix::{Matrix, MatrixData};
 use crate::model::names::{self, ExpertProj};
+use crate::model::weight::{PieceRef, Weight};
 
 /// One layer's trunk bytes already in memory: the run `[run_start, …)` of shard
 /// `shard_idx`, held at `payload_start` of `blob`.
@@ -38,6 +40,17 @@ enum Source {
     ReadEach,
     /// Views into a run already read (a streamed trunk layer).
     Run(RunView),
+    /// A layer streamed in pieces: its small tensors read on their own, its matrices
+    /// pieces read when used.
+    Pieces(Arc<PieceBinding>),
+}
+
+/// One layer of a trunk streamed in pieces, as the binder sees it.
+pub struct PieceBinding {
+    /// The tensors read with the layer (norms, gains, small tensors), each in its own buffer.
+    pub eager: HashMap<String, ByteView>,
+    /// The matrices read when used.
+    pub pieces: HashMap<String, PieceRef>,
 }
 
 /// Reads typed tensors out of a [`TensorIndex`].
@@ -55,6 +68,11 @@ impl<'a> Binder<'a> {
     /// Binds tensors of one layer as views into `run` (no copies of matrices).
     pub fn over_run(index: &'a TensorIndex, run: RunView) -> Self {
         Binder { index, source: Source::Run(run) }
+    }
+
+    /// Binds tensors of one layer streamed in pieces.
+    pub fn over_pieces(index: &'a TensorIndex, pieces: Arc<PieceBinding>) -> Self {
+        Binder { index, source: Source::Pieces(pieces) }
     }
 
     fn info(&self, name: &str) -> Result<&'a TensorInfo> {
@@ -81,6 +99,12 @@ impl<'a> Binder<'a> {
                 let start = run.payload_start + (info.offset - run.run_start) as usize;
                 ByteView::new(run.blob.clone(), start, info.nbytes as usize).ok_or_else(outside)
             }
+            Source::Pieces(binding) => binding.eager.get(&info.name).cloned().ok_or_else(|| Error::Trunk {
+                path: info.name.clone().into(),
+                reason:
+                    "a piece of its layer was bound as a small tensor (the layer's piece set and its binding disagree)"
+                        .into(),
+            }),
         }
     }
 
@@ -108,6 +132,22 @@ impl<'a> Binder<'a> {
         }
         let data = self.float_data(info)?;
         Ok(Matrix::new(rows, cols, data))
+    }
+
+    /// A trunk matrix `[rows, cols]`, BF16 or F32: held, or a piece when its layer streams
+    /// in pieces and the piece set names it.
+    pub fn weight(&self, name: &str, rows: usize, cols: usize) -> Result<Weight> {
+        if let Source::Pieces(binding) = &self.source {
+            if let Some(at) = binding.pieces.get(name) {
+                let info = self.info(name)?;
+                Self::require_float(info)?;
+                if info.shape != [rows as u64, cols as u64] {
+                    return Err(Self::shape_error(info, &[rows, cols]));
+                }
+                return Ok(Weight::Piece { at: at.clone(), rows, cols });
+            }
+        }
+        self.matrix(name, rows, cols).map(Weight::Held)
     }
 
     fn float_data(&self, info: &TensorInfo) -> Result<MatrixData> {

@@ -84,9 +84,9 @@ impl<T: ExpertSource + Send + Sync + ?Sized> ExpertSource for Arc<T> {
 pub fn bind_expert(b: &Binder, cfg: &ModelConfig, layer_idx: usize, expert_idx: usize) -> Result<GluMlp> {
     let (l, i) = (cfg.moe.latent_dim, cfg.moe.expert_intermediate);
     Ok(GluMlp {
-        gate: b.expert_matrix(layer_idx, expert_idx, ExpertProj::W1, i, l)?,
-        up: b.expert_matrix(layer_idx, expert_idx, ExpertProj::W3, i, l)?,
-        down: b.expert_matrix(layer_idx, expert_idx, ExpertProj::W2, l, i)?,
+        gate: b.expert_matrix(layer_idx, expert_idx, ExpertProj::W1, i, l)?.into(),
+        up: b.expert_matrix(layer_idx, expert_idx, ExpertProj::W3, i, l)?.into(),
+        down: b.expert_matrix(layer_idx, expert_idx, ExpertProj::W2, l, i)?.into(),
     })
 }
 

@@ -14,30 +14,31 @@
 
 use crate::config::ModelConfig;
 use crate::error::Result;
+use crate::events::CancelToken;
 use crate::kernels::{l2norm, rmsnorm, sigmoid, silu};
 use crate::model::bind::Binder;
-use crate::model::matrix::Matrix;
 use crate::model::names;
+use crate::model::weight::Weight;
 
 /// One KDA layer's weights. `P = heads · head_dim`, `E = hidden`, `D = head_dim`.
 pub struct KdaWeights {
     /// `[P, E]` each.
-    q: Matrix,
-    k: Matrix,
-    v: Matrix,
+    q: Weight,
+    k: Weight,
+    v: Weight,
     /// Output gate `[P, E]`.
-    g: Matrix,
+    g: Weight,
     /// `[E, P]`.
-    o: Matrix,
+    o: Weight,
     /// Conv taps `[P][K]` for q, k, v.
     q_conv: Vec<f32>,
     k_conv: Vec<f32>,
     v_conv: Vec<f32>,
     /// Low-rank decay projection: `[D, E]` then `[P, D]`.
-    f_a: Matrix,
-    f_b: Matrix,
+    f_a: Weight,
+    f_b: Weight,
     /// β projection `[H, E]`.
-    b: Matrix,
+    b: Weight,
     /// `[H]` (first H of the stored vector).
     a_log: Vec<f32>,
     /// `[P]`.
@@ -52,17 +53,17 @@ impl KdaWeights {
         let p = h * d;
         let n = |s: &str| names::layer(layer_idx, s);
         Ok(KdaWeights {
-            q: b.matrix(&n(names::KDA_Q), p, e)?,
-            k: b.matrix(&n(names::KDA_K), p, e)?,
-            v: b.matrix(&n(names::KDA_V), p, e)?,
-            g: b.matrix(&n(names::KDA_G), p, e)?,
-            o: b.matrix(&n(names::KDA_O), e, p)?,
+            q: b.weight(&n(names::KDA_Q), p, e)?,
+            k: b.weight(&n(names::KDA_K), p, e)?,
+            v: b.weight(&n(names::KDA_V), p, e)?,
+            g: b.weight(&n(names::KDA_G), p, e)?,
+            o: b.weight(&n(names::KDA_O), e, p)?,
             q_conv: b.conv(&n(names::KDA_Q_CONV), p, k)?,
             k_conv: b.conv(&n(names::KDA_K_CONV), p, k)?,
             v_conv: b.conv(&n(names::KDA_V_CONV), p, k)?,
-            f_a: b.matrix(&n(names::KDA_F_A), d, e)?,
-            f_b: b.matrix(&n(names::KDA_F_B), p, d)?,
-            b: b.matrix(&n(names::KDA_B), h, e)?,
+            f_a: b.weight(&n(names::KDA_F_A), d, e)?,
+            f_b: b.weight(&n(names::KDA_F_B), p, d)?,
+            b: b.weight(&n(names::KDA_B), h, e)?,
             a_log: b.a_log(&n(names::KDA_A_LOG), h)?,
             dt_bias: b.vector(&n(names::KDA_DT_BIAS), p)?,
             o_norm: b.vector(&n(names::KDA_O_NORM), d)?,
@@ -265,8 +266,17 @@ pub fn kda_recurrence_step(s: &mut [f32], step: &KdaStep<'_>, u: &mut [f32], o: 
 
 impl KdaWeights {
     /// Applies this KDA layer to `n` tokens `xs` (`[n × E]`, already input-normed), in order,
-    /// carrying `state`; writes `[n × E]` into `out`.
-    pub fn forward(&self, cfg: &ModelConfig, xs: &[f32], state: &mut KdaState, out: &mut [f32]) {
+    /// carrying `state`; writes `[n × E]` into `out`. Each projection is loaded when used
+    /// (a piece is read then) and let go before the next; a failed or stopped piece read
+    /// is the error.
+    pub fn forward(
+        &self,
+        cfg: &ModelConfig,
+        xs: &[f32],
+        state: &mut KdaState,
+        out: &mut [f32],
+        stop: &CancelToken,
+    ) -> Result<()> {
         let (e, h, d, kern) = (cfg.hidden_size, cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
         let p = h * d;
         let n = xs.len() / e;
@@ -277,13 +287,13 @@ impl KdaWeights {
         let mut beta_raw = vec![0.0f32; n * h];
         let mut f_low = vec![0.0f32; n * d];
         let mut z = vec![0.0f32; n * p];
-        self.q.matmul(xs, &mut q);
-        self.k.matmul(xs, &mut k);
-        self.v.matmul(xs, &mut v);
-        self.g.matmul(xs, &mut gate);
-        self.b.matmul(xs, &mut beta_raw);
-        self.f_a.matmul(xs, &mut f_low);
-        self.f_b.matmul(&f_low, &mut z);
+        self.q.load(stop)?.matmul(xs, &mut q);
+        self.k.load(stop)?.matmul(xs, &mut k);
+        self.v.load(stop)?.matmul(xs, &mut v);
+        self.g.load(stop)?.matmul(xs, &mut gate);
+        self.b.load(stop)?.matmul(xs, &mut beta_raw);
+        self.f_a.load(stop)?.matmul(xs, &mut f_low);
+        self.f_b.load(stop)?.matmul(&f_low, &mut z);
 
         let q_scale = 1.0 / (d as f32).sqrt();
         let g_min = cfg.kda.gate_lower_bound;
@@ -331,6 +341,7 @@ impl KdaWeights {
                 }
             }
         }
-        self.o.matmul(&gated, out);
+        self.o.load(stop)?.matmul(&gated, out);
+        Ok(())
     }
 }

@@ -32,11 +32,19 @@ enum Mixer {
 
 impl Mixer {
     /// Mixes `xs` (`[n_tokens × hidden]`, input-normed) across positions into `out`
-    /// (`[n_tokens × hidden]`), extending this layer's slot of `state`.
-    fn forward(&self, cfg: &ModelConfig, layer_idx: usize, xs: &[f32], state: &mut SequenceState, out: &mut [f32]) {
+    /// (`[n_tokens × hidden]`), extending this layer's slot of `state`; a piece read
+    /// stopped by `stop`, or failed, is the error.
+    fn forward(
+        &self,
+        cfg: &ModelConfig,
+        layer_idx: usize,
+        (xs, stop): (&[f32], &CancelToken),
+        state: &mut SequenceState,
+        out: &mut [f32],
+    ) -> Result<()> {
         match self {
-            Mixer::Kda(w) => w.forward(cfg, xs, state.kda_mut(layer_idx), out),
-            Mixer::Mla(w) => w.forward(cfg, xs, state.mla_mut(layer_idx), out),
+            Mixer::Kda(w) => w.forward(cfg, xs, state.kda_mut(layer_idx), out, stop),
+            Mixer::Mla(w) => w.forward(cfg, xs, state.mla_mut(layer_idx), out, stop),
         }
     }
 }
@@ -60,7 +68,7 @@ impl Ffn {
         out: &mut [f32],
     ) -> Result<()> {
         match self {
-            Ffn::Dense(w) => w.forward(cfg, xs, out),
+            Ffn::Dense(w) => w.forward(cfg, xs, out, fetch.1)?,
             Ffn::Moe(w) => {
                 w.forward(cfg, layer_idx, fetch, xs, out)?;
             }
@@ -126,7 +134,7 @@ impl Layer {
         }
         // Token mixer (KDA or MLA) on the input-normed mix; its output joins the partial sum.
         norm_rows(&scratch.mixed, &self.input_norm, eps, e, &mut scratch.normed);
-        self.mixer.forward(cfg, self.layer_idx, &scratch.normed, state, &mut scratch.attn_out);
+        self.mixer.forward(cfg, self.layer_idx, (&scratch.normed, fetch.1), state, &mut scratch.attn_out)?;
         residuals.add(&scratch.attn_out);
         // AttnRes before the MLP: always mixed (layer 0 has already closed a block).
         residuals.mix_into(&self.attn_res_mlp, &mut scratch.mixed);

@@ -26,11 +26,13 @@ use rayon::prelude::*;
 
 use crate::config::ModelConfig;
 use crate::error::Result;
+use crate::events::CancelToken;
 use crate::kernels::{accumulate_weighted_rows_f32, dot_f32_queries, rmsnorm, sigmoid, widen, RowDot};
 use crate::model::bind::Binder;
 use crate::model::matrix::Matrix;
 use crate::model::names;
 use crate::model::softmax::softmax_weights;
+use crate::model::weight::Weight;
 
 /// Cached positions scored or mixed per kernel call: 8 rows of K3's 576 floats (18 KiB)
 /// stay in a 32 KiB L1 cache while every head of a group passes over them
@@ -44,19 +46,19 @@ pub const SCORE_SCRATCH_BYTES: usize = 16 << 20;
 /// One MLA layer's weights (`H` heads, `qh = nope + rope`).
 pub struct MlaWeights {
     /// `[q_lora, E]`.
-    q_a: Matrix,
+    q_a: Weight,
     q_a_norm: Vec<f32>,
     /// `[H·qh, q_lora]`.
-    q_b: Matrix,
+    q_b: Weight,
     /// `[kv_lora + rope, E]`.
-    kv_a: Matrix,
+    kv_a: Weight,
     kv_a_norm: Vec<f32>,
     /// `[H·(nope + v), kv_lora]`: per head, `nope` key rows then `v` value rows.
-    kv_b: Matrix,
+    kv_b: Weight,
     /// `[E, H·v]`.
-    o: Matrix,
+    o: Weight,
     /// `[H·v, E]`, absent when `mla_use_output_gate` is false.
-    g: Option<Matrix>,
+    g: Option<Weight>,
 }
 
 impl MlaWeights {
@@ -65,15 +67,15 @@ impl MlaWeights {
         let e = cfg.hidden_size;
         let n = |s: &str| names::layer(layer_idx, s);
         let gate =
-            if m.use_output_gate { Some(b.matrix(&n(names::MLA_G), m.n_heads * m.v_head_dim, e)?) } else { None };
+            if m.use_output_gate { Some(b.weight(&n(names::MLA_G), m.n_heads * m.v_head_dim, e)?) } else { None };
         Ok(MlaWeights {
-            q_a: b.matrix(&n(names::MLA_Q_A), m.q_lora_rank, e)?,
+            q_a: b.weight(&n(names::MLA_Q_A), m.q_lora_rank, e)?,
             q_a_norm: b.vector(&n(names::MLA_Q_A_NORM), m.q_lora_rank)?,
-            q_b: b.matrix(&n(names::MLA_Q_B), m.n_heads * m.qk_head_dim(), m.q_lora_rank)?,
-            kv_a: b.matrix(&n(names::MLA_KV_A), m.kv_lora_rank + m.qk_rope_head_dim, e)?,
+            q_b: b.weight(&n(names::MLA_Q_B), m.n_heads * m.qk_head_dim(), m.q_lora_rank)?,
+            kv_a: b.weight(&n(names::MLA_KV_A), m.kv_lora_rank + m.qk_rope_head_dim, e)?,
             kv_a_norm: b.vector(&n(names::MLA_KV_A_NORM), m.kv_lora_rank)?,
-            kv_b: b.matrix(&n(names::MLA_KV_B), m.n_heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank)?,
-            o: b.matrix(&n(names::MLA_O), e, m.n_heads * m.v_head_dim)?,
+            kv_b: b.weight(&n(names::MLA_KV_B), m.n_heads * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank)?,
+            o: b.weight(&n(names::MLA_O), e, m.n_heads * m.v_head_dim)?,
             g: gate,
         })
     }
@@ -147,35 +149,55 @@ impl MlaCache {
 
 impl MlaWeights {
     /// Applies this MLA layer to `n` new tokens `xs` (`[n × E]`) after the cached
-    /// positions, appending them to `cache`; writes `[n × E]` into `out`.
-    pub fn forward(&self, cfg: &ModelConfig, xs: &[f32], cache: &mut MlaCache, out: &mut [f32]) {
+    /// positions, appending them to `cache`; writes `[n × E]` into `out`. Each projection
+    /// is loaded when used and let go before the next (`kv_b` is held from absorbing the
+    /// queries to the head outputs, while nothing else is loaded); a failed or stopped
+    /// piece read is the error.
+    pub fn forward(
+        &self,
+        cfg: &ModelConfig,
+        xs: &[f32],
+        cache: &mut MlaCache,
+        out: &mut [f32],
+        stop: &CancelToken,
+    ) -> Result<()> {
         let n = xs.len() / cfg.hidden_size;
         // Queries `[n × H·qh]`, then the new positions' latents into the cache.
-        let q = self.queries(cfg, xs);
-        let past = self.append_to_cache(cfg, xs, cache);
+        let q = self.queries(cfg, xs, stop)?;
+        let past = self.append_to_cache(cfg, xs, cache, stop)?;
         // Each query absorbed into latent space, attended over every visible position.
-        let absorbed = self.absorb_queries(cfg, &q, n);
+        let kv_b = self.kv_b.load(stop)?;
+        let absorbed = absorb_queries(cfg, &kv_b, &q, n);
         let mixed = attend_latent(cfg, &absorbed, cache, past, n);
-        let attn = self.head_outputs(cfg, &mixed, n);
-        self.gate_and_project(xs, attn, out);
+        let attn = head_outputs(cfg, &kv_b, &mixed, n);
+        drop(kv_b);
+        self.gate_and_project(xs, attn, out, stop)
     }
 
     /// The expanded form, as a plain twin for tests: every cached position's latent is
     /// expanded with `kv_b` to each head's `k_nope` and `v`, scored with one sequential
     /// f64 sum over `nope` then `rope`, and the values mixed in key order (the engine's
     /// arithmetic before the latent cache). Appends to `cache` like [`MlaWeights::forward`].
-    pub fn forward_expanded_reference(&self, cfg: &ModelConfig, xs: &[f32], cache: &mut MlaCache, out: &mut [f32]) {
+    pub fn forward_expanded_reference(
+        &self,
+        cfg: &ModelConfig,
+        xs: &[f32],
+        cache: &mut MlaCache,
+        out: &mut [f32],
+    ) -> Result<()> {
+        let stop = &CancelToken::new();
         let m = &cfg.mla;
         let (heads, nope, rope, vd, lora) =
             (m.n_heads, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim, m.kv_lora_rank);
         let (qh, kvd, width) = (m.qk_head_dim(), nope + vd, lora + rope);
         let n = xs.len() / cfg.hidden_size;
-        let q = self.queries(cfg, xs);
-        let past = self.append_to_cache(cfg, xs, cache);
+        let q = self.queries(cfg, xs, stop)?;
+        let past = self.append_to_cache(cfg, xs, cache, stop)?;
         let positions = cache.len();
         let mut kv = vec![0.0f32; positions * heads * kvd];
+        let kv_b = self.kv_b.load(stop)?;
         for (s, row) in cache.rows.chunks_exact(width).enumerate() {
-            self.kv_b.matvec(&row[..lora], &mut kv[s * heads * kvd..(s + 1) * heads * kvd]);
+            kv_b.matvec(&row[..lora], &mut kv[s * heads * kvd..(s + 1) * heads * kvd]);
         }
         let scale = 1.0 / (qh as f32).sqrt();
         let mut attn = vec![0.0f32; n * heads * vd];
@@ -206,44 +228,52 @@ impl MlaWeights {
                 }
             }
         }
-        self.gate_and_project(xs, attn, out);
+        drop(kv_b);
+        self.gate_and_project(xs, attn, out, stop)
     }
 
     /// Output gate (when the layer has one), then the output projection.
-    fn gate_and_project(&self, xs: &[f32], mut attn: Vec<f32>, out: &mut [f32]) {
+    fn gate_and_project(&self, xs: &[f32], mut attn: Vec<f32>, out: &mut [f32], stop: &CancelToken) -> Result<()> {
         if let Some(g) = &self.g {
             let mut gate = vec![0.0f32; attn.len()];
-            g.matmul(xs, &mut gate);
+            g.load(stop)?.matmul(xs, &mut gate);
             for (a, &gv) in attn.iter_mut().zip(&gate) {
                 *a *= sigmoid(gv);
             }
         }
-        self.o.matmul(&attn, out);
+        self.o.load(stop)?.matmul(&attn, out);
+        Ok(())
     }
 
     /// `q = Wqb · RMSNorm(Wqa x)` for every token, `[n × H·qh]`.
-    fn queries(&self, cfg: &ModelConfig, xs: &[f32]) -> Vec<f32> {
+    fn queries(&self, cfg: &ModelConfig, xs: &[f32], stop: &CancelToken) -> Result<Vec<f32>> {
         let m = &cfg.mla;
         let n = xs.len() / cfg.hidden_size;
         let mut q_lat = vec![0.0f32; n * m.q_lora_rank];
-        self.q_a.matmul(xs, &mut q_lat);
+        self.q_a.load(stop)?.matmul(xs, &mut q_lat);
         let mut q_normed = vec![0.0f32; n * m.q_lora_rank];
         for (src, dst) in q_lat.chunks(m.q_lora_rank).zip(q_normed.chunks_mut(m.q_lora_rank)) {
             rmsnorm(src, &self.q_a_norm, cfg.rms_norm_eps, dst);
         }
         let mut q = vec![0.0f32; n * m.n_heads * m.qk_head_dim()];
-        self.q_b.matmul(&q_normed, &mut q);
-        q
+        self.q_b.load(stop)?.matmul(&q_normed, &mut q);
+        Ok(q)
     }
 
     /// Projects the new tokens to the latent and appends one row per token to `cache`:
     /// the latent normalised, `k_rope` as projected. Returns the positions held before.
-    fn append_to_cache(&self, cfg: &ModelConfig, xs: &[f32], cache: &mut MlaCache) -> usize {
+    fn append_to_cache(
+        &self,
+        cfg: &ModelConfig,
+        xs: &[f32],
+        cache: &mut MlaCache,
+        stop: &CancelToken,
+    ) -> Result<usize> {
         let lora = cfg.mla.kv_lora_rank;
         let width = MlaCache::floats_per_position(cfg);
         let n = xs.len() / cfg.hidden_size;
         let mut c = vec![0.0f32; n * width];
-        self.kv_a.matmul(xs, &mut c);
+        self.kv_a.load(stop)?.matmul(xs, &mut c);
         for row in c.chunks(width) {
             let start = cache.rows.len();
             cache.rows.resize(start + width, 0.0);
@@ -253,50 +283,50 @@ impl MlaWeights {
         }
         let past = cache.n_positions;
         cache.n_positions += n;
-        past
+        Ok(past)
     }
+}
 
-    /// Every token's query per head in latent space, widened to f64:
-    /// `[n][H][W_UK_hᵀ q_nope_h | q_rope_h]`.
-    fn absorb_queries(&self, cfg: &ModelConfig, q: &[f32], n: usize) -> Vec<f64> {
-        let m = &cfg.mla;
-        let (heads, nope, lora) = (m.n_heads, m.qk_nope_head_dim, m.kv_lora_rank);
-        let (qh, kvd, width) = (m.qk_head_dim(), nope + m.v_head_dim, MlaCache::floats_per_position(cfg));
-        let mut absorbed = vec![0.0f64; n * heads * width];
-        absorbed.par_chunks_mut(width).enumerate().for_each_init(
-            || vec![0.0f32; lora],
-            |latent_q, (k, out)| {
-                let (h, qv) = (k % heads, &q[k * qh..(k + 1) * qh]);
-                self.kv_b.transposed_rows_matvec(h * kvd, &qv[..nope], latent_q);
-                for (o, &v) in out.iter_mut().zip(latent_q.iter().chain(&qv[nope..])) {
-                    *o = f64::from(v);
-                }
-            },
-        );
-        absorbed
-    }
+/// Every token's query per head in latent space, widened to f64:
+/// `[n][H][W_UK_hᵀ q_nope_h | q_rope_h]` (`kv_b` the layer's `[H·(nope + v), kv_lora]`).
+fn absorb_queries(cfg: &ModelConfig, kv_b: &Matrix, q: &[f32], n: usize) -> Vec<f64> {
+    let m = &cfg.mla;
+    let (heads, nope, lora) = (m.n_heads, m.qk_nope_head_dim, m.kv_lora_rank);
+    let (qh, kvd, width) = (m.qk_head_dim(), nope + m.v_head_dim, MlaCache::floats_per_position(cfg));
+    let mut absorbed = vec![0.0f64; n * heads * width];
+    absorbed.par_chunks_mut(width).enumerate().for_each_init(
+        || vec![0.0f32; lora],
+        |latent_q, (k, out)| {
+            let (h, qv) = (k % heads, &q[k * qh..(k + 1) * qh]);
+            kv_b.transposed_rows_matvec(h * kvd, &qv[..nope], latent_q);
+            for (o, &v) in out.iter_mut().zip(latent_q.iter().chain(&qv[nope..])) {
+                *o = f64::from(v);
+            }
+        },
+    );
+    absorbed
+}
 
-    /// Each head's output from its mixed latent: `W_UV_h · mix`, `[n][H·v]` from `mixed`
-    /// (`[H][n][kv_lora]`).
-    fn head_outputs(&self, cfg: &ModelConfig, mixed: &[f32], n: usize) -> Vec<f32> {
-        let m = &cfg.mla;
-        let (heads, nope, vd, lora) = (m.n_heads, m.qk_nope_head_dim, m.v_head_dim, m.kv_lora_rank);
-        let kvd = nope + vd;
-        let mut attn = vec![0.0f32; n * heads * vd];
-        attn.par_chunks_mut(vd).enumerate().for_each(|(k, o)| {
-            let (t, h) = (k / heads, k % heads);
-            let x = widen(&mixed[(h * n + t) * lora..(h * n + t + 1) * lora]);
-            let first = h * kvd + nope;
-            let quads = vd / 4 * 4;
-            for r in (0..quads).step_by(4) {
-                o[r..r + 4].copy_from_slice(&self.kv_b.row_dot4(first + r, &x));
-            }
-            for (r, v) in o.iter_mut().enumerate().skip(quads) {
-                *v = self.kv_b.row_dot(first + r, &x);
-            }
-        });
-        attn
-    }
+/// Each head's output from its mixed latent: `W_UV_h · mix`, `[n][H·v]` from `mixed`
+/// (`[H][n][kv_lora]`).
+fn head_outputs(cfg: &ModelConfig, kv_b: &Matrix, mixed: &[f32], n: usize) -> Vec<f32> {
+    let m = &cfg.mla;
+    let (heads, nope, vd, lora) = (m.n_heads, m.qk_nope_head_dim, m.v_head_dim, m.kv_lora_rank);
+    let kvd = nope + vd;
+    let mut attn = vec![0.0f32; n * heads * vd];
+    attn.par_chunks_mut(vd).enumerate().for_each(|(k, o)| {
+        let (t, h) = (k / heads, k % heads);
+        let x = widen(&mixed[(h * n + t) * lora..(h * n + t + 1) * lora]);
+        let first = h * kvd + nope;
+        let quads = vd / 4 * 4;
+        for r in (0..quads).step_by(4) {
+            o[r..r + 4].copy_from_slice(&kv_b.row_dot4(first + r, &x));
+        }
+        for (r, v) in o.iter_mut().enumerate().skip(quads) {
+            *v = kv_b.row_dot(first + r, &x);
+        }
+    });
+    attn
 }
 
 /// Causal attention in latent space of the `n` new tokens (absorbed queries `absorbed`,

@@ -10,34 +10,37 @@
 
 use crate::config::ModelConfig;
 use crate::error::Result;
+use crate::events::CancelToken;
 use crate::kernels::situ_glu;
 use crate::model::bind::Binder;
-use crate::model::matrix::Matrix;
 use crate::model::names;
+use crate::model::weight::Weight;
 
 /// A gated MLP `down · SiTU-GLU(gate·x, up·x)`: the dense FFN, the fused shared experts
 /// and (in latent space) each routed expert.
 pub struct GluMlp {
     /// `[I, in]`.
-    pub gate: Matrix,
+    pub gate: Weight,
     /// `[I, in]`.
-    pub up: Matrix,
+    pub up: Weight,
     /// `[in, I]`.
-    pub down: Matrix,
+    pub down: Weight,
 }
 
 impl GluMlp {
-    /// Applies the MLP to `n` tokens `xs` (`[n][in]`) → `out` (`[n][in]`).
-    pub fn forward(&self, cfg: &ModelConfig, xs: &[f32], out: &mut [f32]) {
+    /// Applies the MLP to `n` tokens `xs` (`[n][in]`) → `out` (`[n][in]`), loading each
+    /// matrix when used (a piece read, stopped by `stop`, is the only way this fails).
+    pub fn forward(&self, cfg: &ModelConfig, xs: &[f32], out: &mut [f32], stop: &CancelToken) -> Result<()> {
         let inter = self.gate.rows();
         let n = xs.len() / self.gate.cols();
         let mut g = vec![0.0f32; n * inter];
         let mut u = vec![0.0f32; n * inter];
-        self.gate.matmul(xs, &mut g);
-        self.up.matmul(xs, &mut u);
+        self.gate.load(stop)?.matmul(xs, &mut g);
+        self.up.load(stop)?.matmul(xs, &mut u);
         let mut a = vec![0.0f32; n * inter];
         situ_glu(&g, &u, cfg.situ_beta_gate, cfg.situ_beta_up, &mut a);
-        self.down.matmul(&a, out);
+        self.down.load(stop)?.matmul(&a, out);
+        Ok(())
     }
 
     /// Dense FFN of layer `layer_idx`.
@@ -45,9 +48,9 @@ impl GluMlp {
         let (e, i) = (cfg.hidden_size, cfg.dense_intermediate);
         let n = |s: &str| names::layer(layer_idx, s);
         Ok(GluMlp {
-            gate: b.matrix(&n(names::DENSE_GATE), i, e)?,
-            up: b.matrix(&n(names::DENSE_UP), i, e)?,
-            down: b.matrix(&n(names::DENSE_DOWN), e, i)?,
+            gate: b.weight(&n(names::DENSE_GATE), i, e)?,
+            up: b.weight(&n(names::DENSE_UP), i, e)?,
+            down: b.weight(&n(names::DENSE_DOWN), e, i)?,
         })
     }
 }

@@ -25,6 +25,7 @@ mod state;
 mod tap;
 pub mod trunk;
 pub mod vocab;
+pub mod weight;
 
 pub(crate) use layer::bind_layer;
 pub use layer::{Layer, Scratch};

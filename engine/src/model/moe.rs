@@ -18,20 +18,20 @@ use crate::events::CancelToken;
 use crate::kernels::{rmsnorm, sigmoid};
 use crate::model::bind::Binder;
 use crate::model::experts::{Demand, ExpertSource};
-use crate::model::matrix::Matrix;
 use crate::model::mlp::GluMlp;
 use crate::model::names;
+use crate::model::weight::Weight;
 
 /// The trunk (always-used) part of one MoE layer.
 pub struct MoeWeights {
     /// `[N, E]`.
-    router: Matrix,
+    router: Weight,
     /// `[N]`, selection only.
     router_bias: Vec<f32>,
     /// `[L, E]`.
-    latent_down: Matrix,
+    latent_down: Weight,
     /// `[E, L]`.
-    latent_up: Matrix,
+    latent_up: Weight,
     /// `[L]`.
     latent_norm: Vec<f32>,
     shared: GluMlp,
@@ -43,15 +43,15 @@ impl MoeWeights {
         let si = moe.shared_intermediate();
         let n = |s: &str| names::layer(layer_idx, s);
         Ok(MoeWeights {
-            router: b.matrix(&n(names::MOE_ROUTER), moe.n_experts, e)?,
+            router: b.weight(&n(names::MOE_ROUTER), moe.n_experts, e)?,
             router_bias: b.vector(&n(names::MOE_ROUTER_BIAS), moe.n_experts)?,
-            latent_down: b.matrix(&n(names::MOE_LATENT_DOWN), moe.latent_dim, e)?,
-            latent_up: b.matrix(&n(names::MOE_LATENT_UP), e, moe.latent_dim)?,
+            latent_down: b.weight(&n(names::MOE_LATENT_DOWN), moe.latent_dim, e)?,
+            latent_up: b.weight(&n(names::MOE_LATENT_UP), e, moe.latent_dim)?,
             latent_norm: b.vector(&n(names::MOE_LATENT_NORM), moe.latent_dim)?,
             shared: GluMlp {
-                gate: b.matrix(&n(names::MOE_SHARED_GATE), si, e)?,
-                up: b.matrix(&n(names::MOE_SHARED_UP), si, e)?,
-                down: b.matrix(&n(names::MOE_SHARED_DOWN), e, si)?,
+                gate: b.weight(&n(names::MOE_SHARED_GATE), si, e)?,
+                up: b.weight(&n(names::MOE_SHARED_UP), si, e)?,
+                down: b.weight(&n(names::MOE_SHARED_DOWN), e, si)?,
             },
         })
     }
@@ -106,7 +106,7 @@ impl MoeWeights {
         out: &mut [f32],
     ) -> Result<Vec<Routing>> {
         let (e, l, n) = (cfg.hidden_size, cfg.moe.latent_dim, xs.len() / cfg.hidden_size);
-        let routings = self.route_tokens(cfg, xs);
+        let routings = self.route_tokens(cfg, xs, stop)?;
         // Batch prefetch as soon as routing is known: every distinct expert of this layer,
         // in first-use order. Arrival order never changes the accumulation order below.
         let wanted = expert_users(&routings);
@@ -116,12 +116,12 @@ impl MoeWeights {
         // While the prefetch reads, compute what needs no routed expert: the latent
         // down-projection and the shared experts (added after the up-projection, as always).
         let mut z = vec![0.0f32; n * l];
-        self.latent_down.matmul(xs, &mut z);
+        self.latent_down.load(stop)?.matmul(xs, &mut z);
         let mut shared = vec![0.0f32; n * e];
-        self.shared.forward(cfg, xs, &mut shared);
+        self.shared.forward(cfg, xs, &mut shared, stop)?;
         let expert_out = run_experts(cfg, layer_idx, (experts, stop), routings.len(), wanted, &z)?;
         let acc_all = self.combine(cfg, &routings, &expert_out);
-        self.latent_up.matmul(&acc_all, out);
+        self.latent_up.load(stop)?.matmul(&acc_all, out);
         for (o, &s) in out.iter_mut().zip(&shared) {
             *o += s;
         }
@@ -129,17 +129,17 @@ impl MoeWeights {
     }
 
     /// Router logits on the full width, then [`route`] for every token of `xs` (`[n × E]`).
-    fn route_tokens(&self, cfg: &ModelConfig, xs: &[f32]) -> Vec<Routing> {
+    fn route_tokens(&self, cfg: &ModelConfig, xs: &[f32], stop: &CancelToken) -> Result<Vec<Routing>> {
         let moe = &cfg.moe;
         let n = xs.len() / cfg.hidden_size;
         let mut logits = vec![0.0f32; n * moe.n_experts];
-        self.router.matmul(xs, &mut logits);
-        (0..n)
+        self.router.load(stop)?.matmul(xs, &mut logits);
+        Ok((0..n)
             .map(|t| {
                 let logits_t = &logits[t * moe.n_experts..(t + 1) * moe.n_experts];
                 route(logits_t, &self.router_bias, moe.top_k, moe.renormalize, moe.routed_scaling_factor)
             })
-            .collect()
+            .collect())
     }
 
     /// Sums each token's expert outputs (`[n][k][L]`) with its weights in selection order,
@@ -209,7 +209,7 @@ fn run_experts(
         let mlp = experts.expert_uses(layer_idx, expert_idx, users.len(), stop)?;
         let zs: Vec<f32> = users.iter().flat_map(|&(t, _)| z[t * l..(t + 1) * l].iter().copied()).collect();
         let mut ys = vec![0.0f32; users.len() * l];
-        mlp.forward(cfg, &zs, &mut ys);
+        mlp.forward(cfg, &zs, &mut ys, stop)?;
         for (&(t, j), y) in users.iter().zip(ys.chunks_exact(l)) {
             expert_out[(t * k + j) * l..(t * k + j + 1) * l].copy_from_slice(y);
         }

@@ -4,10 +4,11 @@
 //! Owns: per-layer trunk bytes (every `layers.ℓ.` tensor except routed experts), the size
 //! of one routed expert and the MoE layer count, the always-resident model-level tensors
 //! (and of them the output head), recurrent state and KV bytes per position (the formulas
-//! of `k3_plan::sequence`), and a scratch estimate for one forward chunk.
+//! of `k3_plan::sequence`), a scratch estimate for one forward chunk, and each layer's
+//! pieces (`k3_plan::LayerPieces`: its largest matrix, its small tensors' buffers).
 
 use k3_plan::sequence::{kv_bytes_per_position, recurrent_state_bytes, MlaCacheShape};
-use k3_plan::{scratch_bytes_for, Footprint};
+use k3_plan::{is_piece_shape, ring_slot_bytes_for, scratch_bytes_for, Footprint, LayerPieces};
 
 use crate::config::{LayerKind, ModelConfig};
 use crate::error::Result;
@@ -26,10 +27,17 @@ fn layer_of(name: &str) -> Option<usize> {
 /// The footprint of the model behind `index`.
 pub fn footprint(cfg: &ModelConfig, index: &TensorIndex) -> Result<Footprint> {
     let mut layer_trunk_bytes = vec![0u64; cfg.n_layers];
+    let mut layer_pieces = vec![LayerPieces::default(); cfg.n_layers];
     for t in index.tensors() {
         if let Some(l) = layer_of(&t.name).filter(|&l| l < cfg.n_layers) {
             if !t.name.starts_with(&names::experts_prefix(l)) {
                 layer_trunk_bytes[l] += t.nbytes;
+                let p = &mut layer_pieces[l];
+                if is_piece_shape(&t.shape) {
+                    p.largest_piece = p.largest_piece.max(t.nbytes);
+                } else {
+                    p.eager_bytes += ring_slot_bytes_for(t.nbytes);
+                }
             }
         }
     }
@@ -63,18 +71,11 @@ pub fn footprint(cfg: &ModelConfig, index: &TensorIndex) -> Result<Footprint> {
     let state_bytes = recurrent_state_bytes(n_kda as u64, h as u64, d as u64, k as u64);
     let mla = MlaCacheShape { kv_lora_rank: m.kv_lora_rank as u64, qk_rope_head_dim: m.qk_rope_head_dim as u64 };
     let kv_bytes_per_position = kv_bytes_per_position(n_mla as u64, mla);
-    let widest = [
-        h * d,
-        cfg.hidden_size,
-        m.n_heads * m.qk_head_dim(),
-        cfg.dense_intermediate,
-        cfg.moe.n_experts,
-        cfg.vocab_size,
-    ]
-    .into_iter()
-    .max()
-    .unwrap_or(0);
-    let scratch_bytes = scratch_bytes_for(widest as u64);
+    let widest = [h * d, cfg.hidden_size, m.n_heads * m.qk_head_dim(), cfg.dense_intermediate, cfg.moe.n_experts]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    let scratch_bytes = scratch_bytes_for(widest as u64, cfg.vocab_size as u64);
     Ok(Footprint {
         layer_trunk_bytes,
         expert_bytes,
@@ -88,5 +89,6 @@ pub fn footprint(cfg: &ModelConfig, index: &TensorIndex) -> Result<Footprint> {
         state_bytes,
         kv_bytes_per_position,
         scratch_bytes,
+        layer_pieces,
     })
 }

@@ -12,9 +12,11 @@ pub mod metrics;
 pub mod plan;
 pub mod replacement;
 pub(crate) mod residency;
+pub mod ring;
 pub mod trunk_codec;
 pub mod trunk_manifest;
 pub mod trunk_pack;
+pub mod trunk_pieces;
 pub mod trunk_stream;
 
 pub use expert_cache::ExpertCache;

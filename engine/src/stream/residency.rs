@@ -31,7 +31,7 @@ use crate::stream::expert_cache::{CacheIo, CacheSlots};
 use crate::stream::expert_sums::{open_expert_sums, ExpertSums};
 use crate::stream::footprint::footprint;
 use crate::stream::plan::make_plan;
-use crate::stream::trunk_manifest::{open_packed_trunk, CodedLayout};
+use crate::stream::trunk_manifest::{open_packed_trunk, CodedLayout, PackedTrunk};
 use crate::stream::trunk_stream::{RingShape, StreamedTrunk};
 use crate::stream::{Counters, ExpertCache};
 
@@ -94,6 +94,9 @@ impl Residency {
             Some(dir) => Some(open_packed_trunk(dir, cfg, &r.index)?),
             None => None,
         };
+        if let Some(p) = &packed {
+            restrict_pieces(&mut r.footprint, p);
+        }
         r.coded = packed.as_ref().and_then(|p| p.coded_layout());
         let coded = r.coded.as_ref().map(CodedLayout::layers);
         let plan = make_plan(&r.footprint, choice, (packed.is_some(), coded), opts, machine_memory())?;
@@ -104,7 +107,7 @@ impl Residency {
                 packed,
                 r.index.clone(),
                 cfg,
-                RingShape { residency: plan.residency.clone(), ring_slots: plan.ring_slots },
+                ring_shape(&plan),
                 r.io.clone(),
                 r.counters.clone(),
                 progress,
@@ -195,13 +198,15 @@ impl Residency {
             _ => None,
         };
         if let Some(p) = &packed {
+            restrict_pieces(&mut self.footprint, p);
             self.coded = p.coded_layout();
         }
         let coded = self.coded.as_ref().map(CodedLayout::layers);
         let plan =
             choice.map(|c| make_plan(&self.footprint, c, (packed_available, coded), &opts, machine)).transpose()?;
-        let all_pinned = vec![LayerResidency::Pinned; n_layers];
-        let (target, ring) = plan.as_ref().map_or((all_pinned, 0), |p| (p.residency.clone(), p.ring_slots));
+        let all_pinned =
+            RingShape { residency: vec![LayerResidency::Pinned; n_layers], ring_slots: 0, slot_bytes: None };
+        let target = plan.as_ref().map_or(all_pinned, ring_shape);
         let (old_vocab, new_vocab) = (self.vocab_of(self.plan.as_ref()), self.vocab_of(plan.as_ref()));
 
         // 1. Shrink: fewer cache slots, fewer pinned layers, the embeddings and head out
@@ -215,21 +220,21 @@ impl Residency {
             }
         }
         match &self.trunk {
-            Some(trunk) => trunk.release_unplanned(&target),
+            Some(trunk) => trunk.release_unplanned(&target.residency),
             // Resident trunk → streamed (a plan streams only with a packed trunk): drop
             // every layer, then load the new residency.
             None => {
-                let Some(packed) = packed.take().filter(|_| streams_any(&target)) else {
-                    return self.finish_replan(model, opts, plan, (target, ring), progress);
+                let Some(packed) = packed.take().filter(|_| streams_any(&target.residency)) else {
+                    return self.finish_replan(model, opts, plan, target, progress);
                 };
-                let shape = RingShape { residency: vec![LayerResidency::Streamed; n_layers], ring_slots: ring };
+                let shape = RingShape { residency: vec![LayerResidency::Streamed; n_layers], ..target.clone() };
                 let (index, io, counters) = (self.index.clone(), self.io.clone(), self.counters.clone());
                 let trunk = Arc::new(StreamedTrunk::new(packed, index, &self.cfg, shape, io, counters, progress)?);
                 model.set_trunk(Box::new(trunk.clone()));
                 self.trunk = Some(trunk);
             }
         }
-        self.finish_replan(model, opts, plan, (target, ring), progress)
+        self.finish_replan(model, opts, plan, target, progress)
     }
 
     /// The grow half of a replan: more pinned layers, more cache slots (or another expert
@@ -239,7 +244,7 @@ impl Residency {
         model: &mut Model,
         opts: MemoryOptions,
         plan: Option<MemoryPlan>,
-        (target, ring): (Vec<LayerResidency>, usize),
+        target: RingShape,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<()> {
         let (old_vocab, new_vocab) = (self.vocab_of(self.plan.as_ref()), self.vocab_of(plan.as_ref()));
@@ -251,7 +256,7 @@ impl Residency {
             model.place_vocab(&self.index, &new_vocab)?;
         }
         if let Some(trunk) = &self.trunk {
-            trunk.repin(&target, ring, progress)?;
+            trunk.repin(&target, progress)?;
         }
         match (&self.cache, &self.plan) {
             (Some(cache), Some(p)) => cache.resize(p.cache_slots as usize),
@@ -272,6 +277,22 @@ impl Residency {
             (None, None) => {}
         }
         Ok(())
+    }
+}
+
+/// The trunk's residency and ring under `plan`.
+fn ring_shape(plan: &MemoryPlan) -> RingShape {
+    let slot_bytes = (plan.ring_slots > 0).then_some(plan.ring_slot_bytes);
+    RingShape { residency: plan.residency.clone(), ring_slots: plan.ring_slots, slot_bytes }
+}
+
+/// Marks the layers `packed` cannot stream in pieces (stored coded, or packed before
+/// per-tensor checksums) as needing a slot of their whole size, so no plan asks for it.
+fn restrict_pieces(fp: &mut Footprint, packed: &PackedTrunk) {
+    for ((p, pieces), &whole) in packed.layers.iter().zip(&mut fp.layer_pieces).zip(&fp.layer_trunk_bytes) {
+        if !p.has_pieces() {
+            *pieces = k3_plan::LayerPieces { largest_piece: whole, eager_bytes: 0 };
+        }
     }
 }
 

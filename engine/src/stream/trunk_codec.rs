@@ -388,6 +388,7 @@ mod tests {
             file_off: 0,
             crc32: crc32fast::hash(&raw),
             coding: Some(CodedSpan { stored_len: coded.bytes.len() as u64 }),
+            tensors: Vec::new(),
         };
         let io = Reader::new(ReadPattern { request_bytes: 1 << 20, depth: 4 }).unwrap();
         let file = DirectFile::open(&path).unwrap();

@@ -3,7 +3,8 @@
 //!
 //! Owns: the manifest's fields (spec §8: `n_layers`, `align`, per layer `shard`,
 //! `run_start`, `nbytes`, `file_off`, `tensors{off, nbytes, dtype, shape}`, plus our
-//! `run_len`, a required `crc32`, and `sources`: each shard's name, size and modification
+//! `run_len`, a required `crc32` (and one per tensor since piece streaming; a trunk packed
+//! before has none and streams its layers whole), and `sources`: each shard's name, size and modification
 //! time at packing), and the cross-check against the shard index: the same shards, unchanged
 //! since packing (a stale trunk would serve old weights while a resident run serves new ones:
 //! the budget would change the output), every trunk tensor present with the same dtype,
@@ -41,6 +42,20 @@ pub struct PackedLayer {
     pub crc32: u32,
     /// Where the layer is coded (`k3 pack --codec huffman`), its coded span.
     pub coding: Option<CodedSpan>,
+    /// Each tensor's place in the run and CRC-32, in the run's order; empty when the trunk
+    /// was packed before tensors had checksums (the layer then streams only whole).
+    pub tensors: Vec<PackedTensor>,
+}
+
+/// One tensor of a packed layer: what a piece read needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackedTensor {
+    pub name: String,
+    /// Offset in the layer's run.
+    pub off: u64,
+    pub nbytes: u64,
+    pub shape: Vec<u64>,
+    pub crc32: u32,
 }
 
 impl PackedLayer {
@@ -52,6 +67,17 @@ impl PackedLayer {
     /// The buffer that holds this layer once read (and decoded).
     pub fn buffer_len(&self) -> usize {
         crate::io::direct::widen(self.file_off, self.run_len as usize).1
+    }
+
+    /// True when the layer can be read a tensor at a time: stored raw, with a checksum
+    /// per tensor.
+    pub fn has_pieces(&self) -> bool {
+        self.coding.is_none() && !self.tensors.is_empty()
+    }
+
+    /// The buffer that holds tensor `t` of this layer once read on its own.
+    pub fn tensor_buffer_len(&self, t: &PackedTensor) -> usize {
+        crate::io::direct::widen(self.file_off + t.off, t.nbytes as usize).1
     }
 }
 
@@ -228,6 +254,7 @@ fn check_layer(path: &Path, l: usize, entry: &Value, index: &TensorIndex) -> Res
     if tensors.len() != run.tensors.len() {
         return Err(disagree(format!("the tensor count ({} vs {})", tensors.len(), run.tensors.len())));
     }
+    let mut packed_tensors = Vec::with_capacity(run.tensors.len());
     for t in &run.tensors {
         let m = tensors.get(&t.name).ok_or_else(|| disagree(format!("tensor `{}` (absent)", t.name)))?;
         let shape: Option<Vec<u64>> =
@@ -239,12 +266,23 @@ fn check_layer(path: &Path, l: usize, entry: &Value, index: &TensorIndex) -> Res
         if !same {
             return Err(disagree(format!("tensor `{}`", t.name)));
         }
+        if let Some(crc) = m.get("crc32") {
+            let crc32 = crc.as_u64().and_then(|c| u32::try_from(c).ok()).ok_or_else(|| {
+                bad(path, format!("layer {l}: tensor `{}`: `crc32` is not a 32-bit integer (re-run `k3 pack`)", t.name))
+            })?;
+            let (off, nbytes, shape) = (t.offset - run.run_start, t.nbytes, t.shape.clone());
+            packed_tensors.push(PackedTensor { name: t.name.clone(), off, nbytes, shape, crc32 });
+        }
+    }
+    // All or nothing: a trunk packed before per-tensor checksums has none.
+    if packed_tensors.len() != run.tensors.len() {
+        packed_tensors.clear();
     }
     let crc32 =
         entry.get("crc32").and_then(Value::as_u64).and_then(|c| u32::try_from(c).ok()).ok_or_else(|| {
             bad(path, format!("layer {l}: `crc32` missing or not a 32-bit integer (re-run `k3 pack`)"))
         })?;
-    Ok(PackedLayer { shard_idx: run.shard_idx, run_start, run_len, file_off, crc32, coding })
+    Ok(PackedLayer { shard_idx: run.shard_idx, run_start, run_len, file_off, crc32, coding, tensors: packed_tensors })
 }
 
 /// A coded layer's span (`codec`, `stored_nbytes`), `None` for a raw one.

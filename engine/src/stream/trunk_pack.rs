@@ -3,8 +3,8 @@
 //!
 //! Owns: finding each layer's trunk tensors (every `layers.ℓ.` tensor but the routed
 //! experts), refusing a layer that is not one contiguous run in one shard (the reason is
-//! named), copying runs in 64 MiB chunks at 4096-aligned offsets with a CRC-32 per layer,
-//! verifying the written file, then the expert checksum table (`stream::expert_sums`: one
+//! named), copying runs in 64 MiB chunks at 4096-aligned offsets with a CRC-32 per layer
+//! and one per tensor (what a layer streamed in pieces checks each piece by), verifying the written file, then the expert checksum table (`stream::expert_sums`: one
 //! CRC32C per routed expert, every expert read once), and publishing atomically.
 //! Must not: leave a file the engine would accept after an interruption: the pack is
 //! written under `*.partial` names, an older `trunk.json` is removed first, and
@@ -197,8 +197,11 @@ pub fn pack_trunk_with(
         let (target, source) = ((&*out, bin_tmp.as_path(), file_off), (&shard, shard_path.as_path()));
         let (entry, nbytes) = match codec {
             TrunkCodec::Raw => {
-                let crc = copy_run(source.0, source.1, run, target.0, target.1, file_off, &mut done)?;
-                (manifest_entry(layer_idx, run, shard_path, file_off, aligned(run.run_len), crc), aligned(run.run_len))
+                let crcs = copy_run(source.0, source.1, run, target.0, target.1, file_off, &mut done)?;
+                (
+                    manifest_entry(layer_idx, run, shard_path, (file_off, aligned(run.run_len)), &crcs),
+                    aligned(run.run_len),
+                )
             }
             TrunkCodec::Huffman => pack_coded_run((layer_idx, run, &mut run_buf), source, target, &mut done)?,
         };
@@ -284,10 +287,11 @@ fn resumable_layers(
     let Some(done) = v["layers"].as_array() else { return Vec::new() };
     let mut file_off = 0u64;
     for (layer_idx, (entry, run)) in done.iter().zip(runs).enumerate() {
-        let crc = entry["crc32"].as_u64().and_then(|c| u32::try_from(c).ok()).unwrap_or(0);
+        let crcs = RunCrcs::recorded(entry, run);
         let coded = entry.get("codec").is_some();
         let nbytes = if coded { entry["stored_nbytes"].as_u64().unwrap_or(0) } else { aligned(run.run_len) };
-        let mut expected = manifest_entry(layer_idx, run, &index.shard_paths()[run.shard_idx], file_off, nbytes, crc);
+        let shard = &index.shard_paths()[run.shard_idx];
+        let mut expected = manifest_entry(layer_idx, run, shard, (file_off, nbytes), &crcs);
         if coded {
             for key in CODING_KEYS {
                 expected[key] = entry[key].clone();
@@ -316,7 +320,66 @@ pub(crate) fn source_identity(path: &Path) -> Result<serde_json::Value> {
     Ok(json!({ "shard": name, "bytes": meta.len(), "modified_ns": modified_ns }))
 }
 
-/// Copies one run to `file_off` in 64 MiB chunks; returns its CRC-32.
+/// A run's CRC-32 and each of its tensors' (in the run's order).
+struct RunCrcs {
+    run: u32,
+    tensors: Vec<u32>,
+}
+
+impl RunCrcs {
+    /// The checksums of `raw`, a whole run.
+    fn of(raw: &[u8], run: &LayerRun) -> Self {
+        let mut sums = RunHasher::new(run);
+        sums.update(raw);
+        sums.finish()
+    }
+
+    /// What an earlier pack's `entry` recorded (zeros where it recorded nothing, so the
+    /// entry then differs from the one this pack writes).
+    fn recorded(entry: &Value, run: &LayerRun) -> Self {
+        let crc = |v: &Value| v.as_u64().and_then(|c| u32::try_from(c).ok()).unwrap_or(0);
+        let tensors = run.tensors.iter().map(|t| crc(&entry["tensors"][&t.name]["crc32"])).collect();
+        RunCrcs { run: crc(&entry["crc32"]), tensors }
+    }
+}
+
+/// Hashes a run fed in order, splitting the bytes at tensor boundaries (the run's tensors
+/// are contiguous: [`layer_run`] refuses gaps).
+struct RunHasher {
+    run: crc32fast::Hasher,
+    ends: Vec<u64>,
+    tensor: crc32fast::Hasher,
+    done: Vec<u32>,
+    pos: u64,
+}
+
+impl RunHasher {
+    fn new(run: &LayerRun) -> Self {
+        let ends = run.tensors.iter().map(|t| t.offset + t.nbytes - run.run_start).collect();
+        RunHasher { run: crc32fast::Hasher::new(), ends, tensor: crc32fast::Hasher::new(), done: Vec::new(), pos: 0 }
+    }
+
+    fn update(&mut self, mut bytes: &[u8]) {
+        self.run.update(bytes);
+        while !bytes.is_empty() {
+            let end = self.ends.get(self.done.len()).copied().unwrap_or(u64::MAX);
+            let n = ((end - self.pos) as usize).min(bytes.len());
+            self.tensor.update(&bytes[..n]);
+            self.pos += n as u64;
+            bytes = &bytes[n..];
+            if self.pos == end {
+                let finished = std::mem::replace(&mut self.tensor, crc32fast::Hasher::new());
+                self.done.push(finished.finalize());
+            }
+        }
+    }
+
+    fn finish(self) -> RunCrcs {
+        RunCrcs { run: self.run.finalize(), tensors: self.done }
+    }
+}
+
+/// Copies one run to `file_off` in 64 MiB chunks; returns its CRC-32s.
 fn copy_run(
     shard: &File,
     shard_path: &Path,
@@ -325,8 +388,8 @@ fn copy_run(
     out_path: &Path,
     file_off: u64,
     done: &mut dyn FnMut(u64),
-) -> Result<u32> {
-    let mut hasher = crc32fast::Hasher::new();
+) -> Result<RunCrcs> {
+    let mut hasher = RunHasher::new(run);
     let mut buf = vec![0u8; CHUNK.min(run.run_len as usize)];
     let mut copied = 0u64;
     while copied < run.run_len {
@@ -337,17 +400,27 @@ fn copy_run(
         copied += n as u64;
         done(n as u64);
     }
-    Ok(hasher.finalize())
+    Ok(hasher.finish())
 }
 
-fn manifest_entry(layer_idx: usize, run: &LayerRun, shard_path: &Path, file_off: u64, nbytes: u64, crc: u32) -> Value {
+fn manifest_entry(
+    layer_idx: usize,
+    run: &LayerRun,
+    shard_path: &Path,
+    (file_off, nbytes): (u64, u64),
+    crcs: &RunCrcs,
+) -> Value {
     let mut tensors = Map::new();
-    for t in &run.tensors {
+    for (t, crc) in run.tensors.iter().zip(&crcs.tensors) {
         tensors.insert(
             t.name.clone(),
-            json!({ "off": t.offset - run.run_start, "nbytes": t.nbytes, "dtype": t.dtype.name(), "shape": t.shape }),
+            json!({
+                "off": t.offset - run.run_start, "nbytes": t.nbytes, "dtype": t.dtype.name(), "shape": t.shape,
+                "crc32": crc,
+            }),
         );
     }
+    let crc = crcs.run;
     let shard = shard_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     json!({
         "layer": layer_idx, "shard": shard, "run_start": run.run_start, "nbytes": nbytes,
@@ -394,14 +467,14 @@ fn pack_coded_run(
         shard.read_exact_at(chunk, run.run_start + (i * CHUNK) as u64).map_err(|e| Error::io(shard_path, e))?;
         done(chunk.len() as u64);
     }
-    let crc = crc32fast::hash(raw);
+    let crcs = RunCrcs::of(raw, run);
     let Some((coded, span)) = code_run(raw) else {
         write_all_at(out, raw, file_off).map_err(|e| Error::io(out_path, e))?;
         let nbytes = aligned(run.run_len);
-        return Ok((manifest_entry(layer_idx, run, shard_path, file_off, nbytes, crc), nbytes));
+        return Ok((manifest_entry(layer_idx, run, shard_path, (file_off, nbytes), &crcs), nbytes));
     };
     write_all_at(out, &coded, file_off).map_err(|e| Error::io(out_path, e))?;
-    let mut entry = manifest_entry(layer_idx, run, shard_path, file_off, span.stored_len, crc);
+    let mut entry = manifest_entry(layer_idx, run, shard_path, (file_off, span.stored_len), &crcs);
     entry["codec"] = json!(TrunkCodec::Huffman.name());
     entry["stored_nbytes"] = json!(span.stored_len);
     entry["stored_crc32"] = json!(crc32fast::hash(&coded));

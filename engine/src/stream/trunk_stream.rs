@@ -30,15 +30,17 @@ use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::events::CancelToken;
 use crate::format::TensorIndex;
-use crate::io::{Blob, BlobPool, Checksum, DirectFile, Reader, Urgency, WindowRead};
+use crate::io::{Blob, Checksum, DirectFile, Reader, Urgency, WindowRead};
 use crate::model::bind::{Binder, RunView};
 use crate::model::trunk::TrunkSource;
 use crate::model::{bind_layer, Layer};
 use crate::stream::metrics::Counters;
+use crate::stream::ring::Ring;
 use crate::stream::trunk_codec::{
     decode_held, load_coded_layer, read_coded_layer, CodedRead, CodedSpan, HeldCoded, Staging,
 };
 use crate::stream::trunk_manifest::PackedTrunk;
+use crate::stream::trunk_pieces::{PieceFiles, Pieces};
 use k3_plan::LayerResidency;
 
 /// How often a wait for a read in flight looks at the generation's cancel token.
@@ -72,7 +74,7 @@ struct Inner {
     /// Each layer's residency and, when in RAM, its weights.
     held: RwLock<Vec<Held>>,
     packed: PackedTrunk,
-    file: DirectFile,
+    file: Arc<DirectFile>,
     index: Arc<TensorIndex>,
     cfg: ModelConfig,
     ahead: Mutex<Ahead>,
@@ -80,39 +82,12 @@ struct Inner {
     counters: Arc<Counters>,
     /// The shared I/O engine (pieces in flight together).
     io: Arc<Reader>,
-    /// Ring slot buffers, reused layer after layer.
-    ring: Mutex<RingBuffers>,
+    /// Ring slot buffers, reused layer after layer and piece after piece.
+    ring: Arc<Ring>,
+    /// The layers larger than a slot, streamed through it a matrix at a time.
+    pieces: Arc<Pieces>,
     /// Staging buffers of coded layers' reads.
     staging: Staging,
-}
-
-/// The ring's buffers: idle ones, and the ones layers are bound in (each comes back when
-/// its layer is dropped).
-struct RingBuffers {
-    idle: BlobPool,
-    in_use: Vec<Arc<Blob>>,
-}
-
-impl RingBuffers {
-    fn new(slot_bytes: usize, slots: usize) -> Self {
-        RingBuffers { idle: BlobPool::new(slot_bytes, slots.max(1)), in_use: Vec::new() }
-    }
-
-    /// A buffer of at least `bytes`: a reclaimed one when a layer let go of it.
-    fn take(&mut self, bytes: usize) -> Blob {
-        let (free, held): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.in_use).into_iter().partition(|b| Arc::strong_count(b) == 1);
-        self.in_use = held;
-        for blob in free {
-            self.idle.give(blob);
-        }
-        let blob = self.idle.take();
-        if blob.capacity() >= bytes {
-            blob
-        } else {
-            Blob::zeroed(bytes)
-        }
-    }
 }
 
 /// Each layer's residency and the ring of a streamed trunk.
@@ -121,6 +96,16 @@ pub struct RingShape {
     /// Indexed by layer; a missing entry streams.
     pub residency: Vec<LayerResidency>,
     pub ring_slots: usize,
+    /// Bytes of a slot (the plan's `ring_slot_bytes`): a streamed layer larger than it
+    /// streams in pieces. `None`: a slot holds the largest layer not pinned raw.
+    pub slot_bytes: Option<u64>,
+}
+
+impl RingShape {
+    /// The bytes of a slot under this shape for `packed`.
+    fn slot_bytes_for(&self, packed: &PackedTrunk) -> usize {
+        self.slot_bytes.map_or_else(|| ring_slot_bytes(packed, &self.residency), |b| b as usize)
+    }
 }
 
 /// Bytes of a ring buffer able to hold every layer not pinned raw under `residency`,
@@ -152,10 +137,20 @@ impl StreamedTrunk {
         counters: Arc<Counters>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Self> {
-        let RingShape { residency, ring_slots } = ring;
-        let slot_bytes = ring_slot_bytes(&packed, &residency);
+        let slot_bytes = ring.slot_bytes_for(&packed);
+        let RingShape { residency, ring_slots, .. } = ring;
         let packed_largest_coded = packed.largest_coded();
-        let file = DirectFile::open(&packed.bin_path)?;
+        let file = Arc::new(DirectFile::open(&packed.bin_path)?);
+        let ring = Arc::new(Ring::new(packed.bin_path.clone(), slot_bytes, ring_slots));
+        let piece_files = PieceFiles {
+            layers: packed.layers.clone(),
+            file: file.clone(),
+            io: io.clone(),
+            index: index.clone(),
+            ring: ring.clone(),
+            counters: counters.clone(),
+        };
+        let pieces = Pieces::new(piece_files, ring_slots >= 2)?;
         // Two threads: the read-ahead runs on one, and a coded layer's blocks decode on both.
         let reader = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
@@ -172,9 +167,11 @@ impl StreamedTrunk {
             changed: Condvar::new(),
             counters,
             io,
-            ring: Mutex::new(RingBuffers::new(slot_bytes, ring_slots)),
+            ring,
+            pieces,
             staging: Staging::for_largest(packed_largest_coded),
         };
+        inner.check_fits(&residency, slot_bytes)?;
         let trunk = StreamedTrunk { inner: Arc::new(inner), read_ahead: AtomicBool::new(ring_slots >= 2), reader };
         trunk.inner.load_missing(&residency, progress)?;
         Ok(trunk)
@@ -189,6 +186,7 @@ impl StreamedTrunk {
     /// half of a replan), after the read-ahead in flight.
     pub fn release_unplanned(&self, residency: &[LayerResidency]) {
         self.inner.drain_ahead();
+        self.inner.pieces.drain();
         let mut held = self.inner.write_held();
         for (l, h) in held.iter_mut().enumerate() {
             let want = residency.get(l).copied().unwrap_or(LayerResidency::Streamed);
@@ -198,21 +196,19 @@ impl StreamedTrunk {
         }
     }
 
-    /// Changes the residency to `residency` and the ring to `ring_slots`, between
-    /// generations: layers leaving RAM are dropped first, then the ones entering it are
-    /// read from `trunk.bin` (`progress(done, total)` after each). On a failed read the
-    /// layers loaded so far stay and the error names the layer.
-    pub fn repin(
-        &self,
-        residency: &[LayerResidency],
-        ring_slots: usize,
-        progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<()> {
-        self.read_ahead.store(ring_slots >= 2, Ordering::Relaxed);
+    /// Changes the residency and the ring to `shape`, between generations: layers
+    /// leaving RAM are dropped first, then the ones entering it are read from `trunk.bin`
+    /// (`progress(done, total)` after each). On a failed read the layers loaded so far
+    /// stay and the error names the layer.
+    pub fn repin(&self, shape: &RingShape, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
+        let residency = &shape.residency;
+        self.read_ahead.store(shape.ring_slots >= 2, Ordering::Relaxed);
+        self.inner.pieces.set_ring_slots(shape.ring_slots);
         self.release_unplanned(residency);
-        // New ring buffers sized for the layers that pass through the ring now.
-        let slot_bytes = ring_slot_bytes(&self.inner.packed, residency);
-        *self.inner.lock_ring() = RingBuffers::new(slot_bytes, ring_slots);
+        // New ring buffers sized for the layers (or pieces) that pass through the ring now.
+        let slot_bytes = shape.slot_bytes_for(&self.inner.packed);
+        self.inner.check_fits(residency, slot_bytes)?;
+        self.inner.ring.reshape(slot_bytes, shape.ring_slots);
         self.inner.load_missing(residency, progress)
     }
 
@@ -226,11 +222,21 @@ impl StreamedTrunk {
             return;
         }
         let Some(next) = self.inner.next_through_ring(after) else { return };
+        // A whole layer's slot is taken now (none free: no read-ahead), so a piece read
+        // ahead meanwhile cannot take it; a layer in pieces needs no slot to bind.
+        let slot = if self.inner.in_pieces(next) {
+            None
+        } else {
+            match self.inner.ring.try_take(self.inner.packed.layers[next].buffer_len()) {
+                Some(blob) => Some(blob),
+                None => return,
+            }
+        };
         *self.inner.lock() = Some((next, None));
         let inner = self.inner.clone();
         self.reader.spawn(move || {
             // Never stopped: the layer is the next pass's whichever generation runs it.
-            let result = inner.read_layer(next, &CancelToken::new());
+            let result = inner.read_layer_in(next, slot, &CancelToken::new());
             let mut ahead = inner.lock();
             if let Some((l, slot)) = ahead.as_mut() {
                 if *l == next {
@@ -318,17 +324,54 @@ impl Inner {
         *ahead = None;
     }
 
-    fn lock_ring(&self) -> MutexGuard<'_, RingBuffers> {
-        self.ring.lock().unwrap_or_else(|p| p.into_inner())
+    /// True when streamed layer `l` is larger than a ring slot, so it streams in pieces
+    /// (a layer held coded in RAM decodes whole into a slot).
+    fn in_pieces(&self, l: usize) -> bool {
+        matches!(self.held(l), Held::Streamed) && self.packed.layers[l].buffer_len() > self.ring.slot_bytes()
     }
 
-    /// Reads, checks and binds unpinned layer `l` into a ring buffer (stopped by `stop`).
-    fn read_layer(&self, l: usize, stop: &CancelToken) -> Result<Arc<Layer>> {
+    /// Refuses a plan under which a layer not pinned raw fits neither a slot nor, in
+    /// pieces, slots of `slot_bytes`.
+    fn check_fits(&self, residency: &[LayerResidency], slot_bytes: usize) -> Result<()> {
+        let through_ring = |l: usize| residency.get(l) != Some(&LayerResidency::Pinned);
+        for l in (0..self.packed.layers.len()).filter(|&l| through_ring(l)) {
+            let p = &self.packed.layers[l];
+            let held_coded = residency.get(l) == Some(&LayerResidency::PinnedCoded);
+            let reason = match (held_coded, self.pieces.unfit_reason(l, slot_bytes)) {
+                (true, _) if p.buffer_len() > slot_bytes => {
+                    Some(format!("layer {l} is held coded and larger than a ring slot ({slot_bytes} B)"))
+                }
+                (true, _) => None,
+                (false, reason) => reason,
+            };
+            if let Some(reason) = reason {
+                return Err(Error::Trunk { path: self.packed.bin_path.clone(), reason });
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads, checks and binds unpinned layer `l` (stopped by `stop`): into a ring buffer
+    /// (`slot`, taken now when `None`), or in pieces when it is larger than a slot.
+    fn read_layer_in(self: &Arc<Self>, l: usize, slot: Option<Blob>, stop: &CancelToken) -> Result<Arc<Layer>> {
+        if self.in_pieces(l) {
+            return Pieces::bind_layer(&self.pieces, l, &self.cfg, stop);
+        }
         let p = &self.packed.layers[l];
-        let blob = self.lock_ring().take(p.buffer_len());
-        let (layer, blob) = self.read_layer_into(l, blob, stop)?;
-        self.lock_ring().in_use.push(blob);
-        Ok(layer)
+        let blob = match slot {
+            Some(blob) => blob,
+            None => self.ring.take(p.buffer_len(), &format!("layer {l}"))?,
+        };
+        match self.read_layer_into(l, blob, stop) {
+            Ok((layer, blob)) => {
+                self.ring.lend(blob);
+                Ok(layer)
+            }
+            Err(e) => {
+                self.ring.lost();
+                Err(e)
+            }
+        }
     }
 
     /// Reads, checks and binds layer `l` into a buffer of its own (a pinned layer).
@@ -436,7 +479,7 @@ impl TrunkSource for StreamedTrunk {
             Some(result) => result?,
             None => {
                 let start = Instant::now();
-                let layer = self.inner.read_layer(layer_idx, stop)?;
+                let layer = self.inner.read_layer_in(layer_idx, None, stop)?;
                 self.inner.counters.add_trunk_wait(start.elapsed());
                 layer
             }

@@ -138,20 +138,19 @@ mod tests {
     }
 
     #[test]
-    fn stalls_alone_warn_and_nothing_smaller_than_laptop_is_offered() {
+    fn stalls_alone_warn_and_nothing_smaller_than_ultra_is_offered() {
         let fp = k3_plan::released_footprint();
-        let laptop = {
-            let req = MemoryRequest {
-                choice: Preset::Laptop.choice(),
-                streamed_trunk: true,
-                context_length: 4096,
-                io_threads: 4,
-            };
+        let total = |preset: Preset| {
+            let req =
+                MemoryRequest { choice: preset.choice(), streamed_trunk: true, context_length: 4096, io_threads: 4 };
             plan_memory(&fp, &req, MachineMemory::new(64 * GB, 40 * GB), false).unwrap().total_bytes
         };
+        let (ultra, laptop) = (total(Preset::Ultra), total(Preset::Laptop));
         let w = assess(&input(&fp, 40 * GB, laptop, laptop, Some(25.0))).expect("PSI warns");
         assert_eq!(w.pressure_avg10, Some(25.0));
-        assert_eq!(w.step_down, None, "laptop is the smallest preset");
+        assert_eq!(w.step_down.as_deref(), Some("ultra"), "below laptop, ultra");
+        let w = assess(&input(&fp, 40 * GB, ultra, ultra, Some(25.0))).expect("PSI warns");
+        assert_eq!(w.step_down, None, "ultra is the smallest preset");
     }
 
     #[test]

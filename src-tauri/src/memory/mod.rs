@@ -48,6 +48,7 @@ pub enum MemoryChoice {
 #[serde(rename_all = "lowercase")]
 pub enum PresetName {
     Auto,
+    Ultra,
     Laptop,
     Desktop,
     Workstation,
@@ -59,6 +60,7 @@ impl PresetName {
     pub fn preset(self) -> Preset {
         match self {
             PresetName::Auto => Preset::Auto,
+            PresetName::Ultra => Preset::Ultra,
             PresetName::Laptop => Preset::Laptop,
             PresetName::Desktop => Preset::Desktop,
             PresetName::Workstation => Preset::Workstation,
@@ -70,6 +72,7 @@ impl PresetName {
     pub fn of(preset: Preset) -> PresetName {
         match preset {
             Preset::Auto => PresetName::Auto,
+            Preset::Ultra => PresetName::Ultra,
             Preset::Laptop => PresetName::Laptop,
             Preset::Desktop => PresetName::Desktop,
             Preset::Workstation => PresetName::Workstation,
@@ -79,8 +82,9 @@ impl PresetName {
     }
 
     /// Every preset, `auto` first, then smallest to largest.
-    pub const ALL: [PresetName; 6] = [
+    pub const ALL: [PresetName; 7] = [
         PresetName::Auto,
+        PresetName::Ultra,
         PresetName::Laptop,
         PresetName::Desktop,
         PresetName::Workstation,
@@ -294,7 +298,7 @@ mod tests {
         }
         let parsed: MemoryChoice = serde_json::from_str(r#"{"kind":"preset","name":"server"}"#).unwrap();
         assert_eq!(parsed.name(), "server");
-        assert!(serde_json::from_str::<MemoryChoice>(r#"{"kind":"preset","name":"ultra"}"#).is_err());
+        assert!(serde_json::from_str::<MemoryChoice>(r#"{"kind":"preset","name":"tiny"}"#).is_err());
     }
 
     fn rates() -> CostRates {

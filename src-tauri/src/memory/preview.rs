@@ -13,8 +13,8 @@ use std::time::Duration;
 use k3_engine::bench::codec_rates::measure_decode_rate;
 use k3_engine::bench::decode_rates::measure_decode_rates;
 use k3_plan::{
-    expert_slot_bytes, forecast, plan_memory_by, ring_slot_bytes_for, ComputeRates, CostRates, DiskRates,
-    ForecastInput, MachineMemory, MemoryRequest, ResidencyRule,
+    expert_slot_bytes, forecast, plan_memory_by, ComputeRates, CostRates, DiskRates, ForecastInput, MachineMemory,
+    MemoryRequest, ResidencyRule,
 };
 use k3_plan_wasm::dto::{CgroupJson, FootprintJson, MachineJson, RatesJson};
 use k3_runtime::ModelSummary;
@@ -48,6 +48,10 @@ pub struct PlanPreview {
     /// Seconds per token `[low, high]` from `k3_plan::forecast`; `None` without a speed test.
     pub seconds_low: Option<f64>,
     pub seconds_high: Option<f64>,
+    /// The largest context this choice keeps its trunk and cache at on this machine
+    /// (`k3_plan::default_context`); `None` when none fits.
+    #[ts(type = "number | null")]
+    pub default_context: Option<u64>,
 }
 
 /// What Settings › Memory shows.
@@ -67,7 +71,8 @@ pub struct MemoryView {
     pub presets: Vec<PlanPreview>,
     /// Whether unpinned trunk layers can stream (a packed trunk is in use).
     pub streamed_trunk: bool,
-    /// Smallest trunk budget (one ring slot of the largest layer) and cache budget.
+    /// Smallest trunk budget (one ring slot of the largest layer, or of the largest piece
+    /// when layers can stream in pieces) and cache budget.
     #[ts(type = "number")]
     pub min_trunk_bytes: u64,
     #[ts(type = "number")]
@@ -183,6 +188,7 @@ pub fn preview(ctx: &PreviewContext<'_>, choice: MemoryChoice, rule: &PreviewRul
         tight: false,
         seconds_low: None,
         seconds_high: None,
+        default_context: None,
     };
     let req = MemoryRequest {
         choice: choice.budget(),
@@ -214,7 +220,9 @@ pub fn preview(ctx: &PreviewContext<'_>, choice: MemoryChoice, rule: &PreviewRul
         _ => None,
     };
     let headroom = k3_plan::headroom_bytes(freed, &plan);
+    let shape = k3_plan::RunShape { streamed_trunk: m.streams_trunk(), io_threads: m.io_threads as u64 };
     PlanPreview {
+        default_context: k3_plan::default_context(&m.footprint, choice.budget(), shape, freed),
         pinned_layers: plan.pinned_layers as u32,
         ring_slots: plan.ring_slots as u32,
         trunk_bytes: plan.trunk_bytes,
@@ -261,7 +269,6 @@ fn freed_machine(ctx: &PreviewContext<'_>) -> MachineMemory {
 /// The Settings page's view of `current` on the loaded model.
 pub fn memory_view(ctx: &PreviewContext<'_>, current: &MemorySetting) -> MemoryView {
     let fp = &ctx.model.footprint;
-    let largest = fp.layer_trunk_bytes.iter().copied().max().unwrap_or(0);
     let slot = expert_slot_bytes(fp.expert_bytes);
     let (preview_placement, rule) = &ctx.placement;
     MemoryView {
@@ -272,7 +279,11 @@ pub fn memory_view(ctx: &PreviewContext<'_>, current: &MemorySetting) -> MemoryV
         current_plan: ctx.model.plan.as_ref().map(|_| preview(ctx, current.choice, &Ok(current.residency))),
         presets: PresetName::ALL.into_iter().map(|name| preview(ctx, MemoryChoice::Preset { name }, rule)).collect(),
         streamed_trunk: ctx.model.streams_trunk(),
-        min_trunk_bytes: if ctx.model.streams_trunk() { ring_slot_bytes_for(largest) } else { fp.trunk_total_bytes() },
+        min_trunk_bytes: if ctx.model.streams_trunk() {
+            k3_plan::trunk_floor_bytes(fp)
+        } else {
+            fp.trunk_total_bytes()
+        },
         min_cache_bytes: fp.top_k.saturating_add(1).min(fp.n_experts_total).saturating_mul(slot),
         whole_trunk_bytes: fp.trunk_total_bytes(),
         context_length: ctx.model.context_length as u32,

@@ -36,6 +36,13 @@ pub struct PresetRow {
     pub seconds_high: f64,
     /// `io + compute` at the expected hit rate (what the bands judge).
     pub seconds_expected: f64,
+    /// The largest context this preset keeps its trunk and cache at on this machine
+    /// (`k3_plan::default_context`); `None` when none fits.
+    #[ts(type = "number | null")]
+    pub default_context: Option<u64>,
+    /// RAM one position of context costs.
+    #[ts(type = "number")]
+    pub kv_bytes_per_position: u64,
 }
 
 /// One row per preset (`auto` first) at the speed test's figures.
@@ -74,6 +81,13 @@ pub fn preset_rows(speed: &SpeedSummary, context_length: usize) -> Result<Vec<Pr
                 seconds_low: 0.0,
                 seconds_high: 0.0,
                 seconds_expected: 0.0,
+                default_context: k3_plan::default_context(
+                    &fp,
+                    preset.choice(),
+                    k3_plan::RunShape { streamed_trunk: true, io_threads },
+                    machine,
+                ),
+                kv_bytes_per_position: fp.kv_bytes_per_position,
             };
             let plan = match plan_memory(&fp, &req, machine, false) {
                 Ok(p) => p,

@@ -37,6 +37,7 @@ const planOf = (choice: MemoryChoice, pinnedLayers: number): PlanPreview => ({
   headroomBytes: 1e9,
   tight: false,
   secondsLow: 0.5,
+  defaultContext: null,
   secondsHigh: 0.7,
 });
 const viewOf = (placement: Placement, previewPlacement: Placement, note: string | null): MemoryView => ({

@@ -38,6 +38,7 @@ function PlanLine({ p }: { p: PlanPreview }) {
       {p.headroomBytes < 0 && " (short)"}
       {p.tight && p.headroomBytes >= 0 && " (tight)"}
       {seconds}
+      {p.defaultContext !== null && ` · default context ${p.defaultContext.toLocaleString("en-US")} positions`}
     </span>
   );
 }
@@ -232,7 +233,7 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
             <BudgetSlider label="Cache budget" bytes={cache} min={view.minCacheBytes} max={Math.max(view.minCacheBytes * 2, view.planner.machine.total_bytes)} onBytes={(b) => setCacheText(formatGB(b))} />
           </label>
           <p class="muted">
-            Sizes like "3 GB" or "300 KB". Smallest: trunk {formatGB(view.minTrunkBytes)} (one ring slot), cache {formatGB(view.minCacheBytes)}; the whole trunk is{" "}
+            Sizes like "3 GB" or "300 KB". Smallest: trunk {formatGB(view.minTrunkBytes)} (one ring slot; a layer larger than it streams through it a matrix at a time), cache {formatGB(view.minCacheBytes)}; the whole trunk is{" "}
             {formatGB(view.wholeTrunkBytes)}.
           </p>
           {(trunk === null || cache === null) && <p class="plan-problem">Give both budgets as sizes.</p>}

@@ -396,6 +396,7 @@ function Presets({ settings, next, choose, guard }: StepProps) {
               <th>Expert slots</th>
               <th>Peak memory</th>
               <th>Headroom</th>
+              <th>Default context</th>
               <th>Seconds per token</th>
             </tr>
           </thead>
@@ -412,6 +413,9 @@ function Presets({ settings, next, choose, guard }: StepProps) {
                 <td>{r.expertSlots}</td>
                 <td>{r.peakBytes ? gb(r.peakBytes) : "—"}</td>
                 <td>{r.problem ?? gb(r.headroomBytes)}</td>
+                <td title={r.defaultContext ? `KV cache ${gb(r.defaultContext * r.kvBytesPerPosition)} at this context` : undefined}>
+                  {r.defaultContext ? `${r.defaultContext.toLocaleString("en-US")} positions` : "—"}
+                </td>
                 <td>{r.secondsHigh ? `${r.secondsLow.toFixed(1)}–${r.secondsHigh.toFixed(1)}` : "—"}</td>
               </tr>
             ))}

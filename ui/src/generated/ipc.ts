@@ -218,7 +218,16 @@ headroomBytes: number, secondsLow: number, secondsHigh: number,
 /**
  * `io + compute` at the expected hit rate (what the bands judge).
  */
-secondsExpected: number, };
+secondsExpected: number, 
+/**
+ * The largest context this preset keeps its trunk and cache at on this machine
+ * (`k3_plan::default_context`); `None` when none fits.
+ */
+defaultContext: number | null, 
+/**
+ * RAM one position of context costs.
+ */
+kvBytesPerPosition: number, };
 
 /**
  * Whether the wizard shows, and where it stands.
@@ -515,7 +524,7 @@ export type MemoryChoice = { "kind": "preset", name: PresetName, } | { "kind": "
 /**
  * A preset's name, checked when parsed.
  */
-export type PresetName = "auto" | "laptop" | "desktop" | "workstation" | "server" | "max";
+export type PresetName = "auto" | "ultra" | "laptop" | "desktop" | "workstation" | "server" | "max";
 
 /**
  * How a plan places the trunk's layers under the budget.
@@ -541,7 +550,12 @@ tight: boolean,
 /**
  * Seconds per token `[low, high]` from `k3_plan::forecast`; `None` without a speed test.
  */
-secondsLow: number | null, secondsHigh: number | null, };
+secondsLow: number | null, secondsHigh: number | null, 
+/**
+ * The largest context this choice keeps its trunk and cache at on this machine
+ * (`k3_plan::default_context`); `None` when none fits.
+ */
+defaultContext: number | null, };
 
 /**
  * What Settings › Memory shows.
@@ -572,7 +586,8 @@ currentPlan: PlanPreview | null, presets: Array<PlanPreview>,
  */
 streamedTrunk: boolean, 
 /**
- * Smallest trunk budget (one ring slot of the largest layer) and cache budget.
+ * Smallest trunk budget (one ring slot of the largest layer, or of the largest piece
+ * when layers can stream in pieces) and cache budget.
  */
 minTrunkBytes: number, minCacheBytes: number, wholeTrunkBytes: number, 
 /**

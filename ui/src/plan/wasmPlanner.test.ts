@@ -48,8 +48,10 @@ describe("released K3", () => {
     });
     expect(rows.map((r) => r.preset)).toEqual([...PRESETS, "custom"]);
     const pinned = rows.map((r) => ("plan" in r ? r.plan.pinned_layers : r.error.kind));
-    expect(pinned.slice(2, 4)).toEqual([48, 93]);
-    const server = rows[3];
+    expect(pinned.slice(3, 5)).toEqual([48, 93]);
+    const ultra = rows[0];
+    expect(ultra && "plan" in ultra && ultra.plan.total_bytes).toBeLessThanOrEqual(2 * GB); // streams layers in pieces
+    const server = rows[4];
     expect(server && "plan" in server && server.plan.fits).toBe(false); // ~123 GB on a 48 GB machine
   });
 

@@ -11,10 +11,10 @@
 // module's memory may grow during a call, so views of `memory.buffer` are made afresh each time.
 // The Tauri CSP needs 'wasm-unsafe-eval' (script-src) and 'self' (connect-src) for this.
 
-export type PresetName = "laptop" | "desktop" | "workstation" | "server" | "max" | "auto";
+export type PresetName = "ultra" | "laptop" | "desktop" | "workstation" | "server" | "max" | "auto";
 
 /** Every preset, in the engine's order (`Preset::ALL`). */
-export const PRESETS: readonly PresetName[] = ["laptop", "desktop", "workstation", "server", "max", "auto"];
+export const PRESETS: readonly PresetName[] = ["ultra", "laptop", "desktop", "workstation", "server", "max", "auto"];
 
 /** A model's sizes in bytes (`k3_plan::Footprint`; `k3 plan --print-footprint` prints one). */
 export interface Footprint {
@@ -32,6 +32,8 @@ export interface Footprint {
   state_bytes: number;
   kv_bytes_per_position: number;
   scratch_bytes: number;
+  /** How each layer streams through a slot smaller than itself (absent or empty: whole layers only). */
+  layer_pieces?: { largest_piece: number; eager_bytes: number }[];
 }
 
 /** The machine's memory (MemTotal, MemAvailable, an optional cgroup limit), bytes. */
@@ -81,6 +83,8 @@ export interface MemoryPlan {
   pinned_bytes: number;
   ring_slots: number;
   ring_slot_bytes: number;
+  /** The small tensors of the layers larger than a slot, streamed through it in pieces. */
+  piece_eager_bytes: number;
   trunk_bytes: number;
   trunk_streamed: boolean;
   cache_slots: number;
