@@ -74,7 +74,7 @@ pub struct ModelArgs {
 /// Memory budgets. Without any, every weight is resident in RAM.
 #[derive(Args, Debug)]
 pub struct MemoryArgs {
-    /// A memory preset: laptop, desktop, workstation, server, max or auto.
+    /// A memory preset: ultra, laptop, desktop, workstation, server, max or auto.
     #[arg(long, conflicts_with_all = ["trunk_budget", "cache_budget"])]
     pub preset: Option<String>,
     /// RAM for the trunk (pinned layers + ring), e.g. 3GB, 512MB, 1.5GiB.

@@ -30,7 +30,7 @@ pub const MEMORY_FILE: &str = "memory.json";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum MemoryChoice {
-    /// A preset by its engine name: laptop, desktop, workstation, server, max or auto.
+    /// A preset by its engine name: ultra, laptop, desktop, workstation, server, max or auto.
     Preset { name: PresetName },
     /// Trunk and cache budgets in bytes.
     Custom {
