@@ -133,6 +133,7 @@ impl Engine {
     /// [`Engine::load`], reporting `progress(done, total)` as each trunk layer the plan
     /// pins is read from the packed trunk (the long part of opening a streamed K3).
     pub fn load_with_progress(opts: &EngineOptions, progress: &mut dyn FnMut(usize, usize)) -> Result<Engine> {
+        crate::io::release::bound_heap_retention();
         let cfg = ModelConfig::load(&opts.model_dir.join("config.json"))?;
         let index = Arc::new(TensorIndex::open(&opts.model_dir)?);
         let pool = build_pool(opts.threads)?;

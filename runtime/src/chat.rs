@@ -47,7 +47,8 @@ pub fn run_turn(
         (Ok(()), None) => StateNote::Saved,
     });
     let streamed = model.engine.plan().is_some();
-    let figures = ReplyFigures::of(&reply.generation, session.tokens().len(), streamed);
+    let positions = (session.tokens().len(), model.engine.context_length());
+    let figures = ReplyFigures::of(&reply.generation, positions, streamed);
     let think = session.messages().last().and_then(|m| m.think.clone());
     let finished = FinishedReply {
         text: reply.text,

@@ -25,7 +25,7 @@ pub(crate) fn run_completion(
     let generation = model.engine.generate(&mut session, &prompt, &turn.params, cancel, sink)?;
     let text = ReplyReader::raw(&model.tokenizer).read_all(&generation.generated).response().to_string();
     let streamed = model.engine.plan().is_some();
-    let figures = ReplyFigures::of(&generation, session.tokens().len(), streamed);
+    let figures = ReplyFigures::of(&generation, (session.tokens().len(), model.engine.context_length()), streamed);
     Ok(FinishedReply {
         text,
         think: None,

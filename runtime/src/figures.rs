@@ -50,11 +50,14 @@ pub struct ReplyFigures {
     pub io_wait: Duration,
     pub peak_rss_bytes: Option<u64>,
     pub metrics: StreamMetrics,
+    /// Positions the plan reserves for the conversation (its context length); `None` for
+    /// a remote reply.
+    pub context_length: Option<usize>,
 }
 
 impl ReplyFigures {
-    /// Figures of `g`, whose session now holds `session_tokens` positions.
-    pub fn of(g: &Generation, session_tokens: usize, streamed: bool) -> Self {
+    /// Figures of `g`, whose session now holds `session_tokens` of `context_length` positions.
+    pub fn of(g: &Generation, (session_tokens, context_length): (usize, usize), streamed: bool) -> Self {
         let n = g.generated.len();
         ReplyFigures {
             prompt_tokens: session_tokens.saturating_sub(n),
@@ -69,7 +72,15 @@ impl ReplyFigures {
             io_wait: g.metrics.io_wait(),
             peak_rss_bytes: g.peak_rss_bytes,
             metrics: g.metrics,
+            context_length: Some(context_length),
         }
+    }
+
+    /// True when the conversation holds 90 % or more of its context
+    /// ([`k3_plan::nearly_full`]): the front ends warn before it is full.
+    pub fn context_nearly_full(&self) -> bool {
+        let used = (self.prompt_tokens + self.output_tokens) as u64;
+        self.context_length.is_some_and(|limit| k3_plan::nearly_full(used, limit as u64))
     }
 
     /// Compute time: wall clock less the time spent waiting for reads.

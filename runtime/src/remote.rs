@@ -172,5 +172,6 @@ fn remote_figures(answer: &RemoteAnswer, deltas: usize, first_at: Duration, tota
         io_wait: Duration::ZERO,
         peak_rss_bytes: None,
         metrics: StreamMetrics::default(),
+        context_length: None,
     }
 }

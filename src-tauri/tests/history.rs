@@ -158,6 +158,8 @@ fn stored_rows_keep_their_own_format_and_old_rows_still_read() {
         seed: None,
         model: "demo".into(),
         remote_host: None,
+        context_length: Some(13),
+        context_nearly_full: true,
     };
     let saved =
         store.add_assistant_message(c.id, &NewAssistantMessage { stats: Some(stats.clone()), ..reply("ok") }).unwrap();

@@ -94,7 +94,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             .collect();
         write_bytes_file(path, &pairs)?;
     }
-    let figures = ReplyFigures::of(&out, session.tokens().len(), engine.plan().is_some());
+    let figures = ReplyFigures::of(&out, (session.tokens().len(), engine.context_length()), engine.plan().is_some());
     if args.json {
         let mut obj = json!({
             "prompt_ids": prompt,

@@ -71,6 +71,10 @@ pub(super) struct StatsRecord {
     /// in every row of schema 1 (which only the local engine wrote).
     #[serde(rename = "remoteHost", default, skip_serializing_if = "Option::is_none")]
     remote_host: Option<String>,
+    /// Since the context planner: the positions the conversation may hold. Absent in remote
+    /// replies and in rows written before.
+    #[serde(rename = "contextLength", default, skip_serializing_if = "Option::is_none")]
+    context_length: Option<u32>,
 }
 
 impl From<&SamplingSettings> for SettingsRecord {
@@ -135,6 +139,7 @@ impl From<&MessageStats> for StatsRecord {
             seed: s.seed,
             model: s.model.clone(),
             remote_host: s.remote_host.clone(),
+            context_length: s.context_length,
         }
     }
 }
@@ -155,6 +160,10 @@ impl From<StatsRecord> for MessageStats {
             seed: r.seed,
             model: r.model,
             remote_host: r.remote_host,
+            context_length: r.context_length,
+            context_nearly_full: r.context_length.is_some_and(|limit| {
+                k3_plan::nearly_full(u64::from(r.prompt_tokens) + u64::from(r.output_tokens), u64::from(limit))
+            }),
         }
     }
 }
@@ -164,7 +173,7 @@ pub const SETTINGS_KEYS: [&str; 5] = ["temperature", "topP", "seed", "maxTokens"
 
 /// The JSON keys a stored stats row of a local reply has (for the format test); a remote
 /// reply's also has `remoteHost`.
-pub const STATS_KEYS: [&str; 12] = [
+pub const STATS_KEYS: [&str; 13] = [
     "promptTokens",
     "prefilledTokens",
     "outputTokens",
@@ -177,4 +186,5 @@ pub const STATS_KEYS: [&str; 12] = [
     "finishReason",
     "seed",
     "model",
+    "contextLength",
 ];

@@ -108,6 +108,12 @@ pub struct MessageStats {
     /// The host a remote backend answered from (its figures are tokens and timing only);
     /// `None` for the local engine.
     pub remote_host: Option<String>,
+    /// Positions the conversation may hold (prompt and replies); `None` for a remote reply
+    /// or one saved before this was recorded.
+    pub context_length: Option<u32>,
+    /// The conversation holds 90 % or more of `context_length` after this reply
+    /// (`k3_plan::nearly_full`): the window says so before the context is full.
+    pub context_nearly_full: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

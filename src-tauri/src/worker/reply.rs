@@ -242,6 +242,8 @@ fn message_stats(reply: &FinishedReply, s: &SamplingSettings, model: &str) -> Me
         seed: (s.temperature > 0.0).then_some(s.seed),
         model: model.to_string(),
         remote_host: reply.remote_host.clone(),
+        context_length: f.context_length.map(|c| c as u32),
+        context_nearly_full: f.context_nearly_full(),
     }
 }
 

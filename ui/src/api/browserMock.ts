@@ -149,6 +149,7 @@ export function createMockTransport(): Transport {
       promptTokens, prefilledTokens: promptTokens, outputTokens: i, timeToFirstTokenMs: 40, totalMs: now() - t0,
       secondsPerToken: i > 1 ? (now() - t0) / 1000 / i : null, ioShare: null, trueHitRate: null, bytesRead: 0,
       finishReason: reason, seed: conv.settings.seed, model: DEMO.name, remoteHost: null,
+      contextLength: 4096, contextNearlyFull: promptTokens + i >= 0.9 * 4096,
     });
     emit({ type: "queued", jobId, position: 0 });
     emit({ type: "started", jobId, conversationId: conv.id, userMessage });

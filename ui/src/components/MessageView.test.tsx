@@ -74,6 +74,16 @@ describe("MessageView", () => {
     expect(el.querySelector("[data-stat=read]")?.getAttribute("title")).toMatch(/this drive's best in the setup speed test/);
   });
 
+  it("warns when the conversation nears its context length, and says 'context full' once it is full", () => {
+    const near = mount(<StatsLine stats={stats({ promptTokens: 3600, outputTokens: 200, contextLength: 4096, contextNearlyFull: true })} />);
+    expect(near.querySelector("[data-stat=context]")?.textContent).toBe("context nearly full: 3,800 of 4,096 positions");
+    act(() => render(<StatsLine stats={stats({ contextLength: 4096, contextNearlyFull: false })} />, near));
+    expect(near.querySelector("[data-stat=context]")).toBeNull();
+    act(() => render(<StatsLine stats={stats({ contextNearlyFull: true, finishReason: "contextFull" })} />, near));
+    expect(near.querySelector("[data-stat=context]")).toBeNull();
+    expect(near.querySelector("[data-stat=reason]")?.textContent).toBe("context full");
+  });
+
   it("says 'all resident' when there is no true hit rate, and marks a stopped reply", () => {
     const el = view(
       message({ id: 3, role: "assistant", content: "part", status: "stopped", stats: stats({ trueHitRate: null, finishReason: "cancelled", ioShare: null }) }),

@@ -83,6 +83,15 @@ export function StatsLine({ stats }: { stats: MessageStats }) {
           context full
         </span>
       )}
+      {stats.finishReason !== "contextFull" && stats.contextNearlyFull && stats.contextLength !== null && (
+        <span
+          class="stat warn"
+          data-stat="context"
+          title="The conversation is near the context length its memory plan reserves; when it is full, replies stop. Start a new chat or raise the context in Settings › Memory."
+        >
+          context nearly full: {(stats.promptTokens + stats.outputTokens).toLocaleString("en-US")} of {stats.contextLength.toLocaleString("en-US")} positions
+        </span>
+      )}
       {stats.seed !== null && (
         <span class="stat" data-stat="seed" title={`Model: ${stats.model}`}>
           seed {stats.seed}

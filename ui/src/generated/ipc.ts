@@ -44,7 +44,17 @@ export type MessageStats = { promptTokens: number, prefilledTokens: number, outp
  * The host a remote backend answered from (its figures are tokens and timing only);
  * `None` for the local engine.
  */
-remoteHost: string | null, };
+remoteHost: string | null, 
+/**
+ * Positions the conversation may hold (prompt and replies); `None` for a remote reply
+ * or one saved before this was recorded.
+ */
+contextLength: number | null, 
+/**
+ * The conversation holds 90 % or more of `context_length` after this reply
+ * (`k3_plan::nearly_full`): the window says so before the context is full.
+ */
+contextNearlyFull: boolean, };
 
 export type Message = { id: number, role: Role, content: string, think: string | null, status: MessageStatus, stats: MessageStats | null, 
 /**

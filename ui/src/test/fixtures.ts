@@ -16,6 +16,8 @@ export function stats(over: Partial<MessageStats> = {}): MessageStats {
     seed: 7,
     model: "Kimi-K3",
     remoteHost: null,
+    contextLength: 4096,
+    contextNearlyFull: false,
     ...over,
   };
 }
