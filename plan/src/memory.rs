@@ -279,8 +279,11 @@ pub fn plan(fp: &Footprint, req: &PlanRequest) -> Result<MemoryPlan, PlanError> 
             }
         }
     };
-    let (pinned_bytes, _ring_bytes) =
-        trunk_cost(layers, pinned, slots as u64).ok_or(PlanError::Overflow { what: "trunk bytes" })?;
+    // The pinned prefix alone (a piece ring's slot is not the whole-layer ring's).
+    let pinned_bytes = layers[..pinned]
+        .iter()
+        .try_fold(0u64, |a, &b| a.checked_add(b))
+        .ok_or(PlanError::Overflow { what: "trunk bytes" })?;
 
     let residency = LayerResidency::prefix(n, pinned);
     let trunk = TrunkPart {

@@ -59,11 +59,13 @@ mod tests {
         assert_eq!(on(160), Some(Preset::Server));
         assert_eq!(on(64), Some(Preset::Desktop), "workstation's 90 GB of budgets do not fit in 64");
         assert_eq!(on(2), None, "auto refuses");
-        // Laptop plans 4.59 GB (the embeddings and head read when used, the latent KV cache):
-        // it fits with the headroom from 7 GB, where `auto` first fits too, so nothing smaller
-        // is recommended.
-        let laptop = (1..200).find(|&gb| on(gb) == Some(Preset::Laptop)).unwrap();
-        assert_eq!(laptop, 7);
-        assert!((1..laptop).all(|gb| on(gb).is_none()), "below {laptop} GB neither laptop nor auto fits");
+        // Laptop plans 4.27 GB and ultra 1.73 GB (layers streamed in pieces through one
+        // 484 MB slot): each is recommended from where it fits with `auto`'s headroom, ultra
+        // below laptop, and nothing below ultra.
+        let first = |p: Preset| (1..200).find(|&gb| on(gb) == Some(p)).unwrap();
+        let (ultra, laptop) = (first(Preset::Ultra), first(Preset::Laptop));
+        assert_eq!((ultra, laptop), (4, 7));
+        assert!((ultra..laptop).all(|gb| on(gb) == Some(Preset::Ultra)), "between them, ultra");
+        assert!((1..ultra).all(|gb| on(gb).is_none()), "below {ultra} GB nothing fits");
     }
 }
