@@ -61,8 +61,8 @@ pub struct Pieces {
     changed: Condvar,
     /// The previous pass's order: which piece followed which.
     order: Mutex<Order>,
-    /// The thread the read-ahead runs on.
-    reader: rayon::ThreadPool,
+    /// The trunk's read-ahead threads.
+    reader: Arc<rayon::ThreadPool>,
 }
 
 #[derive(Default)]
@@ -81,18 +81,15 @@ impl PieceSource for Source {
 }
 
 impl Pieces {
-    pub fn new(files: PieceFiles, read_ahead: bool) -> Result<Arc<Self>> {
+    /// Pieces of `files`' layers, read ahead (with two ring slots) on `reader`, the
+    /// trunk's read-ahead threads.
+    pub fn new(files: PieceFiles, read_ahead: bool, reader: Arc<rayon::ThreadPool>) -> Arc<Self> {
         let piece_tensors = files
             .layers
             .iter()
             .map(|p| p.tensors.iter().enumerate().filter(|(_, t)| is_piece_shape(&t.shape)).map(|(i, _)| i).collect())
             .collect();
-        let reader = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .thread_name(|_| "k3-trunk-pieces".into())
-            .build()
-            .map_err(|e| Error::Option { option: "trunk piece reader", reason: e.to_string() })?;
-        Ok(Arc::new(Pieces {
+        Arc::new(Pieces {
             files,
             piece_tensors,
             read_ahead: AtomicBool::new(read_ahead),
@@ -100,7 +97,7 @@ impl Pieces {
             changed: Condvar::new(),
             order: Mutex::new(Order::default()),
             reader,
-        }))
+        })
     }
 
     /// Reads ahead from now on only with two slots (`ring_slots`).

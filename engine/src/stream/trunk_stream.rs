@@ -120,8 +120,9 @@ pub struct StreamedTrunk {
     inner: Arc<Inner>,
     /// Two ring slots: read the next layer while this one computes.
     read_ahead: AtomicBool,
-    /// The thread that runs the read-ahead (its pieces go to the shared reader).
-    reader: rayon::ThreadPool,
+    /// The threads that run the read-ahead (its pieces go to the shared reader), shared
+    /// with the pieces' read-ahead.
+    reader: Arc<rayon::ThreadPool>,
 }
 
 impl StreamedTrunk {
@@ -150,13 +151,16 @@ impl StreamedTrunk {
             ring: ring.clone(),
             counters: counters.clone(),
         };
-        let pieces = Pieces::new(piece_files, ring_slots >= 2)?;
-        // Two threads: the read-ahead runs on one, and a coded layer's blocks decode on both.
-        let reader = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .thread_name(|_| "k3-trunk-io".into())
-            .build()
-            .map_err(|e| Error::Option { option: "trunk reader", reason: e.to_string() })?;
+        // Two threads: the read-ahead (of a layer or a piece) runs on one, and a coded
+        // layer's blocks decode on both.
+        let reader = Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .thread_name(|_| "k3-trunk-io".into())
+                .build()
+                .map_err(|e| Error::Option { option: "trunk reader", reason: e.to_string() })?,
+        );
+        let pieces = Pieces::new(piece_files, ring_slots >= 2, reader.clone());
         let inner = Inner {
             held: RwLock::new(vec![Held::Streamed; cfg.n_layers]),
             packed,
