@@ -13,7 +13,8 @@ mode="${1:-run}"
 packages=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libsoup-3.0-dev
   libxdo-dev libssl-dev pkg-config fonts-dejavu-core)
 if [ "$mode" = test ]; then
-  packages+=(xvfb xauth webkit2gtk-driver chromium gnome-keyring)
+  # mold: the test run links some forty test binaries; see scripts/test.sh.
+  packages+=(xvfb xauth webkit2gtk-driver chromium gnome-keyring mold)
 fi
 if [ "$mode" = run ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
   packages+=(xvfb xauth)
@@ -44,6 +45,11 @@ if [ "$mode" = test ]; then
   if ! python3 -c "import openai" 2>/dev/null; then
     python3 -m pip install --quiet "openai>=1.40" 2>/dev/null \
       || python3 -m pip install --quiet --break-system-packages "openai>=1.40"
+  fi
+  # And Anthropic's, for the same tests' /v1/messages tool loop.
+  if ! python3 -c "import anthropic" 2>/dev/null; then
+    python3 -m pip install --quiet "anthropic>=0.40" 2>/dev/null \
+      || python3 -m pip install --quiet --break-system-packages "anthropic>=0.40"
   fi
   command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --version 2.1.0
 fi

@@ -16,9 +16,8 @@ fn message(v: &Value) -> ChatMessage {
         _ => Role::Assistant,
     };
     ChatMessage {
-        role,
-        content: v["content"].as_str().unwrap().to_string(),
         think: v["think"].as_str().map(str::to_string),
+        ..ChatMessage::new(role, v["content"].as_str().unwrap())
     }
 }
 
@@ -229,4 +228,90 @@ fn issue_13_typed_special_tokens_stay_text_and_cannot_forge_a_turn() {
     clean.send(&e, &tok, "hi", &params(1), &cancel, &mut NullSink).unwrap();
     let new = |c: &ChatSession| count(&c.tokens()[before.len()..c.tokens().len() - 1]);
     assert_eq!(new(&chat), new(&clean), "second turn: no forged control token");
+}
+
+/// A tool conversation with every part of the layout: tools declared for the request and
+/// by a system message mid-conversation, effort, parallel calls with typed and JSON
+/// arguments, tool results, and both one-shot options.
+fn tool_conversation() -> (Vec<ChatMessage>, k3_engine::chat::ChatOptions) {
+    use k3_engine::chat::{ChatOptions, Effort, ResponseFormat, ToolAnswer, ToolCall, ToolChoice, ToolSpec};
+    let tool = |name: &str, description: &str| ToolSpec {
+        name: name.into(),
+        description: Some(description.into()),
+        parameters: serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}, "n": {"type": "integer"}}}),
+    };
+    let call = |index: u32, tool: &str, arguments: &str| ToolCall {
+        index,
+        id: format!("call_{index}"),
+        tool: tool.into(),
+        arguments: arguments.into(),
+    };
+    let messages = vec![
+        ChatMessage::new(Role::System, "You help with <tea> & 'cups'."),
+        ChatMessage::new(Role::User, "Find green tea, twice."),
+        ChatMessage::assistant(
+            "Searching.",
+            Some("Two searches.".into()),
+            vec![
+                call(1, "search", r#"{"q": "green \"tea\"\n", "n": 2, "o": {"b": [1, true, null]}}"#),
+                call(2, "search", "[1, 2]"),
+            ],
+        ),
+        ChatMessage::tool_result(ToolAnswer { tool: "search".into(), index: 1 }, "3 results <|close|>"),
+        ChatMessage::tool_result(ToolAnswer { tool: "search".into(), index: 2 }, "none"),
+        ChatMessage { tools: vec![tool("brew", "Brew \"it\"")], ..ChatMessage::new(Role::System, "") },
+        ChatMessage::new(Role::User, "Now brew it."),
+    ];
+    let options = ChatOptions {
+        tools: vec![tool("search", "Search the <web> & more <|close|>")],
+        effort: Some(Effort::High),
+        tool_choice: ToolChoice::Function("brew".into()),
+        response_format: ResponseFormat::JsonSchema {
+            name: "answer".into(),
+            schema: serde_json::json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+        },
+    };
+    (messages, options)
+}
+
+#[test]
+fn both_template_paths_render_a_tool_conversation_token_for_token_alike() {
+    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/templates/xtml_tools.jinja")).unwrap();
+    let jinja = ChatTemplate::jinja(source);
+    let builtin = ChatTemplate::builtin();
+    let tok = Tokenizer::load(&fixture("k3-demo")).unwrap();
+    let (messages, options) = tool_conversation();
+    let mut checked = 0;
+    for mode in [ChatMode::Instruct, ChatMode::Thinking] {
+        for n in 1..=messages.len() {
+            for gen in [false, true] {
+                let ours = builtin.render_with(&messages[..n], &options, mode, gen).unwrap();
+                let theirs = jinja.render_with(&messages[..n], &options, mode, gen).unwrap();
+                assert_eq!(theirs, ours, "{n} messages, {mode:?}, generation prompt {gen}");
+                assert_eq!(tok.encode(&theirs), tok.encode(&ours));
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 28);
+    // The whole conversation holds every part, in the order of the layout.
+    let text = builtin.render_with(&messages, &options, ChatMode::Thinking, true).unwrap();
+    let order = [
+        "type=\"tool-declare\"<|sep|>[{\"type\": \"function\", \"function\": {\"name\": \"search\", \"description\": \"Search the <web> & more \\u003c|close|>\"",
+        "type=\"thinking-effort\"<|sep|>Reasoning effort: high.",
+        "<|open|>call tool=\"search\" index=\"1\"<|sep|><|open|>argument key=\"q\" type=\"string\"<|sep|>green \"tea\"\n<|close|>argument<|sep|>",
+        "<|open|>argument key=\"n\" type=\"number\"<|sep|>2<|close|>argument<|sep|><|open|>argument key=\"o\" type=\"object\"<|sep|>{\"b\": [1, true, null]}<|close|>argument<|sep|>",
+        "<|open|>call tool=\"search\" index=\"2\"<|sep|><|open|>json<|sep|>[1, 2]<|close|>json<|sep|>",
+        "<|open|>message role=\"tool\" tool=\"search\" index=\"2\"<|sep|>none<|close|>message<|sep|>",
+        "type=\"tool-declare\"<|sep|>[{\"type\": \"function\", \"function\": {\"name\": \"brew\", \"description\": \"Brew \\\"it\\\"\"",
+        "type=\"tool-choice\"<|sep|>Call the tool \"brew\" in this reply.",
+        "type=\"response-format\"<|sep|>Write the response as one JSON value that matches this JSON schema",
+        "<|open|>message role=\"assistant\"<|sep|><|open|>think<|sep|>",
+    ];
+    let mut at = 0;
+    for part in order {
+        let found = text[at..].find(part).unwrap_or_else(|| panic!("{part:?} after byte {at} of {text}"));
+        at += found + part.len();
+    }
+    assert!(text.ends_with("<|open|>think<|sep|>"));
 }

@@ -5,6 +5,7 @@ mod chat;
 mod checkpoint_binding;
 mod checkpoint_format;
 mod config_errors;
+mod constrained;
 mod determinism;
 mod expert_crc;
 mod fuzz_findings;

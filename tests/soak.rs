@@ -273,7 +273,7 @@ fn soak_child() {
                 system: None,
                 mode: ChatMode::Instruct,
                 history: history.clone(),
-                user_text: prompt.to_string(),
+                input: k3_engine::chat::TurnInput::user(*prompt),
                 params: params(turn, seed),
                 state_file: None,
             };

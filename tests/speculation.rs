@@ -126,7 +126,8 @@ fn oracle_turn(
     let mut oracle = Oracle { prompt_len: prompt.len(), reply: reply.to_vec(), len, every, spoil, calls: 0 };
     let mut s = e.new_session();
     let mut events = Events::default();
-    let out = e.generate_drafting(&mut s, prompt, params, &mut oracle, (&CancelToken::new(), &mut events)).unwrap();
+    let out =
+        e.generate_drafting(&mut s, prompt, params, (&mut oracle, None), (&CancelToken::new(), &mut events)).unwrap();
     (out, events, s)
 }
 

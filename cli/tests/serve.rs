@@ -214,26 +214,53 @@ fn require(tool: &str, present: bool) -> bool {
     present
 }
 
-#[test]
-fn the_official_openai_python_client_works() {
-    if !require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
-        return;
-    }
-    let served = serve(&[]);
-    let script = k3_tests::repo_root().join("tests/python/test_openai_client.py");
+/// Runs `tests/python/<script>` against a `k3 serve` started with `serve_args`; the
+/// script gets K3_BASE_URL (`base` after the address), K3_MODEL and `env`, and must print
+/// `expect`.
+fn run_python_client(script: &str, serve_args: &[&str], base: &str, env: &[(&str, &str)], expect: &str) {
+    let served = serve(serve_args);
     let out = Command::new("python3")
-        .arg(&script)
-        .env("K3_BASE_URL", format!("http://{}/v1", served.addr))
+        .arg(k3_tests::repo_root().join("tests/python").join(script))
+        .env("K3_BASE_URL", format!("http://{}{base}", served.addr))
         .env("K3_MODEL", MODEL)
+        .envs(env.iter().copied())
         .output()
         .expect("python3");
-    assert!(
-        out.status.success(),
-        "python client failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("openai client: 4 checks passed"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{script} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains(expect), "{stdout}");
+}
+
+#[test]
+fn the_official_openai_python_client_works() {
+    if require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
+        run_python_client("test_openai_client.py", &[], "/v1", &[], "openai client: 4 checks passed");
+    }
+}
+
+/// Issue 39: a tool loop, a streamed call, a json_schema reply and the agent 400s through
+/// the official client, on the demo model (`tests/python/test_openai_tools.py`).
+#[test]
+fn the_official_openai_client_runs_a_tool_loop() {
+    if require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
+        run_python_client("test_openai_tools.py", &[], "/v1", &[], "openai tools: 11 checks passed");
+    }
+}
+
+/// Issue 39: the same loop through Anthropic's client on `/v1/messages`, with a key sent
+/// as `x-api-key` (`tests/python/test_anthropic_client.py`).
+#[test]
+fn the_official_anthropic_client_runs_a_tool_loop() {
+    if require("python3 with the anthropic package", have("python3", &["-c", "import anthropic"])) {
+        let key = [("K3_KEY", "anthropic-key")];
+        run_python_client(
+            "test_anthropic_client.py",
+            &["--api-key", "anthropic-key"],
+            "",
+            &key,
+            "anthropic client: 5 checks passed",
+        );
+    }
 }
 
 #[test]

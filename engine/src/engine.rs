@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use k3_plan::{BudgetChoice, Footprint, MemoryPlan, ResidencyRule, PREFILL_CHUNK};
 
 use crate::config::ModelConfig;
+use crate::constraint::{next_mask, TokenConstraint};
 use crate::error::{Error, Result};
 use crate::events::{CancelToken, EventSink, TokenEvent};
 use crate::format::TensorIndex;
@@ -267,6 +268,19 @@ impl Engine {
         cancel: &CancelToken,
         sink: &mut dyn EventSink,
     ) -> Result<Generation> {
+        self.generate_constrained(session, prompt, params, None, cancel, sink)
+    }
+
+    /// [`Engine::generate`] picking only tokens `constraint` allows (`crate::constraint`).
+    pub fn generate_constrained(
+        &self,
+        session: &mut Session,
+        prompt: &[u32],
+        params: &GenerateParams,
+        constraint: Option<&mut dyn TokenConstraint>,
+        cancel: &CancelToken,
+        sink: &mut dyn EventSink,
+    ) -> Result<Generation> {
         let mut drafter = Speculation::new(match params.mode {
             DecodeMode::Speculative { max_draft } if max_draft > speculate::MAX_DRAFT => {
                 let reason = format!("{max_draft} draft tokens; at most {}", speculate::MAX_DRAFT);
@@ -275,18 +289,19 @@ impl Engine {
             DecodeMode::Speculative { max_draft } => max_draft,
             DecodeMode::Incremental | DecodeMode::FullRecompute => 0,
         });
-        self.generate_drafting(session, prompt, params, &mut drafter, (cancel, sink))
+        self.generate_drafting(session, prompt, params, (&mut drafter, constraint), (cancel, sink))
     }
 
     /// [`Engine::generate`] with drafts from `drafter` (in `DecodeMode::Speculative`; other
     /// modes never ask it): whatever it proposes, the output is serial decoding's. Drafts
-    /// are cut to the generation's room and to [`speculate::MAX_DRAFT`].
+    /// are cut to the generation's room and to [`speculate::MAX_DRAFT`]. With a
+    /// `constraint`, each pick is among the tokens it allows.
     pub fn generate_drafting(
         &self,
         session: &mut Session,
         prompt: &[u32],
         params: &GenerateParams,
-        drafter: &mut dyn Drafter,
+        (drafter, mut constraint): (&mut dyn Drafter, Option<&mut dyn TokenConstraint>),
         (cancel, sink): (&CancelToken, &mut dyn EventSink),
     ) -> Result<Generation> {
         params.sampling.validate()?;
@@ -355,7 +370,14 @@ impl Engine {
             let mut emitted = 0;
             let mut stopped = false;
             for (j, logits) in rows.chunks(vocab).enumerate() {
-                let id = sampler.pick(logits);
+                let id = match constraint.as_deref_mut() {
+                    None => sampler.pick(logits),
+                    Some(c) => {
+                        let id = sampler.pick_allowed(logits, &next_mask(c, vocab)?);
+                        c.commit(id).map_err(|reason| Error::Constraint { reason })?;
+                        id
+                    }
+                };
                 session.tokens.push(id);
                 generated.push(id);
                 emitted += 1;

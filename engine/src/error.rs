@@ -149,6 +149,10 @@ pub enum Error {
     #[error("chat template: {reason}")]
     Template { reason: String },
 
+    /// A decoding constraint (grammar, JSON schema) failed or allows no token.
+    #[error("constrained decoding: {reason}")]
+    Constraint { reason: String },
+
     /// The memory budgets cannot hold the model's minimum working set, or the plan does
     /// not fit the memory this machine has available. The planner's error carries the numbers.
     #[error("memory plan: {0}")]
@@ -200,6 +204,7 @@ impl Error {
             | Error::ContextLimit { .. }
             | Error::Tokenizer { .. }
             | Error::Template { .. }
+            | Error::Constraint { .. }
             | Error::NonFiniteLogits { .. }
             | Error::Budget(_)
             | Error::OutputFolder { .. }

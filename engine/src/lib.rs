@@ -15,6 +15,7 @@
 pub mod bench;
 pub mod chat;
 pub mod config;
+pub mod constraint;
 pub mod engine;
 pub mod error;
 pub mod events;

@@ -8,6 +8,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::constraint::TokenMask;
 use crate::error::{Error, Result};
 
 /// How to pick tokens.
@@ -65,6 +66,22 @@ impl Sampler {
                 sample_top_p(logits, temperature, top_p, u)
             }
         }
+    }
+
+    /// Picks a token id among those `mask` allows (one draw of the RNG, as `pick`): the
+    /// logits keep their values; the others are out of the choice.
+    pub fn pick_allowed(&mut self, logits: &[f32], mask: &TokenMask) -> u32 {
+        let masked: Vec<f32> = logits
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| if mask.allows(i as u32) { v } else { f32::NEG_INFINITY })
+            .collect();
+        let id = self.pick(&masked);
+        if mask.allows(id) {
+            return id;
+        }
+        // Every allowed logit is NaN or −∞: the lowest allowed id.
+        (0..logits.len() as u32).find(|&i| mask.allows(i)).unwrap_or(id)
     }
 }
 

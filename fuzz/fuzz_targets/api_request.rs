@@ -6,12 +6,15 @@
 //! without a repeated key; `model` and the message count are the body's; the parameters are
 //! within limits — max tokens in `1..=context`, temperature 0 (greedy) or a sampling rule
 //! the engine accepts (`Sampling::validate`), at most 16 stop strings of 1..=256 bytes; a
-//! chat turn has an optional leading system prompt, no other system message, history, and
-//! the user's message last; a completion's prompt is not empty. Every refusal's error body
-//! has OpenAI's shape.
+//! chat turn splits every message into the system prompt, the history (up to the last
+//! assistant message) and the input (the rest, ending with the user's message or a tool
+//! result); every tool result answers a call made before it; the declared tools have
+//! distinct names; a named tool choice names a declared tool; an effort comes only with
+//! thinking. A completion's prompt is not empty. Every refusal's error body has OpenAI's
+//! shape.
 #![no_main]
 
-use k3_engine::chat::{ChatMode, Role};
+use k3_engine::chat::{ChatMode, Role, ToolChoice};
 use k3_fuzz::json_has_duplicate_keys;
 use k3_server::request::{parse, ChatRequest, CompletionRequest, MAX_STOPS, MAX_STOP_BYTES};
 use k3_server::turn::chat_turn;
@@ -54,11 +57,29 @@ fn chat(body: &[u8]) -> Result<(), ApiError> {
     assert_eq!(v["messages"].as_array().map(Vec::len), Some(req.messages.len()));
     check_sampling(&req.sampling, 100)?;
     let params = req.sampling.params(100, CONTEXT)?;
-    let mode = if req.thinking.unwrap_or(false) { ChatMode::Thinking } else { ChatMode::Instruct };
-    let turn = chat_turn(&req.messages, mode, params)?;
-    assert!(turn.history.iter().all(|m| m.role != Role::System), "a system message inside the history");
-    assert_eq!(turn.history.len() + 1 + usize::from(turn.system.is_some()), req.messages.len());
-    assert_eq!(req.messages.last().map(|m| m.role.as_str()), Some("user"));
+    let (turn, mode) = chat_turn(&req, params)?;
+    let input = &turn.input.messages;
+    assert_eq!(turn.history.len() + input.len() + usize::from(turn.system.is_some()), req.messages.len());
+    assert!(turn.history.last().is_none_or(|m| m.role == Role::Assistant), "the history ends with a reply");
+    assert!(input.iter().all(|m| m.role != Role::Assistant), "a reply inside the input");
+    assert!(matches!(input.last().map(|m| m.role), Some(Role::User | Role::Tool)), "the input ends with the user's or a tool's");
+    let all: Vec<_> = turn.history.iter().chain(input).collect();
+    for (i, m) in all.iter().enumerate() {
+        if let Some(a) = &m.answers {
+            let made = all[..i].iter().any(|e| e.tool_calls.iter().any(|c| c.tool == a.tool && c.index == a.index));
+            assert!(made, "a tool result answers no earlier call");
+        }
+    }
+    let options = &turn.input.options;
+    let mut names: Vec<&str> = options.tools.iter().chain(all.iter().flat_map(|m| m.tools.iter())).map(|t| t.name.as_str()).collect();
+    let declared = names.len();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), declared, "a tool declared twice");
+    if let ToolChoice::Function(name) = &options.tool_choice {
+        assert!(names.contains(&name.as_str()), "a named tool choice names no declared tool");
+    }
+    assert!(options.effort.is_none() || mode == ChatMode::Thinking, "an effort without thinking");
     Ok(())
 }
 

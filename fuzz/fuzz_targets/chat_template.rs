@@ -31,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
             let role = roles[i % 3];
             match m.split_once('\u{2}') {
                 Some((content, think)) if role == Role::Assistant => {
-                    ChatMessage { role, content: content.to_string(), think: Some(think.to_string()) }
+                    ChatMessage { think: Some(think.to_string()), ..ChatMessage::new(role, content) }
                 }
                 _ => ChatMessage::new(role, m),
             }

@@ -52,15 +52,16 @@ pub fn chat_request(turn: &ChatTurn, model: &str) -> ChatRequest {
     if let Some(system) = &turn.system {
         messages.push(WireMessage { role: "system", content: system.clone() });
     }
-    for m in &turn.history {
+    // A remote backend answers text conversations: a tool result is sent as the user's
+    // text (the app's window sends no tools to a remote backend).
+    for m in turn.history.iter().chain(&turn.input.messages) {
         let role = match m.role {
             Role::System => "system",
-            Role::User => "user",
+            Role::User | Role::Tool => "user",
             Role::Assistant => "assistant",
         };
         messages.push(WireMessage { role, content: m.content.clone() });
     }
-    messages.push(WireMessage { role: "user", content: turn.user_text.clone() });
     let (temperature, top_p, seed) = match turn.params.sampling {
         Sampling::Greedy => (0.0, 1.0, None),
         Sampling::TopP { temperature, top_p, seed } => (temperature, top_p, Some(seed)),

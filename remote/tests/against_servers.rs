@@ -81,7 +81,7 @@ fn local_reply(text: &str, max_tokens: usize) -> k3_runtime::FinishedReply {
         system: None,
         mode: ChatMode::Instruct,
         history: vec![],
-        user_text: text.into(),
+        input: k3_engine::chat::TurnInput::user(text),
         params,
         state_file: None,
     };
@@ -263,7 +263,7 @@ fn turn(text: &str, max_tokens: usize) -> ChatTurn {
         system: None,
         mode: ChatMode::Instruct,
         history: vec![],
-        user_text: text.into(),
+        input: k3_engine::chat::TurnInput::user(text),
         params,
         state_file: None,
     }

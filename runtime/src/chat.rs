@@ -9,7 +9,9 @@
 //! and saves the session there when the reply ends (`k3_engine::resume`).
 //! Must not: keep a session whose turn failed (its tokens may disagree with the history).
 
-use k3_engine::chat::ChatSession;
+use k3_constrain::ReplyShape;
+use k3_engine::chat::{declared_tool_specs, ChatMessage, ChatSession};
+use k3_engine::constraint::TokenConstraint;
 use k3_engine::{CancelToken, EventSink};
 
 use crate::error::RuntimeError;
@@ -31,8 +33,19 @@ pub fn run_turn(
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
 ) -> Result<FinishedReply, RuntimeError> {
+    let conversation: Vec<_> = turn.history.iter().chain(&turn.input.messages).cloned().collect();
+    let tools = declared_tool_specs(&conversation, &turn.input.options);
+    let shape = ReplyShape {
+        mode: turn.mode,
+        tools: &tools,
+        options: &turn.input.options,
+        parallel_calls: !turn.input.single_call,
+    };
+    let mut constraint = model.constraint(&shape)?;
     let (mut session, resumed) = take_session(model, cached, turn);
-    let reply = session.send(&model.engine, &model.tokenizer, &turn.user_text, &turn.params, cancel, sink)?;
+    let constraint = constraint.as_mut().map(|c| c as &mut dyn TokenConstraint);
+    let reply =
+        session.send_turn(&model.engine, &model.tokenizer, &turn.input, &turn.params, constraint, (cancel, sink))?;
     let state = turn.state_file.as_deref().map(|path| match (session.save(&model.engine, path), resumed) {
         (Err(e), _) => {
             log::warn!("saving the conversation state to {}: {e}", path.display());
@@ -53,6 +66,8 @@ pub fn run_turn(
     let finished = FinishedReply {
         text: reply.text,
         think,
+        tool_calls: reply.tool_calls,
+        call_error: reply.call_error,
         finish: reply.generation.finish,
         figures,
         reused_history: reply.reused_history,
@@ -64,9 +79,23 @@ pub fn run_turn(
     Ok(finished)
 }
 
-/// True when `s` holds exactly the conversation `turn` continues.
+/// True when `s` holds exactly the conversation `turn` continues. A tool call's id is
+/// the client's handle, never rendered: a client may send back its calls under other ids.
 fn holds(s: &ChatSession, turn: &ChatTurn) -> bool {
-    s.mode() == turn.mode && s.system() == turn.system.as_deref() && s.messages() == turn.history.as_slice()
+    let same = |a: &ChatMessage, b: &ChatMessage| {
+        let calls_alike = a.tool_calls.len() == b.tool_calls.len()
+            && a.tool_calls
+                .iter()
+                .zip(&b.tool_calls)
+                .all(|(x, y)| (x.index, &x.tool, &x.arguments) == (y.index, &y.tool, &y.arguments));
+        calls_alike
+            && ChatMessage { tool_calls: Vec::new(), ..a.clone() }
+                == ChatMessage { tool_calls: Vec::new(), ..b.clone() }
+    };
+    s.mode() == turn.mode
+        && s.system() == turn.system.as_deref()
+        && s.messages().len() == turn.history.len()
+        && s.messages().iter().zip(&turn.history).all(|(a, b)| same(a, b))
 }
 
 /// The cached session when it holds exactly this history; else the one saved in the

@@ -29,6 +29,8 @@ pub(crate) fn run_completion(
     Ok(FinishedReply {
         text,
         think: None,
+        tool_calls: Vec::new(),
+        call_error: None,
         finish: generation.finish,
         figures,
         reused_history: false,

@@ -34,6 +34,10 @@ pub enum RuntimeError {
     /// A remote backend failed; `message` is its own (it names the URL, never the key).
     #[error("the remote backend {host} failed: {message}")]
     Remote { host: String, message: String },
+
+    /// A turn's tools or response format cannot be held to by constrained decoding.
+    #[error(transparent)]
+    Constraint(#[from] k3_constrain::ConstrainError),
 }
 
 impl RuntimeError {
@@ -42,7 +46,7 @@ impl RuntimeError {
     pub fn is_input_error(&self) -> bool {
         match self {
             RuntimeError::Engine(e) => e.is_input_error(),
-            RuntimeError::NotAFolder { .. } | RuntimeError::VocabMismatch { .. } => true,
+            RuntimeError::NotAFolder { .. } | RuntimeError::VocabMismatch { .. } | RuntimeError::Constraint(_) => true,
             RuntimeError::NoModel | RuntimeError::WorkerGone | RuntimeError::Remote { .. } => false,
         }
     }

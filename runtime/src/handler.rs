@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use k3_engine::chat::{Channel, ChatMessage, ChatMode};
+use k3_engine::chat::{CallDelta, CallError, Channel, ChatMessage, ChatMode, ToolCall, TurnInput};
 use k3_engine::{FinishReason, GenerateParams};
 
 use crate::error::RuntimeError;
@@ -27,9 +27,11 @@ pub struct ChatTurn {
     pub conversation: i64,
     pub system: Option<String>,
     pub mode: ChatMode,
-    /// The messages before the one being answered.
+    /// The messages before this turn's input (up to and with the last reply).
     pub history: Vec<ChatMessage>,
-    pub user_text: String,
+    /// What this turn sends: a user message or tool results, the options (tools,
+    /// effort, tool choice, response format) and the prefix of its calls' ids.
+    pub input: TurnInput,
     pub params: GenerateParams,
     /// Where this conversation's engine state is saved when a reply ends and read back
     /// when the session in RAM is another's (after a restart): the next turn then
@@ -54,6 +56,9 @@ pub enum ReplyProgress {
     /// (`k3_engine::chat::ReplyReader` decides both); one per generated token, empty when
     /// the token is markup or the first bytes of a character.
     Text { index: usize, text: String, channel: Channel },
+    /// A tool call forming in the reply: its id and tool when it opens, then fragments
+    /// of its arguments (JSON text), sent after the token's `Text`.
+    ToolCall(CallDelta),
     /// Live figures, at most every 100 ms and once at the end.
     Figures(LiveFigures),
 }
@@ -65,6 +70,11 @@ pub struct FinishedReply {
     pub text: String,
     /// The think channel of a thinking-mode reply.
     pub think: Option<String>,
+    /// The reply's tool calls, in order (none for a remote reply).
+    pub tool_calls: Vec<ToolCall>,
+    /// What is wrong with the model's tool calls, when something is (then none is to
+    /// be run).
+    pub call_error: Option<CallError>,
     pub finish: FinishReason,
     pub figures: ReplyFigures,
     /// True when the engine state of earlier turns was reused.

@@ -7,8 +7,10 @@
 //! Must not: turn an engine error into text: it travels as [`RuntimeError::Engine`].
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use k3_constrain::{ConstrainError, Constrainer, ReplyConstraint, ReplyShape};
 use k3_engine::chat::ChatTemplate;
 use k3_engine::io::ReadPattern;
 use k3_engine::tokenizer::Tokenizer;
@@ -123,6 +125,8 @@ pub struct LoadedModel {
     pub tokenizer: Tokenizer,
     pub template: ChatTemplate,
     pub summary: ModelSummary,
+    /// Constrained decoding over this vocabulary, built on the first turn that needs it.
+    constrainer: OnceLock<Result<Constrainer, ConstrainError>>,
 }
 
 impl LoadedModel {
@@ -134,7 +138,18 @@ impl LoadedModel {
         check_vocab(&tokenizer, &engine, request.path())?;
         let template = chat_template(&tokenizer);
         let summary = summarize(&engine, request, start.elapsed());
-        Ok(LoadedModel { engine, tokenizer, template, summary })
+        Ok(LoadedModel { engine, tokenizer, template, summary, constrainer: OnceLock::new() })
+    }
+
+    /// The constraint of a reply of `shape` (`None` when the reply is free).
+    pub fn constraint(&self, shape: &ReplyShape<'_>) -> Result<Option<ReplyConstraint>, ConstrainError> {
+        if shape.is_free() {
+            return Ok(None);
+        }
+        match self.constrainer.get_or_init(|| Constrainer::new(&self.tokenizer)) {
+            Ok(constrainer) => constrainer.reply(shape),
+            Err(e) => Err(e.clone()),
+        }
     }
 
     /// The summary after a replan changed the plan.

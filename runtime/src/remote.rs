@@ -97,6 +97,8 @@ pub(crate) fn run_remote_reply(
             ReplyOutcome::Finished(Box::new(FinishedReply {
                 text: answer.content,
                 think: Some(answer.reasoning).filter(|r| !r.is_empty()),
+                tool_calls: Vec::new(),
+                call_error: None,
                 finish: answer.finish,
                 figures,
                 reused_history: false,

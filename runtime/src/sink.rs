@@ -98,6 +98,9 @@ impl EventSink for ReplySink<'_> {
         let piece = self.reader.push(event.id);
         let (text, channel) = piece.map_or((String::new(), Channel::Response), |p| (p.text, p.channel));
         self.handler.progress(self.job, ReplyProgress::Text { index: event.index, text, channel });
+        for delta in self.reader.take_call_deltas() {
+            self.handler.progress(self.job, ReplyProgress::ToolCall(delta));
+        }
         if self.last_figures.is_none_or(|t| t.elapsed() >= FIGURES_EVERY) {
             self.send_figures();
         }

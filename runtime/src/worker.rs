@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
-use k3_engine::chat::ReplyReader;
+use k3_engine::chat::{declared_tools, ReplyReader};
 use k3_engine::{BudgetChoice, CancelToken, ResidencyRule};
 
 use crate::chat::{run_turn, CachedChat};
@@ -57,7 +57,7 @@ enum ReplyKind {
 
 /// What a reply job runs once its handler handed it over.
 enum Turn {
-    Chat(ChatTurn),
+    Chat(Box<ChatTurn>),
     Completion(CompletionTurn),
 }
 
@@ -273,7 +273,7 @@ impl Worker {
             return handler.end(id, ReplyOutcome::Failed { error, partial_text: None });
         };
         let turn = match kind {
-            ReplyKind::Chat => handler.begin(id).map(Turn::Chat),
+            ReplyKind::Chat => handler.begin(id).map(|t| Turn::Chat(Box::new(t))),
             ReplyKind::Completion => handler.begin_completion(id).map(Turn::Completion),
         };
         let Some(turn) = turn else {
@@ -283,7 +283,11 @@ impl Worker {
         self.probe.generating(id);
         let weights_stream = model.engine.plan().is_some();
         let reader = match &turn {
-            Turn::Chat(turn) => ReplyReader::chat(&model.tokenizer, turn.mode),
+            Turn::Chat(turn) => {
+                let conversation: Vec<_> = turn.history.iter().chain(&turn.input.messages).cloned().collect();
+                let declared = declared_tools(&conversation, &turn.input.options);
+                ReplyReader::chat(&model.tokenizer, turn.mode).with_tools(declared, turn.input.call_id_prefix.clone())
+            }
             Turn::Completion(_) => ReplyReader::raw(&model.tokenizer),
         };
         let mut sink = ReplySink::new(id, handler.as_mut(), &self.probe, reader, weights_stream);

@@ -66,7 +66,7 @@ fn turn(history: Vec<ChatMessage>, text: &str, max_new_tokens: usize) -> ChatTur
         system: None,
         mode: ChatMode::Instruct,
         history,
-        user_text: text.into(),
+        input: k3_engine::chat::TurnInput::user(text),
         params: GenerateParams {
             max_new_tokens,
             sampling: Sampling::Greedy,
@@ -157,7 +157,7 @@ fn a_replan_between_turns_keeps_the_conversation_state_and_its_tokens() {
         }
         let history = vec![
             ChatMessage::new(Role::User, "Hello there"),
-            ChatMessage { role: Role::Assistant, content: first.text.clone(), think: first.think.clone() },
+            ChatMessage::assistant(first.text.clone(), first.think.clone(), Vec::new()),
         ];
         let (_, rx) = submit(&rt, turn(history, "And then?", 8));
         (first, finished(&rx))

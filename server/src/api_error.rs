@@ -45,6 +45,8 @@ pub enum ApiError {
     MethodNotAllowed,
     /// The engine failed while running.
     Engine { message: String },
+    /// The model's tool calls are malformed (never repaired or guessed).
+    ModelOutput { message: String },
 }
 
 impl ApiError {
@@ -61,7 +63,7 @@ impl ApiError {
             ApiError::ForbiddenHost | ApiError::ForbiddenOrigin => StatusCode::FORBIDDEN,
             ApiError::QueueFull { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::Engine { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Engine { .. } | ApiError::ModelOutput { .. } => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -82,6 +84,7 @@ impl ApiError {
             ApiError::NotFound => ("invalid_request_error", "not_found", None),
             ApiError::MethodNotAllowed => ("invalid_request_error", "method_not_allowed", None),
             ApiError::Engine { .. } => ("server_error", "engine_error", None),
+            ApiError::ModelOutput { .. } => ("server_error", "malformed_tool_call", None),
         }
     }
 
@@ -91,7 +94,8 @@ impl ApiError {
             | ApiError::Invalid { message, .. }
             | ApiError::ContextLength { message }
             | ApiError::UnsupportedMedia { message }
-            | ApiError::Engine { message } => message.clone(),
+            | ApiError::Engine { message }
+            | ApiError::ModelOutput { message } => message.clone(),
             ApiError::TooLarge { limit } => format!("the request body is larger than {limit} bytes"),
             ApiError::ModelNotFound { model } => {
                 format!("the model `{}` does not exist; GET /v1/models lists the ids", cut(model, 64))
@@ -134,6 +138,7 @@ impl ApiError {
             RuntimeError::NoModel | RuntimeError::WorkerGone => ApiError::NoModel,
             // The server queues only local replies; a remote failure would be an upstream's.
             RuntimeError::Remote { .. } => ApiError::Engine { message: "the upstream backend failed".into() },
+            RuntimeError::Constraint(e) => ApiError::Invalid { param: "tools", message: e.to_string() },
         }
     }
 }

@@ -25,8 +25,8 @@ use crate::state::AppState;
 
 /// A generation queued on the runtime.
 pub struct Generation {
-    head: Head,
-    events: UnboundedReceiver<ReplyEvent>,
+    pub(crate) head: Head,
+    pub(crate) events: UnboundedReceiver<ReplyEvent>,
     _guard: JobGuard,
 }
 
@@ -51,7 +51,7 @@ pub fn start(
     let runtime = state.runtime.clone();
     let handler = Box::new(ApiReply::new(turn, text, tx, runtime.clone(), watch.clone(), slot));
     let job = match endpoint {
-        Endpoint::Chat => runtime.reply(handler),
+        Endpoint::Chat | Endpoint::Messages => runtime.reply(handler),
         Endpoint::Completion => runtime.complete(handler),
     };
     state.stats.generation();
@@ -60,14 +60,25 @@ pub fn start(
 }
 
 impl Generation {
+    /// The same generation answered in Anthropic's Messages shapes.
+    pub fn answered_as_messages(mut self) -> Self {
+        self.head.endpoint = Endpoint::Messages;
+        self.head.id = self.head.id.replacen("chatcmpl-", "msg_", 1);
+        self
+    }
+
     /// The whole answer (non-streaming).
     pub async fn collect(mut self) -> Response {
+        let failed = |head: &Head, e: ApiError| match head.endpoint {
+            Endpoint::Messages => crate::anthropic::response::error_response(&e),
+            Endpoint::Chat | Endpoint::Completion => e.into_response(),
+        };
         loop {
             match self.events.recv().await {
-                Some(ReplyEvent::Delta(_)) => {}
+                Some(ReplyEvent::Delta(_) | ReplyEvent::Call(_)) => {}
                 Some(ReplyEvent::Done(done)) => return Json(response::complete(&self.head, &done)).into_response(),
-                Some(ReplyEvent::Failed(e)) => return e.into_response(),
-                None => return gone().into_response(),
+                Some(ReplyEvent::Failed(e)) => return failed(&self.head, e),
+                None => return failed(&self.head, gone()),
             }
         }
     }
@@ -75,11 +86,16 @@ impl Generation {
     /// The answer as server-sent events.
     pub fn stream(self, state: &AppState) -> Response {
         let keepalive = KeepAlive::new().interval(state.limits.keepalive_interval).text("keepalive");
-        Sse::new(events(self)).keep_alive(keepalive).into_response()
+        match self.head.endpoint {
+            Endpoint::Messages => {
+                Sse::new(crate::anthropic::stream::events(self)).keep_alive(keepalive).into_response()
+            }
+            Endpoint::Chat | Endpoint::Completion => Sse::new(events(self)).keep_alive(keepalive).into_response(),
+        }
     }
 }
 
-fn gone() -> ApiError {
+pub(crate) fn gone() -> ApiError {
     ApiError::Engine { message: "the engine worker stopped".into() }
 }
 
@@ -106,6 +122,7 @@ fn events(generation: Generation) -> impl Stream<Item = Result<Event, Infallible
             Phase::Start | Phase::Events => {
                 let (event, next) = match g.events.recv().await {
                     Some(ReplyEvent::Delta(d)) => (data(&response::delta_chunk(&g.head, &d)), Phase::Events),
+                    Some(ReplyEvent::Call(c)) => (data(&response::call_chunk(&g.head, &c)), Phase::Events),
                     Some(ReplyEvent::Done(done)) => (data(&response::final_chunk(&g.head, &done)), Phase::Last),
                     Some(ReplyEvent::Failed(e)) => (data(&e.body()), Phase::Last),
                     None => (data(&gone().body()), Phase::Last),

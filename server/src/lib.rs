@@ -16,6 +16,8 @@
 #![forbid(unsafe_code)]
 
 mod accept;
+pub mod agent;
+pub mod anthropic;
 pub mod api_error;
 mod bind;
 mod body;

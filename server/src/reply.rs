@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use k3_engine::chat::{CallDelta, ToolCall};
 use k3_engine::FinishReason;
 use k3_runtime::{
     ChatTurn, CompletionTurn, FinishedReply, JobId, ReplyFigures, ReplyHandler, ReplyOutcome, ReplyProgress, Runtime,
@@ -28,6 +29,8 @@ use crate::stats::ServerStats;
 #[derive(Debug)]
 pub enum ReplyEvent {
     Delta(Delta),
+    /// A tool call forming (its id and name, then argument fragments).
+    Call(CallDelta),
     Done(Box<Done>),
     Failed(ApiError),
 }
@@ -41,12 +44,14 @@ pub struct Done {
     /// The whole `content` and `reasoning_content` (what the deltas added up to).
     pub content: String,
     pub reasoning: String,
+    /// The tool calls (what the call deltas added up to).
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// The turn an [`ApiReply`] hands over.
 #[derive(Debug)]
 pub enum ApiTurn {
-    Chat(ChatTurn),
+    Chat(Box<ChatTurn>),
     Completion(CompletionTurn),
 }
 
@@ -108,7 +113,11 @@ impl ApiReply {
         let _ = self.events.send(event);
     }
 
-    fn done(&mut self, reply: FinishedReply) -> Done {
+    /// The end of a reply; malformed tool calls are the model's error, never repaired.
+    fn done(&mut self, reply: FinishedReply) -> Result<Done, ApiError> {
+        if let Some(error) = &reply.call_error {
+            return Err(ApiError::ModelOutput { message: error.to_string() });
+        }
         let rest = self.text.finish(reply.think.as_deref(), &reply.text);
         if !rest.is_empty() {
             self.send(ReplyEvent::Delta(rest));
@@ -118,12 +127,13 @@ impl ApiReply {
             token_ids.truncate(last + 1);
         }
         let finish = match (self.text.stopped(), reply.finish) {
+            (false, FinishReason::Stop) if !reply.tool_calls.is_empty() => "tool_calls",
             (true, _) | (false, FinishReason::Stop | FinishReason::Cancelled) => "stop",
             (false, FinishReason::Length | FinishReason::ContextFull) => "length",
         };
         let content = self.text.content().to_string();
         let reasoning = self.text.reasoning().to_string();
-        Done { finish, figures: reply.figures, token_ids, content, reasoning }
+        Ok(Done { finish, figures: reply.figures, token_ids, content, reasoning, tool_calls: reply.tool_calls })
     }
 }
 
@@ -132,7 +142,7 @@ impl ReplyHandler for ApiReply {
 
     fn begin(&mut self, _job: JobId) -> Option<ChatTurn> {
         match self.turn.take() {
-            Some(ApiTurn::Chat(turn)) => Some(turn),
+            Some(ApiTurn::Chat(turn)) => Some(*turn),
             Some(ApiTurn::Completion(_)) | None => None,
         }
     }
@@ -145,7 +155,11 @@ impl ReplyHandler for ApiReply {
     }
 
     fn progress(&mut self, job: JobId, progress: ReplyProgress) {
-        let ReplyProgress::Text { index, text, channel } = progress else { return };
+        let (index, text, channel) = match progress {
+            ReplyProgress::Text { index, text, channel } => (index, text, channel),
+            ReplyProgress::ToolCall(delta) if !self.text.stopped() => return self.send(ReplyEvent::Call(delta)),
+            ReplyProgress::ToolCall(_) | ReplyProgress::Prefill { .. } | ReplyProgress::Figures(_) => return,
+        };
         if self.text.stopped() {
             return;
         }
@@ -161,7 +175,10 @@ impl ReplyHandler for ApiReply {
 
     fn end(&mut self, _job: JobId, outcome: ReplyOutcome) {
         let event = match outcome {
-            ReplyOutcome::Finished(reply) => ReplyEvent::Done(Box::new(self.done(*reply))),
+            ReplyOutcome::Finished(reply) => match self.done(*reply) {
+                Ok(done) => ReplyEvent::Done(Box::new(done)),
+                Err(e) => ReplyEvent::Failed(e),
+            },
             ReplyOutcome::Failed { error, .. } => ReplyEvent::Failed(ApiError::from_runtime(&error)),
             ReplyOutcome::Refused => ReplyEvent::Failed(ApiError::Engine { message: "the job was refused".into() }),
         };

@@ -61,12 +61,101 @@ pub struct WireMessage {
     pub content: Option<Content>,
     /// The think channel of an earlier assistant reply (thinking mode), sent back.
     pub reasoning_content: Option<String>,
+    /// An assistant's tool calls, sent back.
+    pub tool_calls: Option<Vec<WireToolCall>>,
+    /// A tool message: the id of the call it answers.
+    pub tool_call_id: Option<String>,
+    /// A tool message: the tool's name (checked against the call's).
+    pub name: Option<String>,
+    /// A system message's tools (K3's dynamic tools).
+    pub tools: Option<Vec<WireTool>>,
 }
 
-/// `chat_template_kwargs` (vLLM's name): `{"thinking": true}`.
+/// An assistant's tool call as OpenAI writes it.
+#[derive(Debug, Deserialize)]
+pub struct WireToolCall {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub function: WireFunctionCall,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WireFunctionCall {
+    pub name: String,
+    /// JSON text.
+    pub arguments: String,
+}
+
+/// A declared tool: `{"type": "function", "function": {name, description, parameters}}`.
+#[derive(Debug, Deserialize)]
+pub struct WireTool {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub function: Option<WireFunction>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WireFunction {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub parameters: Option<serde_json::Value>,
+    pub strict: Option<bool>,
+}
+
+/// `tool_choice`: `"auto"`, `"none"`, `"required"` or `{"type":"function","function":{"name":…}}`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum WireToolChoice {
+    Mode(String),
+    Function {
+        #[serde(rename = "type")]
+        kind: String,
+        function: WireChoiceName,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WireChoiceName {
+    pub name: String,
+}
+
+/// `response_format`: `{"type": "text" | "json_object" | "json_schema", "json_schema": {…}}`.
+#[derive(Debug, Deserialize)]
+pub struct WireResponseFormat {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub json_schema: Option<WireJsonSchema>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WireJsonSchema {
+    pub name: Option<String>,
+    pub schema: Option<serde_json::Value>,
+    pub strict: Option<bool>,
+}
+
+/// `thinking`: a boolean, or Moonshot's `{"type": "enabled"|"disabled", "effort", "keep"}`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum WireThinking {
+    On(bool),
+    Object(ThinkingObject),
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ThinkingObject {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub effort: Option<String>,
+    pub keep: Option<String>,
+}
+
+/// `chat_template_kwargs` (vLLM's name): `{"thinking": true, "thinking_effort": "high"}`.
 #[derive(Debug, Default, Deserialize)]
 pub struct TemplateKwargs {
     pub thinking: Option<bool>,
+    pub thinking_effort: Option<String>,
 }
 
 /// `POST /v1/chat/completions`.
@@ -78,9 +167,15 @@ pub struct ChatRequest {
     pub stream: bool,
     #[serde(flatten)]
     pub sampling: SamplingFields,
-    /// Thinking mode (also `chat_template_kwargs.thinking`).
-    pub thinking: Option<bool>,
+    /// Thinking mode and effort (also `chat_template_kwargs.thinking`).
+    pub thinking: Option<WireThinking>,
+    /// OpenAI's effort name; overrides `thinking.effort`.
+    pub reasoning_effort: Option<String>,
     pub chat_template_kwargs: Option<TemplateKwargs>,
+    pub tools: Option<Vec<WireTool>>,
+    pub tool_choice: Option<WireToolChoice>,
+    pub parallel_tool_calls: Option<bool>,
+    pub response_format: Option<WireResponseFormat>,
 }
 
 /// `prompt`: one string, or a list holding one.

@@ -8,6 +8,7 @@
 //! (the generated ids, for exact comparison with `k3 run`) sit beside `usage`.
 //! Must not: compute a figure: they come from the runtime's `ReplyFigures`.
 
+use k3_engine::chat::{CallDelta, ToolCall};
 use serde_json::{json, Map, Value};
 
 use crate::reply::Done;
@@ -18,6 +19,8 @@ use crate::split::Delta;
 pub enum Endpoint {
     Chat,
     Completion,
+    /// Anthropic's `/v1/messages` (its JSON is `anthropic::response`'s).
+    Messages,
 }
 
 /// What every object of one answer shares.
@@ -36,6 +39,7 @@ impl Head {
         let prefix = match endpoint {
             Endpoint::Chat => "chatcmpl",
             Endpoint::Completion => "cmpl",
+            Endpoint::Messages => "msg",
         };
         let id = format!("{prefix}-{:x}{job:04x}", now.as_millis());
         Head { id, created: now.as_secs(), model, endpoint, thinking }
@@ -76,12 +80,33 @@ fn add_figures(m: &mut Map<String, Value>, done: &Done) {
     m.insert("token_ids".into(), json!(done.token_ids));
 }
 
-fn message_fields(head: &Head, content: &str, reasoning: &str) -> Value {
-    let mut msg = json!({ "role": "assistant", "content": content });
+fn message_fields(head: &Head, done: &Done) -> Value {
+    let mut msg = json!({ "role": "assistant", "content": done.content });
     if head.thinking {
-        msg["reasoning_content"] = json!(reasoning);
+        msg["reasoning_content"] = json!(done.reasoning);
+    }
+    if !done.tool_calls.is_empty() {
+        msg["tool_calls"] = done.tool_calls.iter().map(tool_call).collect();
     }
     msg
+}
+
+/// A finished call as OpenAI writes it.
+fn tool_call(call: &ToolCall) -> Value {
+    json!({ "id": call.id, "type": "function", "function": { "name": call.tool, "arguments": call.arguments } })
+}
+
+/// A streamed piece of a call: `delta.tool_calls[0]` with the call's `index`, its `id`,
+/// `type` and `function.name` on its first piece, then `function.arguments` fragments.
+pub fn call_chunk(head: &Head, delta: &CallDelta) -> Value {
+    let mut call = json!({ "index": delta.position, "function": { "arguments": delta.arguments } });
+    if let Some((id, name)) = &delta.opened {
+        call["id"] = json!(id);
+        call["type"] = json!("function");
+        call["function"]["name"] = json!(name);
+    }
+    let choice = json!({ "index": 0, "delta": { "tool_calls": [call] }, "finish_reason": null });
+    Value::Object(head.object("chat.completion.chunk", choice))
 }
 
 /// The whole answer of a non-streaming request.
@@ -89,13 +114,14 @@ pub fn complete(head: &Head, done: &Done) -> Value {
     let mut m = match head.endpoint {
         Endpoint::Chat => head.object(
             "chat.completion",
-            json!({ "index": 0, "message": message_fields(head, &done.content, &done.reasoning),
+            json!({ "index": 0, "message": message_fields(head, done),
                     "logprobs": null, "finish_reason": done.finish }),
         ),
         Endpoint::Completion => head.object(
             "text_completion",
             json!({ "index": 0, "text": done.content, "logprobs": null, "finish_reason": done.finish }),
         ),
+        Endpoint::Messages => return crate::anthropic::response::message(head, done),
     };
     add_figures(&mut m, done);
     Value::Object(m)
@@ -110,7 +136,7 @@ pub fn role_chunk(head: &Head) -> Value {
 /// One delta.
 pub fn delta_chunk(head: &Head, delta: &Delta) -> Value {
     match head.endpoint {
-        Endpoint::Chat => {
+        Endpoint::Chat | Endpoint::Messages => {
             let mut d = Map::new();
             if !delta.reasoning.is_empty() {
                 d.insert("reasoning_content".into(), json!(delta.reasoning));
@@ -131,7 +157,7 @@ pub fn delta_chunk(head: &Head, delta: &Delta) -> Value {
 /// The last chunk: the finish reason, `usage` and the figures.
 pub fn final_chunk(head: &Head, done: &Done) -> Value {
     let mut m = match head.endpoint {
-        Endpoint::Chat => {
+        Endpoint::Chat | Endpoint::Messages => {
             head.object("chat.completion.chunk", json!({ "index": 0, "delta": {}, "finish_reason": done.finish }))
         }
         Endpoint::Completion => head.object(

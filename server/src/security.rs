@@ -66,16 +66,23 @@ impl Guard {
         }
     }
 
-    /// True when no key is set, or `Authorization: Bearer KEY` carries it.
+    /// True when no key is set, or `Authorization: Bearer KEY` or Anthropic's
+    /// `x-api-key: KEY` carries it (each header once).
     pub fn key_accepted(&self, headers: &HeaderMap) -> bool {
         let Some(key) = &self.key else { return true };
-        let mut values = headers.get_all(header::AUTHORIZATION).iter();
-        let (Some(value), None) = (values.next(), values.next()) else { return false };
-        let value = value.as_bytes();
-        let Some((scheme, token)) = value.split_at_checked(7) else { return false };
+        let single = |name: &str| {
+            let mut values = headers.get_all(name).iter();
+            match (values.next(), values.next()) {
+                (Some(value), None) => Some(value.as_bytes()),
+                _ => None,
+            }
+        };
         // `ct_eq` on slices compares every byte whatever the contents (only a length
         // difference returns early, which tells nothing about the key's bytes).
-        scheme.eq_ignore_ascii_case(b"bearer ") && bool::from(token.ct_eq(key.as_slice()))
+        let bearer = single(header::AUTHORIZATION.as_str()).and_then(|v| v.split_at_checked(7)).is_some_and(
+            |(scheme, token)| scheme.eq_ignore_ascii_case(b"bearer ") && bool::from(token.ct_eq(key.as_slice())),
+        );
+        bearer || single("x-api-key").is_some_and(|token| bool::from(token.ct_eq(key.as_slice())))
     }
 
     /// The first check a request fails, if any.
@@ -137,6 +144,9 @@ mod tests {
         assert!(!g.key_accepted(&HeaderMap::new()));
         let open = Guard::new(8000, None, vec![], None);
         assert!(open.key_accepted(&headers(&[(header::AUTHORIZATION, "Bearer anything")])));
+        let x_api_key = header::HeaderName::from_static("x-api-key");
+        assert!(g.key_accepted(&headers(&[(x_api_key.clone(), "sekret")])));
+        assert!(!g.key_accepted(&headers(&[(x_api_key, "sekreT")])));
     }
 
     #[test]

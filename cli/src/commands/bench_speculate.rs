@@ -104,7 +104,13 @@ fn run(
         Some(Drafts::ReplayWrong) => &mut wrong,
     };
     let mut session = engine.new_session();
-    let out = engine.generate_drafting(&mut session, prompt, &params, drafter, (&CancelToken::new(), &mut NullSink))?;
+    let out = engine.generate_drafting(
+        &mut session,
+        prompt,
+        &params,
+        (drafter, None),
+        (&CancelToken::new(), &mut NullSink),
+    )?;
     let decode_seconds = (out.total_time - out.prefill_time).as_secs_f64();
     Ok(Run { generated: out.generated, decode_seconds, speculation: out.speculation })
 }

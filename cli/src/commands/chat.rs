@@ -10,7 +10,7 @@ use std::io::{BufRead, IsTerminal};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex};
 
-use k3_engine::chat::{ChatMessage, ChatMode, Role};
+use k3_engine::chat::{ChatMessage, ChatMode, Role, TurnInput};
 use k3_engine::{DecodeMode, FinishReason, GenerateParams};
 use k3_plan::{format_bytes, BudgetChoice, Preset};
 use k3_runtime::{
@@ -227,7 +227,7 @@ fn reply(
         system: conversation.system.clone(),
         mode: conversation.mode,
         history: conversation.messages.clone(),
-        user_text: line.to_string(),
+        input: TurnInput::user(line),
         params: conversation.params.clone(),
         state_file: conversation.state_file.clone(),
     };
@@ -245,7 +245,7 @@ fn reply(
         ReplyOutcome::Refused => return Err(runtime_error("the reply was refused".into())),
     };
     conversation.messages.push(ChatMessage::new(Role::User, line));
-    conversation.messages.push(ChatMessage { role: Role::Assistant, content: out.text.clone(), think: out.think });
+    conversation.messages.push(ChatMessage::assistant(out.text.clone(), out.think, Vec::new()));
     let f = &out.figures;
     outln!(
         "\n[{} tokens · {} · prefilled {} tokens{} in {:.2} s · {}]",

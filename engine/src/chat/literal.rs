@@ -1,9 +1,9 @@
-//! Keeping people's text apart from control tokens: what a user (or the system prompt)
-//! types is encoded as text, whatever it contains; only the chat template inserts special
+//! Keeping people's text apart from control tokens: what a user, the system prompt or a
+//! tool's result says is encoded as text, whatever it contains; only the chat template inserts special
 //! tokens.
 //!
-//! Owns: [`Literals`]: before rendering, each user and system message's content is
-//! replaced by a marker (`U+E000`, a per-session nonce, the message's index, `U+E001`);
+//! Owns: [`Literals`]: before rendering, each user, system and tool message's content
+//! is replaced by a marker (`U+E000`, a per-session nonce, the message's index, `U+E001`);
 //! after rendering, [`Literals::encode`] encodes the template's text with added-token
 //! matching and each marker's original content with none (`Tokenizer::encode_ordinary`).
 //! Must not: change the tokens of text that holds no special-token string: the template
@@ -12,7 +12,7 @@
 //! rendered (marked) text of earlier turns stays a prefix of later renders; a marker the
 //! template mangled is refused (`Error::Template`), never encoded with added tokens.
 
-use crate::chat::template::{ChatMessage, Role};
+use crate::chat::message::{ChatMessage, Role};
 use crate::error::{Error, Result};
 use crate::tokenizer::Tokenizer;
 
@@ -54,7 +54,7 @@ impl Literals {
             .iter()
             .enumerate()
             .map(|(i, m)| match m.role {
-                Role::User | Role::System => ChatMessage { content: self.marker(i), ..m.clone() },
+                Role::User | Role::System | Role::Tool => ChatMessage { content: self.marker(i), ..m.clone() },
                 Role::Assistant => m.clone(),
             })
             .collect()

@@ -1,17 +1,28 @@
-//! Conversations: the XTML chat template and multi-turn chat sessions.
+//! Conversations: messages with tool calls, the XTML chat template and multi-turn chat
+//! sessions.
 //!
-//! Owns: rendering messages the way K3 was trained to read them ([`template`]) and a
-//! [`ChatSession`] that keeps the engine state of earlier turns so a new user message is
-//! prefilled alone ([`session`]); which generated tokens are text a person sees
-//! ([`reply`]).
+//! Owns: what a conversation is ([`message`], [`options`]); rendering it the way K3 was
+//! trained to read it ([`template`], [`xtml`]); a [`ChatSession`] that keeps the engine
+//! state of earlier turns so new messages are prefilled alone ([`session`]); which
+//! generated tokens are text a person sees and which are tool calls ([`reply`],
+//! [`calls`]).
 //! Must not: re-tokenise history that the engine already holds: the session's tokens are
 //! the truth, rendered text only tells what to append.
 
+pub mod calls;
 pub mod literal;
+pub mod message;
+pub mod options;
 pub mod reply;
 pub mod session;
 pub mod template;
+pub mod xtml;
 
+pub use calls::{CallDelta, CallError};
+pub use message::{ChatMessage, Role, ToolAnswer, ToolCall, ToolSpec};
+pub use options::{ChatMode, ChatOptions, Effort, ResponseFormat, ToolChoice};
 pub use reply::{Channel, Piece, ReplyReader};
-pub use session::{read_saved_conversation, ChatReply, ChatSession, SavedConversation};
-pub use template::{ChatMessage, ChatMode, ChatTemplate, Role};
+pub use session::{
+    declared_tool_specs, declared_tools, read_saved_conversation, ChatReply, ChatSession, SavedConversation, TurnInput,
+};
+pub use template::ChatTemplate;

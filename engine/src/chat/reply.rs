@@ -11,6 +11,8 @@
 //! (all of them read replies through this type), or treat ordinary tokens that happen to
 //! spell a marker (`<`, `|`, `close` …) as markup: only the ids are.
 
+use crate::chat::calls::{element, CallDelta, CallError, CallReader};
+use crate::chat::message::ToolCall;
 use crate::chat::template::ChatMode;
 use crate::tokenizer::{StreamDecoder, Tokenizer};
 
@@ -58,6 +60,10 @@ pub struct ReplyReader<'a> {
     decoding: Channel,
     think: String,
     response: String,
+    /// Reads the tools channel (no tool declared unless [`ReplyReader::with_tools`]).
+    calls: CallReader,
+    /// True inside an open tools channel.
+    in_tools: bool,
 }
 
 impl<'a> ReplyReader<'a> {
@@ -89,7 +95,30 @@ impl<'a> ReplyReader<'a> {
             decoding: first,
             think: String::new(),
             response: String::new(),
+            calls: CallReader::new(Vec::new(), String::new()),
+            in_tools: false,
         }
+    }
+
+    /// Accepts calls of the `declared` tools, with ids `id_prefix` + the call's position.
+    pub fn with_tools(mut self, declared: Vec<String>, id_prefix: String) -> Self {
+        self.calls = CallReader::new(declared, id_prefix);
+        self
+    }
+
+    /// The tool calls finished so far.
+    pub fn tool_calls(&self) -> &[ToolCall] {
+        self.calls.calls()
+    }
+
+    /// What is wrong with the reply's tool calls, if anything.
+    pub fn call_error(&self) -> Option<&CallError> {
+        self.calls.error()
+    }
+
+    /// The tool-call pieces formed since the last call (OpenAI's streamed deltas).
+    pub fn take_call_deltas(&mut self) -> Vec<CallDelta> {
+        self.calls.take_deltas()
     }
 
     /// Reads `ids` to the end; returns the reader (see [`ReplyReader::think`] and
@@ -116,7 +145,12 @@ impl<'a> ReplyReader<'a> {
                 name.extend_from_slice(bytes);
                 None
             }
-            State::Text(None) => None,
+            State::Text(None) => {
+                if self.in_tools {
+                    self.calls.text(bytes);
+                }
+                None
+            }
             State::Text(Some(channel)) => {
                 let channel = *channel;
                 self.decoding = channel;
@@ -128,6 +162,7 @@ impl<'a> ReplyReader<'a> {
 
     /// The end of the reply: bytes held back for an unfinished character, as U+FFFD.
     pub fn finish(&mut self) -> Option<Piece> {
+        self.calls.finish();
         self.flush()
     }
 
@@ -168,9 +203,26 @@ impl<'a> ReplyReader<'a> {
             self.state = State::Tag { opening: Some(id) == m.open, name: Vec::new(), before };
         } else if Some(id) == m.sep {
             if let State::Tag { opening, name, before } = &self.state {
-                self.state = State::Text(channel_after_tag(*opening, name, *before));
+                let (opening, before) = (*opening, *before);
+                let tag = String::from_utf8_lossy(name).into_owned();
+                self.state = State::Text(self.after_tag(opening, &tag, before));
             }
         }
+    }
+
+    /// The channel text goes to after a tag; a tools channel's tags go to the call reader.
+    fn after_tag(&mut self, opening: bool, tag: &str, before: Option<Channel>) -> Option<Channel> {
+        if self.in_tools {
+            if self.calls.tag(opening, tag) {
+                self.in_tools = false;
+            }
+            return None;
+        }
+        if opening && element(tag) == "tools" {
+            self.in_tools = true;
+            return None;
+        }
+        channel_after_tag(opening, tag.as_bytes(), before)
     }
 }
 
@@ -287,5 +339,78 @@ mod tests {
         let mut reader = ReplyReader::chat(&tok, ChatMode::Instruct);
         pieces(&mut reader, &ids[..=cut]);
         assert!(reader.response().ends_with('\u{FFFD}'), "{:?}", reader.response());
+    }
+
+    /// Streams `text` as one reply with the tool `search` and `run` declared; returns the
+    /// reader and the arguments each call's deltas assembled to.
+    fn read_calls<'a>(tok: &'a Tokenizer, text: &str) -> (ReplyReader<'a>, Vec<(String, String, String)>) {
+        let mut reader = ReplyReader::chat(tok, ChatMode::Instruct)
+            .with_tools(vec!["search".into(), "run".into()], "call_t_".into());
+        let mut assembled: Vec<(String, String, String)> = Vec::new();
+        for id in tok.encode(text) {
+            reader.push(id);
+            for d in reader.take_call_deltas() {
+                if let Some((id, name)) = d.opened {
+                    assert_eq!(d.position, assembled.len(), "calls open in order");
+                    assembled.push((id, name, String::new()));
+                }
+                assembled[d.position].2.push_str(&d.arguments);
+            }
+        }
+        reader.finish();
+        for d in reader.take_call_deltas() {
+            assembled[d.position].2.push_str(&d.arguments);
+        }
+        (reader, assembled)
+    }
+
+    #[test]
+    fn a_tools_channel_streams_into_calls_whose_deltas_assemble_to_their_arguments() {
+        let tok = tokenizer();
+        let text = concat!(
+            "Let me look.<|close|>response<|sep|><|open|>tools<|sep|>",
+            "<|open|>call tool=\"search\" index=\"1\"<|sep|>",
+            "<|open|>argument key=\"query\" type=\"string\"<|sep|>tea \"and\" ☕\nnow<|close|>argument<|sep|>",
+            "<|open|>argument key=\"options\" type=\"object\"<|sep|>{\"timeout\": 150}<|close|>argument<|sep|>",
+            "<|close|>call<|sep|>",
+            "<|open|>call tool=\"run\" index=\"2\"<|sep|><|close|>call<|sep|>",
+            "<|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>"
+        );
+        let (reader, assembled) = read_calls(&tok, text);
+        assert_eq!(reader.call_error(), None);
+        assert_eq!(reader.response(), "Let me look.");
+        let calls = reader.tool_calls();
+        assert_eq!(calls.len(), 2);
+        assert_eq!((calls[0].tool.as_str(), calls[0].index, calls[0].id.as_str()), ("search", 1, "call_t_0"));
+        assert_eq!(calls[0].arguments, r#"{"query":"tea \"and\" ☕\nnow","options":{"timeout": 150}}"#);
+        assert_eq!((calls[1].tool.as_str(), calls[1].arguments.as_str()), ("run", "{}"));
+        let want: Vec<_> = calls.iter().map(|c| (c.id.clone(), c.tool.clone(), c.arguments.clone())).collect();
+        assert_eq!(assembled, want);
+        // The calls render back to the text the model wrote.
+        let m = crate::chat::message::ChatMessage::assistant("Let me look.", None, calls.to_vec());
+        let rendered = crate::chat::xtml::render(&[m], &Default::default(), ChatMode::Instruct, false);
+        let body =
+            rendered.strip_prefix("<|open|>message role=\"assistant\"<|sep|><|open|>response<|sep|>").expect("prefix");
+        assert_eq!(body, text);
+    }
+
+    #[test]
+    fn malformed_calls_are_named_never_guessed() {
+        let tok = tokenizer();
+        let cases = [
+            ("<|open|>call tool=\"rm\" index=\"1\"<|sep|><|close|>call<|sep|>", "not declared"),
+            ("<|open|>call tool=\"run\" index=\"1\"<|sep|><|open|>argument key=\"n\" type=\"number\"<|sep|>12x<|close|>argument<|sep|><|close|>call<|sep|>", "not valid JSON"),
+            ("<|open|>call tool=\"run\" index=\"1\"<|sep|><|open|>argument key=\"a\" type=\"string\"<|sep|>x", "ended inside a call of `run`"),
+            ("<|open|>call tool=\"run\" index=\"1\"<|sep|><|close|>call<|sep|><|open|>call tool=\"run\" index=\"1\"<|sep|>", "new index"),
+            ("<|open|>call tool=\"run\" index=\"1\"<|sep|>stray<|close|>call<|sep|>", "holds `stray`"),
+            ("<|open|>call index=\"1\"<|sep|>", "names its tool"),
+            ("<|open|>argument key=\"a\"<|sep|>", "a call or the channel's close"),
+        ];
+        for (body, want) in cases {
+            let text = format!("<|close|>response<|sep|><|open|>tools<|sep|>{body}");
+            let (reader, _) = read_calls(&tok, &text);
+            let err = reader.call_error().map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.contains(want), "{body}: {err:?} should say {want:?}");
+        }
     }
 }

@@ -18,19 +18,46 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::chat::calls::CallError;
 use crate::chat::literal::Literals;
+use crate::chat::message::{ChatMessage, Role, ToolCall, ToolSpec};
+use crate::chat::options::{ChatMode, ChatOptions};
 use crate::chat::reply::ReplyReader;
-use crate::chat::template::{ChatMessage, ChatMode, ChatTemplate, Role};
+use crate::chat::template::ChatTemplate;
+use crate::constraint::TokenConstraint;
 use crate::engine::{Engine, GenerateParams, Generation, Session};
 use crate::error::{Error, Result};
 use crate::events::{CancelToken, EventSink};
 use crate::tokenizer::Tokenizer;
+
+/// What one turn sends: the messages after the last reply (a user message, or tool
+/// results), the options it renders with, and the prefix of its calls' ids.
+#[derive(Debug, Clone, Default)]
+pub struct TurnInput {
+    pub messages: Vec<ChatMessage>,
+    pub options: ChatOptions,
+    /// Each tool call of the reply gets this prefix and its position as its id.
+    pub call_id_prefix: String,
+    /// At most one call in the reply (OpenAI's `parallel_tool_calls: false`).
+    pub single_call: bool,
+}
+
+impl TurnInput {
+    /// One user message, without tools or options.
+    pub fn user(text: impl Into<String>) -> Self {
+        TurnInput { messages: vec![ChatMessage::new(Role::User, text)], ..TurnInput::default() }
+    }
+}
 
 /// The outcome of one turn.
 #[derive(Debug, Clone)]
 pub struct ChatReply {
     /// The reply text (the response channel, closing markers removed).
     pub text: String,
+    /// The reply's tool calls (its tools channel), in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// What is wrong with the reply's tool calls (they are then not to be run).
+    pub call_error: Option<CallError>,
     pub generation: Generation,
     /// True when the turn reused the engine state of earlier turns.
     pub reused_history: bool,
@@ -44,6 +71,8 @@ struct SavedChat {
     mode: ChatMode,
     fed_text: String,
     nonce: u64,
+    #[serde(default)]
+    options: ChatOptions,
 }
 
 /// The conversation a state file holds (read without a model, to show or continue it).
@@ -71,6 +100,8 @@ pub struct ChatSession {
     system: Option<String>,
     messages: Vec<ChatMessage>,
     mode: ChatMode,
+    /// The options the last turn rendered with.
+    options: ChatOptions,
     template: ChatTemplate,
     /// The marked render (user and system text as markers, see `chat::literal`) that every
     /// token in `session` was encoded from.
@@ -86,6 +117,7 @@ impl ChatSession {
             system,
             messages: Vec::new(),
             mode,
+            options: ChatOptions::default(),
             template,
             fed_text: String::new(),
             literals: Literals::new(),
@@ -125,6 +157,17 @@ impl ChatSession {
         &self.messages
     }
 
+    /// The options the last turn rendered with.
+    pub fn options(&self) -> &ChatOptions {
+        &self.options
+    }
+
+    /// Sets the options the next turn renders with (a change of tools or effort renders
+    /// the conversation anew from its start).
+    pub fn set_options(&mut self, options: ChatOptions) {
+        self.options = options;
+    }
+
     /// Saves the conversation and its engine state to `path` (`resume`'s format), so
     /// [`ChatSession::resume`] can answer the next turn prefilling only its message.
     pub fn save(&self, engine: &Engine, path: &Path) -> Result<()> {
@@ -134,6 +177,7 @@ impl ChatSession {
             mode: self.mode,
             fed_text: self.fed_text.clone(),
             nonce: self.literals.nonce(),
+            options: self.options.clone(),
         };
         let note =
             serde_json::to_value(saved).map_err(|e| Error::StateFile { path: path.into(), reason: e.to_string() })?;
@@ -151,6 +195,7 @@ impl ChatSession {
             system: saved.system,
             messages: saved.messages,
             mode: saved.mode,
+            options: saved.options,
             template,
             fed_text: saved.fed_text,
             literals: Literals::with_nonce(saved.nonce),
@@ -162,13 +207,12 @@ impl ChatSession {
         self.session.tokens()
     }
 
-    fn conversation(&self, extra: Option<&ChatMessage>) -> Vec<ChatMessage> {
+    fn conversation(&self, input: &[ChatMessage]) -> Vec<ChatMessage> {
         let system = self.system.iter().map(|s| ChatMessage::new(Role::System, s.clone()));
-        system.chain(self.messages.iter().cloned()).chain(extra.cloned()).collect()
+        system.chain(self.messages.iter().cloned()).chain(input.iter().cloned()).collect()
     }
 
-    /// Sends a user message and generates the reply. `params.stop_ids` gets the
-    /// tokenizer's end-of-message id added.
+    /// Sends a user message and generates the reply (no tools, the session's options).
     pub fn send(
         &mut self,
         engine: &Engine,
@@ -178,11 +222,28 @@ impl ChatSession {
         cancel: &CancelToken,
         sink: &mut dyn EventSink,
     ) -> Result<ChatReply> {
-        let user = ChatMessage::new(Role::User, user_text);
-        let conversation = self.conversation(Some(&user));
-        // User and system text go in as markers and come out as plain text: only the
-        // template's own markup becomes control tokens.
-        let full = self.template.render(&self.literals.mark(&conversation), self.mode, true)?;
+        let input = TurnInput { options: self.options.clone(), ..TurnInput::user(user_text) };
+        self.send_turn(engine, tokenizer, &input, params, None, (cancel, sink))
+    }
+
+    /// Sends `input`'s messages with its options and generates the reply. The prompt is
+    /// the whole conversation rendered; when it extends what the engine holds, only the
+    /// extension is prefilled. `params.stop_ids` gets the end-of-message id added. With a
+    /// `constraint` (built for this turn's options), only tokens it allows are picked.
+    pub fn send_turn(
+        &mut self,
+        engine: &Engine,
+        tokenizer: &Tokenizer,
+        input: &TurnInput,
+        params: &GenerateParams,
+        constraint: Option<&mut dyn TokenConstraint>,
+        (cancel, sink): (&CancelToken, &mut dyn EventSink),
+    ) -> Result<ChatReply> {
+        self.options = input.options.clone();
+        let conversation = self.conversation(&input.messages);
+        // User, system and tool text go in as markers and come out as plain text: only
+        // the template's own markup becomes control tokens.
+        let full = self.template.render_with(&self.literals.mark(&conversation), &self.options, self.mode, true)?;
         let reused_history = !self.fed_text.is_empty() && full.starts_with(&self.fed_text);
         let new_text = if reused_history {
             &full[self.fed_text.len()..]
@@ -198,23 +259,34 @@ impl ChatSession {
                 params.stop_ids.push(eos);
             }
         }
-        let generation = engine.generate(&mut self.session, &prompt, &params, cancel, sink)?;
+        let generation = engine.generate_constrained(&mut self.session, &prompt, &params, constraint, cancel, sink)?;
         let reply_raw = tokenizer.decode(&generation.generated)?;
         self.fed_text.push_str(new_text);
         self.fed_text.push_str(&reply_raw);
-        let reply = read_reply(tokenizer, &generation.generated, self.mode);
-        let text = reply.content.clone();
-        self.messages.push(user);
-        self.messages.push(reply);
-        Ok(ChatReply { text, generation, reused_history })
+        let declared = declared_tools(&conversation, &self.options);
+        let reader = ReplyReader::chat(tokenizer, self.mode)
+            .with_tools(declared, input.call_id_prefix.clone())
+            .read_all(&generation.generated);
+        let reply = ChatMessage::assistant(
+            reader.response(),
+            (self.mode == ChatMode::Thinking).then(|| reader.think().to_string()),
+            reader.tool_calls().to_vec(),
+        );
+        let call_error = reader.call_error().cloned();
+        self.messages.extend(input.messages.iter().cloned());
+        self.messages.push(reply.clone());
+        Ok(ChatReply { text: reply.content, tool_calls: reply.tool_calls, call_error, generation, reused_history })
     }
 }
 
-/// The assistant message a reply's ids render back to, by the one reading rule
-/// ([`ReplyReader`]): the response channel is its content, a thinking-mode reply's think
-/// channel its think (cut short while thinking: all of it, and no content).
-fn read_reply(tokenizer: &Tokenizer, generated: &[u32], mode: ChatMode) -> ChatMessage {
-    let reader = ReplyReader::chat(tokenizer, mode).read_all(generated);
-    let think = (mode == ChatMode::Thinking).then(|| reader.think().to_string());
-    ChatMessage { role: Role::Assistant, content: reader.response().to_string(), think }
+/// The names of the tools a reply may call: the request's, and those declared by system
+/// messages of the conversation (K3's dynamic tools).
+pub fn declared_tools(conversation: &[ChatMessage], options: &ChatOptions) -> Vec<String> {
+    declared_tool_specs(conversation, options).into_iter().map(|t| t.name).collect()
+}
+
+/// The tools a reply may call, with their schemas (see [`declared_tools`]).
+pub fn declared_tool_specs(conversation: &[ChatMessage], options: &ChatOptions) -> Vec<ToolSpec> {
+    let dynamic = conversation.iter().filter(|m| m.role == Role::System).flat_map(|m| m.tools.iter());
+    options.tools.iter().chain(dynamic).cloned().collect()
 }

@@ -23,15 +23,16 @@ pub async fn chat_completions(State(state): State<AppState>, headers: HeaderMap,
 async fn prepare(state: &AppState, headers: &HeaderMap, body: Body) -> Result<(Generation, bool), ApiError> {
     let bytes = read_json(headers, body, state.limits.max_body_bytes).await?;
     let request: ChatRequest = parse(&bytes)?;
-    let model = state.registry.resolve(&request.model).ok_or(ApiError::ModelNotFound { model: request.model })?;
+    let model = state
+        .registry
+        .resolve(&request.model)
+        .ok_or_else(|| ApiError::ModelNotFound { model: request.model.clone() })?;
     let params = request.sampling.params(state.limits.default_max_tokens, model.context_length)?;
     let stops = request.sampling.stops()?;
-    let kwargs = request.chat_template_kwargs.as_ref().and_then(|k| k.thinking);
-    let thinking = request.thinking.or(kwargs).unwrap_or(false);
-    let (mode, channels) =
-        if thinking { (ChatMode::Thinking, Channels::Thinking) } else { (ChatMode::Instruct, Channels::Instruct) };
-    let turn = chat_turn(&request.messages, mode, params)?;
+    let (turn, mode) = chat_turn(&request, params)?;
+    let thinking = mode == ChatMode::Thinking;
+    let channels = if thinking { Channels::Thinking } else { Channels::Instruct };
     let text = ReplyText::new(channels, stops);
-    let generation = start(state, ApiTurn::Chat(turn), text, model.id, thinking)?;
+    let generation = start(state, ApiTurn::Chat(Box::new(turn)), text, model.id, thinking)?;
     Ok((generation, request.stream))
 }

@@ -8,6 +8,7 @@
 mod chat;
 mod completions;
 mod health;
+mod messages;
 mod models;
 
 use std::net::SocketAddr;
@@ -48,6 +49,7 @@ pub fn router(state: AppState, guard_config: Arc<Guard>, log: Option<RequestLogF
         .route("/v1/models/{id}", get(models::one))
         .route("/v1/chat/completions", post(chat::chat_completions))
         .route("/v1/completions", post(completions::completions))
+        .route("/v1/messages", post(messages::messages))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

@@ -91,7 +91,7 @@ impl From<&k3_engine::Error> for IpcError {
             // A checksum mismatch is a failed expert read to the window; the message names it.
             E::ExpertRead { .. } | E::ExpertChecksum { .. } => ErrorCode::ExpertRead,
             E::ContextLimit { .. } => ErrorCode::ContextLimit,
-            E::Option { .. } | E::TokenId { .. } | E::Empty { .. } => ErrorCode::InvalidArgument,
+            E::Option { .. } | E::TokenId { .. } | E::Empty { .. } | E::Constraint { .. } => ErrorCode::InvalidArgument,
             E::Budget(_) => ErrorCode::BudgetTooSmall,
             E::Io { .. } | E::Read { .. } | E::OutputFolder { .. } => ErrorCode::Io,
             // A saved state the runtime could not use is replayed instead; mapped for
@@ -112,6 +112,7 @@ impl From<&RuntimeError> for IpcError {
             RuntimeError::VocabMismatch { .. } => ErrorCode::Tokenizer,
             RuntimeError::NoModel => ErrorCode::ModelNotLoaded,
             RuntimeError::WorkerGone => ErrorCode::Internal,
+            RuntimeError::Constraint(_) => ErrorCode::InvalidArgument,
             // The remote's own message (it names the URL) is the whole line the window shows.
             RuntimeError::Remote { message, .. } => return IpcError::new(ErrorCode::Remote, message.clone()),
         };

@@ -11,7 +11,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use k3_engine::chat::{ChatMessage, ChatMode, Role as EngineRole};
+use k3_engine::chat::{ChatMessage, ChatMode, Role as EngineRole, TurnInput};
 use k3_engine::{DecodeMode, FinishReason as EngineFinish, GenerateParams, Sampling};
 use k3_runtime::{Channel, ChatTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, RuntimeError};
 
@@ -116,7 +116,7 @@ impl ReplyHandler for HistoryReply {
             system: Some(prepared.conversation.system_prompt.clone()).filter(|s| !s.trim().is_empty()),
             mode: if settings.thinking { ChatMode::Thinking } else { ChatMode::Instruct },
             history: prepared.history.iter().map(engine_message).collect(),
-            user_text: prepared.user_text,
+            input: TurnInput::user(prepared.user_text),
             params: generate_params(&settings, self.local.mode),
             state_file: self.local.state_file.clone(),
         };
@@ -133,6 +133,9 @@ impl ReplyHandler for HistoryReply {
                 let think = channel == Channel::Think;
                 GenerationEvent::Token { job_id: job, index: index as u32, text, think }
             }
+            // The window's turns declare no tools, so no call forms (an undeclared one
+            // is the reply's call error).
+            ReplyProgress::ToolCall(_) => return,
             ReplyProgress::Figures(f) => GenerationEvent::Stats {
                 job_id: job,
                 tokens: f.tokens as u32,
@@ -211,7 +214,7 @@ fn engine_message(m: &Message) -> ChatMessage {
         Role::User => EngineRole::User,
         Role::Assistant => EngineRole::Assistant,
     };
-    ChatMessage { role, content: m.content.clone(), think: m.think.clone() }
+    ChatMessage { think: m.think.clone(), ..ChatMessage::new(role, m.content.clone()) }
 }
 
 /// Engine parameters for a conversation's settings (temperature 0 = greedy), decoded as

@@ -1,0 +1,43 @@
+//! `POST /v1/messages` (Anthropic's Messages API): parse, check, resolve the model, build
+//! the turn, then answer whole or as Anthropic's event stream; refusals in its error shape.
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use k3_engine::chat::ChatMode;
+
+use crate::anthropic::request::{messages_turn, MessagesRequest};
+use crate::anthropic::response::error_response;
+use crate::api_error::ApiError;
+use crate::body::read_json;
+use crate::generation::{start, Generation};
+use crate::reply::ApiTurn;
+use crate::request::parse;
+use crate::split::{Channels, ReplyText};
+use crate::state::AppState;
+
+pub async fn messages(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
+    match prepare(&state, &headers, body).await {
+        Ok((generation, true)) => generation.stream(&state),
+        Ok((generation, false)) => generation.collect().await,
+        Err(e) => error_response(&e),
+    }
+}
+
+async fn prepare(state: &AppState, headers: &HeaderMap, body: Body) -> Result<(Generation, bool), ApiError> {
+    let bytes = read_json(headers, body, state.limits.max_body_bytes).await?;
+    let request: MessagesRequest = parse(&bytes)?;
+    let model = state
+        .registry
+        .resolve(&request.model)
+        .ok_or_else(|| ApiError::ModelNotFound { model: request.model.clone() })?;
+    let sampling = request.sampling();
+    let params = sampling.params(state.limits.default_max_tokens, model.context_length)?;
+    let stops = sampling.stops()?;
+    let (turn, mode) = messages_turn(&request, params)?;
+    let thinking = mode == ChatMode::Thinking;
+    let channels = if thinking { Channels::Thinking } else { Channels::Instruct };
+    let generation = start(state, ApiTurn::Chat(Box::new(turn)), ReplyText::new(channels, stops), model.id, thinking)?;
+    Ok((generation.answered_as_messages(), request.stream))
+}
