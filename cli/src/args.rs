@@ -396,6 +396,27 @@ pub enum BenchCommand {
     /// positions are repeated up to each context), the median of the rounds and each
     /// context's ratio to the first.
     Context(BenchContextArgs),
+    /// Constrained decoding's cost: a mask per token at the model's vocabulary and at K3's
+    /// (the released Kimi ranks), against a decode step of the model, in one run.
+    Constrain(BenchConstrainArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchConstrainArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// A folder with Moonshot's released `tiktoken.model` (K3's ranks).
+    #[arg(long, value_name = "DIR", default_value = "../shared/fixtures/released/kimi-tokenizer")]
+    pub k3_vocabulary: PathBuf,
+    /// Tokens of the constrained reply.
+    #[arg(long, default_value_t = 400)]
+    pub tokens: usize,
+    /// Rounds (the median is printed).
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

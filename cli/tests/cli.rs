@@ -672,3 +672,29 @@ fn bench_stream_compares_two_residency_rules_in_one_run() {
     assert!(cost_run["reads_in_flight_while_busy"].as_f64().is_some(), "{cost_run}");
     std::fs::remove_dir_all(trunk).ok();
 }
+
+/// Issue 39: `k3 bench constrain` decodes a required call under its mask on the demo
+/// model and replays it over K3's released vocabulary; the figures are positive and named.
+#[test]
+fn bench_constrain_times_masks_at_the_model_and_k3_vocabularies() {
+    let model = k3_tests::fixture("k3-demo");
+    let Some(released) = k3_tests::released("kimi-tokenizer") else { return };
+    let out = k3(&[
+        "bench",
+        "constrain",
+        "--model",
+        model.to_str().unwrap(),
+        "--k3-vocabulary",
+        released.to_str().unwrap(),
+        "--rounds",
+        "1",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["vocabulary"]["k3"], 163_588, "the released ranks and four markers: {v}");
+    for key in ["model_vocabulary", "k3_vocabulary"] {
+        assert!(v["mask_ms"][key].as_f64().is_some_and(|ms| ms > 0.0), "{v}");
+    }
+    assert!(v["decode_step_ms"].as_f64().is_some_and(|ms| ms > 0.0), "{v}");
+}

@@ -93,9 +93,13 @@ impl Grammar {
 
     /// Calls 1, 2, … up to `most`: `call_1 (call_2 (…)?)?`.
     fn calls(&mut self, tools: &[&ToolSpec], most: usize) -> String {
+        let mut has_args = Vec::with_capacity(tools.len());
         for (t, tool) in tools.iter().enumerate() {
             let args = self.arguments(t, tool);
-            self.rules.push(format!("args_{t}: {args}"));
+            has_args.push(args.is_some());
+            if let Some(args) = args {
+                self.rules.push(format!("args_{t}: {args}"));
+            }
         }
         for index in 1..=most {
             let alternatives: Vec<String> = tools
@@ -103,7 +107,8 @@ impl Grammar {
                 .enumerate()
                 .map(|(t, tool)| {
                     let open = literal(&format!("call tool=\"{}\" index=\"{index}\"", escape_attr(&tool.name)));
-                    format!("<|open|> {open} <|sep|> args_{t} <|close|> \"call\" <|sep|>")
+                    let args = if has_args[t] { format!("args_{t} ") } else { String::new() };
+                    format!("<|open|> {open} <|sep|> {args}<|close|> \"call\" <|sep|>")
                 })
                 .collect();
             self.rules.push(format!("call_{index}: {}", alternatives.join(" | ")));
@@ -115,8 +120,8 @@ impl Grammar {
         format!("call_1 {calls}")
     }
 
-    /// The arguments of tool `t`, in its schema's property order.
-    fn arguments(&mut self, t: usize, tool: &ToolSpec) -> String {
+    /// The arguments of tool `t`, in its schema's property order (`None`: it takes none).
+    fn arguments(&mut self, t: usize, tool: &ToolSpec) -> Option<String> {
         let properties = tool.parameters.get("properties").and_then(Value::as_object);
         let required: Vec<&str> = tool
             .parameters
@@ -124,15 +129,24 @@ impl Grammar {
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let Some(properties) = properties.filter(|p| !p.is_empty()) else { return "\"\"".into() };
+        let properties = properties.filter(|p| !p.is_empty())?;
+        // A property's schema may refer to the tool's shared definitions: they go with it.
+        let defs: Vec<(&str, &Value)> =
+            ["$defs", "definitions"].into_iter().filter_map(|k| tool.parameters.get(k).map(|v| (k, v))).collect();
         let mut parts = Vec::new();
         for (k, (key, schema)) in properties.iter().enumerate() {
             let name = format!("arg_{t}_{k}");
-            let body = self.argument(&name, key, schema);
+            let mut schema = schema.clone();
+            if let Some(object) = schema.as_object_mut() {
+                for (k, v) in &defs {
+                    object.insert((*k).to_string(), (*v).clone());
+                }
+            }
+            let body = self.argument(&name, key, &schema);
             self.rules.push(format!("{name}: {body}"));
             parts.push(if required.contains(&key.as_str()) { name } else { format!("{name}?") });
         }
-        parts.join(" ")
+        Some(parts.join(" "))
     }
 
     /// One argument `key` with the property `schema`.
@@ -221,6 +235,31 @@ mod tests {
         assert!(g.contains(r#"arg_0_0: <|open|> "argument key=\"q\" type=\"string\"" <|sep|> TEXT? <|close|>"#), "{g}");
         assert!(!g.contains("call_2"), "one call without parallel calls: {g}");
         assert!(!shape.is_free());
+    }
+
+    #[test]
+    fn a_tool_without_parameters_is_called_with_no_arguments() {
+        let tools = [tool("now", json!({"type": "object", "properties": {}})), tool("ping", json!({"type": "object"}))];
+        let options = ChatOptions { tool_choice: ToolChoice::Required, ..ChatOptions::default() };
+        let shape = ReplyShape { mode: ChatMode::Instruct, tools: &tools, options: &options, parallel_calls: true };
+        let g = reply_grammar(&shape);
+        assert!(g.contains(r#"<|open|> "call tool=\"now\" index=\"1\"" <|sep|> <|close|> "call" <|sep|>"#), "{g}");
+        assert!(!g.contains("args_"), "{g}");
+        crate::check_shape(&shape).expect("the grammar compiles");
+    }
+
+    #[test]
+    fn a_property_referring_to_shared_definitions_compiles() {
+        let params = json!({
+            "type": "object",
+            "$defs": {"point": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}},
+            "properties": {"at": {"$ref": "#/$defs/point"}},
+            "required": ["at"]
+        });
+        let tools = [tool("go", params)];
+        let options = ChatOptions { tool_choice: ToolChoice::Required, ..ChatOptions::default() };
+        let shape = ReplyShape { mode: ChatMode::Instruct, tools: &tools, options: &options, parallel_calls: true };
+        crate::check_shape(&shape).expect("the grammar compiles");
     }
 
     #[test]

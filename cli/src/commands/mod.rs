@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_codec;
+mod bench_constrain;
 mod bench_context;
 mod bench_speculate;
 mod bench_stream;
@@ -80,6 +81,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Bench(crate::args::BenchCommand::Speculate(args)) => bench_speculate::speculate(args),
         Command::Bench(crate::args::BenchCommand::Codec(args)) => bench_codec::codec(args),
         Command::Bench(crate::args::BenchCommand::Context(args)) => bench_context::context(args),
+        Command::Bench(crate::args::BenchCommand::Constrain(args)) => bench_constrain::constrain(args),
         Command::SimCache(args) => sim_cache::sim_cache(args),
         Command::Synth(args) => synth::synth(args),
         Command::Download(args) => download::download(args),
@@ -136,7 +138,7 @@ pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure
     Ok(opts)
 }
 
-fn load_tokenizer(dir: &Path) -> Result<Tokenizer, Failure> {
+pub(super) fn load_tokenizer(dir: &Path) -> Result<Tokenizer, Failure> {
     require_dir("--model", dir)?;
     Ok(k3_runtime::model::open_tokenizer(dir)?)
 }
