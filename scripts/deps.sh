@@ -13,8 +13,7 @@ mode="${1:-run}"
 packages=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicator3-dev libsoup-3.0-dev
   libxdo-dev libssl-dev pkg-config fonts-dejavu-core)
 if [ "$mode" = test ]; then
-  # mold: the test run links some forty test binaries; see scripts/test.sh.
-  packages+=(xvfb xauth webkit2gtk-driver chromium gnome-keyring mold)
+  packages+=(xvfb xauth webkit2gtk-driver chromium gnome-keyring)
 fi
 if [ "$mode" = run ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
   packages+=(xvfb xauth)

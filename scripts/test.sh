@@ -25,12 +25,6 @@ timed() {
 }
 
 timed "deps (apt, npm ci, pip, tauri-driver)" bash scripts/deps.sh test
-# The host's Rust builds link with mold when it is there (deps.sh installs it): the run
-# links some forty test binaries and the app, and GNU ld spends minutes on them. Only this
-# target: the wasm32 and fuzz builds keep their own linkers.
-if command -v mold >/dev/null; then
-  export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C link-arg=-fuse-ld=mold"
-fi
 ui_tests() { (cd ui && npm run build && npx vitest run) 2>&1 | tee "$logs/ui.log"; }
 ui_browser() { node ui/tests/browser.mjs 2>&1 | tee "$logs/browser.log"; }
 rust_tests() { cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"; }
