@@ -10,7 +10,7 @@
 //! Must not: keep a session whose turn failed (its tokens may disagree with the history).
 
 use k3_constrain::ReplyShape;
-use k3_engine::chat::{declared_tool_specs, ChatMessage, ChatSession};
+use k3_engine::chat::{ChatMessage, ChatSession};
 use k3_engine::constraint::TokenConstraint;
 use k3_engine::{CancelToken, EventSink};
 
@@ -33,8 +33,7 @@ pub fn run_turn(
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
 ) -> Result<FinishedReply, RuntimeError> {
-    let conversation: Vec<_> = turn.history.iter().chain(&turn.input.messages).cloned().collect();
-    let tools = declared_tool_specs(&conversation, &turn.input.options);
+    let tools = turn.declared_tools();
     let shape = ReplyShape {
         mode: turn.mode,
         tools: &tools,

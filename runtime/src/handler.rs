@@ -10,7 +10,9 @@
 
 use std::sync::Arc;
 
-use k3_engine::chat::{CallDelta, CallError, Channel, ChatMessage, ChatMode, ToolCall, TurnInput};
+use k3_engine::chat::{
+    declared_tool_specs, CallDelta, CallError, Channel, ChatMessage, ChatMode, ToolCall, ToolSpec, TurnInput,
+};
 use k3_engine::{FinishReason, GenerateParams};
 
 use crate::error::RuntimeError;
@@ -61,6 +63,13 @@ pub enum ReplyProgress {
     ToolCall(CallDelta),
     /// Live figures, at most every 100 ms and once at the end.
     Figures(LiveFigures),
+}
+
+impl ChatTurn {
+    /// The tools this turn's reply may call: the request's and its system messages'.
+    pub fn declared_tools(&self) -> Vec<ToolSpec> {
+        declared_tool_specs(self.history.iter().chain(&self.input.messages), &self.input.options)
+    }
 }
 
 /// A reply that ran to its end (or was stopped: `finish` says which).

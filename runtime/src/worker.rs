@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
-use k3_engine::chat::{declared_tools, ReplyReader};
+use k3_engine::chat::ReplyReader;
 use k3_engine::{BudgetChoice, CancelToken, ResidencyRule};
 
 use crate::chat::{run_turn, CachedChat};
@@ -284,8 +284,7 @@ impl Worker {
         let weights_stream = model.engine.plan().is_some();
         let reader = match &turn {
             Turn::Chat(turn) => {
-                let conversation: Vec<_> = turn.history.iter().chain(&turn.input.messages).cloned().collect();
-                let declared = declared_tools(&conversation, &turn.input.options);
+                let declared = turn.declared_tools().into_iter().map(|t| t.name).collect();
                 ReplyReader::chat(&model.tokenizer, turn.mode).with_tools(declared, turn.input.call_id_prefix.clone())
             }
             Turn::Completion(_) => ReplyReader::raw(&model.tokenizer),

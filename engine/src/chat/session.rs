@@ -281,12 +281,18 @@ impl ChatSession {
 
 /// The names of the tools a reply may call: the request's, and those declared by system
 /// messages of the conversation (K3's dynamic tools).
-pub fn declared_tools(conversation: &[ChatMessage], options: &ChatOptions) -> Vec<String> {
+pub fn declared_tools<'a>(
+    conversation: impl IntoIterator<Item = &'a ChatMessage>,
+    options: &ChatOptions,
+) -> Vec<String> {
     declared_tool_specs(conversation, options).into_iter().map(|t| t.name).collect()
 }
 
 /// The tools a reply may call, with their schemas (see [`declared_tools`]).
-pub fn declared_tool_specs(conversation: &[ChatMessage], options: &ChatOptions) -> Vec<ToolSpec> {
-    let dynamic = conversation.iter().filter(|m| m.role == Role::System).flat_map(|m| m.tools.iter());
+pub fn declared_tool_specs<'a>(
+    conversation: impl IntoIterator<Item = &'a ChatMessage>,
+    options: &ChatOptions,
+) -> Vec<ToolSpec> {
+    let dynamic = conversation.into_iter().filter(|m| m.role == Role::System).flat_map(|m| m.tools.iter());
     options.tools.iter().chain(dynamic).cloned().collect()
 }
