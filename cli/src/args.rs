@@ -360,6 +360,18 @@ pub struct ServeArgs {
     /// Reply length when a chat request names none.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max_tokens: usize,
+    /// Conversations whose engine state stays in RAM, so an agent's next request (or
+    /// another client's) prefills only what is new. The memory plan counts each one: its
+    /// KV cache for --context-length positions and its recurrent state.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub kept_conversations: usize,
+    /// Conversations pushed out of RAM that are kept on disk in --state-dir (0: none), read
+    /// back when a request continues one, also after a restart.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub kept_on_disk: usize,
+    /// Folder of the conversations kept on disk (default: the user's cache folder, k3/serve).
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

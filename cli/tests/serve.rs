@@ -32,9 +32,13 @@ impl Drop for Served {
     }
 }
 
+/// `k3 serve` on the demo model with `extra` flags; nothing is kept on disk unless `extra`
+/// names a `--state-dir` (the user's cache folder is left alone).
 fn serve(extra: &[&str]) -> Served {
+    let on_disk: &[&str] = if extra.contains(&"--state-dir") { &[] } else { &["--kept-on-disk", "0"] };
     let mut child = Command::new(env!("CARGO_BIN_EXE_k3"))
         .args(["serve", "--model", model_dir().to_str().expect("utf-8 path"), "--port", "0", "--threads", "1"])
+        .args(on_disk)
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -200,6 +204,75 @@ fn a_request_extending_the_previous_one_prefills_only_the_new_part() {
     assert_eq!(third["usage"]["prompt_tokens_details"]["cached_tokens"], 0, "{}", third["usage"]);
 }
 
+/// A conversation's messages as sent: the user turns with the replies between them.
+fn exchange(turns: &[(&str, Option<&Value>)]) -> Value {
+    let mut messages = Vec::new();
+    for (user, reply) in turns {
+        messages.push(json!({ "role": "user", "content": user }));
+        if let Some(reply) = reply {
+            messages.push(json!({ "role": "assistant", "content": reply }));
+        }
+    }
+    Value::Array(messages)
+}
+
+fn cached(answer: &Value) -> u64 {
+    answer["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().expect("cached_tokens")
+}
+
+fn content(answer: &Value) -> Value {
+    answer["choices"][0]["message"]["content"].clone()
+}
+
+#[test]
+fn interleaved_conversations_continue_from_ram_from_disk_and_after_a_restart_with_the_same_tokens() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state_dir = dir.path().to_str().expect("utf-8");
+    let flags = ["--kept-conversations", "1", "--kept-on-disk", "4", "--state-dir", state_dir];
+    let params = json!({ "max_tokens": 6 });
+    let served = serve(&flags);
+    let addr = served.addr;
+    let a1 = chat(addr, exchange(&[("Tell me of the ball.", None)]), params.clone()).json();
+    let (ra1, a1_positions) = (content(&a1), a1["usage"]["total_tokens"].as_u64().expect("total"));
+    // B pushes A out of RAM (one kept): A is saved in the folder.
+    let b1 = chat(addr, exchange(&[("What of Mr Darcy?", None)]), params.clone()).json();
+    let rb1 = content(&b1);
+    assert_eq!(cached(&b1), 0);
+    let files = |d: &std::path::Path| {
+        std::fs::read_dir(d)
+            .expect("dir")
+            .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "k3state")))
+            .count()
+    };
+    assert_eq!(files(dir.path()), 1, "A went to disk");
+    // A continues from disk (B goes there in turn), then from RAM.
+    let a2_messages = exchange(&[("Tell me of the ball.", Some(&ra1)), ("And then?", None)]);
+    let a2 = chat(addr, a2_messages.clone(), params.clone()).json();
+    assert_eq!(cached(&a2), a1_positions - 1, "A read back from disk: {}", a2["usage"]);
+    assert_eq!(files(dir.path()), 1, "A left the folder, B entered it");
+    let ra2 = content(&a2);
+    let a3_messages = exchange(&[("Tell me of the ball.", Some(&ra1)), ("And then?", Some(&ra2)), ("Who came?", None)]);
+    let a3 = chat(addr, a3_messages.clone(), params.clone()).json();
+    assert!(cached(&a3) > cached(&a2), "A continued in RAM: {}", a3["usage"]);
+    drop(served);
+
+    // After a restart, B continues from the folder.
+    let served = serve(&flags);
+    let b2_messages = exchange(&[("What of Mr Darcy?", Some(&rb1)), ("Why?", None)]);
+    let b2 = chat(served.addr, b2_messages.clone(), params.clone()).json();
+    assert!(cached(&b2) > 0, "B read back after the restart: {}", b2["usage"]);
+    drop(served);
+
+    // The same requests on a server that keeps nothing give the same tokens.
+    let fresh = serve(&["--kept-conversations", "1"]);
+    // (B between A's two, so nothing either left is continued: every token is prefilled.)
+    for (messages, kept) in [(a2_messages, &a2), (b2_messages, &b2), (a3_messages, &a3)] {
+        let replayed = chat(fresh.addr, messages, params.clone()).json();
+        assert_eq!(cached(&replayed), 0);
+        assert_eq!(ids(&replayed), ids(kept), "tokens equal with and without kept state");
+    }
+}
+
 /// True when `program` runs (`--version`).
 fn have(program: &str, args: &[&str]) -> bool {
     Command::new(program).args(args).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
@@ -258,7 +331,7 @@ fn the_official_anthropic_client_runs_a_tool_loop() {
             &["--api-key", "anthropic-key"],
             "",
             &key,
-            "anthropic client: 5 checks passed",
+            "anthropic client: 6 checks passed",
         );
     }
 }
@@ -297,7 +370,7 @@ fn serve_refuses_lan_without_a_key_and_names_a_free_port_when_taken() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = taken.local_addr().expect("addr").port().to_string();
     let out = Command::new(env!("CARGO_BIN_EXE_k3"))
-        .args(["serve", "--model", model_dir().to_str().expect("utf-8"), "--port", &port])
+        .args(["serve", "--model", model_dir().to_str().expect("utf-8"), "--port", &port, "--kept-on-disk", "0"])
         .output()
         .expect("k3 serve");
     assert_eq!(out.status.code(), Some(1));

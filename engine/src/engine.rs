@@ -172,6 +172,11 @@ impl Engine {
         self.residency.options().context_length
     }
 
+    /// Sequence states the plan holds at once (sessions kept besides the one answering).
+    pub fn sequences(&self) -> usize {
+        self.residency.options().sequences
+    }
+
     /// Another memory plan, between generations, without reloading: `choice` `None` keeps
     /// every weight resident. Sessions stay valid and their next tokens are the ones they
     /// would have been (the budget changes only the speed). On a refused plan nothing

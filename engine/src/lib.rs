@@ -36,5 +36,7 @@ pub use config::{LayerKind, ModelConfig};
 pub use engine::{DecodeMode, Engine, FinishReason, GenerateParams, Generation, Session};
 pub use error::{Error, Result};
 pub use events::{CancelToken, EventSink, NullSink, TokenEvent};
-pub use options::{BudgetChoice, EngineOptions, MemoryOptions, ResidencyRule, DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT};
+pub use options::{
+    BudgetChoice, EngineOptions, MemoryOptions, ResidencyRule, DEFAULT_CONTEXT_LENGTH, MAX_CONTEXT, MAX_SEQUENCES,
+};
 pub use sampling::Sampling;

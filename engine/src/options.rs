@@ -22,6 +22,9 @@ use crate::stream::CachePolicy;
 /// planner's, so the wasm planner refuses the same lengths.
 pub const MAX_CONTEXT: usize = k3_plan::MAX_CONTEXT as usize;
 
+/// The most sequence states a plan may hold at once ([`MemoryOptions::sequences`]).
+pub const MAX_SEQUENCES: usize = 64;
+
 /// The context length reserved when none is given.
 pub const DEFAULT_CONTEXT_LENGTH: usize = 4096;
 
@@ -58,6 +61,10 @@ pub struct MemoryOptions {
     /// Positions (prompt + generated) of one conversation: the plan reserves KV cache for
     /// them, and a generation that reaches them ends with `FinishReason::ContextFull`.
     pub context_length: usize,
+    /// Sequence states the plan holds at once, each with KV cache for `context_length`
+    /// positions and its own recurrent state: the conversation being answered and those
+    /// kept so their next turn prefills only what is new (`k3 serve --kept-conversations`).
+    pub sequences: usize,
     /// Refuse to start when the plan exceeds the memory the machine has available.
     pub check_available: bool,
     /// Record every routed-expert request (see [`crate::Engine::take_expert_trace`]).
@@ -80,6 +87,7 @@ impl MemoryOptions {
             io_threads: 4,
             cache_policy: CachePolicy::Lru,
             context_length: DEFAULT_CONTEXT_LENGTH,
+            sequences: 1,
             check_available: true,
             record_trace: false,
             read_pattern: ReadPattern::DEFAULT,
@@ -88,12 +96,19 @@ impl MemoryOptions {
         }
     }
 
-    /// Refuses a context length of 0 or above [`MAX_CONTEXT`].
+    /// Refuses a context length of 0 or above [`MAX_CONTEXT`], and sequences outside
+    /// 1..=[`MAX_SEQUENCES`].
     pub fn validate(&self) -> Result<()> {
         if self.context_length == 0 || self.context_length > MAX_CONTEXT {
             return Err(Error::Option {
                 option: "context-length",
                 reason: format!("{} is not between 1 and {MAX_CONTEXT} positions", self.context_length),
+            });
+        }
+        if self.sequences == 0 || self.sequences > MAX_SEQUENCES {
+            return Err(Error::Option {
+                option: "kept-conversations",
+                reason: format!("{} sequence states is not between 1 and {MAX_SEQUENCES}", self.sequences),
             });
         }
         if self.io_threads == 0 || self.io_threads as u64 > k3_plan::MAX_IO_THREADS {

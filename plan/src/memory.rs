@@ -89,6 +89,17 @@ impl Footprint {
         self.n_experts_total.checked_div(self.moe_layers).unwrap_or(0)
     }
 
+    /// The footprint of `n` sequence states held at once (the conversation being answered
+    /// and those kept for reuse, or a batch): each has its own recurrent state and KV cache,
+    /// so both scale by `n`; the weights do not (saturating, as every derived size here).
+    pub fn for_sequences(&self, n: u64) -> Footprint {
+        Footprint {
+            state_bytes: self.state_bytes.saturating_mul(n),
+            kv_bytes_per_position: self.kv_bytes_per_position.saturating_mul(n),
+            ..self.clone()
+        }
+    }
+
     /// Routed-expert requests of one decoded token: top-k in every MoE layer.
     pub fn expert_requests_per_token(&self) -> u64 {
         self.moe_layers.saturating_mul(self.top_k)

@@ -272,3 +272,21 @@ fn fuzz_finding_footprints_past_64_bits_are_refused_never_wrapped() {
         plan(&wide_layer, &req)
     );
 }
+
+#[test]
+fn each_kept_conversation_adds_its_recurrent_state_and_kv_cache_to_the_plan() {
+    let fp = k3();
+    let one = plan(&fp, &request(Preset::Laptop)).unwrap();
+    let three = plan(&fp.for_sequences(3), &request(Preset::Laptop)).unwrap();
+    let per_sequence = fp.state_bytes + fp.kv_bytes(4096);
+    assert_eq!(three.fixed_bytes - one.fixed_bytes, 2 * per_sequence);
+    assert_eq!(three.total_bytes - one.total_bytes, 2 * per_sequence);
+    assert_eq!(
+        (three.trunk_bytes, three.cache_bytes),
+        (one.trunk_bytes, one.cache_bytes),
+        "weights are not per sequence"
+    );
+    // Released K3 at 4,096 positions: 55.3 KB of latent cache per position, the KDA states.
+    println!("laptop, 1 sequence: {} B; each more: {per_sequence} B", one.total_bytes);
+    assert!(per_sequence < GB, "one more kept conversation costs {per_sequence} B");
+}

@@ -1,34 +1,29 @@
-//! Running one chat turn on the loaded model, reusing the engine state of the turn
-//! before when it holds exactly this conversation.
+//! Running one chat turn on the loaded model, reusing the engine state of a kept
+//! conversation when it holds exactly this one's history.
 //!
-//! Owns: [`CachedChat`] (the `ChatSession` of the conversation answered last) and the
-//! reuse rule: the cached session serves a turn only when its conversation key, mode,
-//! system prompt and messages equal the turn's; otherwise a new session replays the
-//! history (edits, regenerations, another conversation). A turn with a state file resumes
-//! from it when the cache misses (a restart) and the file holds exactly this conversation,
-//! and saves the session there when the reply ends (`k3_engine::resume`).
+//! Owns: the reuse rule: a kept session ([`KeptChats`]) serves a turn only when its
+//! conversation key, mode, system prompt and messages equal the turn's; otherwise a new
+//! session replays the history (edits, regenerations, another conversation). A turn with a
+//! state file resumes from it when nothing kept holds it (a restart) and the file holds
+//! exactly this conversation, and saves the session there when the reply ends
+//! (`k3_engine::resume`).
 //! Must not: keep a session whose turn failed (its tokens may disagree with the history).
 
 use k3_constrain::ReplyShape;
-use k3_engine::chat::{ChatMessage, ChatSession};
+use k3_engine::chat::{ChatMessage, ChatMode, ChatSession};
 use k3_engine::constraint::TokenConstraint;
 use k3_engine::{CancelToken, EventSink};
 
 use crate::error::RuntimeError;
 use crate::figures::ReplyFigures;
 use crate::handler::{ChatTurn, FinishedReply, StateNote};
+use crate::kept::{KeptChats, KeptSource};
 use crate::model::LoadedModel;
 
-/// The engine state of the conversation answered last.
-pub struct CachedChat {
-    conversation: i64,
-    session: ChatSession,
-}
-
-/// Answers `turn`, streaming to `sink`; the session is cached again on success.
+/// Answers `turn`, streaming to `sink`; the session is kept again on success.
 pub fn run_turn(
     model: &LoadedModel,
-    cached: &mut Option<CachedChat>,
+    kept: &mut KeptChats,
     turn: &ChatTurn,
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
@@ -41,7 +36,7 @@ pub fn run_turn(
         parallel_calls: !turn.input.single_call,
     };
     let mut constraint = model.constraint(&shape)?;
-    let (mut session, resumed) = take_session(model, cached, turn);
+    let (mut session, resumed) = take_session(model, kept, turn);
     let constraint = constraint.as_mut().map(|c| c as &mut dyn TokenConstraint);
     let reply =
         session.send_turn(&model.engine, &model.tokenizer, &turn.input, &turn.params, constraint, (cancel, sink))?;
@@ -74,13 +69,22 @@ pub fn run_turn(
         remote_host: None,
         state,
     };
-    *cached = Some(CachedChat { conversation: turn.conversation, session });
+    kept.keep(model, turn.conversation, session);
     Ok(finished)
 }
 
-/// True when `s` holds exactly the conversation `turn` continues. A tool call's id is
-/// the client's handle, never rendered: a client may send back its calls under other ids.
-fn holds(s: &ChatSession, turn: &ChatTurn) -> bool {
+/// True when `s` holds exactly the conversation `turn` continues.
+pub(crate) fn holds(s: &ChatSession, turn: &ChatTurn) -> bool {
+    history_matches((s.mode(), s.system(), s.messages()), turn)
+}
+
+/// True when a conversation of `mode` with `system` and `messages` is exactly the one
+/// `turn` continues. A tool call's id is the client's handle, never rendered: a client
+/// may send back its calls under other ids.
+pub(crate) fn history_matches(
+    (mode, system, messages): (ChatMode, Option<&str>, &[ChatMessage]),
+    turn: &ChatTurn,
+) -> bool {
     let same = |a: &ChatMessage, b: &ChatMessage| {
         let calls_alike = a.tool_calls.len() == b.tool_calls.len()
             && a.tool_calls
@@ -91,23 +95,18 @@ fn holds(s: &ChatSession, turn: &ChatTurn) -> bool {
             && ChatMessage { tool_calls: Vec::new(), ..a.clone() }
                 == ChatMessage { tool_calls: Vec::new(), ..b.clone() }
     };
-    s.mode() == turn.mode
-        && s.system() == turn.system.as_deref()
-        && s.messages().len() == turn.history.len()
-        && s.messages().iter().zip(&turn.history).all(|(a, b)| same(a, b))
+    mode == turn.mode
+        && system == turn.system.as_deref()
+        && messages.len() == turn.history.len()
+        && messages.iter().zip(&turn.history).all(|(a, b)| same(a, b))
 }
 
-/// The cached session when it holds exactly this history; else the one saved in the
-/// turn's state file when that does (with what became of the file); otherwise a new one.
-fn take_session(
-    model: &LoadedModel,
-    cached: &mut Option<CachedChat>,
-    turn: &ChatTurn,
-) -> (ChatSession, Option<StateNote>) {
-    if let Some(c) = cached.take() {
-        if c.conversation == turn.conversation && holds(&c.session, turn) {
-            return (c.session, None);
-        }
+/// A kept session that holds exactly this history; else the one saved in the turn's
+/// state file when that does (with what became of the file); otherwise a new one.
+fn take_session(model: &LoadedModel, kept: &mut KeptChats, turn: &ChatTurn) -> (ChatSession, Option<StateNote>) {
+    if let Some((session, source)) = kept.take(model, turn) {
+        log::debug!("continuing a kept conversation from {}", if source == KeptSource::Ram { "RAM" } else { "disk" });
+        return (session, None);
     }
     // A file that holds another history (an edit, a regeneration, a reset) is simply
     // written anew after this turn; one that cannot be read for this model is reported.

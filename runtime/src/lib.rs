@@ -17,21 +17,25 @@
 
 pub mod chat;
 mod complete;
+pub mod count;
 pub mod error;
 pub mod figures;
 pub mod handler;
+pub mod kept;
 pub mod model;
 pub mod probe;
 pub mod remote;
 mod sink;
 mod worker;
 
+pub use count::PromptCounter;
 pub use error::RuntimeError;
 pub use figures::{LiveFigures, ReplyFigures};
 pub use handler::{
     ChatTurn, CompletionTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, StateNote,
 };
 pub use k3_engine::chat::Channel;
+pub use kept::{KeptOnDisk, KeptSource};
 pub use model::{LoadedModel, ModelRequest, ModelSummary};
 pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot, TokenSample, TIMELINE_TOKENS};
 pub use remote::{RemoteAnswer, RemoteBackend, RemoteDelta, RemoteFailure};

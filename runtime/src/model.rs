@@ -7,7 +7,7 @@
 //! Must not: turn an engine error into text: it travels as [`RuntimeError::Engine`].
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use k3_constrain::{ConstrainError, Constrainer, ReplyConstraint, ReplyShape};
@@ -122,7 +122,7 @@ pub const DEMO_NAME: &str = "Demo model (Kimi K3-shaped, trained on Jane Austen)
 /// A model ready to chat.
 pub struct LoadedModel {
     pub engine: Engine,
-    pub tokenizer: Tokenizer,
+    pub tokenizer: Arc<Tokenizer>,
     pub template: ChatTemplate,
     pub summary: ModelSummary,
     /// Constrained decoding over this vocabulary, built on the first turn that needs it.
@@ -138,6 +138,7 @@ impl LoadedModel {
         check_vocab(&tokenizer, &engine, request.path())?;
         let template = chat_template(&tokenizer);
         let summary = summarize(&engine, request, start.elapsed());
+        let tokenizer = Arc::new(tokenizer);
         Ok(LoadedModel { engine, tokenizer, template, summary, constrainer: OnceLock::new() })
     }
 

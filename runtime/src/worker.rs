@@ -18,10 +18,12 @@ use std::sync::{Arc, Mutex};
 use k3_engine::chat::ReplyReader;
 use k3_engine::{BudgetChoice, CancelToken, ResidencyRule};
 
-use crate::chat::{run_turn, CachedChat};
+use crate::chat::run_turn;
 use crate::complete::run_completion;
+use crate::count::PromptCounter;
 use crate::error::RuntimeError;
 use crate::handler::{ChatTurn, CompletionTurn, JobId, ReplyHandler, ReplyOutcome};
+use crate::kept::{KeptChats, KeptOnDisk};
 use crate::model::{LoadedModel, ModelRequest, ModelSummary};
 use crate::probe::{MetricsProbe, OpenFailure};
 use crate::remote::{run_remote_reply, RemoteBackend};
@@ -71,24 +73,41 @@ pub struct Runtime {
     remote_cancels: Cancels,
     next_job: AtomicU64,
     probe: MetricsProbe,
+    counter: Counter,
 }
 
+/// The open model's prompt counter, replaced by the worker when a model opens.
+type Counter = Arc<Mutex<Option<Arc<PromptCounter>>>>;
+
 impl Runtime {
-    /// Starts the worker thread with no model loaded.
+    /// Starts the worker thread with no model loaded, keeping no conversation on disk.
     pub fn start() -> std::io::Result<Runtime> {
+        Self::start_keeping(KeptOnDisk::default())
+    }
+
+    /// [`Runtime::start`], keeping the conversations pushed out of RAM in `on_disk`'s folder.
+    pub fn start_keeping(on_disk: KeptOnDisk) -> std::io::Result<Runtime> {
         let (tx, rx) = mpsc::channel();
         let cancels: Cancels = Arc::new(Mutex::new(HashMap::new()));
         let probe = MetricsProbe::new();
-        let worker = Worker { cancels: cancels.clone(), probe: probe.clone(), model: None, chat: None };
+        let kept = KeptChats::open(on_disk);
+        let counter: Counter = Arc::new(Mutex::new(None));
+        let worker =
+            Worker { cancels: cancels.clone(), probe: probe.clone(), model: None, kept, counter: counter.clone() };
         std::thread::Builder::new().name("k3-engine-worker".into()).spawn(move || worker.run(rx))?;
         let remote_cancels = Arc::new(Mutex::new(HashMap::new()));
-        Ok(Runtime { queue: Mutex::new(tx), cancels, remote_cancels, next_job: AtomicU64::new(1), probe })
+        Ok(Runtime { queue: Mutex::new(tx), cancels, remote_cancels, next_job: AtomicU64::new(1), probe, counter })
     }
 
     /// Queues `job`; gives it back when the worker has stopped.
     fn submit(&self, job: Job) -> Result<(), Box<Job>> {
         let queue = self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         queue.send(job).map_err(|mpsc::SendError(job)| Box::new(job))
+    }
+
+    /// Counts prompt tokens as the open model would feed them (`None` before a model opens).
+    pub fn prompt_counter(&self) -> Option<Arc<PromptCounter>> {
+        lock(&self.counter).clone()
     }
 
     /// The live view of this runtime.
@@ -224,7 +243,8 @@ struct Worker {
     cancels: Cancels,
     probe: MetricsProbe,
     model: Option<LoadedModel>,
-    chat: Option<CachedChat>,
+    kept: KeptChats,
+    counter: Counter,
 }
 
 impl Worker {
@@ -250,7 +270,9 @@ impl Worker {
             Ok(model) => {
                 let summary = model.summary.clone();
                 log::info!("{}", opened_line(&summary));
-                self.chat = None;
+                self.kept.clear_ram();
+                let counter = PromptCounter { template: model.template.clone(), tokenizer: model.tokenizer.clone() };
+                *lock(&self.counter) = Some(Arc::new(counter));
                 self.probe.opened(Ok((summary.clone(), model.engine.counters())));
                 self.model = Some(model);
                 Ok(summary)
@@ -291,7 +313,7 @@ impl Worker {
         };
         let mut sink = ReplySink::new(id, handler.as_mut(), &self.probe, reader, weights_stream);
         let result = match &turn {
-            Turn::Chat(turn) => run_turn(model, &mut self.chat, turn, cancel, &mut sink),
+            Turn::Chat(turn) => run_turn(model, &mut self.kept, turn, cancel, &mut sink),
             Turn::Completion(turn) => run_completion(model, turn, cancel, &mut sink),
         };
         sink.finish();
@@ -323,7 +345,7 @@ impl Worker {
         });
         if result.is_ok() && context_length != before {
             // Sessions reserve their KV cache when made: the next turn starts one of the new size.
-            self.chat = None;
+            self.kept.clear_ram();
         }
         model.refresh_summary();
         self.probe.model_changed(model.summary.clone());

@@ -1,7 +1,7 @@
 """A tool loop through Anthropic's official Python client against `k3 serve`'s
 `/v1/messages` on the demo model (issue 39): a required tool_use whose input validates
 against a nested schema, whole and streamed (the client's own stream assembly), the
-tool_result sent back and the answer, `x-api-key` and `anthropic-version` as the client
+tool_result sent back and the answer, `count_tokens` equal to what the reply fed, `x-api-key` and `anthropic-version` as the client
 sends them, and a refusal in Anthropic's error shape.
 
 Run by cli/tests/serve.rs with K3_BASE_URL (http://127.0.0.1:PORT), K3_MODEL and K3_KEY;
@@ -63,8 +63,12 @@ def main() -> None:
     checks += 1
 
     more = follow + [{"role": "assistant", "content": answer.content[0].text}, {"role": "user", "content": "And tomorrow?"}]
+    counted = client.messages.count_tokens(model=model, tools=[WEATHER], messages=more)
     later = client.messages.create(model=model, max_tokens=8, tools=[WEATHER], messages=more, **GREEDY)
     assert later.usage.cache_read_input_tokens > 0, later.usage
+    checks += 1
+    # count_tokens counts the prompt exactly as the reply fed it (reused and new).
+    assert counted.input_tokens == later.usage.input_tokens + later.usage.cache_read_input_tokens, (counted, later.usage)
     checks += 1
 
     try:

@@ -5,14 +5,16 @@
 //! `listening on http://ADDR` as the first line of stdout (the bound port with
 //! `--port 0`), then one line per request on stderr. A non-loopback `--host` needs
 //! `--api-key` and prints a warning; a taken port is an error naming the next free port.
-//! Ctrl-C stops the server (running generations are cancelled).
+//! Ctrl-C stops the server (running generations are cancelled). The engine states of the
+//! `--kept-conversations` most recent conversations stay in RAM (the plan counts them) and
+//! `--kept-on-disk` more in `--state-dir`, so an agent's next request prefills only its news.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k3_runtime::{ModelRequest, Runtime};
+use k3_runtime::{KeptOnDisk, ModelRequest, Runtime};
 use k3_server::{Exposure, RequestLog, Server, ServerConfig, ServerError};
 
 use super::{engine_options, input_error, runtime_error, Failure};
@@ -52,6 +54,15 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
     })
 }
 
+/// `--state-dir`, else the user's cache folder's `k3/serve` (none when there is no such
+/// folder or nothing is to be kept on disk).
+fn state_dir(args: &ServeArgs) -> Option<std::path::PathBuf> {
+    if args.kept_on_disk == 0 {
+        return None;
+    }
+    args.state_dir.clone().or_else(|| dirs::cache_dir().map(|d| d.join("k3").join("serve")))
+}
+
 fn server_failure(e: ServerError) -> Failure {
     let exit_code = match &e {
         ServerError::Unspecified { .. } | ServerError::LanNeedsKey { .. } | ServerError::BadOrigin { .. } => 2,
@@ -62,8 +73,11 @@ fn server_failure(e: ServerError) -> Failure {
 
 pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     let config = config(&args)?;
-    let options = engine_options(&args.model)?;
-    let runtime = Arc::new(Runtime::start().map_err(|e| runtime_error(format!("starting the engine worker: {e}")))?);
+    let mut options = engine_options(&args.model)?;
+    options.memory.sequences = args.kept_conversations;
+    let kept = KeptOnDisk { dir: state_dir(&args), count: args.kept_on_disk };
+    let runtime =
+        Arc::new(Runtime::start_keeping(kept).map_err(|e| runtime_error(format!("starting the engine worker: {e}")))?);
     runtime
         .open_model(ModelRequest { options, is_demo: false })
         .map_err(|e| Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: e.to_string() })?;

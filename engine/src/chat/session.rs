@@ -279,6 +279,22 @@ impl ChatSession {
     }
 }
 
+/// The prompt a new session would feed to answer `input` after `history` (with `system`
+/// first): every token, as [`ChatSession::send_turn`] encodes it (counting a request).
+pub fn prompt_tokens(
+    (template, tokenizer): (&ChatTemplate, &Tokenizer),
+    (mode, system): (ChatMode, Option<&str>),
+    history: &[ChatMessage],
+    input: &TurnInput,
+) -> Result<Vec<u32>> {
+    let system = system.map(|s| ChatMessage::new(Role::System, s));
+    let conversation: Vec<ChatMessage> =
+        system.into_iter().chain(history.iter().cloned()).chain(input.messages.iter().cloned()).collect();
+    let literals = Literals::new();
+    let full = template.render_with(&literals.mark(&conversation), &input.options, mode, true)?;
+    literals.encode(tokenizer, &full, &conversation)
+}
+
 /// The names of the tools a reply may call: the request's, and those declared by system
 /// messages of the conversation (K3's dynamic tools).
 pub fn declared_tools<'a>(

@@ -28,5 +28,6 @@ pub fn make_plan(
         context_length: opts.context_length as u64,
         io_threads: opts.io_threads as u64,
     };
-    Ok(plan_memory_by(fp, &req, machine, opts.check_available, (opts.residency, coded))?)
+    let fp = fp.for_sequences(opts.sequences as u64);
+    Ok(plan_memory_by(&fp, &req, machine, opts.check_available, (opts.residency, coded))?)
 }

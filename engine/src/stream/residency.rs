@@ -163,7 +163,7 @@ impl Residency {
     /// Bytes this residency holds now by its plan (everything, when resident): what a
     /// replan frees before the new plan is admitted.
     fn held_bytes(&self) -> u64 {
-        let fp = &self.footprint;
+        let fp = &self.footprint.for_sequences(self.opts.sequences as u64);
         match &self.plan {
             Some(p) => p.total_bytes,
             None => {

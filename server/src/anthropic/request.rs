@@ -5,7 +5,7 @@
 //! and `tool_result` (the `tool_use_id` it answers, its text, `is_error`) —, `tools`
 //! (`input_schema`), `tool_choice` (`auto`, `any`, `tool`, `none`;
 //! `disable_parallel_tool_use`), `thinking` (`enabled`/`disabled`), `max_tokens`
-//! (required), `temperature`, `top_p`, `stop_sequences`. A user message's tool results
+//! (required, except to count tokens), `temperature`, `top_p`, `stop_sequences`. A user message's tool results
 //! become tool messages before its text, as Anthropic orders them.
 //! Must not: accept what the OpenAI route refuses (an image, a result for no call, a bad
 //! schema): both end in `turn::assemble`.
@@ -20,11 +20,12 @@ use crate::api_error::ApiError;
 use crate::request::{SamplingFields, Stop, MAX_MESSAGES};
 use crate::turn::{assemble, Conversation};
 
-/// `POST /v1/messages`.
+/// `POST /v1/messages` (and `/v1/messages/count_tokens`, which has no `max_tokens`).
 #[derive(Debug, Deserialize)]
 pub struct MessagesRequest {
     pub model: String,
-    pub max_tokens: u64,
+    /// Required by `/v1/messages` ([`MessagesRequest::sampling`] refuses it missing).
+    pub max_tokens: Option<u64>,
     pub messages: Vec<Message>,
     pub system: Option<Text>,
     #[serde(default)]
@@ -126,15 +127,16 @@ impl Text {
 }
 
 impl MessagesRequest {
-    /// The sampling fields as the OpenAI routes read them.
-    pub fn sampling(&self) -> SamplingFields {
-        SamplingFields {
+    /// The sampling fields as the OpenAI routes read them; a 400 without `max_tokens`.
+    pub fn sampling(&self) -> Result<SamplingFields, ApiError> {
+        let max_tokens = self.max_tokens.ok_or_else(|| invalid("max_tokens", "max_tokens is required"))?;
+        Ok(SamplingFields {
             temperature: self.temperature,
             top_p: self.top_p,
-            max_tokens: Some(self.max_tokens),
+            max_tokens: Some(max_tokens),
             stop: self.stop_sequences.clone().map(Stop::Many),
             ..SamplingFields::default()
-        }
+        })
     }
 }
 
