@@ -411,6 +411,31 @@ pub enum BenchCommand {
     /// Constrained decoding's cost: a mask per token at the model's vocabulary and at K3's
     /// (the released Kimi ranks), against a decode step of the model, in one run.
     Constrain(BenchConstrainArgs),
+    /// An agent loop's time to first token per turn with the conversation's kept engine
+    /// state against the whole history prefilled again, in one run.
+    Agent(BenchAgentArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchAgentArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Turns of the loop.
+    #[arg(long, default_value_t = 10)]
+    pub turns: usize,
+    /// Tokens of each new message after the first (a tool result's size).
+    #[arg(long, default_value_t = 120)]
+    pub result_tokens: usize,
+    /// Tokens of each reply.
+    #[arg(long, default_value_t = 8)]
+    pub reply_tokens: usize,
+    /// The first turn whose history is also prefilled whole, for the comparison (the
+    /// replays are the long part on a large model).
+    #[arg(long, default_value_t = 1)]
+    pub replay_from: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

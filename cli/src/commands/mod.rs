@@ -1,6 +1,7 @@
 //! One function per subcommand: parse inputs, make one library call, print the result.
 
 mod bench;
+mod bench_agent;
 mod bench_codec;
 mod bench_constrain;
 mod bench_context;
@@ -82,6 +83,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Bench(crate::args::BenchCommand::Codec(args)) => bench_codec::codec(args),
         Command::Bench(crate::args::BenchCommand::Context(args)) => bench_context::context(args),
         Command::Bench(crate::args::BenchCommand::Constrain(args)) => bench_constrain::constrain(args),
+        Command::Bench(crate::args::BenchCommand::Agent(args)) => bench_agent::agent(args),
         Command::SimCache(args) => sim_cache::sim_cache(args),
         Command::Synth(args) => synth::synth(args),
         Command::Download(args) => download::download(args),

@@ -1,0 +1,167 @@
+//! `k3 bench agent`: an agent loop's time to first token per turn with the prefix cache
+//! (the conversation's engine state kept from the turn before) against without it (the
+//! whole history prefilled, as a server that keeps nothing must), in one run.
+//!
+//! Owns: the loop — a system prompt, a declared tool, a first request, then per turn the
+//! model's reply (greedy, `--reply-tokens`) and a new message of `--result-tokens` (a tool
+//! result's size) —; per turn the kept session's prefill and a fresh session's replay of
+//! the same history, their times to first token and prefilled positions, and a check that
+//! both reply with the same tokens.
+//! Must not: count a turn as cached when the kept state was not reused (`reused_history`
+//! is printed), or time the replay on a warmer cache than the kept turn (each turn runs
+//! the replay first, then the kept session).
+
+use std::time::Duration;
+
+use k3_engine::chat::{ChatMessage, ChatMode, ChatOptions, ChatSession, ChatTemplate, Role, ToolSpec, TurnInput};
+use k3_engine::tokenizer::Tokenizer;
+use k3_engine::{CancelToken, DecodeMode, Engine, GenerateParams, Generation, NullSink, Sampling};
+use serde_json::json;
+
+use super::{input_error, load_engine, load_tokenizer, Failure};
+use crate::args::BenchAgentArgs;
+
+const SYSTEM: &str = "You are a coding agent. Read the files you are given, call tools to look further, \
+                      and answer with the change to make.";
+
+/// The tool an agent declares (its schema is part of every prompt).
+fn read_file_tool() -> ToolSpec {
+    ToolSpec {
+        name: "read_file".into(),
+        description: Some("Read a file of the project".into()),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}, "lines": {"type": "integer"}},
+                           "required": ["path"]}),
+    }
+}
+
+/// A message of at least `tokens` tokens: numbered source lines, as a tool result holds.
+fn filler(tok: &Tokenizer, turn: usize, tokens: usize) -> String {
+    let mut text = format!("src/module_{turn}.rs:\n");
+    let mut line = 0;
+    while tok.encode(&text).len() < tokens {
+        line += 1;
+        text.push_str(&format!("{line:4}  let value_{line} = compute(input, {line}) + offset_{turn};\n"));
+    }
+    text
+}
+
+/// One turn's figures.
+struct TurnFigures {
+    history_tokens: usize,
+    kept: (Duration, usize, bool),
+    replay: Option<(Duration, usize)>,
+}
+
+pub fn agent(args: BenchAgentArgs) -> Result<(), Failure> {
+    if args.turns == 0 || args.reply_tokens == 0 {
+        return Err(input_error("--turns and --reply-tokens must be at least 1".into()));
+    }
+    let engine = load_engine(&args.model)?;
+    let tok = load_tokenizer(&args.model.model)?;
+    let options = ChatOptions { tools: vec![read_file_tool()], ..ChatOptions::default() };
+    let params = GenerateParams {
+        max_new_tokens: args.reply_tokens,
+        sampling: Sampling::Greedy,
+        stop_ids: vec![],
+        mode: DecodeMode::Incremental,
+    };
+    let new_chat = || ChatSession::new(&engine, ChatTemplate::builtin(), ChatMode::Instruct, Some(SYSTEM.into()));
+    let mut kept = new_chat();
+    let mut figures = Vec::new();
+    for turn in 1..=args.turns {
+        let text = if turn == 1 {
+            "Fix the off-by-one in the parser.".to_string()
+        } else {
+            filler(&tok, turn, args.result_tokens)
+        };
+        let input = TurnInput {
+            messages: vec![ChatMessage::new(Role::User, text)],
+            options: options.clone(),
+            ..TurnInput::default()
+        };
+        let history = kept.messages().to_vec();
+        let replay = if turn >= args.replay_from {
+            let mut fresh = new_chat();
+            fresh.replace_history(history.clone());
+            Some(send(&engine, &tok, &mut fresh, &input, &params)?)
+        } else {
+            None
+        };
+        let kept_gen = send(&engine, &tok, &mut kept, &input, &params)?;
+        if let Some((g, _)) = &replay {
+            if g.generated != kept_gen.0.generated {
+                return Err(super::runtime_error(format!(
+                    "turn {turn}: the replayed history replied with other tokens"
+                )));
+            }
+        }
+        figures.push(TurnFigures {
+            history_tokens: kept.tokens().len() - kept_gen.0.generated.len(),
+            kept: (kept_gen.0.prefill_time, kept_gen.0.n_prefilled, kept_gen.1),
+            replay: replay.map(|(g, _)| (g.prefill_time, g.n_prefilled)),
+        });
+    }
+    report(&args, &figures);
+    Ok(())
+}
+
+/// One turn of `chat`: its generation and whether the kept state was reused.
+fn send(
+    engine: &Engine,
+    tok: &Tokenizer,
+    chat: &mut ChatSession,
+    input: &TurnInput,
+    params: &GenerateParams,
+) -> Result<(Generation, bool), Failure> {
+    let reply = chat.send_turn(engine, tok, input, params, None, (&CancelToken::new(), &mut NullSink))?;
+    Ok((reply.generation, reply.reused_history))
+}
+
+fn report(args: &BenchAgentArgs, figures: &[TurnFigures]) {
+    let speedups: Vec<f64> = figures
+        .iter()
+        .filter(|f| f.history_tokens > 1000)
+        .filter_map(|f| f.replay.map(|(t, _)| t.as_secs_f64() / f.kept.0.as_secs_f64().max(1e-9)))
+        .collect();
+    if args.json {
+        let turns: Vec<_> = figures
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                json!({
+                    "turn": i + 1, "prompt_tokens": f.history_tokens,
+                    "kept": {"ttft_s": f.kept.0.as_secs_f64(), "prefilled": f.kept.1, "reused": f.kept.2},
+                    "replay": f.replay.map(|(t, n)| json!({"ttft_s": t.as_secs_f64(), "prefilled": n})),
+                })
+            })
+            .collect();
+        println!("{}", json!({ "turns": turns, "speedups_past_1000_tokens": speedups, "identical_tokens": true }));
+        return;
+    }
+    println!(
+        "agent loop, {} turns ({} tokens per new message, {}-token replies), time to first token:",
+        args.turns, args.result_tokens, args.reply_tokens
+    );
+    println!("  turn  prompt  kept: prefilled      ttft   replay: prefilled      ttft   speed-up");
+    for (i, f) in figures.iter().enumerate() {
+        let (kept_t, kept_n, reused) = f.kept;
+        let replay = f.replay.map_or("        —           —          —".to_string(), |(t, n)| {
+            format!("{n:9} {:9.2} s {:9.1}×", t.as_secs_f64(), t.as_secs_f64() / kept_t.as_secs_f64().max(1e-9))
+        });
+        let mark = if reused || i == 0 { "" } else { "  (kept state not reused)" };
+        println!("  {:4} {:7} {:15} {:9.2} s  {replay}{mark}", i + 1, f.history_tokens, kept_n, kept_t.as_secs_f64());
+    }
+    if speedups.is_empty() {
+        println!("no replayed turn's prompt exceeds 1,000 tokens");
+    } else {
+        let mut sorted = speedups.clone();
+        sorted.sort_by(f64::total_cmp);
+        println!(
+            "past 1,000 prompt tokens: {:.1}× faster with the kept state (median of {} turns; least {:.1}×); \
+             tokens identical",
+            super::bench_stream::median(&speedups),
+            speedups.len(),
+            sorted[0]
+        );
+    }
+}
