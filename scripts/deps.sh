@@ -4,7 +4,8 @@
 #   bash scripts/deps.sh test   the same, plus Xvfb, WebKitWebDriver and tauri-driver for
 #                               the end-to-end test in a real window, and Debian's Chromium
 #                               for ui/tests/browser.mjs (playwright-core never downloads one),
-#                               and gnome-keyring (a Secret Service for scripts/keyring-test.sh)
+#                               and gnome-keyring (a Secret Service for scripts/keyring-test.sh),
+#                               the OpenAI and Anthropic Python clients and Claude Code (npm)
 # Needs root (or sudo) only when a Debian package is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +50,12 @@ if [ "$mode" = test ]; then
   if ! python3 -c "import anthropic" 2>/dev/null; then
     python3 -m pip install --quiet "anthropic>=0.40" 2>/dev/null \
       || python3 -m pip install --quiet --break-system-packages "anthropic>=0.40"
+  fi
+  # A real agent client for the same tests: Claude Code's native binary, from npm (its
+  # install script only copies that binary; the test runs it from its platform package).
+  if [ ! -f tools/agents/node_modules/.package-lock.json ] \
+    || ! cmp -s tools/agents/package-lock.json tools/agents/node_modules/.k3-installed-lock; then
+    (cd tools/agents && npm ci --no-audit --no-fund --ignore-scripts && cp package-lock.json node_modules/.k3-installed-lock)
   fi
   command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --version 2.1.0
 fi

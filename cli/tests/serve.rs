@@ -336,6 +336,69 @@ fn the_official_anthropic_client_runs_a_tool_loop() {
     }
 }
 
+/// Claude Code's native binary as `scripts/deps.sh test` installs it from npm.
+fn claude_code() -> PathBuf {
+    let platform =
+        format!("claude-code-{}-{}", std::env::consts::OS, if cfg!(target_arch = "x86_64") { "x64" } else { "arm64" });
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tools/agents/node_modules/@anthropic-ai")
+        .join(platform)
+        .join("claude")
+}
+
+/// Issue 39: a real agent client, Claude Code, pointed at `k3 serve` through
+/// `ANTHROPIC_BASE_URL`, runs a whole tool loop on the demo model: its request (Claude
+/// Code's system blocks, `thinking: adaptive`, `output_config`, a 32,000-token ceiling)
+/// is accepted, the model calls `Read` (made to, by `--require-tool-call`: the demo model
+/// never calls a tool on its own) with arguments Claude Code's schema accepts, Claude Code
+/// runs the tool and sends its result back, and the model answers in text.
+#[test]
+fn claude_code_runs_a_tool_loop_against_k3_serve() {
+    let claude = claude_code();
+    if !require("Claude Code (tools/agents)", claude.exists()) {
+        return;
+    }
+    let served = serve(&["--api-key", "agent-key", "--require-tool-call", "--context-length", "16384"]);
+    let work = tempfile::tempdir().expect("tempdir");
+    std::fs::write(work.path().join("notes.txt"), "The ball is on Tuesday.\n").expect("notes");
+    let out = Command::new(&claude)
+        .args(["-p", "Read notes.txt", "--model", MODEL, "--tools", "Read", "--system-prompt", "You read files."])
+        .args(["--max-turns", "3", "--output-format", "stream-json", "--verbose", "--bare"])
+        .current_dir(work.path())
+        .env("HOME", work.path())
+        .env("ANTHROPIC_BASE_URL", format!("http://{}", served.addr))
+        .env("ANTHROPIC_API_KEY", "agent-key")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run claude");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "claude failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let blocks = |kind: &str, role: &str| -> Vec<Value> {
+        events
+            .iter()
+            .filter(|e| e["type"] == role)
+            .flat_map(|e| e["message"]["content"].as_array().cloned().unwrap_or_default())
+            .filter(|b| b["type"] == kind)
+            .collect()
+    };
+    let uses = blocks("tool_use", "assistant");
+    let [call] = uses.as_slice() else { panic!("one tool call: {stdout}") };
+    assert_eq!(call["name"], "Read");
+    assert!(call["input"]["file_path"].is_string(), "the call's input follows Read's schema: {call}");
+    let results = blocks("tool_result", "user");
+    assert!(
+        results.iter().any(|r| r["tool_use_id"] == call["id"]),
+        "Claude Code ran the call and sent its result: {stdout}"
+    );
+    assert!(!blocks("text", "assistant").is_empty(), "the model answered after the result: {stdout}");
+    let end = events.iter().find(|e| e["type"] == "result").unwrap_or_else(|| panic!("a result: {stdout}"));
+    assert_eq!((end["subtype"].as_str(), end["is_error"].as_bool()), (Some("success"), Some(false)), "{end}");
+    assert_eq!(end["stop_reason"], "end_turn", "{end}");
+}
+
 #[test]
 fn curl_streams_a_chat_completion() {
     if !require("curl", have("curl", &["--version"])) {

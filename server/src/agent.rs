@@ -8,7 +8,8 @@
 //! lacks, `thinking.keep` other than `all` (K3 keeps its thinking only whole).
 //! Must not: reach the engine; wire types end here.
 
-use k3_engine::chat::{ChatMode, ChatOptions, Effort, ResponseFormat, ToolChoice, ToolSpec};
+use k3_engine::chat::{ChatMode, ChatOptions, Effort, ResponseFormat, Role, ToolChoice, ToolSpec};
+use k3_runtime::ChatTurn;
 
 use crate::api_error::ApiError;
 use crate::request::{ChatRequest, WireResponseFormat, WireThinking, WireTool, WireToolChoice};
@@ -178,8 +179,17 @@ pub fn thinking(request: &ChatRequest) -> Result<(ChatMode, Option<Effort>), Api
     Ok((mode, effort.filter(|_| thinking)))
 }
 
+/// `k3 serve --require-tool-call`: a turn that declares tools and leaves the choice to
+/// the model calls one, unless it answers a tool result (then the model may answer).
+pub fn require_call(turn: &mut ChatTurn) {
+    let answers_result = turn.input.messages.last().is_some_and(|m| m.role == Role::Tool);
+    if turn.input.options.tool_choice == ToolChoice::Auto && !answers_result && !turn.declared_tools().is_empty() {
+        turn.input.options.tool_choice = ToolChoice::Required;
+    }
+}
+
 /// The effort `name` names, when K3 supports it.
-fn effort_named(name: &str, param: &'static str) -> Result<Effort, ApiError> {
+pub(crate) fn effort_named(name: &str, param: &'static str) -> Result<Effort, ApiError> {
     let supported = Effort::SUPPORTED_BY_K3.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ");
     match Effort::parse(name) {
         Some(e) if Effort::SUPPORTED_BY_K3.contains(&e) => Ok(e),

@@ -51,6 +51,10 @@ pub struct ServerConfig {
     pub keepalive_interval: Duration,
     /// Reply length when a chat request names none (capped by the context length).
     pub default_max_tokens: usize,
+    /// A turn that declares tools and leaves the choice to the model (`auto`) must call
+    /// one, unless it answers a tool result: for a model that does not call tools on its
+    /// own (the demo model), so an agent's loop can be tried end to end.
+    pub require_tool_call: bool,
     pub request_log: Option<RequestLogFn>,
 }
 
@@ -71,6 +75,7 @@ impl Default for ServerConfig {
             retry_after_seconds: 5,
             keepalive_interval: Duration::from_secs(15),
             default_max_tokens: 1024,
+            require_tool_call: false,
             request_log: None,
         }
     }

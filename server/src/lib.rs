@@ -103,6 +103,7 @@ impl Server {
                 keepalive_interval: config.keepalive_interval,
                 retry_after_seconds: config.retry_after_seconds,
                 default_max_tokens: config.default_max_tokens,
+                require_tool_call: config.require_tool_call,
             }),
         };
         let app = routes::router(state, guard, config.request_log);

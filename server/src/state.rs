@@ -19,6 +19,8 @@ pub struct Limits {
     pub keepalive_interval: Duration,
     pub retry_after_seconds: u64,
     pub default_max_tokens: usize,
+    /// `ServerConfig::require_tool_call`.
+    pub require_tool_call: bool,
 }
 
 /// Shared by every route.

@@ -49,6 +49,7 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
         queue_capacity: args.queue,
         header_read_timeout: Duration::from_secs_f64(args.header_timeout),
         default_max_tokens: args.max_tokens,
+        require_tool_call: args.require_tool_call,
         request_log: Some(Arc::new(log)),
         ..ServerConfig::default()
     })

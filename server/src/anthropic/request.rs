@@ -4,7 +4,8 @@
 //! content is a string or blocks — `text`, `thinking`, `tool_use` (id, name, input object)
 //! and `tool_result` (the `tool_use_id` it answers, its text, `is_error`) —, `tools`
 //! (`input_schema`), `tool_choice` (`auto`, `any`, `tool`, `none`;
-//! `disable_parallel_tool_use`), `thinking` (`enabled`/`disabled`), `max_tokens`
+//! `disable_parallel_tool_use`), `thinking` (`enabled`/`adaptive`/`disabled`),
+//! `output_config.effort` (the thinking effort), `max_tokens`
 //! (required, except to count tokens), `temperature`, `top_p`, `stop_sequences`. A user message's tool results
 //! become tool messages before its text, as Anthropic orders them.
 //! Must not: accept what the OpenAI route refuses (an image, a result for no call, a bad
@@ -15,7 +16,7 @@ use k3_engine::GenerateParams;
 use k3_runtime::ChatTurn;
 use serde::Deserialize;
 
-use crate::agent::{check_distinct, named_tool};
+use crate::agent::{check_distinct, effort_named, named_tool};
 use crate::api_error::ApiError;
 use crate::request::{SamplingFields, Stop, MAX_MESSAGES};
 use crate::turn::{assemble, Conversation};
@@ -36,6 +37,13 @@ pub struct MessagesRequest {
     pub tools: Option<Vec<Tool>>,
     pub tool_choice: Option<Choice>,
     pub thinking: Option<Thinking>,
+    /// `effort` (Claude Code sends it): K3's thinking effort, when thinking is on.
+    pub output_config: Option<OutputConfig>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct OutputConfig {
+    pub effort: Option<String>,
 }
 
 /// A string, or text blocks.
@@ -128,12 +136,15 @@ impl Text {
 
 impl MessagesRequest {
     /// The sampling fields as the OpenAI routes read them; a 400 without `max_tokens`.
-    pub fn sampling(&self) -> Result<SamplingFields, ApiError> {
+    /// Anthropic's `max_tokens` is a ceiling agents set for the largest models (Claude Code
+    /// asks for 32,000): above `context` it is capped there, and a reply that fills the
+    /// context ends as `max_tokens`.
+    pub fn sampling(&self, context: usize) -> Result<SamplingFields, ApiError> {
         let max_tokens = self.max_tokens.ok_or_else(|| invalid("max_tokens", "max_tokens is required"))?;
         Ok(SamplingFields {
             temperature: self.temperature,
             top_p: self.top_p,
-            max_tokens: Some(max_tokens),
+            max_tokens: Some(max_tokens.min(context as u64)),
             stop: self.stop_sequences.clone().map(Stop::Many),
             ..SamplingFields::default()
         })
@@ -147,10 +158,18 @@ pub fn messages_turn(request: &MessagesRequest, params: GenerateParams) -> Resul
     }
     let mode = match request.thinking.as_ref().map(|t| t.kind.as_str()) {
         None | Some("disabled") => ChatMode::Instruct,
-        Some("enabled") => ChatMode::Thinking,
+        // `adaptive`: the model decides how long to think; K3 thinks at its effort.
+        Some("enabled" | "adaptive") => ChatMode::Thinking,
         Some(other) => {
-            return Err(invalid("thinking", format!("thinking.type `{}`: use enabled or disabled", cut(other))))
+            return Err(invalid(
+                "thinking",
+                format!("thinking.type `{}`: use enabled, adaptive or disabled", cut(other)),
+            ))
         }
+    };
+    let effort = match request.output_config.as_ref().and_then(|c| c.effort.as_deref()) {
+        Some(name) if mode == ChatMode::Thinking => Some(effort_named(name, "output_config")?),
+        _ => None,
     };
     let mut messages = Vec::new();
     for (at, m) in request.messages.iter().enumerate() {
@@ -167,7 +186,7 @@ pub fn messages_turn(request: &MessagesRequest, params: GenerateParams) -> Resul
         .collect::<Result<Vec<_>, _>>()?;
     check_distinct(tools.iter())?;
     let (tool_choice, parallel_calls) = choice(request.tool_choice.as_ref(), &tools)?;
-    let options = ChatOptions { tools, tool_choice, ..ChatOptions::default() };
+    let options = ChatOptions { tools, tool_choice, effort, ..ChatOptions::default() };
     let system = request.system.as_ref().map(|s| s.joined("system")).transpose()?;
     let turn = assemble(Conversation { system, messages, mode, options, parallel_calls }, params)?;
     Ok((turn, mode))
@@ -285,4 +304,73 @@ fn answered(earlier: &[ChatMessage], id: &str, at: usize) -> Result<ToolAnswer, 
 
 fn cut(text: &str) -> String {
     text.chars().take(64).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use k3_engine::chat::{Effort, ToolChoice};
+    use k3_engine::{DecodeMode, GenerateParams, Sampling};
+
+    use super::*;
+    use crate::agent::require_call;
+
+    fn params() -> GenerateParams {
+        GenerateParams {
+            max_new_tokens: 8,
+            sampling: Sampling::Greedy,
+            stop_ids: vec![],
+            mode: DecodeMode::Incremental,
+        }
+    }
+
+    fn request(json: &str) -> MessagesRequest {
+        serde_json::from_str(json).expect("a request")
+    }
+
+    const READ: &str =
+        r#"[{"name":"Read","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}}}}]"#;
+
+    #[test]
+    fn claude_codes_thinking_and_effort_and_token_ceiling_are_read() {
+        let r = request(&format!(
+            r#"{{"model":"m","max_tokens":32000,"thinking":{{"type":"adaptive","display":"omitted"}},
+                "output_config":{{"effort":"high"}},"context_management":{{"edits":[]}},"metadata":{{"user_id":"x"}},
+                "tools":{READ},"messages":[{{"role":"user","content":[{{"type":"text","text":"hi","cache_control":{{"type":"ephemeral"}}}}]}}]}}"#
+        ));
+        let (turn, mode) = messages_turn(&r, params()).expect("accepted");
+        assert_eq!((mode, turn.input.options.effort), (ChatMode::Thinking, Some(Effort::High)));
+        assert_eq!(r.sampling(4096).expect("sampling").max_tokens, Some(4096), "capped at the context");
+        let medium = request(
+            r#"{"model":"m","max_tokens":8,"thinking":{"type":"enabled"},"output_config":{"effort":"medium"},
+                "messages":[{"role":"user","content":"hi"}]}"#,
+        );
+        let refused = messages_turn(&medium, params()).expect_err("medium is not a K3 effort");
+        assert!(matches!(refused, ApiError::Invalid { param: "output_config", .. }), "{refused:?}");
+        let no_ceiling = request(r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#);
+        assert!(matches!(no_ceiling.sampling(4096), Err(ApiError::Invalid { param: "max_tokens", .. })));
+    }
+
+    #[test]
+    fn a_required_call_is_made_until_a_tool_result_is_answered() {
+        let first = request(&format!(
+            r#"{{"model":"m","max_tokens":8,"tools":{READ},"messages":[{{"role":"user","content":"read"}}]}}"#
+        ));
+        let (mut turn, _) = messages_turn(&first, params()).expect("accepted");
+        require_call(&mut turn);
+        assert_eq!(turn.input.options.tool_choice, ToolChoice::Required);
+        let answered = request(&format!(
+            r#"{{"model":"m","max_tokens":8,"tools":{READ},"messages":[{{"role":"user","content":"read"}},
+                {{"role":"assistant","content":[{{"type":"tool_use","id":"c1","name":"Read","input":{{"file_path":"a"}}}}]}},
+                {{"role":"user","content":[{{"type":"tool_result","tool_use_id":"c1","content":"text"}}]}}]}}"#
+        ));
+        let (mut turn, _) = messages_turn(&answered, params()).expect("accepted");
+        require_call(&mut turn);
+        assert_eq!(turn.input.options.tool_choice, ToolChoice::Auto, "the model may answer the result");
+        let none = request(&format!(
+            r#"{{"model":"m","max_tokens":8,"tools":{READ},"tool_choice":{{"type":"none"}},"messages":[{{"role":"user","content":"x"}}]}}"#
+        ));
+        let (mut turn, _) = messages_turn(&none, params()).expect("accepted");
+        require_call(&mut turn);
+        assert_eq!(turn.input.options.tool_choice, ToolChoice::None, "a named choice stands");
+    }
 }

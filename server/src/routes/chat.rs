@@ -29,7 +29,10 @@ async fn prepare(state: &AppState, headers: &HeaderMap, body: Body) -> Result<(G
         .ok_or_else(|| ApiError::ModelNotFound { model: request.model.clone() })?;
     let params = request.sampling.params(state.limits.default_max_tokens, model.context_length)?;
     let stops = request.sampling.stops()?;
-    let (turn, mode) = chat_turn(&request, params)?;
+    let (mut turn, mode) = chat_turn(&request, params)?;
+    if state.limits.require_tool_call {
+        crate::agent::require_call(&mut turn);
+    }
     let thinking = mode == ChatMode::Thinking;
     let channels = if thinking { Channels::Thinking } else { Channels::Instruct };
     let text = ReplyText::new(channels, stops);

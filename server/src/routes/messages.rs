@@ -37,10 +37,13 @@ async fn prepare(state: &AppState, headers: &HeaderMap, body: Body) -> Result<(G
         .registry
         .resolve(&request.model)
         .ok_or_else(|| ApiError::ModelNotFound { model: request.model.clone() })?;
-    let sampling = request.sampling()?;
+    let sampling = request.sampling(model.context_length)?;
     let params = sampling.params(state.limits.default_max_tokens, model.context_length)?;
     let stops = sampling.stops()?;
-    let (turn, mode) = messages_turn(&request, params)?;
+    let (mut turn, mode) = messages_turn(&request, params)?;
+    if state.limits.require_tool_call {
+        crate::agent::require_call(&mut turn);
+    }
     let thinking = mode == ChatMode::Thinking;
     let channels = if thinking { Channels::Thinking } else { Channels::Instruct };
     let generation = start(state, ApiTurn::Chat(Box::new(turn)), ReplyText::new(channels, stops), model.id, thinking)?;
