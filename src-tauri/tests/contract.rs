@@ -150,7 +150,8 @@ fn conversation_commands_round_trip_through_ipc() {
     let id = created["id"].as_i64().unwrap();
     assert_eq!(created["title"], json!("New chat"));
     assert_eq!(created["messages"], json!([]));
-    let settings = json!({"temperature": 0.0, "topP": 1.0, "seed": 7, "maxTokens": 9, "thinking": false});
+    let settings =
+        json!({"temperature": 0.0, "topP": 1.0, "seed": 7, "maxTokens": 9, "thinking": true, "thinkingEffort": "high"});
     let updated = invoke(
         &webview,
         "update_conversation",

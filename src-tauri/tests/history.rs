@@ -18,6 +18,7 @@ fn reply(text: &str) -> NewAssistantMessage {
         status: MessageStatus::Complete,
         stats: None,
         failure: None,
+        tool_calls: Vec::new(),
     }
 }
 
@@ -195,7 +196,7 @@ fn stored_rows_keep_their_own_format_and_old_rows_still_read() {
 }
 
 #[test]
-fn a_schema_1_file_is_migrated_to_2_and_its_rows_read_as_local_replies() {
+fn a_schema_1_file_is_migrated_and_its_rows_read_as_local_replies() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("chats.sqlite");
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -210,7 +211,7 @@ fn a_schema_1_file_is_migrated_to_2_and_its_rows_read_as_local_replies() {
     .unwrap();
     drop(conn);
     let store = HistoryStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 2);
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
     let c = store.get(1).unwrap();
     assert_eq!(c.backend, None, "schema 1 conversations were answered by the local engine");
     let m = &c.messages[0];
@@ -218,4 +219,63 @@ fn a_schema_1_file_is_migrated_to_2_and_its_rows_read_as_local_replies() {
     let c = store.set_backend(1, Some("gpu-box")).unwrap();
     assert_eq!(c.backend.as_deref(), Some("gpu-box"));
     assert_eq!(store.list().unwrap()[0].backend.as_deref(), Some("gpu-box"));
+}
+
+/// Issue 39: an agent conversation — an assistant message's tool calls, the tool results
+/// answering them, the thinking effort — is stored, read back and exported; a schema 2
+/// file is rebuilt for tool messages with its rows and ids unchanged.
+#[test]
+fn agent_conversations_keep_their_calls_results_and_effort_and_schema_2_files_migrate() {
+    use k3_desktop::ipc::dto::{ThinkingEffort, ToolAnswer, ToolCall};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chats.sqlite");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for sql in &k3_desktop::history::MIGRATIONS[..2] {
+        conn.execute_batch(sql).unwrap();
+    }
+    conn.execute_batch(
+        "PRAGMA user_version = 2;
+         INSERT INTO conversations (title, settings, created_at, updated_at)
+           VALUES ('old', '{\"temperature\":0.0,\"topP\":1.0,\"seed\":0,\"maxTokens\":8,\"thinking\":true}', 1, 1);
+         INSERT INTO messages (id, conversation_id, role, content, status, created_at) VALUES (7, 1, 'user', 'hello', 'complete', 1);
+         INSERT INTO messages (id, conversation_id, role, content, think, status, created_at, failure)
+           VALUES (9, 1, 'assistant', 'hi', 'so', 'failed', 2, 'the drive went away');",
+    )
+    .unwrap();
+    drop(conn);
+    let mut store = HistoryStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let old = store.get(1).unwrap();
+    assert_eq!(old.messages.iter().map(|m| m.id).collect::<Vec<_>>(), [7, 9], "ids kept");
+    assert_eq!(
+        (old.messages[1].think.as_deref(), old.messages[1].failure.as_deref()),
+        (Some("so"), Some("the drive went away"))
+    );
+    assert!(old.messages.iter().all(|m| m.tool_calls.is_empty() && m.tool_answer.is_none()));
+    assert_eq!(old.settings.thinking_effort, None, "no effort stored: the model's default");
+
+    let settings =
+        SamplingSettings { thinking: true, thinking_effort: Some(ThinkingEffort::Max), ..SamplingSettings::default() };
+    let c = store.create(&settings).unwrap();
+    store.add_user_message(c.id, "What is the weather in Bath?").unwrap();
+    let calls = vec![
+        ToolCall { id: "call_1".into(), tool: "weather".into(), index: 1, arguments: r#"{"city": "Bath"}"#.into() },
+        ToolCall { id: "call_2".into(), tool: "clock".into(), index: 2, arguments: "{}".into() },
+    ];
+    store.add_assistant_message(c.id, &NewAssistantMessage { tool_calls: calls.clone(), ..reply("") }).unwrap();
+    let answer = ToolAnswer { call_id: "call_1".into(), tool: "weather".into(), index: 1 };
+    let result = store.add_tool_message(c.id, &answer, "Rain, 12 ```degrees```.").unwrap();
+    assert_eq!((result.role, result.tool_answer.as_ref()), (Role::Tool, Some(&answer)));
+    drop(store);
+    let store = HistoryStore::open(&path).unwrap();
+    let back = store.get(c.id).unwrap();
+    assert_eq!(back.settings.thinking_effort, Some(ThinkingEffort::Max));
+    assert_eq!(back.messages[1].tool_calls, calls);
+    assert_eq!(back.messages[2].tool_answer, Some(answer));
+    let md = export_conversation(&back, ExportFormat::Markdown).content;
+    assert!(md.contains("**Call 1: `weather`**\n\n```json\n{\"city\": \"Bath\"}\n```"), "{md}");
+    assert!(md.contains("## Tool result: weather (call 1)\n\n````\nRain, 12 ```degrees```.\n````"), "{md}");
+    let json = export_conversation(&back, ExportFormat::Json).content;
+    assert!(json.contains("\"toolCalls\"") && json.contains("\"callId\": \"call_1\""), "{json}");
 }

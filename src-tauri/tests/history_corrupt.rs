@@ -28,6 +28,7 @@ fn valid_history(path: &Path) -> Vec<String> {
                 status: MessageStatus::Complete,
                 stats: None,
                 failure: None,
+                tool_calls: Vec::new(),
             };
             store.add_assistant_message(conv.id, &reply).unwrap();
             texts.extend([user, answer]);

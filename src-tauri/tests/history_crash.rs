@@ -146,7 +146,14 @@ fn step(store: &mut HistoryStore, rng: &mut Rng) {
     }
     let t = text(rng, 20, 9000);
     let status = [MessageStatus::Complete, MessageStatus::Stopped, MessageStatus::Failed][rng.below(3) as usize];
-    let reply = NewAssistantMessage { content: t.clone(), think: None, status, stats: None, failure: None };
+    let reply = NewAssistantMessage {
+        content: t.clone(),
+        think: None,
+        status,
+        stats: None,
+        failure: None,
+        tool_calls: Vec::new(),
+    };
     say(&format!("B A {c} {}", hash(&t)));
     let m = store.add_assistant_message(c, &reply).unwrap();
     say(&format!("A {c} {} {}", m.id, hash(&t)));

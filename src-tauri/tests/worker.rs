@@ -59,7 +59,7 @@ fn drain(rx: &Receiver<(Instant, GenerationEvent)>) -> Vec<GenerationEvent> {
 }
 
 fn settings(max_tokens: u32) -> SamplingSettings {
-    SamplingSettings { temperature: 0.0, top_p: 1.0, seed: 0, max_tokens, thinking: false }
+    SamplingSettings { temperature: 0.0, top_p: 1.0, seed: 0, max_tokens, thinking: false, thinking_effort: None }
 }
 
 fn conversation(h: &Harness, s: &SamplingSettings) -> i64 {

@@ -14,7 +14,7 @@
 // Prints one line per check and ends with "N passed, N failed" (scripts/test.sh sums it).
 // Usage: node ui/tests/browser.mjs   (after `npm run build`; CHROMIUM=/path overrides /usr/bin/chromium,
 // K3_PAYLOADS=3,41 runs only those payloads)
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, normalize, resolve, sep } from "node:path";
@@ -116,6 +116,30 @@ function layout() {
   const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
   const wide = document.documentElement.scrollWidth > window.innerWidth + 1;
   return { composer: true, covered: top === c ? null : top ? `<${top.tagName.toLowerCase()} class="${top.className}">` : "nothing", wide };
+}
+
+const HOSTILE_RESULT = "<iframe srcdoc='<script>parent.__pwned=3</script>'></iframe> **not bold** <script>window.__pwned=4</script>";
+
+/** A saved conversation of an agent loop: a question, two calls (one with hostile arguments), a
+ *  hostile result, and the answer. */
+function agentConversation() {
+  const base = { think: null, status: "complete", stats: null, failure: null, toolCalls: [], toolAnswer: null, createdAt: 1 };
+  return {
+    id: 900, title: "Weather in Bath", systemPrompt: "", backend: null, createdAt: 1, updatedAt: 1,
+    settings: { temperature: 0, topP: 1, seed: 1, maxTokens: 64, thinking: true, thinkingEffort: "high" },
+    messages: [
+      { ...base, id: 901, role: "user", content: "What is the weather in Bath?" },
+      {
+        ...base, id: 902, role: "assistant", content: "",
+        toolCalls: [
+          { id: "call_1", tool: "weather", index: 1, arguments: JSON.stringify({ city: "Bath", html: '<img src=x onerror="window.__pwned=1">' }) },
+          { id: "call_2", tool: "clock", index: 2, arguments: "{}" },
+        ],
+      },
+      { ...base, id: 903, role: "tool", content: HOSTILE_RESULT, toolAnswer: { callId: "call_1", tool: "weather", index: 1 } },
+      { ...base, id: 904, role: "assistant", content: "It rains in **Bath** today." },
+    ],
+  };
 }
 
 let passed = 0;
@@ -317,6 +341,51 @@ async function main() {
       problems.push(...title.problems.map((x) => `conversation title: ${x}`));
       if (pageErrors.length) problems.push(...pageErrors.map((e) => `page error: ${e}`));
       report("the app still works after every payload (composer sends, demo reply, no page errors)", problems);
+    }
+
+    // Agent conversations (issue 39): an assistant's tool calls and a tool's result are collapsed
+    // blocks of text; hostile arguments and results stay text (no element, no request, nothing runs).
+    {
+      const problems = [];
+      const agent = await context.newPage();
+      agent.on("pageerror", (e) => problems.push(`page error: ${e}`));
+      await agent.addInitScript(initScript);
+      await agent.addInitScript((conversation) => {
+        globalThis.__k3Mock.conversations = [conversation];
+      }, agentConversation());
+      await agent.goto(`${origin}/`, { waitUntil: "load" });
+      await agent.waitForSelector("#composer", { timeout: 10_000 });
+      await agent.locator("[data-testid=conversation-list] li", { hasText: "Weather in Bath" }).first().click();
+      await agent.waitForSelector("details.tool-call", { timeout: 10_000 });
+      const blocks = await agent.evaluate(() => {
+        const out = [];
+        for (const d of document.querySelectorAll("details.tool-call, details.tool-result")) {
+          d.open = true;
+          const bad = [];
+          for (const n of d.querySelectorAll("*")) {
+            if (!["SUMMARY", "CODE", "SPAN", "DIV"].includes(n.tagName)) bad.push(`<${n.tagName.toLowerCase()}>`);
+            for (const a of n.attributes) if (a.name !== "class") bad.push(`${a.name} on <${n.tagName.toLowerCase()}>`);
+          }
+          out.push({ kind: d.className, tool: d.getAttribute("data-tool"), summary: d.querySelector("summary").textContent, text: d.querySelector(".tool-text").textContent, bad });
+        }
+        return out;
+      });
+      if (blocks.length !== 3) problems.push(`${blocks.length} tool blocks instead of 3`);
+      for (const b of blocks) problems.push(...b.bad.map((x) => `${b.kind}: ${x}`));
+      const [call, clock, result] = blocks;
+      if (call?.summary !== "Calls weather · call 1") problems.push(`call summary: ${call?.summary}`);
+      if (!call?.text.includes('"html": "<img src=x onerror=\\"window.__pwned=1\\">"')) problems.push(`call arguments: ${call?.text}`);
+      if (clock?.text !== "{}") problems.push(`second call: ${clock?.text}`);
+      if (result?.text !== HOSTILE_RESULT) problems.push(`result text: ${result?.text}`);
+      await agent.waitForTimeout(300);
+      const pwned = await agent.evaluate(() => ({ pwned: window.__pwned, csp: globalThis.__csp.length }));
+      if (pwned.pwned !== undefined) problems.push(`window.__pwned = ${pwned.pwned}`);
+      if (pwned.csp) problems.push(`${pwned.csp} CSP violations`);
+      const shots = resolve(ui, "../target/e2e-screenshots");
+      mkdirSync(shots, { recursive: true });
+      await agent.screenshot({ path: join(shots, "agent-conversation.png"), fullPage: true });
+      await agent.close();
+      report("agent conversation: tool calls and results are collapsed blocks of text, hostile ones included", problems);
     }
 
     // Summary of the whole run's logs.

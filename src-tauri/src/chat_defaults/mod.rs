@@ -67,6 +67,7 @@ impl ChatDefaults {
             seed,
             max_tokens: self.max_tokens,
             thinking: self.thinking,
+            thinking_effort: None,
         }
     }
 

@@ -2,13 +2,15 @@
 //!
 //! Owns: both formats. The JSON is the conversation DTO inside a small envelope that names
 //! the format and its version, so a later import can refuse what it does not understand.
-//! Must not: drop messages: stopped and failed replies are exported with their status.
+//! Must not: drop messages: stopped and failed replies are exported with their status, tool
+//! calls with their arguments and tool results with the call they answer.
 
 use crate::ipc::dto::{Conversation, ExportFile, ExportFormat, MessageStatus, Role};
 
 /// Name of the JSON envelope's format field.
 pub const JSON_FORMAT: &str = "k3-desktop.conversation";
-pub const JSON_VERSION: u32 = 1;
+/// 2: tool messages, and assistant messages' tool calls.
+pub const JSON_VERSION: u32 = 2;
 
 /// The exported file for `conversation` in `format`.
 pub fn export_conversation(conversation: &Conversation, format: ExportFormat) -> ExportFile {
@@ -36,9 +38,11 @@ fn markdown(c: &Conversation) -> String {
         out.push_str(&format!("> **System:** {}\n\n", c.system_prompt.replace('\n', "\n> ")));
     }
     for m in &c.messages {
-        let who = match m.role {
-            Role::User => "User",
-            Role::Assistant => "Assistant",
+        let who = match (m.role, &m.tool_answer) {
+            (Role::User, _) => "User".to_string(),
+            (Role::Assistant, _) => "Assistant".to_string(),
+            (Role::Tool, Some(a)) => format!("Tool result: {} (call {})", a.tool, a.index),
+            (Role::Tool, None) => "Tool result".to_string(),
         };
         let status = match m.status {
             MessageStatus::Complete => "",
@@ -49,8 +53,20 @@ fn markdown(c: &Conversation) -> String {
         if let Some(think) = m.think.as_deref().filter(|t| !t.is_empty()) {
             out.push_str(&format!("<details><summary>Thinking</summary>\n\n{think}\n\n</details>\n\n"));
         }
-        out.push_str(m.content.trim_end());
+        if m.role == Role::Tool {
+            out.push_str(&fenced(m.content.trim_end(), ""));
+        } else {
+            out.push_str(m.content.trim_end());
+        }
         out.push_str("\n\n");
+        for call in &m.tool_calls {
+            out.push_str(&format!(
+                "**Call {}: `{}`**\n\n{}\n\n",
+                call.index,
+                call.tool,
+                fenced(&call.arguments, "json")
+            ));
+        }
         if let Some(s) = &m.stats {
             let spt = s.seconds_per_token.map(|v| format!(" · {v:.3} s/token")).unwrap_or_default();
             out.push_str(&format!(
@@ -62,6 +78,13 @@ fn markdown(c: &Conversation) -> String {
         }
     }
     out
+}
+
+/// `text` in a code fence longer than any run of backticks it holds.
+fn fenced(text: &str, lang: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}{lang}\n{text}\n{fence}")
 }
 
 fn json(c: &Conversation) -> String {

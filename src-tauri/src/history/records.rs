@@ -1,5 +1,5 @@
-//! The stored form of the history's JSON columns: `conversations.settings` and
-//! `messages.stats`.
+//! The stored form of the history's JSON columns: `conversations.settings`,
+//! `messages.stats`, `messages.tool_calls` and `messages.tool_answer`.
 //!
 //! Owns: row types whose JSON field names are part of the file format, frozen here and
 //! written out one by one, and the conversions to and from the wire DTOs.
@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ipc::dto::{FinishReason, MessageStats, SamplingSettings};
+use crate::ipc::dto::{FinishReason, MessageStats, SamplingSettings, ThinkingEffort, ToolAnswer, ToolCall};
 
 /// `conversations.settings`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -25,6 +25,88 @@ pub(super) struct SettingsRecord {
     max_tokens: u32,
     #[serde(rename = "thinking")]
     thinking: bool,
+    /// Since schema 3: absent when the model's default effort is used.
+    #[serde(rename = "thinkingEffort", default, skip_serializing_if = "Option::is_none")]
+    thinking_effort: Option<EffortRecord>,
+}
+
+/// A stored thinking effort.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum EffortRecord {
+    #[serde(rename = "low")]
+    Low,
+    #[serde(rename = "high")]
+    High,
+    #[serde(rename = "max")]
+    Max,
+}
+
+/// One element of `messages.tool_calls` (a JSON array; schema 3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct ToolCallRecord {
+    #[serde(rename = "id")]
+    id: String,
+    #[serde(rename = "tool")]
+    tool: String,
+    #[serde(rename = "index")]
+    index: u32,
+    #[serde(rename = "arguments")]
+    arguments: String,
+}
+
+/// `messages.tool_answer` (schema 3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(super) struct ToolAnswerRecord {
+    #[serde(rename = "callId")]
+    call_id: String,
+    #[serde(rename = "tool")]
+    tool: String,
+    #[serde(rename = "index")]
+    index: u32,
+}
+
+impl From<&ToolCall> for ToolCallRecord {
+    fn from(c: &ToolCall) -> Self {
+        ToolCallRecord { id: c.id.clone(), tool: c.tool.clone(), index: c.index, arguments: c.arguments.clone() }
+    }
+}
+
+impl From<ToolCallRecord> for ToolCall {
+    fn from(r: ToolCallRecord) -> Self {
+        ToolCall { id: r.id, tool: r.tool, index: r.index, arguments: r.arguments }
+    }
+}
+
+impl From<&ToolAnswer> for ToolAnswerRecord {
+    fn from(a: &ToolAnswer) -> Self {
+        ToolAnswerRecord { call_id: a.call_id.clone(), tool: a.tool.clone(), index: a.index }
+    }
+}
+
+impl From<ToolAnswerRecord> for ToolAnswer {
+    fn from(r: ToolAnswerRecord) -> Self {
+        ToolAnswer { call_id: r.call_id, tool: r.tool, index: r.index }
+    }
+}
+
+impl From<ThinkingEffort> for EffortRecord {
+    fn from(e: ThinkingEffort) -> Self {
+        match e {
+            ThinkingEffort::Low => EffortRecord::Low,
+            ThinkingEffort::High => EffortRecord::High,
+            ThinkingEffort::Max => EffortRecord::Max,
+        }
+    }
+}
+
+impl From<EffortRecord> for ThinkingEffort {
+    fn from(e: EffortRecord) -> Self {
+        match e {
+            EffortRecord::Low => ThinkingEffort::Low,
+            EffortRecord::High => ThinkingEffort::High,
+            EffortRecord::Max => ThinkingEffort::Max,
+        }
+    }
 }
 
 /// How a stored reply ended.
@@ -85,6 +167,7 @@ impl From<&SamplingSettings> for SettingsRecord {
             seed: s.seed,
             max_tokens: s.max_tokens,
             thinking: s.thinking,
+            thinking_effort: s.thinking_effort.map(EffortRecord::from),
         }
     }
 }
@@ -97,6 +180,7 @@ impl From<SettingsRecord> for SamplingSettings {
             seed: r.seed,
             max_tokens: r.max_tokens,
             thinking: r.thinking,
+            thinking_effort: r.thinking_effort.map(ThinkingEffort::from),
         }
     }
 }

@@ -28,6 +28,27 @@ pub const MIGRATIONS: &[&str] = &[
     // local engine, which every conversation of schema 1 was), and why a failed reply failed.
     "ALTER TABLE conversations ADD COLUMN backend TEXT;
     ALTER TABLE messages ADD COLUMN failure TEXT",
+    // 3: agent conversations: tool messages (a role the CHECK must allow, so the table is
+    // rebuilt as SQLite requires), an assistant message's tool calls (a JSON array) and
+    // the call a tool message answers (JSON).
+    "CREATE TABLE messages_3 (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+        content TEXT NOT NULL,
+        think TEXT,
+        status TEXT NOT NULL CHECK (status IN ('complete', 'stopped', 'failed')),
+        stats TEXT,
+        created_at INTEGER NOT NULL,
+        failure TEXT,
+        tool_calls TEXT,
+        tool_answer TEXT
+    );
+    INSERT INTO messages_3 (id, conversation_id, role, content, think, status, stats, created_at, failure)
+        SELECT id, conversation_id, role, content, think, status, stats, created_at, failure FROM messages;
+    DROP TABLE messages;
+    ALTER TABLE messages_3 RENAME TO messages;
+    CREATE INDEX messages_by_conversation ON messages(conversation_id, id);",
 ];
 
 /// The schema version this build writes.

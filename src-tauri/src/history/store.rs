@@ -13,10 +13,11 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::error::HistoryError;
 use super::quarantine::with_suffix;
-use super::records::{SettingsRecord, StatsRecord};
+use super::records::{SettingsRecord, StatsRecord, ToolAnswerRecord, ToolCallRecord};
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 use crate::ipc::dto::{
-    Conversation, ConversationSummary, Message, MessageStats, MessageStatus, Role, SamplingSettings,
+    Conversation, ConversationSummary, Message, MessageStats, MessageStatus, Role, SamplingSettings, ToolAnswer,
+    ToolCall,
 };
 
 /// Title of a conversation before its first message names it.
@@ -32,6 +33,8 @@ pub struct NewAssistantMessage {
     pub stats: Option<MessageStats>,
     /// Why a failed reply failed (the window's error line), kept with it.
     pub failure: Option<String>,
+    /// The reply's tool calls, in order.
+    pub tool_calls: Vec<ToolCall>,
 }
 
 /// The chat history database.
@@ -217,7 +220,7 @@ impl HistoryStore {
     /// The messages of conversation `id`, oldest first.
     pub fn messages(&self, id: i64) -> Result<Vec<Message>, HistoryError> {
         let mut stmt = self.sql(self.conn.prepare(
-            "SELECT id, role, content, think, status, stats, created_at, failure FROM messages
+            "SELECT id, role, content, think, status, stats, created_at, failure, tool_calls, tool_answer FROM messages
              WHERE conversation_id = ?1 ORDER BY id",
         ))?;
         let rows = self.sql(stmt.query_map([id], raw_message))?;
@@ -229,6 +232,7 @@ impl HistoryStore {
         let role = match m.role.as_str() {
             "user" => Role::User,
             "assistant" => Role::Assistant,
+            "tool" => Role::Tool,
             other => return Err(self.corrupt("role", other)),
         };
         let status = match m.status.as_str() {
@@ -241,8 +245,33 @@ impl HistoryStore {
             Some(s) => Some(serde_json::from_str::<StatsRecord>(&s).map_err(|e| self.corrupt("stats", e))?.into()),
             None => None,
         };
+        let tool_calls = match m.tool_calls {
+            Some(s) => serde_json::from_str::<Vec<ToolCallRecord>>(&s)
+                .map_err(|e| self.corrupt("tool_calls", e))?
+                .into_iter()
+                .map(ToolCall::from)
+                .collect(),
+            None => Vec::new(),
+        };
+        let tool_answer = match m.tool_answer {
+            Some(s) => {
+                Some(serde_json::from_str::<ToolAnswerRecord>(&s).map_err(|e| self.corrupt("tool_answer", e))?.into())
+            }
+            None => None,
+        };
         let (content, think, failure) = (m.content, m.think, m.failure);
-        Ok(Message { id: m.id, role, content, think, status, stats, failure, created_at: m.created_at })
+        Ok(Message {
+            id: m.id,
+            role,
+            content,
+            think,
+            status,
+            stats,
+            failure,
+            tool_calls,
+            tool_answer,
+            created_at: m.created_at,
+        })
     }
 
     /// Replaces title, system prompt and settings.
@@ -331,10 +360,39 @@ impl HistoryStore {
         if touched == 0 {
             return Err(HistoryError::NotFound { what: "conversation", id: conversation_id });
         }
+        let calls = reply.tool_calls.iter().map(ToolCallRecord::from).collect::<Vec<_>>();
+        let calls = (!calls.is_empty()).then(|| serde_json::to_string(&calls)).transpose().map_err(invalid)?;
         sql(tx.execute(
-            "INSERT INTO messages (conversation_id, role, content, think, status, stats, created_at, failure)
-             VALUES (?1, 'assistant', ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![conversation_id, reply.content, reply.think, status, stats, now, reply.failure],
+            "INSERT INTO messages (conversation_id, role, content, think, status, stats, created_at, failure, tool_calls)
+             VALUES (?1, 'assistant', ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![conversation_id, reply.content, reply.think, status, stats, now, reply.failure, calls],
+        ))?;
+        let id = tx.last_insert_rowid();
+        tx.commit().map_err(|source| HistoryError::Sqlite { path: path.clone(), source })?;
+        self.message(id)
+    }
+
+    /// Saves a tool's result, answering the call `answer` names.
+    pub fn add_tool_message(
+        &mut self,
+        conversation_id: i64,
+        answer: &ToolAnswer,
+        content: &str,
+    ) -> Result<Message, HistoryError> {
+        let answer = serde_json::to_string(&ToolAnswerRecord::from(answer)).map_err(invalid)?;
+        let path = self.path.clone();
+        let tx = self.conn.transaction().map_err(|source| HistoryError::Sqlite { path: path.clone(), source })?;
+        let sql = |r: rusqlite::Result<usize>| r.map_err(|source| HistoryError::Sqlite { path: path.clone(), source });
+        let now = now_ms();
+        let touched =
+            sql(tx.execute("UPDATE conversations SET updated_at = ?2 WHERE id = ?1", params![conversation_id, now]))?;
+        if touched == 0 {
+            return Err(HistoryError::NotFound { what: "conversation", id: conversation_id });
+        }
+        sql(tx.execute(
+            "INSERT INTO messages (conversation_id, role, content, status, created_at, tool_answer)
+             VALUES (?1, 'tool', ?2, 'complete', ?3, ?4)",
+            params![conversation_id, content, now, answer],
         ))?;
         let id = tx.last_insert_rowid();
         tx.commit().map_err(|source| HistoryError::Sqlite { path: path.clone(), source })?;
@@ -343,7 +401,7 @@ impl HistoryStore {
 
     fn message(&self, id: i64) -> Result<Message, HistoryError> {
         let raw = self.conn.query_row(
-            "SELECT id, role, content, think, status, stats, created_at, failure FROM messages WHERE id = ?1",
+            "SELECT id, role, content, think, status, stats, created_at, failure, tool_calls, tool_answer FROM messages WHERE id = ?1",
             [id],
             raw_message,
         );
@@ -430,6 +488,8 @@ struct RawMessage {
     stats: Option<String>,
     created_at: i64,
     failure: Option<String>,
+    tool_calls: Option<String>,
+    tool_answer: Option<String>,
 }
 
 fn raw_message(r: &Row<'_>) -> rusqlite::Result<RawMessage> {
@@ -442,10 +502,16 @@ fn raw_message(r: &Row<'_>) -> rusqlite::Result<RawMessage> {
         stats: r.get(5)?,
         created_at: r.get(6)?,
         failure: r.get(7)?,
+        tool_calls: r.get(8)?,
+        tool_answer: r.get(9)?,
     })
 }
 
 /// A title from the first line of the first message, at most 60 characters.
+fn invalid(e: serde_json::Error) -> HistoryError {
+    HistoryError::Invalid { reason: e.to_string() }
+}
+
 fn title_from(text: &str) -> String {
     let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or(DEFAULT_TITLE);
     let mut title: String = line.chars().take(TITLE_CHARS).collect();

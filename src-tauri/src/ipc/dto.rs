@@ -51,12 +51,30 @@ pub struct SamplingSettings {
     pub seed: u64,
     pub max_tokens: u32,
     pub thinking: bool,
+    /// How long K3 thinks (thinking on only); `None`: the model's default.
+    pub thinking_effort: Option<ThinkingEffort>,
 }
 
 impl Default for SamplingSettings {
     fn default() -> Self {
-        SamplingSettings { temperature: 0.6, top_p: 0.95, seed: 0, max_tokens: 512, thinking: false }
+        SamplingSettings {
+            temperature: 0.6,
+            top_p: 0.95,
+            seed: 0,
+            max_tokens: 512,
+            thinking: false,
+            thinking_effort: None,
+        }
     }
+}
+
+/// The thinking efforts K3 was trained at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkingEffort {
+    Low,
+    High,
+    Max,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -64,6 +82,30 @@ impl Default for SamplingSettings {
 pub enum Role {
     User,
     Assistant,
+    /// A tool's result, answering one call of the assistant message before it.
+    Tool,
+}
+
+/// One tool call of an assistant message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    /// The call's id (what a tool message answering it names).
+    pub id: String,
+    pub tool: String,
+    /// 1-based position among the message's calls.
+    pub index: u32,
+    /// The arguments, a JSON object's text.
+    pub arguments: String,
+}
+
+/// The call a tool message answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnswer {
+    pub call_id: String,
+    pub tool: String,
+    pub index: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -128,6 +170,10 @@ pub struct Message {
     pub stats: Option<MessageStats>,
     /// Why a failed reply failed, as the window said it then.
     pub failure: Option<String>,
+    /// An assistant message's tool calls, in order (empty otherwise).
+    pub tool_calls: Vec<ToolCall>,
+    /// The call a tool message answers (`None` for other roles).
+    pub tool_answer: Option<ToolAnswer>,
     #[ts(type = "number")]
     pub created_at: i64,
 }

@@ -11,12 +11,17 @@
 
 use std::sync::{Arc, Mutex};
 
-use k3_engine::chat::{ChatMessage, ChatMode, Role as EngineRole, TurnInput};
+use k3_engine::chat::{
+    ChatMessage, ChatMode, ChatOptions, Effort, Role as EngineRole, ToolAnswer as EngineToolAnswer,
+    ToolCall as EngineToolCall, TurnInput,
+};
 use k3_engine::{DecodeMode, FinishReason as EngineFinish, GenerateParams, Sampling};
 use k3_runtime::{Channel, ChatTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, RuntimeError};
 
 use crate::history::{HistoryStore, NewAssistantMessage};
-use crate::ipc::dto::{Conversation, FinishReason, Message, MessageStats, MessageStatus, Role, SamplingSettings};
+use crate::ipc::dto::{
+    Conversation, FinishReason, Message, MessageStats, MessageStatus, Role, SamplingSettings, ThinkingEffort, ToolCall,
+};
 use crate::ipc::error::IpcError;
 use crate::ipc::events::{EventEmitter, GenerationEvent};
 
@@ -116,7 +121,10 @@ impl ReplyHandler for HistoryReply {
             system: Some(prepared.conversation.system_prompt.clone()).filter(|s| !s.trim().is_empty()),
             mode: if settings.thinking { ChatMode::Thinking } else { ChatMode::Instruct },
             history: prepared.history.iter().map(engine_message).collect(),
-            input: TurnInput::user(prepared.user_text),
+            input: TurnInput {
+                options: ChatOptions { effort: effort(&settings), ..ChatOptions::default() },
+                ..TurnInput::user(prepared.user_text)
+            },
             params: generate_params(&settings, self.local.mode),
             state_file: self.local.state_file.clone(),
         };
@@ -133,8 +141,8 @@ impl ReplyHandler for HistoryReply {
                 let think = channel == Channel::Think;
                 GenerationEvent::Token { job_id: job, index: index as u32, text, think }
             }
-            // The window's turns declare no tools, so no call forms (an undeclared one
-            // is the reply's call error).
+            // The window's turns declare no tools yet, so no call forms (an undeclared
+            // one is the reply's call error); a finished reply's calls are saved with it.
             ReplyProgress::ToolCall(_) => return,
             ReplyProgress::Figures(f) => GenerationEvent::Stats {
                 job_id: job,
@@ -183,6 +191,11 @@ impl HistoryReply {
             status,
             stats: Some(stats.clone()),
             failure: None,
+            tool_calls: reply
+                .tool_calls
+                .into_iter()
+                .map(|c| ToolCall { id: c.id, tool: c.tool, index: c.index, arguments: c.arguments })
+                .collect(),
         };
         match save(&self.store, self.conversation_id, new) {
             Ok(message) => GenerationEvent::Finished { job_id: job, reason: stats.finish_reason, message },
@@ -196,8 +209,14 @@ impl HistoryReply {
         // Only a reply the engine started leaves a (partial) message behind.
         let message = partial.and_then(|content| {
             let failure = Some(error.message.clone());
-            let reply =
-                NewAssistantMessage { content, think: None, status: MessageStatus::Failed, stats: None, failure };
+            let reply = NewAssistantMessage {
+                content,
+                think: None,
+                status: MessageStatus::Failed,
+                stats: None,
+                failure,
+                tool_calls: Vec::new(),
+            };
             save(&self.store, self.conversation_id, reply).ok()
         });
         GenerationEvent::Failed { job_id: job, error, message }
@@ -213,8 +232,29 @@ fn engine_message(m: &Message) -> ChatMessage {
     let role = match m.role {
         Role::User => EngineRole::User,
         Role::Assistant => EngineRole::Assistant,
+        Role::Tool => EngineRole::Tool,
     };
-    ChatMessage { think: m.think.clone(), ..ChatMessage::new(role, m.content.clone()) }
+    let tool_calls = m
+        .tool_calls
+        .iter()
+        .map(|c| EngineToolCall {
+            index: c.index,
+            id: c.id.clone(),
+            tool: c.tool.clone(),
+            arguments: c.arguments.clone(),
+        })
+        .collect();
+    let answers = m.tool_answer.as_ref().map(|a| EngineToolAnswer { tool: a.tool.clone(), index: a.index });
+    ChatMessage { think: m.think.clone(), tool_calls, answers, ..ChatMessage::new(role, m.content.clone()) }
+}
+
+/// The thinking effort of a conversation's settings (thinking on only).
+fn effort(s: &SamplingSettings) -> Option<Effort> {
+    s.thinking_effort.filter(|_| s.thinking).map(|e| match e {
+        ThinkingEffort::Low => Effort::Low,
+        ThinkingEffort::High => Effort::High,
+        ThinkingEffort::Max => Effort::Max,
+    })
 }
 
 /// Engine parameters for a conversation's settings (temperature 0 = greedy), decoded as
@@ -256,5 +296,49 @@ fn finish_reason(finish: EngineFinish) -> FinishReason {
         EngineFinish::Length => FinishReason::Length,
         EngineFinish::Cancelled => FinishReason::Cancelled,
         EngineFinish::ContextFull => FinishReason::ContextFull,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipc::dto::ToolAnswer;
+
+    fn message(role: Role) -> Message {
+        Message {
+            id: 1,
+            role,
+            content: "text".into(),
+            think: None,
+            status: MessageStatus::Complete,
+            stats: None,
+            failure: None,
+            tool_calls: Vec::new(),
+            tool_answer: None,
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn stored_calls_and_results_become_the_engines_and_effort_follows_thinking() {
+        let call = ToolCall { id: "c1".into(), tool: "weather".into(), index: 1, arguments: "{}".into() };
+        let asked = engine_message(&Message { tool_calls: vec![call], ..message(Role::Assistant) });
+        assert_eq!(
+            asked.tool_calls,
+            [EngineToolCall { index: 1, id: "c1".into(), tool: "weather".into(), arguments: "{}".into() }]
+        );
+        let answer = ToolAnswer { call_id: "c1".into(), tool: "weather".into(), index: 1 };
+        let result = engine_message(&Message { tool_answer: Some(answer), ..message(Role::Tool) });
+        assert_eq!(
+            (result.role, result.answers),
+            (EngineRole::Tool, Some(EngineToolAnswer { tool: "weather".into(), index: 1 }))
+        );
+        let on = SamplingSettings {
+            thinking: true,
+            thinking_effort: Some(ThinkingEffort::Low),
+            ..SamplingSettings::default()
+        };
+        assert_eq!(effort(&on), Some(Effort::Low));
+        assert_eq!(effort(&SamplingSettings { thinking: false, ..on }), None, "no effort without thinking");
     }
 }

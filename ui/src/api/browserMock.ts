@@ -24,15 +24,17 @@ const DEMO: ModelInfo = {
   path: "(bundled demo)", name: "k3-tiny-demo", isDemo: true, layers: 4, hiddenSize: 64, vocabSize: 163840,
   routedExperts: 16, expertsPerToken: 4, checkpointBytes: 41_943_040, memory: "all resident (0.04 GB)", loadMs: 120,
 };
-const DEFAULTS: SamplingSettings = { temperature: 0.6, topP: 0.95, seed: 42, maxTokens: 1024, thinking: false };
+const DEFAULTS: SamplingSettings = { temperature: 0.6, topP: 0.95, seed: 42, maxTokens: 1024, thinking: false, thinkingEffort: null };
 const WORDS = "the expert router picks sixteen of many experts per token while **trunk** layers stay pinned in memory and `reads` stream from disk".split(" ");
 
 /** What a browser test (ui/tests/browser.mjs) puts at `globalThis.__k3Mock` before the page loads:
  *  each generation takes the first of `replies`, when there is one, as its exact reply text (streamed
- *  in pieces, finished with reason "stop"); open_link appends each URL it is given to `opened`. */
+ *  in pieces, finished with reason "stop"); open_link appends each URL it is given to `opened`;
+ *  `conversations`, when given, are the saved history the app starts with. */
 export interface MockHook {
   replies: string[];
   opened: string[];
+  conversations?: Conversation[];
 }
 
 function testHook(): MockHook | null {
@@ -56,6 +58,11 @@ export function createMockTransport(): Transport {
     running: false, baseUrl: null, generationsInFlight: 0, requests: 0, log: [], problem: null,
   };
 
+  for (const c of testHook()?.conversations ?? []) {
+    convs.set(c.id, c);
+    nextId = Math.max(nextId, c.id + 1, ...c.messages.map((m) => m.id + 1));
+  }
+
   const get = (id: unknown): Conversation => {
     const c = convs.get(Number(id));
     if (!c) throw fail("NOT_FOUND", `Conversation ${String(id)} does not exist.`);
@@ -65,7 +72,7 @@ export function createMockTransport(): Transport {
     id: c.id, title: c.title, updatedAt: c.updatedAt, messageCount: c.messages.length, backend: c.backend,
   });
   const newMessage = (role: Message["role"], content: string): Message => ({
-    id: nextId++, role, content, think: null, status: "complete", stats: null, failure: null, createdAt: now(),
+    id: nextId++, role, content, think: null, status: "complete", stats: null, failure: null, toolCalls: [], toolAnswer: null, createdAt: now(),
   });
 
   const commands: Record<string, (a: Record<string, unknown>) => unknown> = {

@@ -20,7 +20,7 @@ beforeEach(() => {
 
 describe("commands", () => {
   it("use the snake_case names and camelCase keys of the contract", async () => {
-    const settings = { temperature: 0, topP: 0.9, seed: 3, maxTokens: 8, thinking: true };
+    const settings = { temperature: 0, topP: 0.9, seed: 3, maxTokens: 8, thinking: true, thinkingEffort: "high" as const };
     await engine.currentModel();
     await engine.openModel(null);
     await engine.openModel("/models/k3");

@@ -230,7 +230,14 @@ describe("App", () => {
     set("#max-tokens", "64");
     set("#temperature", "0");
     set("#system-prompt", "Be brief.");
+    expect($<HTMLSelectElement>("#thinking-effort")!.disabled).toBe(true);
     act(() => $<HTMLInputElement>("#thinking")!.click());
+    expect($<HTMLSelectElement>("#thinking-effort")!.disabled).toBe(false);
+    act(() => {
+      const effort = $<HTMLSelectElement>("#thinking-effort")!;
+      effort.value = "max";
+      effort.dispatchEvent(new Event("change", { bubbles: true }));
+    });
     click('[aria-label="Save settings"]');
     await flush();
     const update = backend.calls.find((c) => c[0] === "update_conversation")!;
@@ -238,7 +245,7 @@ describe("App", () => {
       id: 1,
       title: "Chat",
       systemPrompt: "Be brief.",
-      settings: { temperature: 0, topP: 1, seed: 1, maxTokens: 64, thinking: true },
+      settings: { temperature: 0, topP: 1, seed: 1, maxTokens: 64, thinking: true, thinkingEffort: "max" },
     });
     expect($("[role=alert]")).toBeNull();
   });

@@ -109,6 +109,40 @@ describe("MessageView", () => {
     expect(details.querySelector("summary")?.textContent).toBe("Thinking · 12 characters");
   });
 
+  it("shows an assistant's tool calls and a tool's result as collapsed blocks of text, never HTML", () => {
+    const calls = view(
+      message({
+        id: 5,
+        role: "assistant",
+        content: "",
+        toolCalls: [
+          { id: "call_1", tool: "weather", index: 1, arguments: '{"city":"<b>Bath</b>","when":{"day":3}}' },
+          { id: "call_2", tool: "clock", index: 2, arguments: "not json" },
+        ],
+      }),
+    );
+    const blocks = [...calls.querySelectorAll("details.tool-call")];
+    expect(blocks.map((b) => b.getAttribute("data-tool"))).toEqual(["weather", "clock"]);
+    expect(blocks.every((b) => !(b as HTMLDetailsElement).open)).toBe(true);
+    const [weather, clock] = blocks as [Element, Element];
+    expect(weather.querySelector("summary")?.textContent).toBe("Calls weather · call 1");
+    expect(weather.querySelector(".tool-text")?.textContent).toBe('{\n  "city": "<b>Bath</b>",\n  "when": {\n    "day": 3\n  }\n}');
+    expect(weather.querySelector("b")).toBeNull();
+    expect(clock.querySelector(".tool-text")?.textContent).toBe("not json");
+    expect(calls.querySelector(".markdown")).toBeNull();
+
+    const result = view(
+      message({ id: 6, role: "tool", content: "<img src=x onerror=alert(1)>Rain", toolAnswer: { callId: "call_1", tool: "weather", index: 1 } }),
+    );
+    const article = result.querySelector("article.message")!;
+    expect(article.getAttribute("data-role")).toBe("tool");
+    expect(article.querySelector(".who")?.textContent).toBe("Tool");
+    const block = result.querySelector("details.tool-result")!;
+    expect(block.querySelector("summary")?.textContent).toBe("Result of weather · call 1 · 32 characters");
+    expect(block.querySelector(".tool-text")?.textContent).toBe("<img src=x onerror=alert(1)>Rain");
+    expect(block.querySelector("img")).toBeNull();
+  });
+
   it("renders user text as plain text, never HTML", () => {
     const el = view(message({ id: 1, role: "user", content: "<b>x</b> **y**" }));
     expect(el.querySelector(".content b")).toBeNull();

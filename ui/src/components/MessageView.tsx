@@ -1,9 +1,12 @@
 // One saved (or previewed) message: user text or assistant Markdown, the collapsed thinking channel,
-// the stats line, and the per-message actions (Copy, Edit on user messages, Regenerate on the last reply).
-// Owns: the stable selectors `.message[data-role][data-status][data-id]`, `.content`, `.stats`.
-// Must not: call the engine; actions come in as callbacks.
+// an assistant's tool calls and a tool's result as collapsed blocks, the stats line, and the
+// per-message actions (Copy, Edit on user messages, Regenerate on the last reply).
+// Owns: the stable selectors `.message[data-role][data-status][data-id]`, `.content`, `.stats`,
+// `.tool-call[data-tool]`, `.tool-result`.
+// Must not: call the engine; actions come in as callbacks; render tool arguments or results as
+// anything but text (a tool's output is never HTML here).
 import { memo } from "preact/compat";
-import type { Message } from "../generated/ipc";
+import type { Message, ToolCall } from "../generated/ipc";
 import { formatCount } from "../state/format";
 import { EditBox } from "./EditBox";
 import { Markdown } from "./Markdown";
@@ -46,6 +49,44 @@ export function Think({ text }: { text: string }) {
   );
 }
 
+/** A call's arguments laid out for reading (as sent when they are not JSON). */
+export function prettyArguments(json: string): string {
+  try {
+    return JSON.stringify(JSON.parse(json), null, 2);
+  } catch {
+    return json;
+  }
+}
+
+function ToolCallBlock({ call }: { call: ToolCall }) {
+  return (
+    <details class="tool-call" data-tool={call.tool}>
+      <summary>
+        Calls <code>{call.tool}</code>
+        <span class="tool-meta"> · call {call.index}</span>
+      </summary>
+      <div class="tool-text">
+        <PlainText text={prettyArguments(call.arguments)} />
+      </div>
+    </details>
+  );
+}
+
+function ToolResultBlock({ m }: { m: Message }) {
+  const a = m.toolAnswer;
+  return (
+    <details class="tool-result">
+      <summary>
+        Result{a ? <> of <code>{a.tool}</code><span class="tool-meta"> · call {a.index}</span></> : null}
+        <span class="tool-meta"> · {formatCount(m.content.length)} characters</span>
+      </summary>
+      <div class="tool-text content plain">
+        <PlainText text={m.content} />
+      </div>
+    </details>
+  );
+}
+
 function copyText(text: string) {
   void navigator.clipboard?.writeText(text).catch(() => undefined);
 }
@@ -54,7 +95,7 @@ function copyText(text: string) {
  *  object identity, so only the live bubble does work. */
 export const MessageView = memo(function MessageView({ message: m, saved, canRegenerate, canEdit, editing, actions }: Props) {
   const label = STATUS_LABEL[m.status];
-  const who = m.role === "user" ? "You" : "K3";
+  const who = m.role === "user" ? "You" : m.role === "tool" ? "Tool" : "K3";
   return (
     <article
       class={`message ${m.role}`}
@@ -74,13 +115,18 @@ export const MessageView = memo(function MessageView({ message: m, saved, canReg
           onSave={(text) => actions.onSaveEdit(m.id, text)}
           onCancel={actions.onCancelEdit}
         />
+      ) : m.role === "tool" ? (
+        <ToolResultBlock m={m} />
       ) : m.role === "assistant" ? (
-        <Markdown source={m.content} />
+        (m.content !== "" || m.toolCalls.length === 0) && <Markdown source={m.content} />
       ) : (
         <div class="content plain">
           <PlainText text={m.content} />
         </div>
       )}
+      {m.toolCalls.map((call) => (
+        <ToolCallBlock key={call.id} call={call} />
+      ))}
       {m.role === "assistant" && m.stats && <StatsLine stats={m.stats} />}
       {m.status === "failed" && m.failure && (
         <p class="failure-reason" data-testid="failure-reason">
@@ -89,9 +135,11 @@ export const MessageView = memo(function MessageView({ message: m, saved, canReg
       )}
       {saved && !editing && (
         <div class="message-actions">
-          <button type="button" aria-label="Copy message" onClick={() => copyText(m.content)}>
-            Copy
-          </button>
+          {m.content !== "" && (
+            <button type="button" aria-label="Copy message" onClick={() => copyText(m.content)}>
+              Copy
+            </button>
+          )}
           {m.role === "user" && canEdit && (
             <button type="button" aria-label="Edit message" onClick={() => actions.onEdit(m.id)}>
               Edit

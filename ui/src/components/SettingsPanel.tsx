@@ -1,8 +1,8 @@
 // Per-conversation settings: title, system prompt and sampling (temperature, 0 = greedy; top-p; seed;
-// max tokens; thinking), saved through update_conversation.
+// max tokens; thinking and its effort), saved through update_conversation.
 // Owns: parsing the form into SamplingSettings; a value out of range is reported, never clamped silently.
 import { useEffect, useState } from "preact/hooks";
-import type { Conversation, SamplingSettings } from "../generated/ipc";
+import type { Conversation, SamplingSettings, ThinkingEffort } from "../generated/ipc";
 import type { SettingsUpdate } from "../state/controller";
 
 interface Props {
@@ -20,7 +20,16 @@ interface Form {
   seed: string;
   maxTokens: string;
   thinking: boolean;
+  /** "" is the model's default. */
+  thinkingEffort: ThinkingEffort | "";
 }
+
+const EFFORTS: { value: ThinkingEffort | ""; label: string }[] = [
+  { value: "", label: "Model default" },
+  { value: "low", label: "Low" },
+  { value: "high", label: "High" },
+  { value: "max", label: "Max" },
+];
 
 function toForm(c: Conversation): Form {
   const s = c.settings;
@@ -32,6 +41,7 @@ function toForm(c: Conversation): Form {
     seed: String(s.seed),
     maxTokens: String(s.maxTokens),
     thinking: s.thinking,
+    thinkingEffort: s.thinkingEffort ?? "",
   };
 }
 
@@ -46,7 +56,7 @@ export function parseSettings(f: Form): SamplingSettings | string {
   if (!(topP > 0 && topP <= 1)) return "Top-p must be above 0 and at most 1.";
   if (!Number.isSafeInteger(seed) || seed < 0) return "Seed must be a whole number, 0 or more.";
   if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) return "Max tokens must be a whole number, 1 or more.";
-  return { temperature, topP, seed, maxTokens, thinking: f.thinking };
+  return { temperature, topP, seed, maxTokens, thinking: f.thinking, thinkingEffort: f.thinkingEffort || null };
 }
 
 export function SettingsPanel({ conversation, onSave, onInvalid, onClose }: Props) {
@@ -85,6 +95,21 @@ export function SettingsPanel({ conversation, onSave, onInvalid, onClose }: Prop
         <input id="max-tokens" aria-label="Max tokens" type="number" min="1" step="1" value={form.maxTokens} onInput={(e) => set({ maxTokens: e.currentTarget.value })} />
         <label for="thinking">Thinking</label>
         <input id="thinking" aria-label="Thinking" type="checkbox" checked={form.thinking} onChange={(e) => set({ thinking: e.currentTarget.checked })} />
+        <label for="thinking-effort">Thinking effort</label>
+        <select
+          id="thinking-effort"
+          aria-label="Thinking effort"
+          disabled={!form.thinking}
+          title={form.thinking ? "How long K3 thinks before it answers" : "Turn thinking on to choose an effort"}
+          value={form.thinkingEffort}
+          onChange={(e) => set({ thinkingEffort: e.currentTarget.value as ThinkingEffort | "" })}
+        >
+          {EFFORTS.map((e) => (
+            <option key={e.value} value={e.value}>
+              {e.label}
+            </option>
+          ))}
+        </select>
       </div>
       <div class="settings-actions">
         <button type="submit" class="primary" aria-label="Save settings">

@@ -28,9 +28,40 @@ export type ModelStatus = { model: ModelInfo | null, error: IpcError | null, };
 /**
  * Sampling settings of one conversation. `temperature` 0 means greedy.
  */
-export type SamplingSettings = { temperature: number, topP: number, seed: number, maxTokens: number, thinking: boolean, };
+export type SamplingSettings = { temperature: number, topP: number, seed: number, maxTokens: number, thinking: boolean, 
+/**
+ * How long K3 thinks (thinking on only); `None`: the model's default.
+ */
+thinkingEffort: ThinkingEffort | null, };
 
-export type Role = "user" | "assistant";
+/**
+ * The thinking efforts K3 was trained at.
+ */
+export type ThinkingEffort = "low" | "high" | "max";
+
+export type Role = "user" | "assistant" | "tool";
+
+/**
+ * One tool call of an assistant message.
+ */
+export type ToolCall = { 
+/**
+ * The call's id (what a tool message answering it names).
+ */
+id: string, tool: string, 
+/**
+ * 1-based position among the message's calls.
+ */
+index: number, 
+/**
+ * The arguments, a JSON object's text.
+ */
+arguments: string, };
+
+/**
+ * The call a tool message answers.
+ */
+export type ToolAnswer = { callId: string, tool: string, index: number, };
 
 export type MessageStatus = "complete" | "stopped" | "failed";
 
@@ -60,7 +91,15 @@ export type Message = { id: number, role: Role, content: string, think: string |
 /**
  * Why a failed reply failed, as the window said it then.
  */
-failure: string | null, createdAt: number, };
+failure: string | null, 
+/**
+ * An assistant message's tool calls, in order (empty otherwise).
+ */
+toolCalls: Array<ToolCall>, 
+/**
+ * The call a tool message answers (`None` for other roles).
+ */
+toolAnswer: ToolAnswer | null, createdAt: number, };
 
 export type ConversationSummary = { id: number, title: string, updatedAt: number, messageCount: number, 
 /**

@@ -94,7 +94,10 @@ function previewUser(messages: Message[], s: Stream): Message {
   const text = s.mode.kind === "regenerate" ? "" : s.mode.text;
   const id = s.mode.kind === "edit" ? s.mode.messageId : -s.localId;
   const old = messages.find((m) => m.id === id);
-  return { id, role: "user", content: text, think: null, status: "complete", stats: null, failure: null, createdAt: old?.createdAt ?? 0 };
+  return {
+    id, role: "user", content: text, think: null, status: "complete", stats: null, failure: null, toolCalls: [], toolAnswer: null,
+    createdAt: old?.createdAt ?? 0,
+  };
 }
 
 /** Messages to render for the open conversation, with the pending request previewed. */

@@ -23,7 +23,10 @@ export function stats(over: Partial<MessageStats> = {}): MessageStats {
 }
 
 export function message(over: Partial<Message> & Pick<Message, "id" | "role">): Message {
-  return { content: "", think: null, status: "complete", stats: null, failure: null, createdAt: 1_700_000_000_000, ...over };
+  return {
+    content: "", think: null, status: "complete", stats: null, failure: null, toolCalls: [], toolAnswer: null,
+    createdAt: 1_700_000_000_000, ...over,
+  };
 }
 
 export function conversation(over: Partial<Conversation> = {}): Conversation {
@@ -31,7 +34,7 @@ export function conversation(over: Partial<Conversation> = {}): Conversation {
     id: 1,
     title: "Chat",
     systemPrompt: "",
-    settings: { temperature: 0, topP: 1, seed: 1, maxTokens: 100, thinking: false },
+    settings: { temperature: 0, topP: 1, seed: 1, maxTokens: 100, thinking: false, thinkingEffort: null },
     createdAt: 1,
     updatedAt: 1,
     backend: null,
