@@ -6,16 +6,26 @@
 # debug assertions, the profile every Rust test runs in). CI does that: the release build of
 # the whole app is ~13 min on a 2-core machine, a quarter of CI's budget, while the package's
 # layout and the app in it are the same; the kernels, where release codegen differs, are
-# tested in the release profile on their own (scripts/test.sh).
+# tested in the release profile on their own (scripts/test.sh). The debug binary is built with
+# the workspace's feature set (`cargo build --workspace`, as `cargo test --workspace` resolves
+# it: Tauri's custom-protocol is on in Cargo.toml), so after the tests it only links, and
+# `tauri bundle` packages it; `tauri build -p k3-desktop` alone resolved other features and
+# rebuilt Tauri, zbus and rustix (~4 min). The examples (the e2e's fake hub) come with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=release
-flags=()
 if [ "${1:-}" = --debug ]; then
   profile=debug
-  flags=(--debug)
 fi
-(cd src-tauri && ../ui/node_modules/.bin/tauri build "${flags[@]}" --bundles deb)
+if [ "$profile" = debug ]; then
+  # The UI the binary embeds (built already in a test run: building it again would only make
+  # the app recompile).
+  [ -f ui/dist/index.html ] || npm --prefix ui run build
+  cargo build --workspace --locked --bins --examples
+  (cd src-tauri && ../ui/node_modules/.bin/tauri bundle --debug --bundles deb)
+else
+  (cd src-tauri && ../ui/node_modules/.bin/tauri build --bundles deb)
+fi
 deb=$(ls -t "target/$profile/bundle/deb/"*.deb | head -1)
 contents=$(dpkg-deb -c "$deb")
 for want in " usr/bin/k3-desktop$" " usr/share/applications/.*\.desktop$" " usr/share/icons/hicolor/128x128/apps/k3-desktop.png$" \

@@ -49,10 +49,9 @@ timed "cargo test" rust_tests
 timed "keyring (Secret Service)" keyring_test
 timed "kernel twins (release)" release_twins
 timed "fuzz (12 targets)" fuzz_targets
-# With --workspace the features resolve as they did for `cargo test`, which built the example
-# already: this only places it at target/debug/examples/fake_hub (-p k3-tests alone would
-# rebuild ~65 crates with its narrower feature set, ~3 min).
-timed "fake hub build" cargo build --workspace --locked --examples
+# The bundle builds the app and the examples (the e2e's fake hub) with --workspace, so the
+# features resolve as they did for `cargo test`, which built them already: it only links
+# (-p alone would rebuild Tauri, zbus, rustix … with a narrower feature set, ~4 min).
 timed "bundle (.deb, dev profile)" bash scripts/bundle.sh --debug
 timed "e2e (5 journeys)" e2e_journeys
 

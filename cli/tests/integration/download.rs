@@ -3,7 +3,7 @@
 //! DL-04…16 survived; fatal answers failing alone; adoption of a `--local-dir` copy and of
 //! the Hugging Face cache; `k3 verify`; plain output without a terminal.
 
-mod download_support;
+use crate::download_support;
 
 use std::path::Path;
 use std::process::Command;

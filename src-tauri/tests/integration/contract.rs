@@ -11,7 +11,7 @@ use k3_desktop::ipc::error::{ErrorCode, IpcError};
 use k3_desktop::ipc::events::{channel_emitter, GenerationEvent};
 use k3_desktop::COMMANDS;
 
-mod common;
+use crate::common;
 use common::{app, invoke};
 use serde_json::{json, Value};
 use tauri::ipc::{Channel, InvokeResponseBody};

@@ -3,7 +3,7 @@
 //! commit winning over a moved branch; names that would leave the store refused; a real
 //! full drive and a read-only one (tmpfs, CI is root).
 
-mod download_support;
+use crate::download_support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! AP-11, AP-17): Host and Origin tables, the key, the body cap, slow and idle clients,
 //! the address rule and a taken port.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};

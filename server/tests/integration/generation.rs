@@ -3,7 +3,7 @@
 //! engine job within 250 ms — measured from the socket's close to the engine idle, and
 //! by the server's own stat.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};

@@ -19,7 +19,7 @@ use k3_desktop::worker::JobKind;
 use k3_runtime::Activity;
 use k3_tests::http::{get, post_json};
 
-mod common;
+use crate::common;
 use common::{app, options, MockApp as App};
 
 fn invoke(app: &App, cmd: &str, body: Value) -> Value {

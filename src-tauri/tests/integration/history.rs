@@ -116,7 +116,7 @@ fn crash_child() {
 fn history_survives_a_killed_writer() {
     let dir = tempfile::tempdir().unwrap();
     let status = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "crash_child", "--ignored", "--nocapture"])
+        .args(["--exact", "history::crash_child", "--ignored", "--nocapture"])
         .env("K3_HISTORY_CRASH_DIR", dir.path())
         .status()
         .unwrap();

@@ -1,0 +1,13 @@
+//! The `k3` command's integration tests.
+//! One test binary for the crate's integration tests (each file a module): one link instead
+//! of one per file, the bulk of a CI build's link time.
+
+mod cli;
+mod download;
+mod download_durability;
+mod download_support;
+mod forecast;
+mod plan_wasm;
+mod serve;
+mod sim_cache;
+mod synth;

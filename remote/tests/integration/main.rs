@@ -1,0 +1,6 @@
+//! The remote backends' integration tests.
+//! One test binary for the crate's integration tests (each file a module): one link instead
+//! of one per file, the bulk of a CI build's link time.
+
+mod against_servers;
+mod streams;
