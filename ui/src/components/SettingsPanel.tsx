@@ -25,7 +25,7 @@ interface Form {
 }
 
 const EFFORTS: { value: ThinkingEffort | ""; label: string }[] = [
-  { value: "", label: "Model default" },
+  { value: "", label: "Default" },
   { value: "low", label: "Low" },
   { value: "high", label: "High" },
   { value: "max", label: "Max" },
@@ -80,7 +80,7 @@ export function SettingsPanel({ conversation, onSave, onInvalid, onClose }: Prop
       <textarea
         id="system-prompt"
         aria-label="System prompt"
-        rows={3}
+        rows={2}
         value={form.systemPrompt}
         onInput={(e) => set({ systemPrompt: e.currentTarget.value })}
       />
@@ -93,23 +93,24 @@ export function SettingsPanel({ conversation, onSave, onInvalid, onClose }: Prop
         <input id="seed" aria-label="Seed" type="number" min="0" step="1" value={form.seed} onInput={(e) => set({ seed: e.currentTarget.value })} />
         <label for="max-tokens">Max tokens</label>
         <input id="max-tokens" aria-label="Max tokens" type="number" min="1" step="1" value={form.maxTokens} onInput={(e) => set({ maxTokens: e.currentTarget.value })} />
-        <label for="thinking">Thinking</label>
-        <input id="thinking" aria-label="Thinking" type="checkbox" checked={form.thinking} onChange={(e) => set({ thinking: e.currentTarget.checked })} />
-        <label for="thinking-effort">Thinking effort</label>
-        <select
-          id="thinking-effort"
-          aria-label="Thinking effort"
-          disabled={!form.thinking}
-          title={form.thinking ? "How long K3 thinks before it answers" : "Turn thinking on to choose an effort"}
-          value={form.thinkingEffort}
-          onChange={(e) => set({ thinkingEffort: e.currentTarget.value as ThinkingEffort | "" })}
-        >
-          {EFFORTS.map((e) => (
-            <option key={e.value} value={e.value}>
-              {e.label}
-            </option>
-          ))}
-        </select>
+        <label for="thinking">Thinking, effort</label>
+        <span class="thinking-row">
+          <input id="thinking" aria-label="Thinking" type="checkbox" checked={form.thinking} onChange={(e) => set({ thinking: e.currentTarget.checked })} />
+          <select
+            id="thinking-effort"
+            aria-label="Thinking effort"
+            disabled={!form.thinking}
+            title={form.thinking ? "How long K3 thinks before it answers" : "Turn thinking on to choose an effort"}
+            value={form.thinkingEffort}
+            onChange={(e) => set({ thinkingEffort: e.currentTarget.value as ThinkingEffort | "" })}
+          >
+            {EFFORTS.map((e) => (
+              <option key={e.value} value={e.value}>
+                {e.label}
+              </option>
+            ))}
+          </select>
+        </span>
       </div>
       <div class="settings-actions">
         <button type="submit" class="primary" aria-label="Save settings">
