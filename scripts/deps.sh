@@ -40,7 +40,7 @@ if [ ! -f ui/node_modules/.package-lock.json ] || ! cmp -s ui/package-lock.json 
 fi
 
 if [ "$mode" = test ]; then
-  # The official OpenAI Python client, for cli/tests/serve.rs (AP-18); CI has PyPI. A
+  # The official OpenAI Python client, for cli/tests/integration/serve.rs (AP-18); CI has PyPI. A
   # Debian system Python refuses plain pip installs (PEP 668): then say so explicitly.
   if ! python3 -c "import openai" 2>/dev/null; then
     python3 -m pip install --quiet "openai>=1.40" 2>/dev/null \

@@ -1,5 +1,5 @@
 // Every command the app registers, in one list shared by `build.rs` (which generates the
-// `allow-<command>` permissions) and the lockstep test (`tests/contract.rs`), which checks
+// `allow-<command>` permissions) and the lockstep test (`tests/integration/contract.rs`), which checks
 // it against `generate_handler!` in `lib.rs` and against `capabilities/default.json`.
 // (No `//!` header: this file is `include!`d into the build script and into `lib.rs`.)
 

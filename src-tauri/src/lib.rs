@@ -6,7 +6,7 @@
 //! `tauri::ipc::Channel`. The UI (`ui/`) is built to `ui/dist` and embedded at compile time.
 //! Invariants: this is the only crate that knows Tauri, SQLite and wire JSON; commands
 //! are thin; every command is in `command_names.rs`, `generate_handler!` below and
-//! `capabilities/default.json` (checked by `tests/contract.rs`).
+//! `capabilities/default.json` (checked by `tests/integration/contract.rs`).
 
 pub mod backends;
 pub mod chat_defaults;

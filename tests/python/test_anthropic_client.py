@@ -4,7 +4,7 @@ against a nested schema, whole and streamed (the client's own stream assembly), 
 tool_result sent back and the answer, `count_tokens` equal to what the reply fed, `x-api-key` and `anthropic-version` as the client
 sends them, and a refusal in Anthropic's error shape.
 
-Run by cli/tests/serve.rs with K3_BASE_URL (http://127.0.0.1:PORT), K3_MODEL and K3_KEY;
+Run by cli/tests/integration/serve.rs with K3_BASE_URL (http://127.0.0.1:PORT), K3_MODEL and K3_KEY;
 prints "anthropic client: N checks passed" and exits 0, or raises.
 """
 

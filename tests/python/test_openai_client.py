@@ -1,6 +1,6 @@
 """The official `openai` Python client against `k3 serve` (RELIABILITY AP-18).
 
-Run by cli/tests/serve.rs with K3_BASE_URL (http://127.0.0.1:PORT/v1) and K3_MODEL set;
+Run by cli/tests/integration/serve.rs with K3_BASE_URL (http://127.0.0.1:PORT/v1) and K3_MODEL set;
 prints "openai client: 4 checks passed" and exits 0, or raises.
 """
 

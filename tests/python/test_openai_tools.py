@@ -3,7 +3,7 @@ model (issue 39): a required call whose arguments validate against a nested sche
 same call streamed and assembled by the client, the result sent back as a tool message
 and the answer; a json_schema response; and the 400s an agent can cause.
 
-Run by cli/tests/serve.rs with K3_BASE_URL and K3_MODEL; prints "openai tools: N checks
+Run by cli/tests/integration/serve.rs with K3_BASE_URL and K3_MODEL; prints "openai tools: N checks
 passed" and exits 0, or raises.
 """
 

@@ -1,6 +1,6 @@
 //! TypeScript declarations of every DTO and event, rendered from the Rust types (ts-rs).
 //!
-//! Owns: the text of `ui/src/generated/ipc.ts`. `tests/contract.rs` fails when the file
+//! Owns: the text of `ui/src/generated/ipc.ts`. `tests/integration/contract.rs` fails when the file
 //! differs and rewrites it with `UPDATE_BINDINGS=1`.
 //! Easy to break: a new DTO must be added to [`render_typescript`], or the UI cannot name it.
 

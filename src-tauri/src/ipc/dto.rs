@@ -2,7 +2,7 @@
 //!
 //! Owns: the wire shape (camelCase JSON) of models, conversations, messages and stats,
 //! and their TypeScript twins (ts-rs; `ui/src/generated/ipc.ts`, kept fresh by
-//! `tests/contract.rs`).
+//! `tests/integration/contract.rs`).
 //! Must not: hold behaviour; the engine and the history store never see these types
 //! except through the mapping functions in `history/` and `worker/`.
 //! Easy to break: 64-bit integers are `number` in TypeScript (`#[ts(type = "number")]`):
