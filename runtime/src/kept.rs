@@ -148,6 +148,12 @@ impl KeptChats {
         self.trim_ram(model, model.engine.sequences());
     }
 
+    /// Moves every session in RAM to the folder (the runtime is shutting down), most recent
+    /// last so it stays the newest file.
+    pub fn keep_all_on_disk(&mut self, model: &LoadedModel) {
+        self.trim_ram(model, 0);
+    }
+
     /// Moves the oldest sessions in RAM to the folder (or drops them) until `limit` remain.
     fn trim_ram(&mut self, model: &LoadedModel, limit: usize) {
         while self.ram.len() > limit {

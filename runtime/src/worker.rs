@@ -67,7 +67,9 @@ type Cancels = Arc<Mutex<HashMap<JobId, CancelToken>>>;
 
 /// The handle front ends use; share it behind an `Arc`.
 pub struct Runtime {
-    queue: Mutex<Sender<Job>>,
+    /// `None` once [`Runtime::shutdown`] closed it.
+    queue: Mutex<Option<Sender<Job>>>,
+    worker: Mutex<Option<std::thread::JoinHandle<()>>>,
     cancels: Cancels,
     /// Remote replies' tokens: they run beside the queue, so they are never "ahead" of a local one.
     remote_cancels: Cancels,
@@ -94,15 +96,35 @@ impl Runtime {
         let counter: Counter = Arc::new(Mutex::new(None));
         let worker =
             Worker { cancels: cancels.clone(), probe: probe.clone(), model: None, kept, counter: counter.clone() };
-        std::thread::Builder::new().name("k3-engine-worker".into()).spawn(move || worker.run(rx))?;
+        let worker = std::thread::Builder::new().name("k3-engine-worker".into()).spawn(move || worker.run(rx))?;
         let remote_cancels = Arc::new(Mutex::new(HashMap::new()));
-        Ok(Runtime { queue: Mutex::new(tx), cancels, remote_cancels, next_job: AtomicU64::new(1), probe, counter })
+        Ok(Runtime {
+            queue: Mutex::new(Some(tx)),
+            worker: Mutex::new(Some(worker)),
+            cancels,
+            remote_cancels,
+            next_job: AtomicU64::new(1),
+            probe,
+            counter,
+        })
     }
 
     /// Queues `job`; gives it back when the worker has stopped.
     fn submit(&self, job: Job) -> Result<(), Box<Job>> {
-        let queue = self.queue.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        queue.send(job).map_err(|mpsc::SendError(job)| Box::new(job))
+        match lock(&self.queue).as_ref() {
+            Some(queue) => queue.send(job).map_err(|mpsc::SendError(job)| Box::new(job)),
+            None => Err(Box::new(job)),
+        }
+    }
+
+    /// Closes the queue, lets the worker finish the jobs already queued, and waits while it
+    /// keeps the conversations it holds in RAM on disk (when it keeps any there), so a
+    /// restart continues them. Jobs submitted afterwards are refused as after a crash.
+    pub fn shutdown(&self) {
+        drop(lock(&self.queue).take());
+        if let Some(worker) = lock(&self.worker).take() {
+            let _ = worker.join();
+        }
     }
 
     /// Counts prompt tokens as the open model would feed them (`None` before a model opens).
@@ -249,7 +271,7 @@ struct Worker {
 
 impl Worker {
     fn run(mut self, jobs: Receiver<Job>) {
-        for job in jobs {
+        for job in jobs.iter() {
             match job {
                 Job::Open { request, reply } => {
                     let _ = reply.send(self.open(&request));
@@ -259,6 +281,10 @@ impl Worker {
                     let _ = reply.send(self.replan(request, progress));
                 }
             }
+        }
+        // The queue closed (`Runtime::shutdown`): what is kept in RAM goes to disk.
+        if let Some(model) = &self.model {
+            self.kept.keep_all_on_disk(model);
         }
     }
 

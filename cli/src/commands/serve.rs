@@ -5,7 +5,8 @@
 //! `listening on http://ADDR` as the first line of stdout (the bound port with
 //! `--port 0`), then one line per request on stderr. A non-loopback `--host` needs
 //! `--api-key` and prints a warning; a taken port is an error naming the next free port.
-//! Ctrl-C stops the server (running generations are cancelled). The engine states of the
+//! Ctrl-C stops the server (running generations are cancelled; the conversations kept in RAM
+//! are saved to --state-dir first). The engine states of the
 //! `--kept-conversations` most recent conversations stay in RAM (the plan counts them) and
 //! `--kept-on-disk` more in `--state-dir`, so an agent's next request prefills only its news.
 
@@ -82,7 +83,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     runtime
         .open_model(ModelRequest { options, is_demo: false })
         .map_err(|e| Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: e.to_string() })?;
-    let handle = Server::start(runtime, config).map_err(server_failure)?;
+    let handle = Server::start(runtime.clone(), config).map_err(server_failure)?;
     outln!("listening on http://{}", handle.local_addr());
     if handle.status().exposure == Exposure::Lan {
         eprintln!(
@@ -97,5 +98,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     .map_err(|e| runtime_error(format!("installing the Ctrl-C handler: {e}")))?;
     let _ = stopped.recv();
     handle.stop();
+    // The conversations kept in RAM go to --state-dir, so a restart continues them.
+    runtime.shutdown();
     Ok(())
 }

@@ -25,6 +25,17 @@ struct Served {
     addr: SocketAddr,
 }
 
+impl Served {
+    /// Ctrl-C (SIGINT), and waits for the server to stop on its own.
+    fn interrupt(mut self) {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-INT", &pid]).status().expect("kill -INT");
+        assert!(sent.success());
+        let status = self.child.wait().expect("k3 serve stops");
+        assert!(status.success(), "k3 serve after Ctrl-C: {status}");
+    }
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -261,6 +272,13 @@ fn interleaved_conversations_continue_from_ram_from_disk_and_after_a_restart_wit
     let b2_messages = exchange(&[("What of Mr Darcy?", Some(&rb1)), ("Why?", None)]);
     let b2 = chat(served.addr, b2_messages.clone(), params.clone()).json();
     assert!(cached(&b2) > 0, "B read back after the restart: {}", b2["usage"]);
+    let rb2 = content(&b2);
+    // Ctrl-C saves B, held in RAM, to the folder: after the next start it continues too.
+    served.interrupt();
+    let served = serve(&flags);
+    let b3_messages = exchange(&[("What of Mr Darcy?", Some(&rb1)), ("Why?", Some(&rb2)), ("When?", None)]);
+    let b3 = chat(served.addr, b3_messages, params.clone()).json();
+    assert!(cached(&b3) > cached(&b2), "B kept across a Ctrl-C: {}", b3["usage"]);
     drop(served);
 
     // The same requests on a server that keeps nothing give the same tokens.
