@@ -369,9 +369,9 @@ pub struct ServeArgs {
     /// back when a request continues one, also after a restart.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub kept_on_disk: usize,
-    /// A request that declares tools and leaves the choice to the model must call one,
-    /// unless it answers a tool result: to try an agent end to end on a model that does not
-    /// call tools on its own, such as the bundled demo model.
+    /// A request that declares tools and leaves the choice to the model must call one, and
+    /// one that answers a tool result is answered in text: to try an agent end to end on a
+    /// model that does not call tools on its own, such as the bundled demo model.
     #[arg(long)]
     pub require_tool_call: bool,
     /// Folder of the conversations kept on disk (default: the user's cache folder, k3/serve).

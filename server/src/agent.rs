@@ -180,12 +180,14 @@ pub fn thinking(request: &ChatRequest) -> Result<(ChatMode, Option<Effort>), Api
 }
 
 /// `k3 serve --require-tool-call`: a turn that declares tools and leaves the choice to
-/// the model calls one, unless it answers a tool result (then the model may answer).
+/// the model calls one; a turn that answers a tool result answers in text. One call per
+/// request of the user, whatever the sampling draws, so a loop always ends.
 pub fn require_call(turn: &mut ChatTurn) {
-    let answers_result = turn.input.messages.last().is_some_and(|m| m.role == Role::Tool);
-    if turn.input.options.tool_choice == ToolChoice::Auto && !answers_result && !turn.declared_tools().is_empty() {
-        turn.input.options.tool_choice = ToolChoice::Required;
+    if turn.input.options.tool_choice != ToolChoice::Auto || turn.declared_tools().is_empty() {
+        return;
     }
+    let answers_result = turn.input.messages.last().is_some_and(|m| m.role == Role::Tool);
+    turn.input.options.tool_choice = if answers_result { ToolChoice::None } else { ToolChoice::Required };
 }
 
 /// The effort `name` names, when K3 supports it.

@@ -52,8 +52,8 @@ pub struct ServerConfig {
     /// Reply length when a chat request names none (capped by the context length).
     pub default_max_tokens: usize,
     /// A turn that declares tools and leaves the choice to the model (`auto`) must call
-    /// one, unless it answers a tool result: for a model that does not call tools on its
-    /// own (the demo model), so an agent's loop can be tried end to end.
+    /// one, and one that answers a tool result answers in text: for a model that does not
+    /// call tools on its own (the demo model), so an agent's loop can be tried end to end.
     pub require_tool_call: bool,
     pub request_log: Option<RequestLogFn>,
 }

@@ -368,15 +368,16 @@ fn claude_code() -> PathBuf {
 /// `ANTHROPIC_BASE_URL`, runs a whole tool loop on the demo model: its request (Claude
 /// Code's system blocks, `thinking: adaptive`, `output_config`, a 32,000-token ceiling)
 /// is accepted, the model calls `Read` (made to, by `--require-tool-call`: the demo model
-/// never calls a tool on its own) with arguments Claude Code's schema accepts, Claude Code
-/// runs the tool and sends its result back, and the model answers in text.
+/// never calls a tool on its own, and answers the result in text whatever Claude Code's
+/// sampling draws) with arguments Claude Code's schema accepts, Claude Code runs the tool
+/// and sends its result back, and the model answers in text.
 #[test]
 fn claude_code_runs_a_tool_loop_against_k3_serve() {
     let claude = claude_code();
     if !require("Claude Code (tools/agents)", claude.exists()) {
         return;
     }
-    let served = serve(&["--api-key", "agent-key", "--require-tool-call", "--context-length", "16384"]);
+    let served = serve(&["--api-key", "agent-key", "--require-tool-call"]);
     let work = tempfile::tempdir().expect("tempdir");
     std::fs::write(work.path().join("notes.txt"), "The ball is on Tuesday.\n").expect("notes");
     let out = Command::new(&claude)
@@ -402,15 +403,15 @@ fn claude_code_runs_a_tool_loop_against_k3_serve() {
             .filter(|b| b["type"] == kind)
             .collect()
     };
+    // One reply of calls (up to 8 in parallel, as Claude Code's sampling draws them).
     let uses = blocks("tool_use", "assistant");
-    let [call] = uses.as_slice() else { panic!("one tool call: {stdout}") };
-    assert_eq!(call["name"], "Read");
-    assert!(call["input"]["file_path"].is_string(), "the call's input follows Read's schema: {call}");
+    assert!(!uses.is_empty(), "a tool call: {stdout}");
     let results = blocks("tool_result", "user");
-    assert!(
-        results.iter().any(|r| r["tool_use_id"] == call["id"]),
-        "Claude Code ran the call and sent its result: {stdout}"
-    );
+    for call in &uses {
+        assert_eq!(call["name"], "Read");
+        assert!(call["input"]["file_path"].is_string(), "the call's input follows Read's schema: {call}");
+        assert!(results.iter().any(|r| r["tool_use_id"] == call["id"]), "Claude Code ran {call} and sent its result");
+    }
     assert!(!blocks("text", "assistant").is_empty(), "the model answered after the result: {stdout}");
     let end = events.iter().find(|e| e["type"] == "result").unwrap_or_else(|| panic!("a result: {stdout}"));
     assert_eq!((end["subtype"].as_str(), end["is_error"].as_bool()), (Some("success"), Some(false)), "{end}");
