@@ -351,25 +351,15 @@ impl HistoryStore {
             MessageStatus::Stopped => "stopped",
             MessageStatus::Failed => "failed",
         };
-        let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|source| HistoryError::Sqlite { path: path.clone(), source })?;
-        let sql = |r: rusqlite::Result<usize>| r.map_err(|source| HistoryError::Sqlite { path: path.clone(), source });
-        let now = now_ms();
-        let touched =
-            sql(tx.execute("UPDATE conversations SET updated_at = ?2 WHERE id = ?1", params![conversation_id, now]))?;
-        if touched == 0 {
-            return Err(HistoryError::NotFound { what: "conversation", id: conversation_id });
-        }
         let calls = reply.tool_calls.iter().map(ToolCallRecord::from).collect::<Vec<_>>();
         let calls = (!calls.is_empty()).then(|| serde_json::to_string(&calls)).transpose().map_err(invalid)?;
-        sql(tx.execute(
-            "INSERT INTO messages (conversation_id, role, content, think, status, stats, created_at, failure, tool_calls)
-             VALUES (?1, 'assistant', ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![conversation_id, reply.content, reply.think, status, stats, now, reply.failure, calls],
-        ))?;
-        let id = tx.last_insert_rowid();
-        tx.commit().map_err(|source| HistoryError::Sqlite { path: path.clone(), source })?;
-        self.message(id)
+        self.insert_message(conversation_id, |tx, now| {
+            tx.execute(
+                "INSERT INTO messages (conversation_id, role, content, think, status, stats, created_at, failure, tool_calls)
+                 VALUES (?1, 'assistant', ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![conversation_id, reply.content, reply.think, status, stats, now, reply.failure, calls],
+            )
+        })
     }
 
     /// Saves a tool's result, answering the call `answer` names.
@@ -380,22 +370,35 @@ impl HistoryStore {
         content: &str,
     ) -> Result<Message, HistoryError> {
         let answer = serde_json::to_string(&ToolAnswerRecord::from(answer)).map_err(invalid)?;
+        self.insert_message(conversation_id, |tx, now| {
+            tx.execute(
+                "INSERT INTO messages (conversation_id, role, content, status, created_at, tool_answer)
+                 VALUES (?1, 'tool', ?2, 'complete', ?3, ?4)",
+                params![conversation_id, content, now, answer],
+            )
+        })
+    }
+
+    /// One transaction: the conversation's `updated_at` touched (or `NotFound`), then
+    /// `insert(tx, now)` adds the message; the stored message is read back.
+    fn insert_message(
+        &mut self,
+        conversation_id: i64,
+        insert: impl FnOnce(&rusqlite::Transaction<'_>, i64) -> rusqlite::Result<usize>,
+    ) -> Result<Message, HistoryError> {
         let path = self.path.clone();
-        let tx = self.conn.transaction().map_err(|source| HistoryError::Sqlite { path: path.clone(), source })?;
-        let sql = |r: rusqlite::Result<usize>| r.map_err(|source| HistoryError::Sqlite { path: path.clone(), source });
+        let sqlite = |source| HistoryError::Sqlite { path: path.clone(), source };
+        let tx = self.conn.transaction().map_err(sqlite)?;
         let now = now_ms();
-        let touched =
-            sql(tx.execute("UPDATE conversations SET updated_at = ?2 WHERE id = ?1", params![conversation_id, now]))?;
+        let touched = tx
+            .execute("UPDATE conversations SET updated_at = ?2 WHERE id = ?1", params![conversation_id, now])
+            .map_err(sqlite)?;
         if touched == 0 {
             return Err(HistoryError::NotFound { what: "conversation", id: conversation_id });
         }
-        sql(tx.execute(
-            "INSERT INTO messages (conversation_id, role, content, status, created_at, tool_answer)
-             VALUES (?1, 'tool', ?2, 'complete', ?3, ?4)",
-            params![conversation_id, content, now, answer],
-        ))?;
+        insert(&tx, now).map_err(sqlite)?;
         let id = tx.last_insert_rowid();
-        tx.commit().map_err(|source| HistoryError::Sqlite { path: path.clone(), source })?;
+        tx.commit().map_err(sqlite)?;
         self.message(id)
     }
 
