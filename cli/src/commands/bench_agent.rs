@@ -68,6 +68,9 @@ pub fn agent(args: BenchAgentArgs) -> Result<(), Failure> {
     let new_chat = || ChatSession::new(&engine, ChatTemplate::builtin(), ChatMode::Instruct, Some(SYSTEM.into()));
     let mut kept = new_chat();
     let mut figures = Vec::new();
+    if !args.json {
+        print_header(&args);
+    }
     for turn in 1..=args.turns {
         let text = if turn == 1 {
             "Fix the off-by-one in the parser.".to_string()
@@ -95,11 +98,15 @@ pub fn agent(args: BenchAgentArgs) -> Result<(), Failure> {
                 )));
             }
         }
-        figures.push(TurnFigures {
+        let figure = TurnFigures {
             history_tokens: kept.tokens().len() - kept_gen.0.generated.len(),
             kept: (kept_gen.0.prefill_time, kept_gen.0.n_prefilled, kept_gen.1),
             replay: replay.map(|(g, _)| (g.prefill_time, g.n_prefilled)),
-        });
+        };
+        if !args.json {
+            print_turn(turn, &figure);
+        }
+        figures.push(figure);
     }
     report(&args, &figures);
     Ok(())
@@ -117,6 +124,27 @@ fn send(
     Ok((reply.generation, reply.reused_history))
 }
 
+/// The table's title and column heads (each turn's row is printed as it finishes: a turn
+/// on a large checkpoint takes minutes).
+fn print_header(args: &BenchAgentArgs) {
+    println!(
+        "agent loop, {} turns ({} tokens per new message, {}-token replies), time to first token:",
+        args.turns, args.result_tokens, args.reply_tokens
+    );
+    println!("  turn  prompt  kept: prefilled      ttft   replay: prefilled      ttft   speed-up");
+}
+
+fn print_turn(turn: usize, f: &TurnFigures) {
+    let (kept_t, kept_n, reused) = f.kept;
+    let replay = f.replay.map_or("        —           —          —".to_string(), |(t, n)| {
+        format!("{n:9} {:9.2} s {:9.1}×", t.as_secs_f64(), t.as_secs_f64() / kept_t.as_secs_f64().max(1e-9))
+    });
+    let mark = if reused || turn == 1 { "" } else { "  (kept state not reused)" };
+    println!("  {turn:4} {:7} {kept_n:15} {:9.2} s  {replay}{mark}", f.history_tokens, kept_t.as_secs_f64());
+}
+
+/// The summary: the median speed-up over the replayed turns past 1,000 prompt tokens (or
+/// the whole table as JSON).
 fn report(args: &BenchAgentArgs, figures: &[TurnFigures]) {
     let speedups: Vec<f64> = figures
         .iter()
@@ -137,19 +165,6 @@ fn report(args: &BenchAgentArgs, figures: &[TurnFigures]) {
             .collect();
         println!("{}", json!({ "turns": turns, "speedups_past_1000_tokens": speedups, "identical_tokens": true }));
         return;
-    }
-    println!(
-        "agent loop, {} turns ({} tokens per new message, {}-token replies), time to first token:",
-        args.turns, args.result_tokens, args.reply_tokens
-    );
-    println!("  turn  prompt  kept: prefilled      ttft   replay: prefilled      ttft   speed-up");
-    for (i, f) in figures.iter().enumerate() {
-        let (kept_t, kept_n, reused) = f.kept;
-        let replay = f.replay.map_or("        —           —          —".to_string(), |(t, n)| {
-            format!("{n:9} {:9.2} s {:9.1}×", t.as_secs_f64(), t.as_secs_f64() / kept_t.as_secs_f64().max(1e-9))
-        });
-        let mark = if reused || i == 0 { "" } else { "  (kept state not reused)" };
-        println!("  {:4} {:7} {:15} {:9.2} s  {replay}{mark}", i + 1, f.history_tokens, kept_n, kept_t.as_secs_f64());
     }
     if speedups.is_empty() {
         println!("no replayed turn's prompt exceeds 1,000 tokens");
