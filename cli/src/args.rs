@@ -96,9 +96,11 @@ pub struct MemoryArgs {
     #[arg(long, value_name = "POLICY", default_value = "lru")]
     pub cache_policy: String,
     /// Positions of one conversation (prompt + replies) the plan reserves KV cache for; a
-    /// reply that reaches it ends as "context full", a longer prompt is refused.
-    #[arg(long, value_name = "N", default_value_t = k3_engine::DEFAULT_CONTEXT_LENGTH, visible_alias = "max-positions")]
-    pub context_length: usize,
+    /// reply that reaches it ends as "context full", a longer prompt is refused. Default:
+    /// the largest the plan keeps on this machine (the preset's default context, as `k3
+    /// plan` prints it).
+    #[arg(long, value_name = "N", visible_alias = "max-positions")]
+    pub context_length: Option<usize>,
     /// The drive's best read pattern, as saved by `k3 bench disk --save FILE`.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["read_size", "read_depth"])]
     pub read_pattern: Option<PathBuf>,

@@ -25,8 +25,10 @@ pub const MAX_CONTEXT: usize = k3_plan::MAX_CONTEXT as usize;
 /// The most sequence states a plan may hold at once ([`MemoryOptions::sequences`]).
 pub const MAX_SEQUENCES: usize = 64;
 
-/// The context length reserved when none is given.
-pub const DEFAULT_CONTEXT_LENGTH: usize = 4096;
+/// The context length [`MemoryOptions`] reserve unless set: the planner's base context.
+/// Front ends whose user names no context open at the plan's fitted one instead
+/// ([`MemoryOptions::fit_context`]).
+pub const DEFAULT_CONTEXT_LENGTH: usize = k3_plan::BASE_CONTEXT as usize;
 
 /// What [`crate::Engine::load`] needs.
 #[derive(Debug, Clone)]
@@ -61,6 +63,11 @@ pub struct MemoryOptions {
     /// Positions (prompt + generated) of one conversation: the plan reserves KV cache for
     /// them, and a generation that reaches them ends with `FinishReason::ContextFull`.
     pub context_length: usize,
+    /// Open at the largest context the plan keeps on this machine
+    /// ([`crate::stream::plan::fitted_context`], the preset's default context) instead of
+    /// `context_length`: what a front end asks when its user names no context. The engine
+    /// resolves it once, at load; replans keep that context.
+    pub fit_context: bool,
     /// Sequence states the plan holds at once, each with KV cache for `context_length`
     /// positions and its own recurrent state: the conversation being answered and those
     /// kept so their next turn prefills only what is new (`k3 serve --kept-conversations`).
@@ -87,6 +94,7 @@ impl MemoryOptions {
             io_threads: 4,
             cache_policy: CachePolicy::Lru,
             context_length: DEFAULT_CONTEXT_LENGTH,
+            fit_context: false,
             sequences: 1,
             check_available: true,
             record_trace: false,

@@ -28,7 +28,7 @@ pub mod trace;
 pub mod vocab;
 
 pub use advice::{
-    advise, advise_presets, default_context, headroom_bytes, nearly_full, recommend, Advice, RunShape,
+    advise, advise_presets, default_context, headroom_bytes, nearly_full, recommend, Advice, RunShape, BASE_CONTEXT,
     NEARLY_FULL_PERCENT,
 };
 pub use auto::{auto_budget, auto_budget_for, auto_headroom};

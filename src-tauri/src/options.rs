@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `K3_MODEL_DIR` | model folder to open at start instead of the bundled demo |
 //! | `K3APP_DATA_DIR` | app data folder (chat history) instead of the platform's app-data folder |
-//! | `K3_CONTEXT_LENGTH` | positions of one conversation the memory plan reserves (default 4096) |
+//! | `K3_CONTEXT_LENGTH` | positions of one conversation the memory plan reserves (default: the largest the plan keeps on this machine) |
 //! | `K3_PRESET` | memory preset every model is opened with: laptop … max or auto (default auto) |
 //! | `K3APP_REPO` | the repository the setup wizard downloads (default `moonshotai/Kimi-K3`) |
 //! | `K3APP_SPEED_SECONDS` | seconds per queue depth of the wizard's drive speed test (default 20) |
@@ -31,8 +31,9 @@ use crate::worker::ModelTarget;
 pub struct AppOptions {
     pub startup_model: Option<PathBuf>,
     pub data_dir: Option<PathBuf>,
-    /// Positions of one conversation the memory plan reserves.
-    pub context_length: usize,
+    /// Positions of one conversation the memory plan reserves (`None`: the largest the
+    /// plan keeps on this machine, fitted when a model opens).
+    pub context_length: Option<usize>,
     /// The memory preset models open with (parsed by `k3_plan`).
     pub preset: Preset,
     /// The repository the setup wizard downloads, when not the released one.
@@ -48,10 +49,7 @@ pub struct AppOptions {
 impl AppOptions {
     pub fn from_env() -> Self {
         let dir = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let context_length = std::env::var("K3_CONTEXT_LENGTH")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(k3_engine::DEFAULT_CONTEXT_LENGTH);
+        let context_length = std::env::var("K3_CONTEXT_LENGTH").ok().and_then(|v| v.trim().parse().ok());
         let preset = match std::env::var("K3_PRESET") {
             Ok(name) if !name.trim().is_empty() => Preset::from_name(name.trim()).unwrap_or_else(|e| {
                 // Read before the log starts: stderr only.
@@ -139,7 +137,7 @@ mod tests {
         AppOptions {
             startup_model: None,
             data_dir: None,
-            context_length: 4096,
+            context_length: Some(4096),
             preset: Preset::Auto,
             repo: None,
             speed_seconds: 1.0,

@@ -57,7 +57,7 @@ impl AppState {
         let setup = Arc::new(crate::setup::SetupHost::load(data_dir, options.repo.as_deref(), options.speed_seconds));
         let saved = MemoryFile::load(data_dir);
         let options =
-            &AppOptions { context_length: saved.context_length.unwrap_or(options.context_length), ..options.clone() };
+            &AppOptions { context_length: saved.context_length.or(options.context_length), ..options.clone() };
         let startup = startup_model(options, resource_dir, &setup.settings(), &saved);
         let memory = Mutex::new(MemorySetting {
             choice: saved.choice.unwrap_or(MemoryChoice::of_preset(options.preset)),
@@ -97,7 +97,7 @@ impl AppState {
     }
 
     /// Positions of one conversation every model is opened with.
-    pub fn context_length(&self) -> usize {
+    pub fn context_length(&self) -> Option<usize> {
         self.memory().context_length
     }
 

@@ -39,16 +39,18 @@ fn decode_seconds_per_token(engine: &Engine, context: usize, tokens: usize) -> R
     Ok((out.total_time - out.prefill_time).as_secs_f64() / steps as f64)
 }
 
-pub fn context(args: BenchContextArgs) -> Result<(), Failure> {
+pub fn context(mut args: BenchContextArgs) -> Result<(), Failure> {
+    // A measurement reserves what it is told, not what this machine's free memory allows.
+    let context_length = *args.model.memory.context_length.get_or_insert(k3_engine::DEFAULT_CONTEXT_LENGTH);
     if args.tokens < 2 || args.rounds == 0 || args.contexts.is_empty() {
         return Err(input_error("--tokens must be at least 2, --rounds at least 1, and --contexts non-empty".into()));
     }
     let longest = args.contexts.iter().copied().max().unwrap_or(0);
-    if args.contexts.iter().any(|&c| c <= PROMPT_TOKENS) || longest + args.tokens > args.model.memory.context_length {
+    if args.contexts.iter().any(|&c| c <= PROMPT_TOKENS) || longest + args.tokens > context_length {
         return Err(input_error(format!(
             "every context must exceed {PROMPT_TOKENS}, and the longest plus --tokens ({}) fit --context-length {}",
             longest + args.tokens,
-            args.model.memory.context_length
+            context_length
         )));
     }
     let engine = load_engine(&args.model)?;

@@ -58,8 +58,9 @@ pub fn stream(mut args: BenchStreamArgs) -> Result<(), Failure> {
     if args.model.memory.preset.is_none() && args.model.memory.cache_budget.is_none() {
         return Err(input_error("bench stream needs a budget: --preset P or --trunk-budget/--cache-budget".into()));
     }
-    // A 4-token prompt, then the measured steps, within the context the plan reserves.
-    let context = args.model.memory.context_length;
+    // A 4-token prompt, then the measured steps, within the context the plan reserves (what
+    // the measurement is told, not what this machine's free memory allows).
+    let context = *args.model.memory.context_length.get_or_insert(k3_engine::DEFAULT_CONTEXT_LENGTH);
     if args.tokens == 0 || args.tokens.saturating_add(5) > context {
         return Err(input_error(format!(
             "--tokens {}: use 1 to {} (the context length less the prompt)",

@@ -88,10 +88,14 @@ fn resumed_conversation(conversation: &mut Conversation) {
 pub fn chat(args: ChatArgs) -> Result<(), Failure> {
     let options = engine_options(&args.model)?;
     let runtime = Arc::new(Runtime::start().map_err(|e| runtime_error(format!("starting the engine worker: {e}")))?);
-    runtime.open_model(ModelRequest { options, is_demo: false }).map_err(|e| match Arc::try_unwrap(e) {
-        Ok(e) => Failure::from(e),
-        Err(shared) => Failure { exit_code: if shared.is_input_error() { 2 } else { 1 }, message: shared.to_string() },
-    })?;
+    let summary =
+        runtime.open_model(ModelRequest { options, is_demo: false }).map_err(|e| match Arc::try_unwrap(e) {
+            Ok(e) => Failure::from(e),
+            Err(shared) => {
+                Failure { exit_code: if shared.is_input_error() { 2 } else { 1 }, message: shared.to_string() }
+            }
+        })?;
+    eprintln!("(memory plan: {})", describe_plan(&summary));
     let params = GenerateParams {
         max_new_tokens: args.max_tokens,
         sampling: sampling(&args.sampling),
@@ -201,9 +205,9 @@ fn replan(runtime: &Runtime, choice: BudgetChoice) -> Result<ModelSummary, Failu
     Ok(summary)
 }
 
-/// The plan in one line.
+/// The plan in one line, with the context it reserves.
 fn describe_plan(summary: &ModelSummary) -> String {
-    match &summary.plan {
+    let weights = match &summary.plan {
         Some(p) => format!(
             "{}/{} layers pinned, ring {}, {} expert slots, {} in all",
             p.pinned_layers,
@@ -213,7 +217,8 @@ fn describe_plan(summary: &ModelSummary) -> String {
             format_bytes(p.total_bytes)
         ),
         None => "every weight resident".to_string(),
-    }
+    };
+    format!("{weights}; context {} positions", summary.context_length)
 }
 
 fn reply(

@@ -127,7 +127,8 @@ pub(super) fn budget_choice(args: &MemoryArgs) -> Result<Option<BudgetChoice>, F
 pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure> {
     let mut opts = MemoryOptions::resident();
     opts.io_threads = args.io_threads;
-    opts.context_length = args.context_length;
+    opts.context_length = args.context_length.unwrap_or(k3_engine::DEFAULT_CONTEXT_LENGTH);
+    opts.fit_context = args.context_length.is_none();
     if let Some(dir) = &args.trunk {
         require_dir("--trunk", dir)?;
         opts.trunk_dir = Some(dir.clone());

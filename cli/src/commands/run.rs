@@ -113,6 +113,7 @@ pub fn run(args: RunArgs) -> Result<(), Failure> {
             "prefill_seconds": out.prefill_time.as_secs_f64(),
             "total_seconds": out.total_time.as_secs_f64(),
             "seconds_per_token": figures.seconds_per_token,
+            "context_length": engine.context_length(),
             "metrics": metrics_json(&out, &figures),
         });
         if let Some(tok) = &tokenizer {

@@ -80,9 +80,10 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     let kept = KeptOnDisk { dir: state_dir(&args), count: args.kept_on_disk };
     let runtime =
         Arc::new(Runtime::start_keeping(kept).map_err(|e| runtime_error(format!("starting the engine worker: {e}")))?);
-    runtime
+    let summary = runtime
         .open_model(ModelRequest { options, is_demo: false })
         .map_err(|e| Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: e.to_string() })?;
+    eprintln!("context: {} positions per conversation", summary.context_length);
     let handle = Server::start(runtime.clone(), config).map_err(server_failure)?;
     outln!("listening on http://{}", handle.local_addr());
     if handle.status().exposure == Exposure::Lan {

@@ -3,6 +3,7 @@
 //! of one per file, the bulk of a CI build's link time.
 
 mod cli;
+mod context;
 mod download;
 mod download_durability;
 mod download_support;

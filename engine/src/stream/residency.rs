@@ -30,7 +30,7 @@ use crate::options::MemoryOptions;
 use crate::stream::expert_cache::{CacheIo, CacheSlots};
 use crate::stream::expert_sums::{open_expert_sums, ExpertSums};
 use crate::stream::footprint::footprint;
-use crate::stream::plan::make_plan;
+use crate::stream::plan::{fitted_context, make_plan};
 use crate::stream::trunk_manifest::{open_packed_trunk, CodedLayout, PackedTrunk};
 use crate::stream::trunk_stream::{RingShape, StreamedTrunk};
 use crate::stream::{Counters, ExpertCache};
@@ -69,8 +69,18 @@ impl Residency {
         counters: Arc<Counters>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Residency, Sources)> {
+        let mut footprint = footprint(cfg, &index)?;
+        // A packed trunk is checked against the shards before planning uses it.
+        let packed = match (&opts.trunk_dir, opts.budget) {
+            (Some(dir), Some(_)) => Some(open_packed_trunk(dir, cfg, &index)?),
+            _ => None,
+        };
+        if let Some(p) = &packed {
+            restrict_pieces(&mut footprint, p);
+        }
+        let machine = machine_memory();
+        let opts = &fitted(opts, &footprint, machine);
         opts.validate()?;
-        let footprint = footprint(cfg, &index)?;
         let reader =
             Reader::with_gauge(opts.read_pattern, counters.reads_in_flight.clone(), counters.drive_busy.clone())?;
         let io = Arc::new(reader.reading_through(opts.read_storage.clone()));
@@ -89,17 +99,9 @@ impl Residency {
         let Some(choice) = opts.budget else {
             return Ok((r, Sources { trunk: None, experts: None, vocab: VocabShape::held() }));
         };
-        // A packed trunk is checked against the shards before planning uses it.
-        let packed = match &opts.trunk_dir {
-            Some(dir) => Some(open_packed_trunk(dir, cfg, &r.index)?),
-            None => None,
-        };
-        if let Some(p) = &packed {
-            restrict_pieces(&mut r.footprint, p);
-        }
         r.coded = packed.as_ref().and_then(|p| p.coded_layout());
         let coded = r.coded.as_ref().map(CodedLayout::layers);
-        let plan = make_plan(&r.footprint, choice, (packed.is_some(), coded), opts, machine_memory())?;
+        let plan = make_plan(&r.footprint, choice, (packed.is_some(), coded), opts, machine)?;
         let sums = packed.as_ref().map(|p| p.experts.clone());
         let cache = Arc::new(r.new_cache(plan.cache_slots as usize, sums)?);
         let trunk = match packed {
@@ -278,6 +280,17 @@ impl Residency {
         }
         Ok(())
     }
+}
+
+/// `opts` with [`MemoryOptions::fit_context`] resolved: the fitted context in
+/// `context_length`, and the flag cleared, so the options in force say what was reserved.
+fn fitted(opts: &MemoryOptions, fp: &Footprint, machine: MachineMemory) -> MemoryOptions {
+    let mut opts = opts.clone();
+    if opts.fit_context {
+        opts.context_length = fitted_context(fp, &opts, machine);
+        opts.fit_context = false;
+    }
+    opts
 }
 
 /// The trunk's residency and ring under `plan`.

@@ -183,7 +183,9 @@ pub async fn apply_memory(
             log::warn!("memory choice {} refused: {e}", choice.name());
             IpcError::from(&e).with_details(format!("Applying the memory choice {}", choice.name()))
         })?;
-    let setting = MemorySetting { choice, context_length: summary.context_length, residency: summary.residency };
+    // A context the user set is kept for the next start; otherwise the next start fits one again.
+    let kept_context = context_length.or(state.memory().context_length);
+    let setting = MemorySetting { choice, context_length: kept_context, residency: summary.residency };
     log::info!(
         "memory choice {} ({:?} placement) applied in {} ms: {}",
         choice.name(),

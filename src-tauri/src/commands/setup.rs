@@ -63,7 +63,7 @@ pub fn setup_status(state: State<'_, AppState>) -> SetupStatus {
 /// This machine's cards and drives (`store`: the folder being considered).
 #[tauri::command]
 pub async fn setup_examine(state: State<'_, AppState>, store: Option<String>) -> Result<MachineView, IpcError> {
-    let (repo, ctx) = (state.setup.settings().repo, state.context_length());
+    let (repo, ctx) = (state.setup.settings().repo, forecast_context(&state));
     tauri::async_runtime::spawn_blocking(move || examine(store.as_deref(), &repo, ctx).map(|(v, _)| v))
         .await
         .map_err(join_error)?
@@ -105,7 +105,7 @@ pub fn setup_choose(state: State<'_, AppState>, choice: SetupChoice) -> Result<S
 #[tauri::command]
 pub async fn setup_next(state: State<'_, AppState>) -> Result<SetupAdvance, IpcError> {
     let settings = state.setup.settings();
-    let ctx = state.context_length();
+    let ctx = forecast_context(&state);
     let facts = match settings.step {
         SetupStep::Hardware | SetupStep::Drives => {
             let (store, repo) = (settings.store_dir.clone(), settings.repo.clone());
@@ -196,11 +196,18 @@ fn scratch_bytes() -> u64 {
         .map_or(2 << 30, |m| m << 20)
 }
 
+/// The context the wizard's plans and forecasts are shown at: the one set, else the
+/// planner's base context (each preset's row also shows the default context it would open
+/// at, `k3_plan::default_context`).
+fn forecast_context(state: &AppState) -> usize {
+    state.context_length().unwrap_or(k3_engine::DEFAULT_CONTEXT_LENGTH)
+}
+
 /// Each preset's plan and forecast at the speed test's figures.
 #[tauri::command]
 pub async fn setup_forecast(state: State<'_, AppState>) -> Result<Vec<PresetRow>, IpcError> {
     let speed = state.setup.settings().speed.ok_or_else(|| IpcError::invalid("run the speed test first"))?;
-    let ctx = state.context_length();
+    let ctx = forecast_context(&state);
     let rows = tauri::async_runtime::spawn_blocking(move || preset_rows(&speed, ctx)).await.map_err(join_error)??;
     state.setup.remember_forecast(rows.clone());
     Ok(rows)

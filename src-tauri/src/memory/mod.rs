@@ -190,7 +190,9 @@ impl From<SavedCostRates> for CostRates {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MemorySetting {
     pub choice: MemoryChoice,
-    pub context_length: usize,
+    /// Positions each conversation may hold (`None`: the largest the plan keeps on this
+    /// machine, fitted when a model opens).
+    pub context_length: Option<usize>,
     pub residency: ResidencyRule,
 }
 
@@ -218,8 +220,8 @@ impl MemorySetting {
 #[serde(rename_all = "camelCase")]
 pub struct MemoryFile {
     pub choice: Option<MemoryChoice>,
-    /// Positions each conversation's KV cache is reserved for (`None`: `K3_CONTEXT_LENGTH`
-    /// or the engine's default).
+    /// Positions each conversation's KV cache is reserved for (`None`: `K3_CONTEXT_LENGTH`,
+    /// else the largest the plan keeps on this machine).
     #[serde(default)]
     pub context_length: Option<usize>,
     /// Absent in files written before placement could be chosen: the prefix.
@@ -243,7 +245,7 @@ impl MemoryFile {
         };
         MemoryFile {
             choice: Some(setting.choice),
-            context_length: Some(setting.context_length),
+            context_length: setting.context_length,
             placement: setting.placement(),
             cost_rates,
         }
@@ -313,7 +315,7 @@ mod tests {
     fn a_placement_by_cost_is_saved_with_its_rates_and_restored_as_the_same_rule() {
         let dir = tempfile::tempdir().unwrap();
         let choice = MemoryChoice::of_preset(Preset::Laptop);
-        let setting = MemorySetting { choice, context_length: 4096, residency: ResidencyRule::ByCost(rates()) };
+        let setting = MemorySetting { choice, context_length: Some(4096), residency: ResidencyRule::ByCost(rates()) };
         MemoryFile::of(&setting).save(dir.path()).unwrap();
         let loaded = MemoryFile::load(dir.path());
         assert_eq!(loaded.placement, Placement::Cost);

@@ -33,7 +33,7 @@ pub async fn run(
     worker: Arc<Worker>,
     emit: Emit,
     stop: CancellationToken,
-    context_length: usize,
+    context_length: Option<usize>,
 ) -> Result<Option<ModelInfo>, IpcError> {
     loop {
         let settings = host.settings();

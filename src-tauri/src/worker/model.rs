@@ -23,8 +23,9 @@ use crate::performance::Threads;
 pub struct ModelTarget {
     pub path: PathBuf,
     pub is_demo: bool,
-    /// Positions the plan reserves KV cache for (prompt + replies of one conversation).
-    pub context_length: usize,
+    /// Positions the plan reserves KV cache for (prompt + replies of one conversation);
+    /// `None`: the largest the plan keeps on this machine (the preset's default context).
+    pub context_length: Option<usize>,
     /// The memory budget the model opens with (a preset's or a custom one).
     pub budget: BudgetChoice,
     /// How the plan places the trunk's layers under it (Settings › Memory › Placement).
@@ -36,12 +37,12 @@ pub struct ModelTarget {
 }
 
 impl ModelTarget {
-    /// `path` with the default context length.
+    /// `path` at the context its plan fits.
     pub fn folder(path: impl Into<PathBuf>, is_demo: bool) -> Self {
         ModelTarget {
             path: path.into(),
             is_demo,
-            context_length: DEFAULT_CONTEXT_LENGTH,
+            context_length: None,
             budget: BudgetChoice::Auto,
             residency: ResidencyRule::Prefix,
             trunk: None,
@@ -55,7 +56,8 @@ impl ModelTarget {
             budget: Some(self.budget),
             residency: self.residency,
             io_threads: threads.io_threads(),
-            context_length: self.context_length,
+            context_length: self.context_length.unwrap_or(DEFAULT_CONTEXT_LENGTH),
+            fit_context: self.context_length.is_none(),
             trunk_dir: self.trunk.clone(),
             read_pattern: self.read_pattern,
             ..MemoryOptions::resident()

@@ -17,7 +17,8 @@ pub fn options(data: &Path) -> k3_desktop::options::AppOptions {
     k3_desktop::options::AppOptions {
         startup_model: None,
         data_dir: Some(data.into()),
-        context_length: k3_engine::DEFAULT_CONTEXT_LENGTH,
+        // What the app does when neither K3_CONTEXT_LENGTH nor Settings › Memory names one.
+        context_length: None,
         preset: k3_plan::Preset::Auto,
         repo: None,
         speed_seconds: 1.0,
