@@ -145,3 +145,26 @@ describe("layer placement", () => {
     expect($("[data-testid=memory-settings] > p.muted")!.textContent).toContain("In force: laptop placed by measured cost");
   });
 });
+
+describe("default context", () => {
+  const ultra: MemoryChoice = { kind: "preset", name: "ultra" };
+  const rows = (a: number | null, b: number | null) => ({
+    ...viewOf("prefix", "prefix", null),
+    presets: [{ ...planOf(ultra, 0), defaultContext: a }, { ...planOf(laptop, 1), defaultContext: b }],
+  });
+  const legend = () => $("fieldset.preset-choices legend")!.textContent!;
+  const lines = () => [...root!.querySelectorAll("fieldset.preset-choices .plan-line")].map((l) => l.textContent!);
+
+  it("is said once when every preset shares it", async () => {
+    await open(rows(1048576, 1048576));
+    expect(legend()).toContain("default context 1,048,576 positions for each");
+    for (const line of lines()) expect(line).not.toContain("default context");
+  });
+
+  it("is said on each row when the presets differ", async () => {
+    await open(rows(359162, 313219));
+    expect(legend()).not.toContain("default context");
+    expect(lines()[0]).toContain("default context 359,162 positions");
+    expect(lines()[1]).toContain("default context 313,219 positions");
+  });
+});

@@ -28,7 +28,8 @@ export function parseSize(text: string): number | null {
 const same = (a: MemoryChoice, b: MemoryChoice) => JSON.stringify(a) === JSON.stringify(b);
 const label = (c: MemoryChoice) => (c.kind === "preset" ? c.name : "custom");
 
-function PlanLine({ p }: { p: PlanPreview }) {
+/** Each row's default context, unless every preset shares one (then the legend says it once). */
+function PlanLine({ p, sharedContext = null }: { p: PlanPreview; sharedContext?: number | null }) {
   if (p.problem) return <span class="plan-problem">{p.problem}</span>;
   const seconds = p.secondsLow !== null && p.secondsHigh !== null ? ` · ${p.secondsLow.toPrecision(2)}–${p.secondsHigh.toPrecision(2)} s/token` : "";
   return (
@@ -38,7 +39,7 @@ function PlanLine({ p }: { p: PlanPreview }) {
       {p.headroomBytes < 0 && " (short)"}
       {p.tight && p.headroomBytes >= 0 && " (tight)"}
       {seconds}
-      {p.defaultContext !== null && ` · default context ${p.defaultContext.toLocaleString("en-US")} positions`}
+      {p.defaultContext !== null && p.defaultContext !== sharedContext && ` · default context ${p.defaultContext.toLocaleString("en-US")} positions`}
     </span>
   );
 }
@@ -135,6 +136,8 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
   // Until the backend's plans for another placement arrive, the presets shown are the old ones.
   const planning = !inPage && shown.previewPlacement !== placement;
   const presets = inPage?.presets ?? shown.presets;
+  const firstContext = presets[0]?.defaultContext ?? null;
+  const sharedContext = presets.length > 1 && presets.every((p) => p.defaultContext === firstContext) ? firstContext : null;
   const customPreview = inPage ? inPage.custom : custom;
   const preview = planning ? null : choice.kind === "custom" ? customPreview : (presets.find((p) => same(p.choice, choice)) ?? null);
   const contextChanged = contextOk && context !== view.contextLength;
@@ -206,14 +209,16 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
       <fieldset class="preset-choices">
         {/* In the legend's line, so nothing below moves while the plans arrive. */}
         <legend>
-          Preset{planning && <span role="status" class="muted"> · planning by measured cost…</span>}
+          Preset
+          {sharedContext !== null && <span class="muted"> · default context {sharedContext.toLocaleString("en-US")} positions for each</span>}
+          {planning && <span role="status" class="muted"> · planning by measured cost…</span>}
         </legend>
         {presets.map((p) => {
           const name = (p.choice as { name: PresetName }).name;
           return (
             <label key={name} class={p.problem ? "refused" : ""}>
               <input type="radio" name="memory-preset" value={name} checked={same(choice, p.choice)} onChange={() => setChoice(p.choice)} />
-              <strong>{name}</strong> <PlanLine p={p} />
+              <strong>{name}</strong> <PlanLine p={p} sharedContext={sharedContext} />
             </label>
           );
         })}
