@@ -7,6 +7,10 @@
 //! result's size) —; per turn the kept session's prefill and a fresh session's replay of
 //! the same history, their times to first token and prefilled positions, and a check that
 //! both reply with the same tokens.
+//! Replies are held to plain words ([`PlainWords`]): a synthetic checkpoint's random weights
+//! pick any id, and a reply holding control markers or half a UTF-8 character renders back
+//! as other text, so no later prompt would extend the kept state. The mask narrows which
+//! tokens may be picked, the same for both arms; it never changes what a prefill costs.
 //! Must not: count a turn as cached when the kept state was not reused (`reused_history`
 //! is printed), or time the replay on a warmer cache than the kept turn (each turn runs
 //! the replay first, then the kept session).
@@ -14,6 +18,7 @@
 use std::time::Duration;
 
 use k3_engine::chat::{ChatMessage, ChatMode, ChatOptions, ChatSession, ChatTemplate, Role, ToolSpec, TurnInput};
+use k3_engine::constraint::{TokenConstraint, TokenMask};
 use k3_engine::tokenizer::Tokenizer;
 use k3_engine::{CancelToken, DecodeMode, Engine, GenerateParams, Generation, NullSink, Sampling};
 use serde_json::json;
@@ -43,6 +48,32 @@ fn filler(tok: &Tokenizer, turn: usize, tokens: usize) -> String {
         text.push_str(&format!("{line:4}  let value_{line} = compute(input, {line}) + offset_{turn};\n"));
     }
     text
+}
+
+/// Replies made of letters and digits only: the same mask before every pick.
+struct PlainWords {
+    mask: TokenMask,
+}
+
+impl PlainWords {
+    fn new(tok: &Tokenizer, vocab: usize) -> Self {
+        let plain = |id: u32| {
+            !tok.is_added(id)
+                && tok.token_bytes(id).is_ok_and(|b| !b.is_empty() && b.iter().all(u8::is_ascii_alphanumeric))
+        };
+        let ids: Vec<u32> = (0..vocab as u32).filter(|&id| plain(id)).collect();
+        PlainWords { mask: TokenMask::only(&ids, vocab) }
+    }
+}
+
+impl TokenConstraint for PlainWords {
+    fn mask(&mut self) -> Result<TokenMask, String> {
+        Ok(self.mask.clone())
+    }
+
+    fn commit(&mut self, _token: u32) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// One turn's figures.
@@ -120,7 +151,8 @@ fn send(
     input: &TurnInput,
     params: &GenerateParams,
 ) -> Result<(Generation, bool), Failure> {
-    let reply = chat.send_turn(engine, tok, input, params, None, (&CancelToken::new(), &mut NullSink))?;
+    let mut words = PlainWords::new(tok, engine.config().vocab_size);
+    let reply = chat.send_turn(engine, tok, input, params, Some(&mut words), (&CancelToken::new(), &mut NullSink))?;
     Ok((reply.generation, reply.reused_history))
 }
 

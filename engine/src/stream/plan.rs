@@ -81,7 +81,7 @@ mod tests {
     }
 
     #[test]
-    fn a_model_that_does_not_fit_gets_the_base_context_and_its_plan_refuses() {
+    fn a_model_whose_weights_do_not_fit_gets_the_base_context() {
         // Released K3 with every weight resident on a 16 GB machine.
         let (fp, machine) = (released_footprint(), MachineMemory::new(16 * GB, 14 * GB));
         let resident = MemoryOptions::resident();
