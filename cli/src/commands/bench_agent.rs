@@ -204,10 +204,11 @@ fn report(args: &BenchAgentArgs, figures: &[TurnFigures]) {
         let mut sorted = speedups.clone();
         sorted.sort_by(f64::total_cmp);
         println!(
-            "past 1,000 prompt tokens: {:.1}× faster with the kept state (median of {} turns; least {:.1}×); \
+            "past 1,000 prompt tokens: {:.1}× faster with the kept state (median of {} turn{}; least {:.1}×); \
              tokens identical",
             super::bench_stream::median(&speedups),
             speedups.len(),
+            if speedups.len() == 1 { "" } else { "s" },
             sorted[0]
         );
     }
