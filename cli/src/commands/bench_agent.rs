@@ -51,6 +51,7 @@ fn filler(tok: &Tokenizer, turn: usize, tokens: usize) -> String {
 }
 
 /// Replies made of letters and digits only: the same mask before every pick.
+#[derive(Clone)]
 struct PlainWords {
     mask: TokenMask,
 }
@@ -98,6 +99,8 @@ pub fn agent(args: BenchAgentArgs) -> Result<(), Failure> {
     };
     let new_chat = || ChatSession::new(&engine, ChatTemplate::builtin(), ChatMode::Instruct, Some(SYSTEM.into()));
     let mut kept = new_chat();
+    // Built once: the mask is the same before every pick of every turn.
+    let words = PlainWords::new(&tok, engine.config().vocab_size);
     let mut figures = Vec::new();
     if !args.json {
         print_header(&args);
@@ -117,11 +120,11 @@ pub fn agent(args: BenchAgentArgs) -> Result<(), Failure> {
         let replay = if turn >= args.replay_from {
             let mut fresh = new_chat();
             fresh.replace_history(history.clone());
-            Some(send(&engine, &tok, &mut fresh, &input, &params)?)
+            Some(send((&engine, &tok), &mut fresh, &input, (&params, &words))?)
         } else {
             None
         };
-        let kept_gen = send(&engine, &tok, &mut kept, &input, &params)?;
+        let kept_gen = send((&engine, &tok), &mut kept, &input, (&params, &words))?;
         if let Some((g, _)) = &replay {
             if g.generated != kept_gen.0.generated {
                 return Err(super::runtime_error(format!(
@@ -145,13 +148,12 @@ pub fn agent(args: BenchAgentArgs) -> Result<(), Failure> {
 
 /// One turn of `chat`: its generation and whether the kept state was reused.
 fn send(
-    engine: &Engine,
-    tok: &Tokenizer,
+    (engine, tok): (&Engine, &Tokenizer),
     chat: &mut ChatSession,
     input: &TurnInput,
-    params: &GenerateParams,
+    (params, words): (&GenerateParams, &PlainWords),
 ) -> Result<(Generation, bool), Failure> {
-    let mut words = PlainWords::new(tok, engine.config().vocab_size);
+    let mut words = words.clone();
     let reply = chat.send_turn(engine, tok, input, params, Some(&mut words), (&CancelToken::new(), &mut NullSink))?;
     Ok((reply.generation, reply.reused_history))
 }
