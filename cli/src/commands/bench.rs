@@ -1,6 +1,7 @@
-//! `k3 bench kernels`: production kernels at K3 dimensions against the memory floor.
+//! `k3 bench kernels`: production kernels at K3 dimensions against the memory floor and
+//! the f64 FMA peak, both measured in the same run.
 
-use k3_engine::bench::{kernel_suite, KernelResult};
+use k3_engine::bench::{kernel_suite, KernelResult, Limits};
 use k3_engine::kernels::dispatch;
 use serde_json::json;
 
@@ -23,22 +24,28 @@ pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
         runs.push(kernel_suite(all, args.reps.max(1))?);
     }
     if args.json {
-        let cases: Vec<_> = runs.iter().flat_map(|(mem, rs)| rs.iter().map(move |r| case_json(r, *mem))).collect();
+        let cases: Vec<_> = runs.iter().flat_map(|(limits, rs)| rs.iter().map(move |r| case_json(r, limits))).collect();
         outln!("{}", json!({ "cpu": cpu_name(), "isa": isa.name(), "available_isas": available, "cases": cases }));
         return Ok(());
     }
     outln!("{}", cpu_name());
     outln!("kernel bodies: {isa} (this CPU runs: {})", available.join(", "));
-    for (mem, results) in &runs {
-        outln!("memory read bandwidth at {} thread(s): {mem:.1} GB/s", results[0].threads);
+    for (limits, results) in &runs {
+        let threads = results[0].threads;
+        outln!("memory read bandwidth at {threads} thread(s): {:.1} GB/s", limits.memory_gbps);
+        outln!(
+            "f64 FMA peak at {threads} thread(s): {:.1} GFLOP/s (every product of the FP contract accumulates in f64)",
+            limits.fma_peak_gflops
+        );
         for r in results {
             let batched =
                 r.speedup_vs_one_token.map(|s| format!("  {s:.2}× one token's throughput")).unwrap_or_default();
             outln!(
-                "  {:<28} {:>9.3} ms  {:>7.1} GFLOP/s  {:>6.1} GB/s weights  {:>5.2}× memory floor{batched}",
+                "  {:<28} {:>9.3} ms  {:>7.1} GFLOP/s {:>4.0}% of FMA peak  {:>6.1} GB/s weights  {:>5.2}× memory floor{batched}",
                 r.name,
                 r.median.as_secs_f64() * 1e3,
                 r.gflops,
+                r.peak_ratio * 100.0,
                 r.weight_gbps,
                 r.memory_ratio
             );
@@ -47,10 +54,11 @@ pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn case_json(r: &KernelResult, mem_gbps: f64) -> serde_json::Value {
+fn case_json(r: &KernelResult, limits: &Limits) -> serde_json::Value {
     json!({
         "name": r.name, "threads": r.threads, "median_ms": r.median.as_secs_f64() * 1e3,
-        "gflops": r.gflops, "weight_gbps": r.weight_gbps, "memory_read_gbps": mem_gbps,
+        "gflops": r.gflops, "weight_gbps": r.weight_gbps, "memory_read_gbps": limits.memory_gbps,
+        "fma_peak_gflops": limits.fma_peak_gflops, "ratio_to_fma_peak": r.peak_ratio,
         "ratio_to_memory_floor": r.memory_ratio, "per_token_speedup_vs_one_token": r.speedup_vs_one_token,
     })
 }

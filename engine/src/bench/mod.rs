@@ -1,9 +1,10 @@
 //! Kernel benchmarks at the real K3 dimensions, with the machine's memory read bandwidth
-//! measured in the same run as the baseline (`k3 bench kernels`).
+//! and f64 FMA rate measured in the same run as the baselines (`k3 bench kernels`).
 //!
 //! Owns: building K3-sized weights in their checkpoint formats, timing the production
-//! kernels (warm-up, repetitions, median) at a given thread count, and a STREAM-style read
-//! kernel for the memory floor.
+//! kernels (warm-up, repetitions, median) at a given thread count, a STREAM-style read
+//! kernel for the memory floor, and an FMA-chain probe for the compute ceiling (f64: the
+//! FP contract accumulates every product in f64, so no exact kernel can beat that rate).
 //! Must not: time anything but the production code paths (`Matrix`, `GluMlp`).
 //! [`decode_rates`] is the short form `k3 forecast` runs: the two throughputs a decode
 //! step depends on, in under two seconds.
@@ -35,6 +36,8 @@ pub struct KernelResult {
     pub weight_gbps: f64,
     /// `weight_gbps / memory read bandwidth` (1.0 = at the memory floor).
     pub memory_ratio: f64,
+    /// `gflops / the f64 FMA peak` at the same thread count (1.0 = at the compute ceiling).
+    pub peak_ratio: f64,
     /// For a batched case: throughput per token over the same product's one-token case in
     /// the same run (`t(1) · n / t(n)`).
     pub speedup_vs_one_token: Option<f64>,
@@ -91,35 +94,95 @@ pub fn memory_read_gbps(pool: &rayon::ThreadPool) -> f64 {
     bytes as f64 / t.as_secs_f64() / 1e9
 }
 
-fn result(name: &str, threads: usize, median: Duration, madds: f64, weight_bytes: f64, mem_gbps: f64) -> KernelResult {
+/// The f64 fused multiply-add rate of `pool`'s threads in GFLOP/s (a multiply-add counts
+/// two): every thread runs independent FMA chains on the fastest body, nothing else.
+pub fn fma_peak_gflops(pool: &rayon::ThreadPool) -> f64 {
+    use crate::kernels::dispatch::{best, fma_peak_flops_per_round, fma_probe_f64};
+    const ROUNDS: usize = 20_000_000;
+    let threads = pool.current_num_threads();
+    let mut sink = 0.0f64;
+    let t = time_median(5, || {
+        sink += pool.install(|| (0..threads).into_par_iter().map(|_| fma_probe_f64(ROUNDS)).sum::<f64>());
+    });
+    std::hint::black_box(sink);
+    threads as f64 * ROUNDS as f64 * fma_peak_flops_per_round(best()) / t.as_secs_f64() / 1e9
+}
+
+/// The machine's limits at one thread count, measured in the same run as the kernels.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Memory read bandwidth, GB/s.
+    pub memory_gbps: f64,
+    /// f64 FMA rate, GFLOP/s.
+    pub fma_peak_gflops: f64,
+}
+
+fn result(name: &str, threads: usize, median: Duration, madds: f64, weight_bytes: f64, limits: Limits) -> KernelResult {
     let secs = median.as_secs_f64();
     let weight_gbps = weight_bytes / secs / 1e9;
+    let gflops = 2.0 * madds / secs / 1e9;
     KernelResult {
         name: name.into(),
         threads,
         median,
-        gflops: 2.0 * madds / secs / 1e9,
+        gflops,
         weight_gbps,
-        memory_ratio: weight_gbps / mem_gbps,
+        memory_ratio: weight_gbps / limits.memory_gbps,
+        peak_ratio: gflops / limits.fma_peak_gflops,
         speedup_vs_one_token: None,
     }
 }
 
-/// The kernel cases at the real K3 dimensions for one thread count.
-pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(f64, Vec<KernelResult>)> {
+/// The kernel cases at the real K3 dimensions for one thread count, with the limits they
+/// are compared against.
+pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(Limits, Vec<KernelResult>)> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(|e| crate::Error::Option { option: "threads", reason: e.to_string() })?;
-    let mem = memory_read_gbps(&pool);
+    let limits = Limits { memory_gbps: memory_read_gbps(&pool), fma_peak_gflops: fma_peak_gflops(&pool) };
     let mut out = Vec::new();
     let (rows, cols) = (12288, 7168);
     let m = random_bf16(rows, cols, 1);
     let x: Vec<f32> = (0..cols).map(|i| ((i % 97) as f32 - 48.0) / 48.0).collect();
     let mut y = vec![0.0f32; rows];
     let t = time_median(reps, || pool.install(|| m.matvec(&x, &mut y)));
-    out.push(result("bf16 matvec 12288x7168", threads, t, (rows * cols) as f64, (rows * cols * 2) as f64, mem));
+    out.push(result("bf16 matvec 12288x7168", threads, t, (rows * cols) as f64, (rows * cols * 2) as f64, limits));
+    out.extend(bf16_batched_cases(&pool, threads, reps, limits));
+    out.extend(expert_cases(&pool, threads, reps, limits)?);
+    Ok((limits, out))
+}
 
+/// A 4096×7168 BF16 projection (an attention or shared-expert matrix) against 1, 16 and 64
+/// tokens: the trunk's share of a prefill chunk or a batch.
+fn bf16_batched_cases(pool: &rayon::ThreadPool, threads: usize, reps: usize, limits: Limits) -> Vec<KernelResult> {
+    let (rows, cols) = (4096, 7168);
+    let m = random_bf16(rows, cols, 5);
+    let mut out = Vec::new();
+    let mut one_token = None;
+    for n_tokens in [1usize, 16, 64] {
+        let xs: Vec<f32> = (0..n_tokens * cols).map(|i| ((i % 89) as f32 - 44.0) / 44.0).collect();
+        let mut ys = vec![0.0f32; n_tokens * rows];
+        let t = time_median(reps, || pool.install(|| m.matmul(&xs, &mut ys)));
+        let name = format!("bf16 4096x7168 x{n_tokens} token{}", if n_tokens == 1 { "" } else { "s" });
+        let madds = (rows * cols * n_tokens) as f64;
+        let mut r = result(&name, threads, t, madds, (rows * cols * 2) as f64, limits);
+        match one_token {
+            None => one_token = Some(t),
+            Some(t1) => r.speedup_vs_one_token = Some(t1.as_secs_f64() * n_tokens as f64 / t.as_secs_f64()),
+        }
+        out.push(r);
+    }
+    out
+}
+
+/// One routed expert (gate, up, down in MXFP4) against 1, 16 and 64 tokens.
+fn expert_cases(
+    pool: &rayon::ThreadPool,
+    threads: usize,
+    reps: usize,
+    limits: Limits,
+) -> crate::Result<Vec<KernelResult>> {
     let (latent, inter) = (3584, 3072);
     let expert = GluMlp {
         gate: random_mxfp4(inter, latent, 2).into(),
@@ -130,6 +193,7 @@ pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(f64, Vec<Kern
     let cfg = bench_config()?;
     let expert_bytes = 3.0 * (inter * latent) as f64 * 0.53125;
     let madds = 3.0 * (inter * latent) as f64;
+    let mut out = Vec::new();
     let mut one_token = None;
     for n_tokens in [1usize, 16, 64] {
         let xs: Vec<f32> = (0..n_tokens * latent).map(|i| ((i % 89) as f32 - 44.0) / 44.0).collect();
@@ -144,14 +208,14 @@ pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(f64, Vec<Kern
             return Err(e);
         }
         let name = if n_tokens == 1 { "mxfp4 expert".to_string() } else { format!("mxfp4 expert x{n_tokens} tokens") };
-        let mut r = result(&name, threads, t, madds * n_tokens as f64, expert_bytes, mem);
+        let mut r = result(&name, threads, t, madds * n_tokens as f64, expert_bytes, limits);
         match one_token {
             None => one_token = Some(t),
             Some(t1) => r.speedup_vs_one_token = Some(t1.as_secs_f64() * n_tokens as f64 / t.as_secs_f64()),
         }
         out.push(r);
     }
-    Ok((mem, out))
+    Ok(out)
 }
 
 /// Only the SiTU betas of the config matter to `GluMlp::forward`.

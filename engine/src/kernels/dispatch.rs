@@ -74,8 +74,13 @@ fn cpu_runs(isa: Isa) -> bool {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"),
         #[cfg(target_arch = "x86_64")]
+        // The AVX-512 level also runs the AVX2 bodies it has no wider twin of
+        // (`bf16_accumulate_tokens`), so it needs AVX2 and FMA too (every AVX-512 CPU has them).
         Isa::Avx512 => {
-            std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw")
+            std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
         }
         #[cfg(not(target_arch = "x86_64"))]
         Isa::Avx2 | Isa::Avx512 => false,
@@ -85,7 +90,7 @@ fn cpu_runs(isa: Isa) -> bool {
 /// Proof that this CPU runs the kernel bodies of one [`Isa`]: the only key to a SIMD body.
 ///
 /// **Invariant:** a `DetectedIsa` holding `Avx2` exists only if runtime detection found
-/// AVX2 and FMA, one holding `Avx512` only if it found AVX-512F and AVX-512BW. The field is
+/// AVX2 and FMA, one holding `Avx512` only if it found AVX-512F, AVX-512BW, AVX2 and FMA. The field is
 /// private, so outside this module the only ways to get one are [`DetectedIsa::detect`],
 /// [`DetectedIsa::portable`], [`available`], [`best`] and [`current`]; a struct literal does
 /// not compile:
@@ -236,6 +241,39 @@ impl DetectedIsa {
         }
     }
 
+    /// `bf16_accumulate_tokens` on this body: adds the 16-element blocks of one BF16 row
+    /// span `w` to the 16 contract lanes of `lanes.len()` tokens, token `k`'s activations
+    /// for the span starting at `xs[k * x_stride]`; a row summed span after span in column
+    /// order, then reduced and given its tail, is exactly [`DetectedIsa::dot_bf16`]. Panics
+    /// unless `w.len()` is a multiple of 16 and the last token's span lies within `xs`.
+    pub fn bf16_accumulate_tokens(self, w: &[u16], xs: &[f64], x_stride: usize, lanes: &mut [[f64; 16]]) {
+        let n = lanes.len();
+        assert!(w.len().is_multiple_of(16), "bf16_accumulate_tokens span length");
+        assert!(n == 0 || (n - 1) * x_stride + w.len() <= xs.len(), "bf16_accumulate_tokens activations");
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx2` or `Avx512` only when the CPU has AVX2 and
+            // FMA (its invariant); lengths checked above.
+            Isa::Avx2 | Isa::Avx512 => unsafe { simd_avx2::bf16_accumulate_tokens(w, xs, x_stride, lanes) },
+            _ => dot::bf16_accumulate_tokens_portable(w, xs, x_stride, lanes),
+        }
+    }
+
+    /// `dot_bf16_tokens` on this body: one BF16 row against several tokens (`xs` is
+    /// `[out.len()][w.len()]`), each token's result bit-identical to
+    /// [`DetectedIsa::dot_bf16`]: the whole-row form of
+    /// [`DetectedIsa::bf16_accumulate_tokens`], which the twin tests drive on every body.
+    pub fn dot_bf16_tokens(self, w: &[u16], xs: &[f64], out: &mut [f32]) {
+        let cols = w.len();
+        assert!(xs.len() == out.len() * cols, "dot_bf16_tokens lengths");
+        let full = cols / 16 * 16;
+        let mut lanes = vec![[0.0f64; 16]; out.len()];
+        self.bf16_accumulate_tokens(&w[..full], xs, cols, &mut lanes);
+        for (k, (o, l)) in out.iter_mut().zip(&lanes).enumerate() {
+            *o = dot::finish_dense_bf16(l, &w[full..], &xs[k * cols + full..(k + 1) * cols]);
+        }
+    }
+
     /// `dot_f32_queries` on this body: every row of `rows` (`[n_rows][width]`) against
     /// every query of `queries` (`[n_q][width]`, widened to f64), each pair bit-identical
     /// to [`DetectedIsa::dot_f32`]; query `q`'s result for row `r` goes to
@@ -293,6 +331,23 @@ impl DetectedIsa {
                 simd_avx2::accumulate_weighted_rows_f32(weights, w_stride, rows, row_stride, acc, width)
             },
             _ => dot::accumulate_weighted_rows_f32_portable(weights, w_stride, rows, row_stride, acc, width),
+        }
+    }
+
+    /// The FMA-rate probe on this body: `rounds` rounds of twelve independent chains of
+    /// f64 fused multiply-adds, as wide as the body's registers (4 lanes for AVX2, 8 for
+    /// AVX-512, 1 portable); see [`fma_peak_flops_per_round`].
+    fn fma_probe_f64(self, rounds: usize) -> f64 {
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx512` only when the CPU has AVX-512F (its
+            // invariant).
+            Isa::Avx512 => unsafe { simd_x86::fma_probe_f64(rounds) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
+            // invariant).
+            Isa::Avx2 => unsafe { simd_avx2::fma_probe_f64(rounds) },
+            _ => dot::fma_probe_f64_portable(rounds),
         }
     }
 
@@ -400,4 +455,27 @@ pub fn accumulate_weighted_rows_f32(
 /// floor the kernels are compared against.
 pub fn read_sum(data: &[f32]) -> f32 {
     best().read_sum(data)
+}
+
+/// [`DetectedIsa::bf16_accumulate_tokens`] on the [`current`] body.
+pub fn bf16_accumulate_tokens(w: &[u16], xs: &[f64], x_stride: usize, lanes: &mut [[f64; 16]]) {
+    current().bf16_accumulate_tokens(w, xs, x_stride, lanes)
+}
+
+/// Floating-point operations (a multiply-add counts two) in one round of
+/// [`fma_probe_f64`] on `body`: twelve chains of one register's f64 lanes.
+pub fn fma_peak_flops_per_round(body: DetectedIsa) -> f64 {
+    let lanes = match body.isa {
+        Isa::Avx512 => 8.0,
+        Isa::Avx2 => 4.0,
+        Isa::Portable => 1.0,
+    };
+    12.0 * lanes * 2.0
+}
+
+/// The f64 FMA-rate probe on the fastest body ([`best`]), whatever [`select`] chose: the
+/// compute ceiling the kernels are compared against (every product the FP contract makes
+/// accumulates in f64). Returns a value that keeps the work alive.
+pub fn fma_probe_f64(rounds: usize) -> f64 {
+    best().fma_probe_f64(rounds)
 }

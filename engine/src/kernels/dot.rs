@@ -123,6 +123,49 @@ pub fn dot_bf16_rows4_portable(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
     w.map(|row| dot_bf16_portable(row, x))
 }
 
+/// Portable body of `bf16_accumulate_tokens`: adds the full 16-element blocks of one BF16
+/// row span `w` (`w.len()` a multiple of 16) to the 16 contract lanes of `lanes.len()`
+/// tokens, token `k`'s activations for the span starting at `xs[k * x_stride]`: element
+/// `i` of the span goes to lane `i % 16`, so a row summed span after span in column order
+/// has, before its tail, the lanes [`dot_bf16_portable`] reduces.
+pub fn bf16_accumulate_tokens_portable(w: &[u16], xs: &[f64], x_stride: usize, lanes: &mut [[f64; 16]]) {
+    debug_assert!(w.len().is_multiple_of(16));
+    for (k, acc) in lanes.iter_mut().enumerate() {
+        let x = &xs[k * x_stride..][..w.len()];
+        for (wb, xb) in w.chunks_exact(16).zip(x.chunks_exact(16)) {
+            for l in 0..16 {
+                acc[l] += bf16_to_f64(wb[l]) * xb[l];
+            }
+        }
+    }
+}
+
+/// A BF16 row's result from its 16 contract lanes: the lanes' tree, then the `len % 16`
+/// tail (`w_tail`, `x_tail`) added in order, rounded to f32 once: how every dense body
+/// finishes a row.
+pub fn finish_dense_bf16(lanes: &[f64; 16], w_tail: &[u16], x_tail: &[f64]) -> f32 {
+    let mut total = reduce16(lanes);
+    for (&wj, &xj) in w_tail.iter().zip(x_tail) {
+        total += bf16_to_f64(wj) * xj;
+    }
+    total as f32
+}
+
+/// Portable body of the FMA-rate probe `dispatch::fma_probe_f64`: `rounds` rounds of
+/// twelve independent chains `a = a·m + c` (its result only keeps the work alive).
+pub fn fma_probe_f64_portable(rounds: usize) -> f64 {
+    let mut acc = [0.0f64; 12];
+    for (k, a) in acc.iter_mut().enumerate() {
+        *a = k as f64;
+    }
+    for _ in 0..rounds {
+        for a in acc.iter_mut() {
+            *a = *a * 0.999_999 + 1e-7;
+        }
+    }
+    acc.iter().sum()
+}
+
 /// Portable body of `dot_mxfp4`: `Σ w[i]·x[i]` for one packed MXFP4 row,
 /// `packed.len() == x.len() / 2`, `scales.len() == x.len() / 32`.
 pub fn dot_mxfp4_portable(packed: &[u8], scales: &[u8], x: &[f64]) -> f32 {

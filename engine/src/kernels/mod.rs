@@ -28,8 +28,11 @@
 //!   (row, token) pair with exactly the single-vector arithmetic.
 //!
 //! * Bodies: portable (`dot.rs`), AVX2 + FMA (`simd_avx2.rs`) and AVX-512 (`simd_x86.rs`
-//!   dense, `mxfp4_avx512.rs` MXFP4), picked by `dispatch` at run time; all bit-identical,
-//!   so the choice never shows in the logits.
+//!   dense, `mxfp4_avx512.rs` MXFP4; the AVX-512 level runs the AVX2 body of
+//!   `bf16_accumulate_tokens`, which has no wider twin), picked by `dispatch` at run time;
+//!   all bit-identical, so the choice never shows in the logits.
+//! * Batched products (`bf16_batch`, `mxfp4_batch`) block rows, columns and tokens for the
+//!   cache but keep each (row, token)'s lanes and groups in the one-token order.
 //!
 //! # Names and dependencies (one way only)
 //! Each kernel is `<op>_<dtype>` (`dot_f32`, `dot_bf16`, `dot_bf16_rows4`, `dot_mxfp4`,
@@ -39,7 +42,7 @@
 //! portable body, `reference::<op>_<dtype>_ref` the plain twin, and each SIMD module's
 //! body of the same name is private to `kernels`. `dot` (portable bodies and element
 //! helpers) imports nothing from `kernels`; the `simd_*`/`mxfp4_avx512` bodies import only
-//! `dot`; `dispatch` imports both; `mxfp4_batch` and `Matrix` call `dispatch`. Only a
+//! `dot`; `dispatch` imports both; `mxfp4_batch`, `bf16_batch` and `Matrix` call `dispatch`. Only a
 //! `dispatch::DetectedIsa`, which runtime detection alone constructs, reaches a SIMD body.
 //!
 //! Must not: split one reduction across threads, or use fast-math style reassociation.
@@ -47,6 +50,7 @@
 //! with the `_ref` twins, and the logits of every fixture will move.
 
 pub mod activation;
+pub mod bf16_batch;
 pub mod dispatch;
 pub mod dot;
 pub mod matvec;
@@ -62,8 +66,8 @@ mod simd_x86;
 
 pub use activation::{sigmoid, silu, situ_glu};
 pub use dispatch::{
-    accumulate_weighted_rows_f32, dot_bf16, dot_bf16_rows4, dot_f32, dot_f32_queries, dot_mxfp4,
-    mxfp4_accumulate_tokens, DetectedIsa, Isa,
+    accumulate_weighted_rows_f32, bf16_accumulate_tokens, dot_bf16, dot_bf16_rows4, dot_f32, dot_f32_queries,
+    dot_mxfp4, mxfp4_accumulate_tokens, DetectedIsa, Isa,
 };
 pub use dot::{bf16_to_f32, decode_mxfp4_row, widen, E2M1};
 pub use matvec::{matmul_rows, matvec_rows, RowDot};

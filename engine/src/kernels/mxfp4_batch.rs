@@ -1,8 +1,8 @@
 //! Cache-blocked product of a block of packed MXFP4 rows with a batch of tokens (prefill).
 //!
-//! Owns: the loop order of the batched MXFP4 product. Tokens go in tiles of eight and each
-//! row's groups in blocks small enough that a tile's activations (eight tokens × a block of
-//! groups, as f64) stay in the L1 cache while every row of the block passes over them; each
+//! Owns: the loop order of the batched MXFP4 product. Tokens go in tiles of 32 and each
+//! row's groups in blocks small enough that a tile's activations (32 tokens × a block of
+//! groups, as f64) stay in the L2 cache while every row of the block passes over them; each
 //! (row, token) keeps a running f64 total that receives its groups in order, so the result
 //! is the one-token kernel's bit for bit (the contract allows a row to be summed in group
 //! ranges, in order — see `dot::mxfp4_accumulate_tokens_portable`).
@@ -12,11 +12,14 @@
 
 use crate::kernels::dispatch::mxfp4_accumulate_tokens;
 
-/// Tokens per tile: the AVX-512 body reduces eight tokens' groups per instruction.
-const TILE_TOKENS: usize = 8;
-/// Bytes of f64 activations per tile (tokens × block of groups), sized to stay in L1d.
-const TILE_X_BYTES: usize = 24 * 1024;
-/// Groups per block: 12 for eight tokens (8 · 12 · 32 · 8 B = 24 KiB).
+/// Tokens per tile: each group's decode serves this many tokens (the AVX2 body reduces
+/// them in pairs, the AVX-512 body in eights). Measured on the 2-core Zen 1 host, a
+/// 3072×3584 expert matrix against 64 tokens in 32-row blocks, one thread: tiles of 8
+/// (24 KiB) 9.5–9.8 GFLOP/s, of 32 (96 KiB) 10.3–10.9 (docs/decisions/2026-12-07-batched-kernels.md).
+const TILE_TOKENS: usize = 32;
+/// Bytes of f64 activations per tile (tokens × block of groups), sized to stay in L2.
+const TILE_X_BYTES: usize = 96 * 1024;
+/// Groups per block: 12 for 32 tokens (32 · 12 · 32 · 8 B = 96 KiB).
 const BLOCK_GROUPS: usize = TILE_X_BYTES / (TILE_TOKENS * 32 * 8);
 
 /// `out[r][t] = row r · token t` for the rows whose packed bytes and scales are `packed`

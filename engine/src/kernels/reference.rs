@@ -102,6 +102,12 @@ pub fn dot_mxfp4_batch_ref(packed: &[u8], scales: &[u8], xs: &[f32]) -> Vec<f32>
     xs.chunks_exact(packed.len() * 2).map(|x| dot_mxfp4_ref(packed, scales, x)).collect()
 }
 
+/// `dot_bf16_tokens` twin (and, after a row's tail, `bf16_accumulate_tokens`'s): one
+/// result per token of `xs` (`[n][w.len()]`).
+pub fn dot_bf16_tokens_ref(w: &[u16], xs: &[f32]) -> Vec<f32> {
+    xs.chunks_exact(w.len().max(1)).map(|x| dot_bf16_ref(w, x)).collect()
+}
+
 /// RMSNorm twin: `w_i · (x_i · r)`, `r = 1/sqrt(mean(x²) + eps)` in f64 then f32.
 pub fn rmsnorm_ref(x: &[f32], w: &[f32], eps: f32) -> Vec<f32> {
     let mut ss = 0.0f64;

@@ -188,6 +188,91 @@ pub(super) unsafe fn dot_bf16_rows4(w: [&[u16]; 4], x: &[f64]) -> [f32; 4] {
     out
 }
 
+/// Adds one BF16 row span to the 16 lanes of `T` tokens at once: each 16-element block is
+/// widened once and fed to the `4·T` accumulators (token `k`'s lanes `4j..4j+4` in
+/// `acc[k][j]`), exactly as `dot16_avx2` feeds one token's.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `w.len()` is a multiple of 16 and every token's
+/// span `xs[k * x_stride..][..w.len()]` (`k < T`) is in bounds.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn bf16_span_tokens<const T: usize>(w: &[u16], xs: &[f64], x_stride: usize, lanes: &mut [[f64; 16]]) {
+    debug_assert!(lanes.len() == T && w.len().is_multiple_of(16));
+    let mut acc = [[_mm256_setzero_pd(); 4]; T];
+    for (a, l) in acc.iter_mut().zip(lanes.iter()) {
+        // SAFETY: each token's lanes are 16 f64; unaligned loads of 4 at 4j.
+        *a = [0, 4, 8, 12].map(|j| unsafe { _mm256_loadu_pd(l.as_ptr().add(j)) });
+    }
+    let mut i = 0;
+    while i < w.len() {
+        // SAFETY: i + 16 <= w.len().
+        let wv = unsafe { bf16x16(w.as_ptr().add(i)) };
+        for (k, a) in acc.iter_mut().enumerate() {
+            // SAFETY: token k's span holds w.len() >= i + 16 elements from k * x_stride.
+            let x = unsafe { xs.as_ptr().add(k * x_stride + i) };
+            for (j, (aj, wj)) in a.iter_mut().zip(wv).enumerate() {
+                // SAFETY: x + 4j + 4 <= x + 16, within the token's span.
+                *aj = _mm256_fmadd_pd(wj, unsafe { _mm256_loadu_pd(x.add(4 * j)) }, *aj);
+            }
+        }
+        i += 16;
+    }
+    for (a, l) in acc.iter().zip(lanes.iter_mut()) {
+        for (j, aj) in a.iter().enumerate() {
+            // SAFETY: each token's lanes are 16 f64; unaligned store of 4 at 4j.
+            unsafe { _mm256_storeu_pd(l.as_mut_ptr().add(4 * j), *aj) };
+        }
+    }
+}
+
+/// AVX2 twin of `bf16_accumulate_tokens_portable`: tokens three at a time (twelve
+/// accumulators and the widened weights fill the sixteen registers), then a pair or one.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `w.len()` is a multiple of 16 and, for
+/// `n = lanes.len() > 0`, `(n - 1) * x_stride + w.len() <= xs.len()`.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn bf16_accumulate_tokens(w: &[u16], xs: &[f64], x_stride: usize, lanes: &mut [[f64; 16]]) {
+    let mut k = 0;
+    for triple in lanes.chunks_exact_mut(3) {
+        // SAFETY: tokens k..k+3 lie in bounds per the caller.
+        unsafe { bf16_span_tokens::<3>(w, &xs[k * x_stride..], x_stride, triple) };
+        k += 3;
+    }
+    let rest = &mut lanes[k..];
+    // SAFETY: as above for the last one or two tokens.
+    match rest.len() {
+        2 => unsafe { bf16_span_tokens::<2>(w, &xs[k * x_stride..], x_stride, rest) },
+        1 => unsafe { bf16_span_tokens::<1>(w, &xs[k * x_stride..], x_stride, rest) },
+        _ => {}
+    }
+}
+
+/// Twelve independent chains of 4-lane f64 fused multiply-adds, `rounds` times: the FMA
+/// rate probe for benchmarks (its result only keeps the work alive).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn fma_probe_f64(rounds: usize) -> f64 {
+    let mut acc: [__m256d; 12] = std::array::from_fn(|k| _mm256_set1_pd(k as f64));
+    let (m, c) = (_mm256_set1_pd(0.999_999), _mm256_set1_pd(1e-7));
+    for _ in 0..rounds {
+        for a in acc.iter_mut() {
+            *a = _mm256_fmadd_pd(*a, m, c);
+        }
+    }
+    let mut sum = _mm256_setzero_pd();
+    for a in acc {
+        sum = _mm256_add_pd(sum, a);
+    }
+    let mut lanes = [0.0f64; 4];
+    // SAFETY: `lanes` holds 4 f64; unaligned store.
+    unsafe { _mm256_storeu_pd(lanes.as_mut_ptr(), sum) };
+    lanes.iter().sum()
+}
+
 /// Constants of the MXFP4 decode, built at the top of each body that decodes (a few loads
 /// from read-only data) and only lent to helpers that inline, so they live in registers.
 /// Never pass them by reference to a call: a release build once kept them for such a call
@@ -323,6 +408,7 @@ pub(super) unsafe fn mxfp4_accumulate_tokens(
     totals: &mut [f64],
 ) {
     let t = tables();
+    let paired = totals.len() / 2 * 2;
     for (g, &scale) in scales.iter().enumerate() {
         if scale == 255 {
             continue;
@@ -330,11 +416,46 @@ pub(super) unsafe fn mxfp4_accumulate_tokens(
         // SAFETY: group g owns packed[16g..16g+16]; in bounds by the length relations.
         let v = unsafe { decode_group(packed.as_ptr().add(16 * g), &t) };
         let s = e8m0_scale(scale);
-        for (k, total) in totals.iter_mut().enumerate() {
-            // SAFETY: token k owns xs[k * x_stride + 32g ..][..32], in bounds per the caller.
-            *total += unsafe { group_dot(&v, xs.as_ptr().add(k * x_stride + 32 * g)) } * s;
+        for k in (0..paired).step_by(2) {
+            // SAFETY: tokens k and k + 1 own xs[(k + i) * x_stride + 32g ..][..32] and
+            // totals[k..k + 2], in bounds per the caller.
+            unsafe {
+                let x = xs.as_ptr().add(k * x_stride + 32 * g);
+                let sums = group_dot2(&v, [x, x.add(x_stride)]);
+                let at = totals.as_mut_ptr().add(k);
+                _mm_storeu_pd(at, _mm_add_pd(_mm_loadu_pd(at), _mm_mul_pd(sums, _mm_set1_pd(s))));
+            }
+        }
+        if paired < totals.len() {
+            // SAFETY: the last token owns xs[paired * x_stride + 32g ..][..32].
+            totals[paired] += unsafe { group_dot(&v, xs.as_ptr().add(paired * x_stride + 32 * g)) } * s;
         }
     }
+}
+
+/// One group's unscaled dot products with two tokens, as `[token 0, token 1]`: each
+/// token's lanes exactly as [`group_dot`] feeds them, reduced together: `lo + hi` gives
+/// each token's `b_l = s_l + s_{l+4}`, a horizontal add `(b0 + b1)` and `(b2 + b3)` of both,
+/// and the halves' sum `(b0 + b1) + (b2 + b3)`: the same additions on the same values.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; each `xg` must point at 32 readable f64.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn group_dot2(v: &[__m256d; 8], xg: [*const f64; 2]) -> __m128d {
+    let mut acc = [[_mm256_setzero_pd(); 2]; 2];
+    for (q, pair) in v.chunks_exact(2).enumerate() {
+        for (a, x) in acc.iter_mut().zip(xg) {
+            // SAFETY: x + 8q .. x + 8q + 8 lies within the caller's 32 f64.
+            let (x_lo, x_hi) = unsafe { (_mm256_loadu_pd(x.add(8 * q)), _mm256_loadu_pd(x.add(8 * q + 4))) };
+            a[0] = _mm256_fmadd_pd(pair[0], x_lo, a[0]);
+            a[1] = _mm256_fmadd_pd(pair[1], x_hi, a[1]);
+        }
+    }
+    let [b_first, b_second] = acc.map(|[lo, hi]| _mm256_add_pd(lo, hi));
+    // [f0 + f1, s0 + s1, f2 + f3, s2 + s3]
+    let halves = _mm256_hadd_pd(b_first, b_second);
+    _mm_add_pd(_mm256_castpd256_pd128(halves), _mm256_extractf128_pd::<1>(halves))
 }
 
 /// Sum of `data` with eight independent 8-lane accumulators: a memory-read probe for

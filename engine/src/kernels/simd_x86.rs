@@ -2,7 +2,7 @@
 //! (the MXFP4 bodies live in `mxfp4_avx512.rs`).
 //!
 //! Owns: the dense (F32, BF16) rows and the memory-read probe, named after the kernel they
-//! implement (`dot_f32`, `dot_bf16`, `dot_bf16_rows4`, `read_sum`) and visible only to
+//! implement (`dot_f32`, `dot_bf16`, `dot_bf16_rows4`, `read_sum`, `fma_probe_f64`) and visible only to
 //! `kernels`, whose `dispatch` calls them. Depends on the leaf `dot` only. Each function keeps the FP
 //! contract's lane assignment exactly: element `i` goes to f64 lane `i % 16` (two 8-lane
 //! registers, lanes 0..8 and 8..16), reduced with the same scalar tree as the portable
@@ -166,6 +166,24 @@ pub(super) unsafe fn read_sum(data: &[f32]) -> f32 {
     let mut total: f32 = acc.iter().map(|&a| _mm512_reduce_add_ps(a)).sum();
     total += data[full..].iter().sum::<f32>();
     total
+}
+
+/// Twelve independent chains of 8-lane f64 fused multiply-adds, `rounds` times: the FMA
+/// rate probe for benchmarks (its result only keeps the work alive).
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn fma_probe_f64(rounds: usize) -> f64 {
+    let mut acc: [__m512d; 12] = std::array::from_fn(|k| _mm512_set1_pd(k as f64));
+    let (m, c) = (_mm512_set1_pd(0.999_999), _mm512_set1_pd(1e-7));
+    for _ in 0..rounds {
+        for a in acc.iter_mut() {
+            *a = _mm512_fmadd_pd(*a, m, c);
+        }
+    }
+    acc.iter().map(|&a| _mm512_reduce_add_pd(a)).sum()
 }
 
 /// Rows `rows` against queries `qs`, every pair's 16 lanes kept in two registers and fed

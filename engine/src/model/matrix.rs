@@ -163,7 +163,11 @@ impl RowDot for Matrix {
                     out,
                 )
             }
-            _ => kernels::matvec::rows_dot_batch_by_row(self, first, xs, out),
+            MatrixData::Bf16(v) => {
+                let n_rows = out.len() / (xs.len() / c).max(1);
+                kernels::bf16_batch::bf16_rows_batch(&elems::<u16>(v)[first * c..(first + n_rows) * c], c, xs, out)
+            }
+            MatrixData::F32(_) => kernels::matvec::rows_dot_batch_by_row(self, first, xs, out),
         }
     }
 

@@ -7,9 +7,11 @@ use k3_engine::kernels::dispatch::{available, best, current, read_sum, select, D
 use k3_engine::kernels::{self, reference, widen, RowDot};
 use rand_like::Lcg;
 
+mod batched;
+
 /// Held while a test switches kernel bodies with `select` (one process-wide choice), so each
 /// test knows which body it measured.
-static KERNEL_BODY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(crate) static KERNEL_BODY: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A tiny deterministic generator so inputs are reproducible without extra crates.
 mod rand_like {
@@ -33,16 +35,16 @@ const ODD_LENGTHS: [usize; 9] = [1, 7, 15, 16, 17, 33, 100, 128, 1031];
 
 /// Dot-product lengths: every tail `len % 16` and partial 4-lane register over the first
 /// three blocks, then multi-block rows, K3's hidden size and a ragged tail after it.
-fn dot_lengths() -> impl Iterator<Item = usize> {
+pub(crate) fn dot_lengths() -> impl Iterator<Item = usize> {
     (0..=49).chain([63, 64, 65, 100, 128, 1031, 7168, 7173])
 }
 
 /// Random BF16 bits of magnitude below 2 (no infinities or NaNs).
-fn bf16_bits(rng: &mut Lcg, n: usize) -> Vec<u16> {
+pub(crate) fn bf16_bits(rng: &mut Lcg, n: usize) -> Vec<u16> {
     (0..n).map(|_| (rng.next_u32() >> 16) as u16 & 0xBFFF).collect()
 }
 
-fn same_or_both_nan(a: f32, b: f32) -> bool {
+pub(crate) fn same_or_both_nan(a: f32, b: f32) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }
 
@@ -436,7 +438,7 @@ fn read_probe_sums_exactly_representable_data() {
 /// positions set by `unit`): the result stays O(1) while partial sums carry 2^40, so every
 /// small product rounds differently in another lane order or reduction tree, and the
 /// difference survives the final rounding to f32. Random data alone hides the order.
-fn plant_cancelling_pairs(rng: &mut Lcg, x: &mut [f32], pairs: usize, mut unit: impl FnMut(usize)) {
+pub(crate) fn plant_cancelling_pairs(rng: &mut Lcg, x: &mut [f32], pairs: usize, mut unit: impl FnMut(usize)) {
     let n = x.len();
     if n < 2 {
         return;
