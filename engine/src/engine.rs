@@ -152,6 +152,14 @@ impl Engine {
         self.residency.plan()
     }
 
+    /// Tokens per prefill chunk: the plan's ([`MemoryPlan::prefill_chunk`], sized by its
+    /// budgets), or [`PREFILL_CHUNK`] with every weight resident, where the chunk changes
+    /// no read (measured on k3-mid: 512-token prompts took the same time at 64 and 512).
+    /// Never changes a result: the arithmetic per token is the same in any chunking.
+    pub fn prefill_chunk(&self) -> usize {
+        self.plan().map_or(PREFILL_CHUNK, |p| p.prefill_chunk as usize).max(1)
+    }
+
     /// The checkpoint's sizes as the planner sees them.
     pub fn footprint(&self) -> &Footprint {
         self.residency.footprint()
@@ -474,9 +482,10 @@ impl Engine {
         Ok(out)
     }
 
-    /// Runs `tokens` through the model in chunks of at most `PREFILL_CHUNK` (bounded
-    /// scratch; the arithmetic per token is the same in any chunking); returns the last
-    /// token's logits, or `None` when cancelled. Multi-chunk feeds report progress to `sink`.
+    /// Runs `tokens` through the model in chunks of at most [`Engine::prefill_chunk`]
+    /// (bounded scratch; the arithmetic per token is the same in any chunking); returns the
+    /// last token's logits, or `None` when cancelled. Multi-chunk feeds report progress to
+    /// `sink`.
     fn feed(
         &self,
         state: &mut SequenceState,
@@ -485,15 +494,16 @@ impl Engine {
         sink: &mut dyn EventSink,
     ) -> Result<Option<Vec<f32>>> {
         let mut last = None;
-        let n_chunks = tokens.len().div_ceil(PREFILL_CHUNK);
-        for (i, chunk) in tokens.chunks(PREFILL_CHUNK).enumerate() {
+        let size = self.prefill_chunk();
+        let n_chunks = tokens.len().div_ceil(size);
+        for (i, chunk) in tokens.chunks(size).enumerate() {
             let want = if i + 1 == n_chunks { LogitsFor::Last } else { LogitsFor::None };
             match self.pool.install(|| self.model.forward(chunk, state, want, cancel, None))? {
                 Some(logits) => last = Some(logits),
                 None => return Ok(None),
             }
             if n_chunks > 1 {
-                sink.prefill_progress((i * PREFILL_CHUNK + chunk.len()).min(tokens.len()), tokens.len());
+                sink.prefill_progress((i * size + chunk.len()).min(tokens.len()), tokens.len());
             }
         }
         Ok(last)

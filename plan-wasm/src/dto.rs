@@ -183,7 +183,10 @@ pub struct PlanJson {
     pub state_bytes: u64,
     pub kv_bytes_per_position: u64,
     pub context_length: u64,
+    /// Work buffers of one prefill chunk (`prefill_chunk` tokens).
     pub scratch_bytes: u64,
+    /// Tokens per prefill chunk, sized by the budgets (`k3_plan::prefill_chunk`).
+    pub prefill_chunk: u64,
     pub total_bytes: u64,
     /// `MemAvailable` capped by the cgroup; `null` when the machine did not say.
     pub mem_available_bytes: Option<u64>,
@@ -240,7 +243,8 @@ impl PlanJson {
             state_bytes: fp.state_bytes,
             kv_bytes_per_position: fp.kv_bytes_per_position,
             context_length: cx.context_length,
-            scratch_bytes: fp.scratch_bytes,
+            scratch_bytes: p.scratch_bytes,
+            prefill_chunk: p.prefill_chunk,
             total_bytes: p.total_bytes,
             mem_available_bytes: available,
             fits: available.map(|a| p.total_bytes <= a),

@@ -39,9 +39,10 @@ pub use forecast::{
 };
 pub use machine::{CgroupMemory, MachineMemory};
 pub use memory::{
-    align_4096, expert_slot_bytes, fixed_bytes, fixed_bytes_with, plan, plan_memory, plan_memory_by,
-    ring_slot_bytes_for, scratch_bytes_for, trunk_floor_bytes, Footprint, LayerResidency, MemoryPlan, MemoryRequest,
-    PlanRequest, ResidencyRule, MAX_CONTEXT, MAX_IO_THREADS, PREFILL_CHUNK,
+    align_4096, chunk_scratch_bytes, expert_slot_bytes, fixed_bytes, fixed_bytes_with, plan, plan_memory,
+    plan_memory_by, prefill_chunk, ring_slot_bytes_for, scratch_bytes_for, trunk_floor_bytes, Footprint,
+    LayerResidency, MemoryPlan, MemoryRequest, PlanRequest, ResidencyRule, MAX_CONTEXT, MAX_IO_THREADS,
+    MAX_PREFILL_CHUNK, PREFILL_CHUNK,
 };
 pub use pieces::{is_piece_shape, piece_ring, LayerPieces};
 pub use presets::{format_bytes, parse_size, Budget, BudgetChoice, Preset, GB};

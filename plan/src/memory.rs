@@ -23,8 +23,18 @@ use crate::pieces::{piece_ring, LayerPieces};
 use crate::presets::{Budget, BudgetChoice};
 use crate::vocab::{model_level_bytes, VocabPlacement};
 
-/// Tokens per forward chunk during prefill (bounds scratch memory).
+/// Tokens per forward chunk of teacher forcing, and the fewest a prefill chunk holds (the
+/// footprint's `scratch_bytes` are sized for this many).
 pub const PREFILL_CHUNK: usize = 64;
+
+/// The most tokens one prefill chunk holds: each chunk reads every streamed trunk layer
+/// and each expert it routes to once, so longer chunks read less per prompt token.
+pub const MAX_PREFILL_CHUNK: usize = 512;
+
+/// The most RAM a plan gives prefill activations, and the share of its budgets
+/// (trunk + cache) they may take: a sixteenth, so a small plan keeps 64-token chunks.
+const PREFILL_ACTIVATIONS_CAP: u64 = 512 << 20;
+const PREFILL_ACTIVATIONS_SHARE: u64 = 16;
 
 /// The longest context a plan may reserve KV cache for (the engine refuses more): K3's
 /// advertised window of 1 M positions.
@@ -39,6 +49,9 @@ const SCRATCH_BUFFERS: u64 = 12;
 /// Vocabulary-wide buffers per chunk token: the logits a pass returns and one copy of
 /// them (the head itself is multiplied a bounded chunk of rows at a time).
 const LOGIT_BUFFERS: u64 = 2;
+/// f32 words per latent query element: the absorbed query as f64 (two) and the head's
+/// softmax-weighted mix (one).
+const LATENT_QUERY_WORDS: u64 = 3;
 
 /// Sizes of one model, measured from its config and tensor index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +79,8 @@ pub struct Footprint {
     pub state_bytes: u64,
     /// MLA cache bytes per position of one sequence.
     pub kv_bytes_per_position: u64,
-    /// Work buffers for one forward chunk ([`scratch_bytes_for`]).
+    /// Work buffers of one forward chunk of [`PREFILL_CHUNK`] tokens ([`scratch_bytes_for`]);
+    /// a plan's prefill chunk holds [`MemoryPlan::scratch_bytes`].
     pub scratch_bytes: u64,
     /// How each layer streams through a slot smaller than itself, indexed like
     /// `layer_trunk_bytes`; empty when no layer can (the trunk then streams whole layers).
@@ -106,11 +120,36 @@ impl Footprint {
     }
 }
 
-/// Scratch for one prefill chunk whose widest activation inside the layers has
-/// `widest_elems` f32 values, over a vocabulary of `vocab` logits.
-pub fn scratch_bytes_for(widest_elems: u64, vocab: u64) -> u64 {
-    let per_token = SCRATCH_BUFFERS.saturating_mul(widest_elems).saturating_add(LOGIT_BUFFERS.saturating_mul(vocab));
+/// Scratch for one forward chunk of [`PREFILL_CHUNK`] tokens whose widest activation
+/// inside the layers has `widest_elems` f32 values, whose MLA queries in latent space have
+/// `latent_query_elems` values (heads × (kv_lora + rope), held as f64 with each head's
+/// f32 mix beside them: three f32 words each), over a vocabulary of `vocab` logits.
+/// Measured on k3-mid, a 512-token chunk held 0.98 MB per token more than a 64-token one;
+/// this gives it 1.26 MB.
+pub fn scratch_bytes_for(widest_elems: u64, latent_query_elems: u64, vocab: u64) -> u64 {
+    let per_token = SCRATCH_BUFFERS
+        .saturating_mul(widest_elems)
+        .saturating_add(LATENT_QUERY_WORDS.saturating_mul(latent_query_elems))
+        .saturating_add(LOGIT_BUFFERS.saturating_mul(vocab));
     (PREFILL_CHUNK as u64 * 4).saturating_mul(per_token)
+}
+
+/// Tokens per prefill chunk for budgets `budget`: the most (a multiple of
+/// [`PREFILL_CHUNK`], at most [`MAX_PREFILL_CHUNK`]) whose activations — the footprint's
+/// per-token scratch — stay within a sixteenth of the budgets and 512 MiB; never fewer
+/// than [`PREFILL_CHUNK`].
+pub fn prefill_chunk(fp: &Footprint, budget: Budget) -> u64 {
+    let per_token = fp.scratch_bytes.div_ceil(PREFILL_CHUNK as u64).max(1);
+    let allowance = (budget.trunk_bytes.saturating_add(budget.cache_bytes) / PREFILL_ACTIVATIONS_SHARE)
+        .min(PREFILL_ACTIVATIONS_CAP);
+    let fits = allowance / per_token / PREFILL_CHUNK as u64 * PREFILL_CHUNK as u64;
+    fits.clamp(PREFILL_CHUNK as u64, MAX_PREFILL_CHUNK as u64)
+}
+
+/// Scratch of a prefill chunk of `chunk` tokens: the footprint's (sized for
+/// [`PREFILL_CHUNK`] tokens) scaled to it (saturating).
+pub fn chunk_scratch_bytes(fp: &Footprint, chunk: u64) -> u64 {
+    fp.scratch_bytes.saturating_mul(chunk) / PREFILL_CHUNK as u64
 }
 
 /// Bytes of one expert-cache slot: the expert's read window widened outward to 4096
@@ -213,6 +252,10 @@ pub struct MemoryPlan {
     pub vocab: VocabPlacement,
     /// What they take in RAM there ([`crate::vocab_bytes`]); part of `fixed_bytes`.
     pub vocab_bytes: u64,
+    /// Tokens per prefill chunk ([`prefill_chunk`]).
+    pub prefill_chunk: u64,
+    /// Work buffers of one prefill chunk ([`chunk_scratch_bytes`]); part of `fixed_bytes`.
+    pub scratch_bytes: u64,
     /// Model-level tensors (the embeddings and head as `vocab` places them), recurrent
     /// state, KV cache at `context_length`, scratch.
     pub fixed_bytes: u64,
@@ -390,7 +433,9 @@ pub(crate) fn complete_plan(
         fp.kv_bytes_per_position.checked_mul(req.context_length).ok_or(PlanError::Overflow { what: "KV cache" })?;
     let vocab = VocabPlacement::for_trunk(fp, &trunk.residency);
     let vocab_bytes = crate::vocab_bytes(fp, vocab);
-    let fixed_bytes = [fp.state_bytes, kv, fp.scratch_bytes]
+    let prefill_chunk = prefill_chunk(fp, req.budget);
+    let scratch_bytes = chunk_scratch_bytes(fp, prefill_chunk);
+    let fixed_bytes = [fp.state_bytes, kv, scratch_bytes]
         .into_iter()
         .try_fold(model_level_bytes(fp, vocab), |a, b| add(a, b, "fixed bytes"))?;
     let ring_bytes = (trunk.ring_slots as u64)
@@ -421,6 +466,8 @@ pub(crate) fn complete_plan(
         io_buffer_bytes,
         vocab,
         vocab_bytes,
+        prefill_chunk,
+        scratch_bytes,
         fixed_bytes,
         total_bytes,
     })

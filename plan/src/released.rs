@@ -246,7 +246,7 @@ pub fn released_footprint() -> Footprint {
         vocab_rows: VOCAB,
         state_bytes: recurrent_state_bytes(kda_layers, KDA_HEADS, KDA_HEAD_DIM, CONV_KERNEL),
         kv_bytes_per_position: kv_bytes_per_position(mla_layers, mla),
-        scratch_bytes: scratch_bytes_for(widest, VOCAB),
+        scratch_bytes: scratch_bytes_for(widest, MLA_HEADS * (KV_LORA + QK_ROPE), VOCAB),
         layer_pieces: (0..LAYERS).map(layer_pieces).collect(),
     }
 }

@@ -114,14 +114,15 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
         format_bytes(p.cache_bytes)
     );
     outln!(
-        "fixed: {} (embeddings + head {} {}, state {}, KV {} × {} positions, scratch {}), I/O buffers {}",
+        "fixed: {} (embeddings + head {} {}, state {}, KV {} × {} positions, scratch {} for {}-token prefill chunks), I/O buffers {}",
         format_bytes(p.fixed_bytes),
         format_bytes(k3_plan::model_level_bytes(&fp, p.vocab)),
         p.vocab.name(),
         format_bytes(fp.state_bytes),
         format_bytes(fp.kv_bytes_per_position),
         opts.context_length,
-        format_bytes(fp.scratch_bytes),
+        format_bytes(p.scratch_bytes),
+        p.prefill_chunk,
         format_bytes(p.io_buffer_bytes)
     );
     match v.mem_available_bytes {

@@ -75,7 +75,8 @@ pub fn footprint(cfg: &ModelConfig, index: &TensorIndex) -> Result<Footprint> {
         .into_iter()
         .max()
         .unwrap_or(0);
-    let scratch_bytes = scratch_bytes_for(widest as u64, cfg.vocab_size as u64);
+    let latent_queries = m.n_heads * (m.kv_lora_rank + m.qk_rope_head_dim);
+    let scratch_bytes = scratch_bytes_for(widest as u64, latent_queries as u64, cfg.vocab_size as u64);
     Ok(Footprint {
         layer_trunk_bytes,
         expert_bytes,

@@ -42,6 +42,8 @@ fn with_plan(pinned_layers: usize, cache_slots: u64) -> MemoryPlan {
         io_buffer_bytes: 0,
         vocab: k3_plan::VocabPlacement::Held,
         vocab_bytes: 0,
+        prefill_chunk: 64,
+        scratch_bytes: 0,
         fixed_bytes: 0,
         total_bytes: 0,
     }

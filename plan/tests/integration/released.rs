@@ -6,7 +6,7 @@ use k3_plan::released::{
     EXPERT, KDA, LAYERS, LAYER_VECTORS, MLA, MODEL_LEVEL, MOE_TRUNK, RELEASED_CHECKPOINT_BYTES,
     RELEASED_PACKED_TRUNK_BYTES, RELEASED_VISION_SHARD_BYTES,
 };
-use k3_plan::{expert_slot_bytes, plan, released_footprint, ring_slot_bytes_for, PlanRequest, Preset};
+use k3_plan::{expert_slot_bytes, plan, released_footprint, ring_slot_bytes_for, Budget, PlanRequest, Preset, GB};
 
 fn preset_plan(preset: Preset) -> k3_plan::MemoryPlan {
     let budget = preset.fixed_budget().expect("a fixed preset");
@@ -87,9 +87,31 @@ fn state_and_kv_follow_the_engine_layout() {
     assert_eq!(fp.state_bytes * 93, 626_245_632 * 69);
     assert_eq!(
         fp.scratch_bytes,
-        64 * 4 * (12 * 33_792 + 2 * 163_840),
-        "one 64-token chunk: a dozen rows of the widest activation (the dense FFN's) and two of logits"
+        64 * 4 * (12 * 33_792 + 3 * 96 * 576 + 2 * 163_840),
+        "one 64-token chunk: a dozen rows of the widest activation (the dense FFN's), the MLA \
+         queries in latent space (f64) with their mixes, and two rows of logits"
     );
+}
+
+#[test]
+fn the_prefill_chunk_grows_with_the_budget_and_its_activations_are_counted() {
+    let fp = released_footprint();
+    let per_token = fp.scratch_bytes / 64;
+    let at = |trunk_gb: u64, cache_gb: u64| {
+        let budget = Budget { trunk_bytes: trunk_gb * GB, cache_bytes: cache_gb * GB };
+        let req = PlanRequest { budget, streamed_trunk: true, context_length: 4096, io_threads: 8 };
+        let p = k3_plan::plan(&fp, &req).unwrap();
+        assert_eq!(p.scratch_bytes, per_token * p.prefill_chunk, "{trunk_gb} GB + {cache_gb} GB: scratch of the chunk");
+        assert!(p.fixed_bytes >= p.scratch_bytes);
+        p.prefill_chunk
+    };
+    // A sixteenth of the budgets, at most 512 MiB, in multiples of 64 tokens from 64 to 512.
+    assert_eq!(at(3, 1), 64, "4 GB: 250 MB of activations hold 69 tokens");
+    assert_eq!(at(8, 8), 128, "16 GB: capped at 512 MiB, 149 tokens");
+    assert_eq!(k3_plan::prefill_chunk(&fp, Budget { trunk_bytes: 1, cache_bytes: 1 }), 64, "never below 64");
+    let small = k3_plan::Footprint { scratch_bytes: 64 * 1000, ..fp };
+    let huge = Budget { trunk_bytes: 100 * GB, cache_bytes: 100 * GB };
+    assert_eq!(k3_plan::prefill_chunk(&small, huge), 512, "never above 512");
 }
 
 #[test]

@@ -99,7 +99,10 @@ export interface MemoryPlan {
   state_bytes: number;
   kv_bytes_per_position: number;
   context_length: number;
+  /** Work buffers of one prefill chunk (`prefill_chunk` tokens). */
   scratch_bytes: number;
+  /** Tokens per prefill chunk, sized by the budgets. */
+  prefill_chunk: number;
   total_bytes: number;
   /** MemAvailable capped by the cgroup; null when the machine gave 0. */
   mem_available_bytes: number | null;
