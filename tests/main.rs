@@ -1,6 +1,7 @@
 //! The one integration-test binary of k3-desktop: one module per topic.
 //! Shared helpers live in the `k3_tests` library (`src/lib.rs`).
 
+mod batching;
 mod chat;
 mod checkpoint_binding;
 mod checkpoint_format;

@@ -11,6 +11,8 @@
 //! Easy to break: the last generated token is NOT yet in the carried state; the next
 //! call feeds `tokens[state.n_positions()..]` first.
 
+mod batch;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

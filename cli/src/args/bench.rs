@@ -34,6 +34,29 @@ pub enum BenchCommand {
     /// An agent loop's time to first token per turn with the conversation's kept engine
     /// state against the whole history prefilled again, in one run.
     Agent(BenchAgentArgs),
+    /// Several conversations decoded in one pass: aggregate tokens per second at each
+    /// batch size, each conversation's seconds per token and the bytes read per token, the
+    /// ratio to one conversation, and every conversation's tokens checked equal across sizes.
+    Batch(BenchBatchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct BenchBatchArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Batch sizes to measure, comma-separated (each with a freshly loaded engine, so no
+    /// size starts with another's warm expert cache).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16")]
+    pub sizes: Vec<usize>,
+    /// Prompt tokens of each conversation (prefilled together before the decode steps).
+    #[arg(long, default_value_t = 16)]
+    pub prompt_tokens: usize,
+    /// Decode steps measured after the prompts; the median step is reported.
+    #[arg(long, default_value_t = 4)]
+    pub tokens: usize,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

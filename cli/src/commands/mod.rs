@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_agent;
+mod bench_batch;
 mod bench_codec;
 mod bench_constrain;
 mod bench_context;
@@ -84,6 +85,7 @@ pub fn dispatch(cli: Cli) -> Result<(), Failure> {
         Command::Bench(crate::args::BenchCommand::Context(args)) => bench_context::context(args),
         Command::Bench(crate::args::BenchCommand::Constrain(args)) => bench_constrain::constrain(args),
         Command::Bench(crate::args::BenchCommand::Agent(args)) => bench_agent::agent(args),
+        Command::Bench(crate::args::BenchCommand::Batch(args)) => bench_batch::batch(args),
         Command::SimCache(args) => sim_cache::sim_cache(args),
         Command::Synth(args) => synth::synth(args),
         Command::Download(args) => download::download(args),

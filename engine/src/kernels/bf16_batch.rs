@@ -20,7 +20,7 @@ const BLOCK_COLS: usize = 1024;
 /// Tokens per tile: 6 tokens × 1024 columns × 8 bytes = 48 KiB of activations in L2 (the
 /// AVX2 body takes them three at a time). Measured on the 2-core Zen 1 host, a 3072×3584
 /// matrix against 64 tokens in 32-row blocks, one thread: 12 × 256 gave 11.1–12.0 GFLOP/s,
-/// 6 × 1024 13.0–13.1 (docs/decisions/2026-12-07-batched-kernels.md).
+/// 6 × 1024 13.0–13.1 (docs/decisions/2026-12-06-batched-compute.md).
 const TILE_TOKENS: usize = 6;
 
 /// `out[r][t] = row r · token t` for the BF16 rows `w` (`[n_rows][cols]`, raw bits) and

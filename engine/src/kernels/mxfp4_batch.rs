@@ -15,7 +15,7 @@ use crate::kernels::dispatch::mxfp4_accumulate_tokens;
 /// Tokens per tile: each group's decode serves this many tokens (the AVX2 body reduces
 /// them in pairs, the AVX-512 body in eights). Measured on the 2-core Zen 1 host, a
 /// 3072×3584 expert matrix against 64 tokens in 32-row blocks, one thread: tiles of 8
-/// (24 KiB) 9.5–9.8 GFLOP/s, of 32 (96 KiB) 10.3–10.9 (docs/decisions/2026-12-07-batched-kernels.md).
+/// (24 KiB) 9.5–9.8 GFLOP/s, of 32 (96 KiB) 10.3–10.9 (docs/decisions/2026-12-06-batched-compute.md).
 const TILE_TOKENS: usize = 32;
 /// Bytes of f64 activations per tile (tokens × block of groups), sized to stay in L2.
 const TILE_X_BYTES: usize = 96 * 1024;

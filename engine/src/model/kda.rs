@@ -16,6 +16,7 @@ use crate::config::ModelConfig;
 use crate::error::Result;
 use crate::events::CancelToken;
 use crate::kernels::{l2norm, rmsnorm, sigmoid, silu};
+use crate::model::batch::SeqRows;
 use crate::model::bind::Binder;
 use crate::model::names;
 use crate::model::weight::Weight;
@@ -277,7 +278,23 @@ impl KdaWeights {
         out: &mut [f32],
         stop: &CancelToken,
     ) -> Result<()> {
-        let (e, h, d, kern) = (cfg.hidden_size, cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
+        let rows = 0..xs.len() / cfg.hidden_size;
+        self.forward_batch(cfg, xs, &mut [SeqRows { memory: state, rows }], out, stop)
+    }
+
+    /// [`KdaWeights::forward`] for several sequences at once: `xs` holds each sequence's new
+    /// tokens at its rows (`[rows × E]`), each carried through its own state in order. The
+    /// projections run on every row at once (one read of each weight); each row's numbers
+    /// are those of its sequence alone.
+    pub fn forward_batch(
+        &self,
+        cfg: &ModelConfig,
+        xs: &[f32],
+        seqs: &mut [SeqRows<'_, KdaState>],
+        out: &mut [f32],
+        stop: &CancelToken,
+    ) -> Result<()> {
+        let (e, h, d) = (cfg.hidden_size, cfg.kda.n_heads, cfg.kda.head_dim);
         let p = h * d;
         let n = xs.len() / e;
         let mut q = vec![0.0f32; n * p];
@@ -294,17 +311,41 @@ impl KdaWeights {
         self.b.load(stop)?.matmul(xs, &mut beta_raw);
         self.f_a.load(stop)?.matmul(xs, &mut f_low);
         self.f_b.load(stop)?.matmul(&f_low, &mut z);
+        let mut gated = vec![0.0f32; n * p];
+        let projected = Projected { gate: &gate, beta_raw: &beta_raw, z: &z };
+        for seq in seqs.iter_mut() {
+            let qkv = [&mut q[seq.span(p)], &mut k[seq.span(p)], &mut v[seq.span(p)]];
+            self.recur(cfg, seq.rows.clone(), qkv, &projected, seq.memory, &mut gated[seq.span(p)]);
+        }
+        self.o.load(stop)?.matmul(&gated, out);
+        Ok(())
+    }
 
+    /// One sequence's tokens `rows` through the short convolutions and the recurrence, in
+    /// order, carrying `state`: `qkv` are the rows' projections (`[len × H·d]` each,
+    /// convolved in place), `projected` every row of the batch's other projections; writes
+    /// the gated, normed head outputs of the rows into `gated` (`[len × H·d]`).
+    fn recur(
+        &self,
+        cfg: &ModelConfig,
+        rows: std::ops::Range<usize>,
+        [q, k, v]: [&mut [f32]; 3],
+        projected: &Projected<'_>,
+        state: &mut KdaState,
+        gated: &mut [f32],
+    ) {
+        let (h, d, kern) = (cfg.kda.n_heads, cfg.kda.head_dim, cfg.kda.conv_kernel);
+        let p = h * d;
+        let Projected { gate, beta_raw, z } = *projected;
         let q_scale = 1.0 / (d as f32).sqrt();
         let g_min = cfg.kda.gate_lower_bound;
-        let mut gated = vec![0.0f32; n * p];
         let (mut alpha, mut u, mut o) = (vec![0.0f32; d], vec![0.0f32; d], vec![0.0f32; d]);
         let mut normed = vec![0.0f32; d];
         let KdaState { carried: c, journal } = state;
-        for t in 0..n {
+        for (t, row) in rows.enumerate() {
             let span = t * p..(t + 1) * p;
             if let Some(j) = journal.as_mut() {
-                for raw in [&q, &k, &v] {
+                for raw in [&*q, &*k, &*v] {
                     j.raw.extend_from_slice(&raw[span.clone()]);
                 }
             }
@@ -319,11 +360,11 @@ impl KdaWeights {
                 for qv in &mut q[hs.clone()] {
                     *qv *= q_scale;
                 }
-                let beta = sigmoid(beta_raw[t * h + head]);
+                let beta = sigmoid(beta_raw[row * h + head]);
                 let a_exp = self.a_log[head].exp();
                 for (di, a) in alpha.iter_mut().enumerate() {
                     let c = head * d + di;
-                    let gate_u = a_exp * (z[t * p + c] + self.dt_bias[c]);
+                    let gate_u = a_exp * (z[row * p + c] + self.dt_bias[c]);
                     *a = (g_min * sigmoid(gate_u)).exp();
                 }
                 let s = &mut c.s[head * d * d..(head + 1) * d * d];
@@ -337,11 +378,17 @@ impl KdaWeights {
                 kda_recurrence_step(s, &step, &mut u, &mut o);
                 rmsnorm(&o, &self.o_norm, cfg.rms_norm_eps, &mut normed);
                 for (di, &val) in normed.iter().enumerate() {
-                    gated[c0 + di] = val * sigmoid(gate[c0 + di]);
+                    gated[c0 + di] = val * sigmoid(gate[row * p + head * d + di]);
                 }
             }
         }
-        self.o.load(stop)?.matmul(&gated, out);
-        Ok(())
     }
+}
+
+/// A batch's projections the recurrence reads but does not change, `[rows × ·]`.
+#[derive(Clone, Copy)]
+struct Projected<'a> {
+    gate: &'a [f32],
+    beta_raw: &'a [f32],
+    z: &'a [f32],
 }

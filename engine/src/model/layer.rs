@@ -15,6 +15,7 @@ use crate::error::Result;
 use crate::events::CancelToken;
 use crate::kernels::rmsnorm;
 use crate::model::attn_res::{fold, Residuals};
+use crate::model::batch::SeqRows;
 use crate::model::bind::Binder;
 use crate::model::experts::ExpertSource;
 use crate::model::kda::KdaWeights;
@@ -31,20 +32,26 @@ enum Mixer {
 }
 
 impl Mixer {
-    /// Mixes `xs` (`[n_tokens × hidden]`, input-normed) across positions into `out`
-    /// (`[n_tokens × hidden]`), extending this layer's slot of `state`; a piece read
-    /// stopped by `stop`, or failed, is the error.
+    /// Mixes `xs` (`[rows × hidden]`, input-normed) across positions into `out`
+    /// (`[rows × hidden]`), each sequence of `seqs` over its own rows, extending its slot of
+    /// this layer; a piece read stopped by `stop`, or failed, is the error.
     fn forward(
         &self,
         cfg: &ModelConfig,
         layer_idx: usize,
         (xs, stop): (&[f32], &CancelToken),
-        state: &mut SequenceState,
+        seqs: &mut [SeqRows<'_, SequenceState>],
         out: &mut [f32],
     ) -> Result<()> {
         match self {
-            Mixer::Kda(w) => w.forward(cfg, xs, state.kda_mut(layer_idx), out, stop),
-            Mixer::Mla(w) => w.forward(cfg, xs, state.mla_mut(layer_idx), out, stop),
+            Mixer::Kda(w) => {
+                let mut slots: Vec<_> = seqs.iter_mut().map(|s| s.with(|m| m.kda_mut(layer_idx))).collect();
+                w.forward_batch(cfg, xs, &mut slots, out, stop)
+            }
+            Mixer::Mla(w) => {
+                let mut slots: Vec<_> = seqs.iter_mut().map(|s| s.with(|m| m.mla_mut(layer_idx))).collect();
+                w.forward_batch(cfg, xs, &mut slots, out, stop)
+            }
         }
     }
 }
@@ -112,15 +119,15 @@ impl Scratch {
 }
 
 impl Layer {
-    /// Runs this layer on every token of the batch: reads and extends `residuals`, uses
+    /// Runs this layer on every row of the batch: reads and extends `residuals`, uses
     /// `scratch` (on return `attn_out` and `mlp_out` hold this layer's module outputs),
-    /// and extends this layer's slot of `state`. Routed experts come from `fetch.0`, which
-    /// gives up with `Error::Stopped` once `fetch.1` is set.
+    /// and extends this layer's slot of each sequence of `seqs` by its rows. Routed experts
+    /// come from `fetch.0`, which gives up with `Error::Stopped` once `fetch.1` is set.
     pub fn forward(
         &self,
         cfg: &ModelConfig,
         fetch: (&dyn ExpertSource, &CancelToken),
-        state: &mut SequenceState,
+        seqs: &mut [SeqRows<'_, SequenceState>],
         residuals: &mut Residuals,
         scratch: &mut Scratch,
     ) -> Result<()> {
@@ -134,7 +141,7 @@ impl Layer {
         }
         // Token mixer (KDA or MLA) on the input-normed mix; its output joins the partial sum.
         norm_rows(&scratch.mixed, &self.input_norm, eps, e, &mut scratch.normed);
-        self.mixer.forward(cfg, self.layer_idx, (&scratch.normed, fetch.1), state, &mut scratch.attn_out)?;
+        self.mixer.forward(cfg, self.layer_idx, (&scratch.normed, fetch.1), seqs, &mut scratch.attn_out)?;
         residuals.add(&scratch.attn_out);
         // AttnRes before the MLP: always mixed (layer 0 has already closed a block).
         residuals.mix_into(&self.attn_res_mlp, &mut scratch.mixed);

@@ -28,6 +28,7 @@ use crate::config::ModelConfig;
 use crate::error::Result;
 use crate::events::CancelToken;
 use crate::kernels::{accumulate_weighted_rows_f32, dot_f32_queries, rmsnorm, sigmoid, widen, RowDot};
+use crate::model::batch::SeqRows;
 use crate::model::bind::Binder;
 use crate::model::matrix::Matrix;
 use crate::model::names;
@@ -97,6 +98,15 @@ impl MlaCache {
         MlaCache { rows: Vec::with_capacity(positions * Self::floats_per_position(cfg)), n_positions: 0 }
     }
 
+    /// Appends whole cache rows (`[k][kv_lora + rope]`, as [`MlaWeights`] makes them);
+    /// returns the positions held before.
+    fn append_rows(&mut self, cfg: &ModelConfig, rows: &[f32]) -> usize {
+        let past = self.n_positions;
+        self.rows.extend_from_slice(rows);
+        self.n_positions = past + rows.len() / Self::floats_per_position(cfg);
+        past
+    }
+
     /// Forgets every position, keeping the reserved room.
     pub fn clear(&mut self) {
         self.rows.clear();
@@ -161,14 +171,40 @@ impl MlaWeights {
         out: &mut [f32],
         stop: &CancelToken,
     ) -> Result<()> {
-        let n = xs.len() / cfg.hidden_size;
-        // Queries `[n × H·qh]`, then the new positions' latents into the cache.
+        let rows = 0..xs.len() / cfg.hidden_size;
+        self.forward_batch(cfg, xs, &mut [SeqRows { memory: cache, rows }], out, stop)
+    }
+
+    /// [`MlaWeights::forward`] for several sequences at once: `xs` holds each sequence's new
+    /// tokens at its rows (`[rows × E]`), each sequence's cache grows by its own rows and
+    /// its tokens attend only over it. The projections run on every row at once (one read
+    /// of each weight); each row's numbers are those of its sequence alone.
+    pub fn forward_batch(
+        &self,
+        cfg: &ModelConfig,
+        xs: &[f32],
+        seqs: &mut [SeqRows<'_, MlaCache>],
+        out: &mut [f32],
+        stop: &CancelToken,
+    ) -> Result<()> {
+        let m = &cfg.mla;
+        let (n, lora, width) = (xs.len() / cfg.hidden_size, m.kv_lora_rank, MlaCache::floats_per_position(cfg));
+        // Queries `[n × H·qh]`, then the new positions' latents into each sequence's cache.
         let q = self.queries(cfg, xs, stop)?;
-        let past = self.append_to_cache(cfg, xs, cache, stop)?;
-        // Each query absorbed into latent space, attended over every visible position.
+        let latents = self.latent_rows(cfg, xs, stop)?;
+        // Each query absorbed into latent space, attended over its sequence's positions.
         let kv_b = self.kv_b.load(stop)?;
         let absorbed = absorb_queries(cfg, &kv_b, &q, n);
-        let mixed = attend_latent(cfg, &absorbed, cache, past, n);
+        let mut mixed = vec![0.0f32; m.n_heads * n * lora];
+        for seq in seqs.iter_mut() {
+            let past = seq.memory.append_rows(cfg, &latents[seq.span(width)]);
+            let own = &absorbed[seq.rows.start * m.n_heads * width..seq.rows.end * m.n_heads * width];
+            let seq_mixed = attend_latent(cfg, own, seq.memory, past, seq.len());
+            // `[H][len][lora]` into the batch's `[H][n][lora]`.
+            for (h, head) in seq_mixed.chunks_exact(seq.len() * lora).enumerate() {
+                mixed[(h * n + seq.rows.start) * lora..(h * n + seq.rows.end) * lora].copy_from_slice(head);
+            }
+        }
         let attn = head_outputs(cfg, &kv_b, &mixed, n);
         drop(kv_b);
         self.gate_and_project(xs, attn, out, stop)
@@ -269,21 +305,24 @@ impl MlaWeights {
         cache: &mut MlaCache,
         stop: &CancelToken,
     ) -> Result<usize> {
+        let rows = self.latent_rows(cfg, xs, stop)?;
+        Ok(cache.append_rows(cfg, &rows))
+    }
+
+    /// Every token's cache row, `[n][kv_lora + rope]`: the latent normalised, `k_rope` as
+    /// projected.
+    fn latent_rows(&self, cfg: &ModelConfig, xs: &[f32], stop: &CancelToken) -> Result<Vec<f32>> {
         let lora = cfg.mla.kv_lora_rank;
         let width = MlaCache::floats_per_position(cfg);
         let n = xs.len() / cfg.hidden_size;
         let mut c = vec![0.0f32; n * width];
         self.kv_a.load(stop)?.matmul(xs, &mut c);
-        for row in c.chunks(width) {
-            let start = cache.rows.len();
-            cache.rows.resize(start + width, 0.0);
-            let cached = &mut cache.rows[start..];
+        let mut rows = vec![0.0f32; n * width];
+        for (row, cached) in c.chunks(width).zip(rows.chunks_mut(width)) {
             rmsnorm(&row[..lora], &self.kv_a_norm, cfg.rms_norm_eps, &mut cached[..lora]);
             cached[lora..].copy_from_slice(&row[lora..]);
         }
-        let past = cache.n_positions;
-        cache.n_positions += n;
-        Ok(past)
+        Ok(rows)
     }
 }
 

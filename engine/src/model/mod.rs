@@ -1,7 +1,8 @@
 //! The model: the bound weights and the one forward pass.
 //!
-//! Owns: [`Model::bind`] (validate everything, then read) and [`Model::forward`] (a batch of
-//! new tokens after whatever the [`SequenceState`] already holds): the embedding, the loop
+//! Owns: [`Model::bind`] (validate everything, then read) and [`Model::forward_batch`] (new
+//! tokens of one or several sequences, each after whatever its [`SequenceState`] already
+//! holds; [`Model::forward`] is the one-sequence case): the embedding, the loop
 //! over [`Layer::forward`] (the steps of one layer are in `layer.rs`; the Attention
 //! Residual sums in [`attn_res::Residuals`]), the taps, and the output head (spec §4.7).
 //! Must not: be duplicated: the CLI, the app and every test reach the model through this
@@ -11,6 +12,7 @@
 //! last partial sum, so the residuals must live across the whole layer loop.
 
 pub mod attn_res;
+pub mod batch;
 pub mod bind;
 pub mod experts;
 pub mod kda;
@@ -37,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::events::CancelToken;
 use crate::format::TensorIndex;
 use attn_res::{fold, Residuals};
+use batch::SeqRows;
 use bind::Binder;
 use experts::{ExpertSource, ResidentExperts};
 use layer::norm_rows;
@@ -175,26 +178,53 @@ impl Model {
         cancel: &CancelToken,
         tap: Option<&mut (dyn Tap + Send)>,
     ) -> Result<Option<Vec<f32>>> {
-        match self.forward_until(tokens, state, want, cancel, tap) {
+        let mut one = [SequenceInput { tokens, state, want }];
+        Ok(self.forward_batch(&mut one, cancel, tap)?.and_then(|logits| logits.into_iter().next()))
+    }
+
+    /// [`Model::forward`] for several sequences in one pass: each sequence's tokens run after
+    /// what its own state holds and extend only it; every trunk weight is applied to all
+    /// rows at once and each routed expert once to every row that chose it. Returns each
+    /// sequence's logits (as its `want` selects), in order, or `None` when cancelled (every
+    /// state is then to be rebuilt). A sequence's numbers are the same whatever else is in
+    /// the batch. `tap` sees the whole batch's rows.
+    pub fn forward_batch(
+        &self,
+        seqs: &mut [SequenceInput<'_>],
+        cancel: &CancelToken,
+        tap: Option<&mut (dyn Tap + Send)>,
+    ) -> Result<Option<Vec<Vec<f32>>>> {
+        match self.forward_until(seqs, cancel, tap) {
             Err(Error::Stopped) => Ok(None),
             other => other,
         }
     }
 
-    /// [`Model::forward`] with a stop inside a streamed read still an `Error::Stopped`.
+    /// [`Model::forward_batch`] with a stop inside a streamed read still an `Error::Stopped`.
     fn forward_until(
         &self,
-        tokens: &[u32],
-        state: &mut SequenceState,
-        want: LogitsFor,
+        seqs: &mut [SequenceInput<'_>],
         cancel: &CancelToken,
         mut tap: Option<&mut (dyn Tap + Send)>,
-    ) -> Result<Option<Vec<f32>>> {
-        let (e, n_tokens) = (self.cfg.hidden_size, tokens.len());
+    ) -> Result<Option<Vec<Vec<f32>>>> {
+        if seqs.is_empty() || seqs.iter().any(|s| s.tokens.is_empty()) {
+            return Err(Error::Empty { what: "token batch" });
+        }
+        let e = self.cfg.hidden_size;
+        let mut tokens = Vec::new();
+        let mut rows = Vec::with_capacity(seqs.len());
+        for s in seqs.iter() {
+            let start = tokens.len();
+            tokens.extend_from_slice(s.tokens);
+            rows.push(start..tokens.len());
+        }
+        let n_tokens = tokens.len();
         // The embedding is the first partial sum; no block is complete yet.
-        let mut residuals = Residuals::new(self.embed_tokens(tokens)?, e, self.cfg.rms_norm_eps);
+        let mut residuals = Residuals::new(self.embed_tokens(&tokens)?, e, self.cfg.rms_norm_eps);
         // Work buffers `[n_tokens × hidden]`, shared by every layer and the head.
         let mut scratch = Scratch::new(n_tokens, e);
+        let mut memory: Vec<SeqRows<'_, SequenceState>> =
+            seqs.iter_mut().zip(&rows).map(|(s, r)| SeqRows { memory: &mut *s.state, rows: r.clone() }).collect();
         for layer_idx in 0..self.cfg.n_layers {
             if cancel.is_cancelled() {
                 return Ok(None);
@@ -202,30 +232,49 @@ impl Model {
             // The trunk hands out one layer at a time; it is dropped before the next.
             let layer = self.trunk.layer(layer_idx, cancel)?;
             // One decoder layer: its attention and MLP outputs join the partial sum.
-            layer.forward(&self.cfg, (self.experts.as_ref(), cancel), state, &mut residuals, &mut scratch)?;
+            layer.forward(&self.cfg, (self.experts.as_ref(), cancel), &mut memory, &mut residuals, &mut scratch)?;
             // Observers see both module outputs and the partial sum the layer hands on.
             if let Some(t) = tap.as_deref_mut() {
                 let (attn_out, mlp_out, prefix) = (&scratch.attn_out, &scratch.mlp_out, residuals.partial());
                 t.layer(&LayerTap { layer_idx, n_tokens, attn_out, mlp_out, prefix });
             }
         }
+        drop(memory);
         if cancel.is_cancelled() {
             return Ok(None);
         }
-        let first_position = state.n_positions();
-        state.advance(n_tokens);
+        // Each sequence's rows whose logits it wants, and its first new position.
+        let picked: Vec<(usize, Vec<usize>)> = seqs
+            .iter_mut()
+            .zip(&rows)
+            .map(|(s, r)| {
+                let first_position = s.state.n_positions();
+                s.state.advance(s.tokens.len());
+                let wanted = match s.want {
+                    LogitsFor::All => r.clone().collect(),
+                    LogitsFor::Last => vec![r.end - 1],
+                    LogitsFor::None => vec![],
+                };
+                (first_position, wanted)
+            })
+            .collect();
         // Model-level AttnRes, final norm, lm_head.
-        let logits = self.head(&residuals, &mut scratch, want, tap)?;
-        // Nothing non-finite is ever sampled from: NaN or ±inf logits are an error.
-        if let Some(at) = logits.iter().position(|v| !v.is_finite()) {
-            let row = at / self.cfg.vocab_size;
-            let position = match want {
-                LogitsFor::All => first_position + row,
-                LogitsFor::Last | LogitsFor::None => first_position + n_tokens - 1,
-            };
-            return Err(Error::NonFiniteLogits { position, value: logits[at] });
+        let all_rows: Vec<usize> = picked.iter().flat_map(|(_, w)| w.iter().copied()).collect();
+        let logits = self.head(&residuals, &mut scratch, &all_rows, tap)?;
+        let vocab = self.cfg.vocab_size;
+        let mut out = Vec::with_capacity(seqs.len());
+        let mut at = 0;
+        for ((first_position, wanted), r) in picked.iter().zip(&rows) {
+            let own = &logits[at * vocab..(at + wanted.len()) * vocab];
+            at += wanted.len();
+            // Nothing non-finite is ever sampled from: NaN or ±inf logits are an error.
+            if let Some(i) = own.iter().position(|v| !v.is_finite()) {
+                let position = first_position + wanted[i / vocab] - r.start;
+                return Err(Error::NonFiniteLogits { position, value: own[i] });
+            }
+            out.push(own.to_vec());
         }
-        Ok(Some(logits))
+        Ok(Some(out))
     }
 
     /// Embedding rows of `tokens` widened to f32, `[n_tokens × hidden]`.
@@ -246,12 +295,12 @@ impl Model {
 
     /// The output head (spec §4.7): model-level AttnRes over every snapshot and the last
     /// partial sum, the final norm (tapped as `final_hidden`), then `lm_head` on the rows
-    /// `want` selects. Returns logits `[k × vocab]`.
+    /// `picked` names, in that order. Returns logits `[picked.len() × vocab]`.
     fn head(
         &self,
         residuals: &Residuals,
         scratch: &mut Scratch,
-        want: LogitsFor,
+        picked: &[usize],
         tap: Option<&mut (dyn Tap + Send)>,
     ) -> Result<Vec<f32>> {
         let e = self.cfg.hidden_size;
@@ -261,15 +310,19 @@ impl Model {
             t.final_hidden(&scratch.normed);
         }
         let x = &scratch.normed;
-        let rows = match want {
-            LogitsFor::All => &x[..],
-            LogitsFor::Last => &x[x.len() - e..],
-            LogitsFor::None => &x[..0],
-        };
-        let mut logits = vec![0.0f32; rows.len() / e * self.cfg.vocab_size];
-        self.lm_head.logits(rows, &mut logits)?;
+        let rows: Vec<f32> = picked.iter().flat_map(|&r| x[r * e..(r + 1) * e].iter().copied()).collect();
+        let mut logits = vec![0.0f32; picked.len() * self.cfg.vocab_size];
+        self.lm_head.logits(&rows, &mut logits)?;
         Ok(logits)
     }
+}
+
+/// One sequence's part of [`Model::forward_batch`]: its new tokens, the state they
+/// extend, and which of their logits it wants.
+pub struct SequenceInput<'a> {
+    pub tokens: &'a [u32],
+    pub state: &'a mut SequenceState,
+    pub want: LogitsFor,
 }
 
 /// How the embeddings and head are placed: the plan's choice, with the sizes it counted,

@@ -1,0 +1,158 @@
+//! `k3 bench batch`: several conversations decoded in one pass against one conversation, in
+//! one run: aggregate tokens per second, each conversation's seconds per token and the
+//! bytes read per token at each batch size, and every conversation's tokens checked equal
+//! at every size that holds it.
+
+use std::time::{Duration, Instant};
+
+use k3_engine::sampling::Sampler;
+use k3_engine::{CancelToken, Engine, Sampling, Session};
+use serde_json::json;
+
+use super::bench_stream::median;
+use super::{input_error, load_engine, runtime_error, Failure};
+use crate::args::BenchBatchArgs;
+
+/// One batch size's figures.
+struct SizeFigures {
+    size: usize,
+    prefill: Duration,
+    /// Median decode step (every conversation advances one token).
+    step: Duration,
+    /// Expert and trunk bytes read per generated token during the decode steps.
+    bytes_per_token: f64,
+    /// Each conversation's generated tokens.
+    tokens: Vec<Vec<u32>>,
+}
+
+impl SizeFigures {
+    fn aggregate_tokens_per_second(&self) -> f64 {
+        self.size as f64 / self.step.as_secs_f64().max(1e-12)
+    }
+}
+
+pub fn batch(args: BenchBatchArgs) -> Result<(), Failure> {
+    if args.sizes.is_empty() || args.sizes.contains(&0) || args.tokens == 0 || args.prompt_tokens == 0 {
+        return Err(input_error("--sizes must be positive numbers; --tokens and --prompt-tokens at least 1".into()));
+    }
+    let mut runs: Vec<SizeFigures> = Vec::new();
+    for &size in &args.sizes {
+        // A fresh engine per size: no size starts with another's warm expert cache.
+        let engine = load_engine(&args.model)?;
+        let run = measure(&engine, size, &args)?;
+        drop(engine);
+        check_same_tokens(&runs, &run)?;
+        if !args.json {
+            print_row(&run, runs.first().unwrap_or(&run));
+        }
+        runs.push(run);
+    }
+    if args.json {
+        let base = &runs[0];
+        let sizes: Vec<_> = runs
+            .iter()
+            .map(|r| {
+                json!({
+                    "batch": r.size,
+                    "prefill_seconds": r.prefill.as_secs_f64(),
+                    "step_seconds": r.step.as_secs_f64(),
+                    "aggregate_tokens_per_second": r.aggregate_tokens_per_second(),
+                    "ratio_to_first": r.aggregate_tokens_per_second() / base.aggregate_tokens_per_second(),
+                    "bytes_read_per_token": r.bytes_per_token,
+                })
+            })
+            .collect();
+        outln!("{}", json!({ "tokens_checked_equal": true, "sizes": sizes }));
+    }
+    Ok(())
+}
+
+/// `size` conversations: their prompts prefilled together, then `args.tokens` decode steps
+/// with every conversation advancing one greedy token per step.
+fn measure(engine: &Engine, size: usize, args: &BenchBatchArgs) -> Result<SizeFigures, Failure> {
+    let vocab = engine.config().vocab_size as u32;
+    let cancel = CancelToken::new();
+    let mut sessions: Vec<Session> = Vec::with_capacity(size);
+    for i in 0..size as u32 {
+        let prompt: Vec<u32> = (0..args.prompt_tokens as u32).map(|t| (t * 31 + i * 97 + 5) % vocab).collect();
+        let mut s = engine.new_session();
+        engine.extend_session(&mut s, &prompt).map_err(|e| runtime_error(e.to_string()))?;
+        sessions.push(s);
+    }
+    let mut samplers: Vec<Sampler> = (0..size)
+        .map(|_| Sampler::new(Sampling::Greedy))
+        .collect::<Result<_, _>>()
+        .map_err(|e| runtime_error(e.to_string()))?;
+    let mut tokens = vec![Vec::new(); size];
+    let started = Instant::now();
+    let mut prefill = None;
+    let mut steps = Vec::new();
+    let mut bytes = 0u64;
+    while tokens[0].len() < args.tokens {
+        let before = engine.metrics();
+        let step_start = Instant::now();
+        let mut refs: Vec<&mut Session> = sessions.iter_mut().collect();
+        let out = engine
+            .step_batch(&mut refs, engine.prefill_chunk(), &cancel)
+            .map_err(|e| runtime_error(e.to_string()))?
+            .ok_or_else(|| runtime_error("cancelled".into()))?;
+        let caught_up = out.iter().all(Option::is_some);
+        for ((logits, s), (sampler, ids)) in
+            out.into_iter().zip(&mut sessions).zip(samplers.iter_mut().zip(&mut tokens))
+        {
+            if let Some(logits) = logits {
+                let id = sampler.pick(&logits);
+                ids.push(id);
+                s.push(id);
+            }
+        }
+        match prefill {
+            // The pass that fed the last prompt tokens gave every first token.
+            None if caught_up => prefill = Some(started.elapsed()),
+            None => {}
+            Some(_) => {
+                steps.push(step_start.elapsed().as_secs_f64());
+                let read = engine.metrics().since(&before);
+                bytes += read.expert_bytes_read + read.trunk_bytes_read;
+            }
+        }
+    }
+    let measured = steps.len().max(1) * size;
+    Ok(SizeFigures {
+        size,
+        prefill: prefill.unwrap_or_default(),
+        step: Duration::from_secs_f64(median(&steps)),
+        bytes_per_token: bytes as f64 / measured as f64,
+        tokens,
+    })
+}
+
+/// Conversation `i` gets the same tokens at every size that holds it.
+fn check_same_tokens(earlier: &[SizeFigures], run: &SizeFigures) -> Result<(), Failure> {
+    for e in earlier {
+        for (i, (a, b)) in e.tokens.iter().zip(&run.tokens).enumerate() {
+            if a != b {
+                return Err(runtime_error(format!(
+                    "conversation {i}: {a:?} in a batch of {} but {b:?} in a batch of {}",
+                    e.size, run.size
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn print_row(r: &SizeFigures, base: &SizeFigures) {
+    if std::ptr::eq(r, base) {
+        outln!("batch | prefill | s/token (each) | aggregate tok/s | × batch {} | GB read per token", base.size);
+    }
+    outln!(
+        "{:>5} | {:>6.2} s | {:>12.3} s | {:>15.3} | {:>8.2}× | {:>6.3}",
+        r.size,
+        r.prefill.as_secs_f64(),
+        r.step.as_secs_f64(),
+        r.aggregate_tokens_per_second(),
+        r.aggregate_tokens_per_second() / base.aggregate_tokens_per_second(),
+        r.bytes_per_token / 1e9
+    );
+}
