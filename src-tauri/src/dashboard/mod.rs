@@ -255,7 +255,10 @@ pub fn breakdown(m: &ModelSummary, slots_used: Option<u64>, positions_used: usiz
             fp.kv_bytes(positions),
             format!("{} × {positions} positions reserved, {positions_used} in use", gb(fp.kv_bytes_per_position)),
         ),
-        part("scratch", "Scratch", fp.scratch_bytes, String::new()),
+        match &m.plan {
+            Some(p) => part("scratch", "Scratch", p.scratch_bytes, format!("{}-token prefill chunks", p.prefill_chunk)),
+            None => part("scratch", "Scratch", fp.scratch_bytes, String::new()),
+        },
     ]);
     parts
 }
