@@ -36,10 +36,11 @@
 //!
 //! # Names and dependencies (one way only)
 //! Each kernel is `<op>_<dtype>` (`dot_f32`, `dot_bf16`, `dot_bf16_rows4`, `dot_mxfp4`,
-//! `mxfp4_accumulate_tokens`): the dispatched entry `dispatch::<op>_<dtype>` (re-exported
-//! here) runs the current body; the method `dispatch::DetectedIsa::<op>_<dtype>` runs an
-//! explicit, detected body (twin tests, benchmarks); `dot::<op>_<dtype>_portable` is the
-//! portable body, `reference::<op>_<dtype>_ref` the plain twin, and each SIMD module's
+//! `mxfp4_accumulate_tokens`, `bf16_accumulate_tokens`): the dispatched entry
+//! `dispatch::<op>_<dtype>` (re-exported here) runs the current body; the method
+//! `dispatch::DetectedIsa::<op>_<dtype>` runs an explicit, detected body (twin tests,
+//! benchmarks); `dot::<op>_<dtype>_portable` is the portable body,
+//! `reference::<op>_<dtype>_ref` the plain twin, and each SIMD module's
 //! body of the same name is private to `kernels`. `dot` (portable bodies and element
 //! helpers) imports nothing from `kernels`; the `simd_*`/`mxfp4_avx512` bodies import only
 //! `dot`; `dispatch` imports both; `mxfp4_batch`, `bf16_batch` and `Matrix` call `dispatch`. Only a
