@@ -228,8 +228,11 @@ pub fn assert_plan_keeps_its_promises(
         + wide(p.vocab_bytes)
         + wide(fp.state_bytes)
         + wide(fp.kv_bytes_per_position) * wide(req.context_length)
-        + wide(fp.scratch_bytes);
+        + wide(p.scratch_bytes);
     assert_eq!(wide(p.fixed_bytes), fixed, "fixed bytes");
+    assert_eq!(p.prefill_chunk, k3_plan::prefill_chunk(fp, budget), "the prefill chunk of the budgets");
+    assert!((64..=512).contains(&p.prefill_chunk) && p.prefill_chunk % 64 == 0, "a prefill chunk of 64 to 512");
+    assert_eq!(wide(p.scratch_bytes), wide(fp.scratch_bytes) * wide(p.prefill_chunk) / 64, "the chunk's scratch");
     let total = wide(p.trunk_bytes) + wide(p.cache_bytes) + wide(p.io_buffer_bytes) + wide(p.fixed_bytes);
     assert_eq!(wide(p.total_bytes), total, "total = the sum of the parts");
     let available = machine.usable_available_bytes();

@@ -147,9 +147,10 @@ pub fn prefill_chunk(fp: &Footprint, budget: Budget) -> u64 {
 }
 
 /// Scratch of a prefill chunk of `chunk` tokens: the footprint's (sized for
-/// [`PREFILL_CHUNK`] tokens) scaled to it (saturating).
-pub fn chunk_scratch_bytes(fp: &Footprint, chunk: u64) -> u64 {
-    fp.scratch_bytes.saturating_mul(chunk) / PREFILL_CHUNK as u64
+/// [`PREFILL_CHUNK`] tokens) scaled to it, `⌊scratch · chunk / 64⌋`, exactly; `None` past
+/// 64 bits.
+pub fn chunk_scratch_bytes(fp: &Footprint, chunk: u64) -> Option<u64> {
+    u64::try_from(u128::from(fp.scratch_bytes) * u128::from(chunk) / PREFILL_CHUNK as u128).ok()
 }
 
 /// Bytes of one expert-cache slot: the expert's read window widened outward to 4096
@@ -434,7 +435,8 @@ pub(crate) fn complete_plan(
     let vocab = VocabPlacement::for_trunk(fp, &trunk.residency);
     let vocab_bytes = crate::vocab_bytes(fp, vocab);
     let prefill_chunk = prefill_chunk(fp, req.budget);
-    let scratch_bytes = chunk_scratch_bytes(fp, prefill_chunk);
+    let scratch_bytes =
+        chunk_scratch_bytes(fp, prefill_chunk).ok_or(PlanError::Overflow { what: "prefill scratch bytes" })?;
     let fixed_bytes = [fp.state_bytes, kv, scratch_bytes]
         .into_iter()
         .try_fold(model_level_bytes(fp, vocab), |a, b| add(a, b, "fixed bytes"))?;
