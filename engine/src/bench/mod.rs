@@ -159,21 +159,15 @@ fn bf16_batched_cases(pool: &rayon::ThreadPool, threads: usize, reps: usize, lim
     let (rows, cols) = (4096, 7168);
     let m = random_bf16(rows, cols, 5);
     let mut out = Vec::new();
-    let mut one_token = None;
-    for n_tokens in [1usize, 16, 64] {
+    for n_tokens in BATCHES {
         let xs: Vec<f32> = (0..n_tokens * cols).map(|i| ((i % 89) as f32 - 44.0) / 44.0).collect();
         let mut ys = vec![0.0f32; n_tokens * rows];
         let t = time_median(reps, || pool.install(|| m.matmul(&xs, &mut ys)));
         let name = format!("bf16 4096x7168 x{n_tokens} token{}", if n_tokens == 1 { "" } else { "s" });
         let madds = (rows * cols * n_tokens) as f64;
-        let mut r = result(&name, threads, t, madds, (rows * cols * 2) as f64, limits);
-        match one_token {
-            None => one_token = Some(t),
-            Some(t1) => r.speedup_vs_one_token = Some(t1.as_secs_f64() * n_tokens as f64 / t.as_secs_f64()),
-        }
-        out.push(r);
+        out.push(result(&name, threads, t, madds, (rows * cols * 2) as f64, limits));
     }
-    out
+    with_speedups(out)
 }
 
 /// One routed expert (gate, up, down in MXFP4) against 1, 16 and 64 tokens.
@@ -194,8 +188,7 @@ fn expert_cases(
     let expert_bytes = 3.0 * (inter * latent) as f64 * 0.53125;
     let madds = 3.0 * (inter * latent) as f64;
     let mut out = Vec::new();
-    let mut one_token = None;
-    for n_tokens in [1usize, 16, 64] {
+    for n_tokens in BATCHES {
         let xs: Vec<f32> = (0..n_tokens * latent).map(|i| ((i % 89) as f32 - 44.0) / 44.0).collect();
         let mut ys = vec![0.0f32; n_tokens * latent];
         let mut failed = None;
@@ -208,14 +201,22 @@ fn expert_cases(
             return Err(e);
         }
         let name = if n_tokens == 1 { "mxfp4 expert".to_string() } else { format!("mxfp4 expert x{n_tokens} tokens") };
-        let mut r = result(&name, threads, t, madds * n_tokens as f64, expert_bytes, limits);
-        match one_token {
-            None => one_token = Some(t),
-            Some(t1) => r.speedup_vs_one_token = Some(t1.as_secs_f64() * n_tokens as f64 / t.as_secs_f64()),
-        }
-        out.push(r);
+        out.push(result(&name, threads, t, madds * n_tokens as f64, expert_bytes, limits));
     }
-    Ok(out)
+    Ok(with_speedups(out))
+}
+
+/// Tokens per batched case: one token first, the baseline of the others.
+const BATCHES: [usize; 3] = [1, 16, 64];
+
+/// Each batched case's throughput per token over the one-token case's (`t(1) · n / t(n)`);
+/// `cases` are measured at [`BATCHES`], in order.
+fn with_speedups(mut cases: Vec<KernelResult>) -> Vec<KernelResult> {
+    let Some(one) = cases.first().map(|c| c.median.as_secs_f64()) else { return cases };
+    for (c, n) in cases.iter_mut().zip(BATCHES).skip(1) {
+        c.speedup_vs_one_token = Some(one * n as f64 / c.median.as_secs_f64());
+    }
+    cases
 }
 
 /// Only the SiTU betas of the config matter to `GluMlp::forward`.
