@@ -20,7 +20,14 @@ timed() {
   local name=$1 t0
   shift
   t0=$(date +%s)
-  "$@"
+  if ! "$@"; then
+    # A failed part says what the machine had left: a linker or compiler that dies with no
+    # message of its own is most often a full disk or memory (CI stop 50: lld failed in the fuzz build).
+    echo "part failed: $name after $(( $(date +%s) - t0 )) s; disk and memory now:" >&2
+    df -h . /tmp >&2 || true
+    free -m >&2 || true
+    return 1
+  fi
   timings+=("$name $(( $(date +%s) - t0 )) s")
 }
 
