@@ -23,7 +23,7 @@ use crate::stream::CachePolicy;
 pub const MAX_CONTEXT: usize = k3_plan::MAX_CONTEXT as usize;
 
 /// The most sequence states a plan may hold at once ([`MemoryOptions::sequences`]).
-pub const MAX_SEQUENCES: usize = 64;
+pub const MAX_SEQUENCES: usize = k3_plan::MAX_SEQUENCES as usize;
 
 /// The context length [`MemoryOptions`] reserve unless set: the planner's base context.
 /// Front ends whose user names no context open at the plan's fitted one instead

@@ -15,7 +15,7 @@
 //! bytes (`k3_fuzz::assert_cost_plan_keeps_its_promises`).
 #![no_main]
 
-use k3_fuzz::{assert_cost_plan_keeps_its_promises, assert_plan_keeps_its_promises, u64_at};
+use k3_fuzz::{assert_batch_keeps_its_promises, assert_cost_plan_keeps_its_promises, assert_plan_keeps_its_promises, u64_at};
 use k3_plan::{
     plan_by_cost, plan_memory, Budget, BudgetChoice, CgroupMemory, CodedLayers, ComputeRates, CostRates, DiskRates,
     Footprint, LayerPieces, MachineMemory, MemoryRequest, PlanRequest,
@@ -65,6 +65,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(p) = plan_memory(&fp, &req, machine, refuse) {
         assert_plan_keeps_its_promises(&fp, &req, machine, refuse, &p);
     }
+    assert_batch_keeps_its_promises(&fp, &req, machine);
     let BudgetChoice::Fixed(budget) = choice else { return };
     if n_layers > COST_LAYERS || flags & 1 == 0 {
         return;

@@ -241,6 +241,44 @@ pub fn assert_plan_keeps_its_promises(
     }
 }
 
+/// The batch figures of `req`'s fixed choice on `machine` ([`k3_plan::batch_fit`]): each
+/// sequence costs its state and KV cache, a plan of the largest batch fits what is available
+/// and costs exactly what the figures say, and one sequence more is refused.
+pub fn assert_batch_keeps_its_promises(
+    fp: &k3_plan::Footprint,
+    req: &k3_plan::MemoryRequest,
+    machine: k3_plan::MachineMemory,
+) {
+    use k3_plan::{plan_sequences, BudgetChoice, ResidencyRule, MAX_SEQUENCES};
+    let available = machine.usable_available_bytes();
+    let BudgetChoice::Fixed(_) = req.choice else { return };
+    let shape = k3_plan::RunShape { streamed_trunk: req.streamed_trunk, io_threads: req.io_threads };
+    let Ok(fit) = k3_plan::batch_fit(fp, req.choice, shape, machine, req.context_length) else { return };
+    let wide = u128::from;
+    let per_sequence = wide(fp.state_bytes) + wide(fp.kv_bytes_per_position) * wide(req.context_length);
+    if per_sequence < wide(u64::MAX) {
+        assert_eq!(wide(fit.per_sequence_bytes), per_sequence, "a sequence costs its state and KV cache");
+    }
+    assert!(fit.largest <= MAX_SEQUENCES, "a batch past the most a plan keeps");
+    if available == 0 {
+        return;
+    }
+    let with = |n: u64| plan_sequences(fp, req, machine, true, (ResidencyRule::Prefix, None, n));
+    if fit.largest >= 1 {
+        match with(fit.largest) {
+            Ok(p) => {
+                assert!(p.total_bytes <= available, "the largest batch over what is available");
+                assert_eq!(p.total_bytes, fit.total_bytes(fit.largest), "a batch's plan costs what the figures say");
+            }
+            Err(k3_plan::PlanError::Overflow { .. }) => {}
+            Err(e) => panic!("the largest batch ({}) refused: {e}", fit.largest),
+        }
+    }
+    if fit.largest < MAX_SEQUENCES {
+        assert!(with(fit.largest + 1).is_err(), "one sequence past the largest batch was planned");
+    }
+}
+
 /// A plan of `k3_plan::plan_by_cost` for `req`'s budgets taken as one total, with the
 /// trunk storing `stored` bytes per layer and `staging_bytes` of staging: never over the
 /// total, each layer's residency allowed, and the parts adding up.

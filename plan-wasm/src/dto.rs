@@ -200,6 +200,12 @@ pub struct PlanJson {
     /// `auto`'s headroom free (`k3_plan::default_context`); `null` when none does or the
     /// machine is unknown.
     pub default_context: Option<u64>,
+    /// What each conversation decoding or kept at once adds: its recurrent state and KV
+    /// cache at `context_length` (`k3_plan::batch_fit`).
+    pub per_sequence_bytes: u64,
+    /// The most conversations this choice keeps live at once within the available memory
+    /// (`k3_plan::batch_fit`); `null` when the machine is unknown.
+    pub largest_batch: Option<u64>,
 }
 
 /// How a plan was asked for, beside the plan itself ([`PlanJson::new`]).
@@ -220,6 +226,7 @@ impl PlanJson {
         let fp = cx.footprint;
         let available = Some(cx.machine.usable_available_bytes()).filter(|&a| a > 0);
         let headroom = available.map(|_| k3_plan::headroom_bytes(cx.machine, p));
+        let shape = k3_plan::RunShape { streamed_trunk: cx.trunk_streamed, io_threads: cx.io_threads };
         PlanJson {
             budget: cx.budget.into(),
             layers: fp.layer_trunk_bytes.len(),
@@ -250,9 +257,10 @@ impl PlanJson {
             fits: available.map(|a| p.total_bytes <= a),
             headroom_bytes: headroom,
             tight: headroom.map(|h| h >= 0 && (h as u64) < k3_plan::auto_headroom(cx.machine)),
-            default_context: available.and_then(|_| {
-                let shape = k3_plan::RunShape { streamed_trunk: cx.trunk_streamed, io_threads: cx.io_threads };
-                k3_plan::default_context(fp, cx.choice, shape, cx.machine)
+            default_context: available.and_then(|_| k3_plan::default_context(fp, cx.choice, shape, cx.machine)),
+            per_sequence_bytes: fp.kv_bytes(cx.context_length).saturating_add(fp.state_bytes),
+            largest_batch: available.and_then(|_| {
+                k3_plan::batch_fit(fp, cx.choice, shape, cx.machine, cx.context_length).ok().map(|f| f.largest)
             }),
         }
     }
@@ -306,6 +314,19 @@ pub enum ErrorDetail {
     Overflow {
         what: String,
     },
+    /// No conversation, or more than a plan may keep live at once.
+    Sequences {
+        requested: u64,
+        maximum: u64,
+    },
+    /// More conversations at once than the machine holds (`k3_plan::plan_sequences`).
+    BatchTooLarge {
+        sequences: u64,
+        largest: u64,
+        per_sequence_bytes: u64,
+        needed_bytes: u64,
+        available_bytes: u64,
+    },
     /// The I/O thread count is 0 or above [`crate::api::MAX_IO_THREADS`].
     IoThreads {
         requested: u64,
@@ -340,6 +361,10 @@ impl From<&PlanError> for ErrorJson {
             PlanError::Size { text, reason } => ErrorDetail::Size { text, reason: reason.to_string() },
             PlanError::Overflow { what } => ErrorDetail::Overflow { what: what.to_string() },
             PlanError::Rate { .. } => ErrorDetail::Forecast,
+            PlanError::Sequences { requested, maximum } => ErrorDetail::Sequences { requested, maximum },
+            PlanError::BatchTooLarge { sequences, largest, per_sequence_bytes, needed_bytes, available_bytes } => {
+                ErrorDetail::BatchTooLarge { sequences, largest, per_sequence_bytes, needed_bytes, available_bytes }
+            }
         };
         ErrorJson { detail, message: e.to_string() }
     }

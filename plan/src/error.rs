@@ -31,6 +31,11 @@ pub enum PlanError {
     Overflow { what: &'static str },
     /// A measured rate the cost planner needs is not a positive number.
     Rate { what: &'static str, value: String },
+    /// More live sequences than one plan may keep ([`crate::MAX_SEQUENCES`]), or none.
+    Sequences { requested: u64, maximum: u64 },
+    /// `sequences` live sequences (each with its state and KV cache) need more than the
+    /// machine has available; `largest` fit ([`crate::batch_fit`]).
+    BatchTooLarge { sequences: u64, largest: u64, per_sequence_bytes: u64, needed_bytes: u64, available_bytes: u64 },
 }
 
 impl std::fmt::Display for PlanError {
@@ -79,6 +84,19 @@ impl std::fmt::Display for PlanError {
                 write!(f, "the model's sizes overflow 64 bits ({what}): these figures are not a real checkpoint's")
             }
             PlanError::Rate { what, value } => write!(f, "{what} must be a positive number of bytes/s (got {value})"),
+            PlanError::Sequences { requested, maximum } => {
+                write!(f, "{requested} conversations at once is not between 1 and {maximum}")
+            }
+            PlanError::BatchTooLarge { sequences, largest, per_sequence_bytes, needed_bytes, available_bytes } => {
+                write!(
+                    f,
+                    "{sequences} conversations at once need {} ({} each for its state and KV cache) but this machine \
+                     has {} available: this plan keeps at most {largest} at once (lower the context or the budgets)",
+                    b(needed_bytes),
+                    b(per_sequence_bytes),
+                    b(available_bytes)
+                )
+            }
         }
     }
 }

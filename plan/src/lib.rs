@@ -4,7 +4,8 @@
 //!
 //! Owns: everything that decides memory: which choice fits a machine with what headroom and
 //! context ([`advice`]), presets, budget choices and size parsing
-//! ([`presets`]), the machine's figures as plain numbers ([`machine`]), the `auto` rule
+//! ([`presets`]), the machine's figures as plain numbers ([`machine`]), how many
+//! conversations a plan keeps live at once ([`batch`]), the `auto` rule
 //! ([`auto`]), the memory plan with its fixed overheads, slot sizes and KV reservation
 //! ([`memory`]), a sequence's state and KV sizes ([`sequence`]), the refusals with their
 //! numbers ([`error`]), the offline expert-cache policy simulator ([`cachesim`]), the
@@ -14,6 +15,7 @@
 
 pub mod advice;
 pub mod auto;
+pub mod batch;
 pub mod cachesim;
 pub mod cost_plan;
 pub mod error;
@@ -32,6 +34,7 @@ pub use advice::{
     NEARLY_FULL_PERCENT,
 };
 pub use auto::{auto_budget, auto_budget_for, auto_headroom};
+pub use batch::{batch_fit, plan_sequences, BatchFit, MAX_SEQUENCES};
 pub use cost_plan::{cost_of, plan_by_cost, CodedLayers, CostFigures, CostPlan, CostRates};
 pub use error::PlanError;
 pub use forecast::{

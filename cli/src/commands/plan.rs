@@ -142,10 +142,29 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
             format_bytes(fp.kv_bytes_per_position)
         );
     }
+    print_batch(&v, p.total_bytes);
     if let Some(c) = costs {
         c.print();
     }
     Ok(())
+}
+
+/// The batch trade-off: what each conversation live at once adds, the plan's total at a few
+/// batch sizes, and the largest this machine keeps (`k3_plan::batch_fit`).
+fn print_batch(v: &PlanJson, total: u64) {
+    let at = |n: u64| total.saturating_add(v.per_sequence_bytes.saturating_mul(n - 1));
+    let sizes: Vec<String> = [1u64, 2, 4, 8, 16].iter().map(|&n| format!("{n}: {}", format_bytes(at(n)))).collect();
+    let largest = match v.largest_batch {
+        Some(0) => " — none fits this machine".to_string(),
+        Some(n) => format!(" — this machine keeps up to {n} at once"),
+        None => String::new(),
+    };
+    outln!(
+        "conversations at once: each adds {} (state and KV cache at {} positions); plan by batch size {}{largest}",
+        format_bytes(v.per_sequence_bytes),
+        v.context_length,
+        sizes.join(" · ")
+    );
 }
 
 /// The cost plan's time model next to the prefix plan's for the same budgets.

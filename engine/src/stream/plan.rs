@@ -1,7 +1,7 @@
 //! Turns the engine's memory options into its memory plan.
 //!
 //! Owns: measuring the footprint, reading the machine (`io::sysinfo`), and calling
-//! `k3_plan::plan_memory_by` under the options' residency rule, which decides everything;
+//! `k3_plan::plan_sequences` for the options' live sequences under their residency rule, which decides everything;
 //! its refusals become `Error::Budget` with the planner's numbers; and the context a model
 //! opens at when its user names none ([`fitted_context`], by `k3_plan::default_context`).
 //! Must not: compute any size itself: presets, `auto`, slot sizes, overheads, the KV
@@ -9,7 +9,7 @@
 //! wasm planner agree. A coded trunk's stored sizes and staging bytes come from its manifest.
 
 use k3_plan::{
-    default_context, plan_memory_by, Budget, BudgetChoice, CodedLayers, Footprint, MachineMemory, MemoryPlan,
+    default_context, plan_sequences, Budget, BudgetChoice, CodedLayers, Footprint, MachineMemory, MemoryPlan,
     MemoryRequest, RunShape, BASE_CONTEXT,
 };
 
@@ -32,8 +32,8 @@ pub fn make_plan(
         context_length: opts.context_length as u64,
         io_threads: opts.io_threads as u64,
     };
-    let fp = fp.for_sequences(opts.sequences as u64);
-    Ok(plan_memory_by(&fp, &req, machine, opts.check_available, (opts.residency, coded))?)
+    let sequences = opts.sequences as u64;
+    Ok(plan_sequences(fp, &req, machine, opts.check_available, (opts.residency, coded, sequences))?)
 }
 
 /// The context a model opens at when its user names none ([`MemoryOptions::fit_context`]):

@@ -52,6 +52,11 @@ pub struct PlanPreview {
     /// (`k3_plan::default_context`); `None` when none fits.
     #[ts(type = "number | null")]
     pub default_context: Option<u64>,
+    /// The most conversations this choice keeps live at once at the previews' context, each
+    /// with its state and KV cache (`k3_plan::batch_fit`: the local API decodes up to that
+    /// many together); `None` when the choice is refused.
+    #[ts(type = "number | null")]
+    pub largest_batch: Option<u64>,
 }
 
 /// What Settings › Memory shows.
@@ -189,6 +194,7 @@ pub fn preview(ctx: &PreviewContext<'_>, choice: MemoryChoice, rule: &PreviewRul
         seconds_low: None,
         seconds_high: None,
         default_context: None,
+        largest_batch: None,
     };
     let req = MemoryRequest {
         choice: choice.budget(),
@@ -223,6 +229,9 @@ pub fn preview(ctx: &PreviewContext<'_>, choice: MemoryChoice, rule: &PreviewRul
     let shape = k3_plan::RunShape { streamed_trunk: m.streams_trunk(), io_threads: m.io_threads as u64 };
     PlanPreview {
         default_context: k3_plan::default_context(&m.footprint, choice.budget(), shape, freed),
+        largest_batch: k3_plan::batch_fit(&m.footprint, choice.budget(), shape, freed, req.context_length)
+            .ok()
+            .map(|f| f.largest),
         pinned_layers: plan.pinned_layers as u32,
         ring_slots: plan.ring_slots as u32,
         trunk_bytes: plan.trunk_bytes,

@@ -38,6 +38,7 @@ const planOf = (choice: MemoryChoice, pinnedLayers: number): PlanPreview => ({
   tight: false,
   secondsLow: 0.5,
   defaultContext: null,
+  largestBatch: null,
   secondsHigh: 0.7,
 });
 const viewOf = (placement: Placement, previewPlacement: Placement, note: string | null): MemoryView => ({
@@ -166,5 +167,16 @@ describe("default context", () => {
     expect(legend()).not.toContain("default context");
     expect(lines()[0]).toContain("default context 359,162 positions");
     expect(lines()[1]).toContain("default context 313,219 positions");
+  });
+});
+
+describe("conversations at once", () => {
+  const ultra: MemoryChoice = { kind: "preset", name: "ultra" };
+  const lines = () => [...root!.querySelectorAll("fieldset.preset-choices .plan-line")].map((l) => l.textContent!);
+
+  it("says how many conversations each preset keeps live at once, and nothing for one", async () => {
+    await open({ ...viewOf("prefix", "prefix", null), presets: [{ ...planOf(ultra, 0), largestBatch: 1 }, { ...planOf(laptop, 1), largestBatch: 6 }] });
+    expect(lines()[0]).not.toContain("at once");
+    expect(lines()[1]).toContain("up to 6 conversations at once");
   });
 });

@@ -604,7 +604,13 @@ secondsLow: number | null, secondsHigh: number | null,
  * The largest context this choice keeps its trunk and cache at on this machine
  * (`k3_plan::default_context`); `None` when none fits.
  */
-defaultContext: number | null, };
+defaultContext: number | null, 
+/**
+ * The most conversations this choice keeps live at once at the previews' context, each
+ * with its state and KV cache (`k3_plan::batch_fit`: the local API decodes up to that
+ * many together); `None` when the choice is refused.
+ */
+largestBatch: number | null, };
 
 /**
  * What Settings › Memory shows.

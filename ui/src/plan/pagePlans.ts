@@ -14,7 +14,7 @@ export function toWasmChoice(c: MemoryChoice): Choice {
 export function toPreview(choice: MemoryChoice, outcome: PlanOutcome, inputs: PlannerInputs, layers: number): PlanPreview {
   const none = {
     choice, problem: null, pinnedLayers: 0, layers, ringSlots: 0, trunkBytes: 0, expertSlots: 0, cacheBytes: 0, totalBytes: 0,
-    headroomBytes: 0, tight: false, secondsLow: null, secondsHigh: null, defaultContext: null,
+    headroomBytes: 0, tight: false, secondsLow: null, secondsHigh: null, defaultContext: null, largestBatch: null,
   };
   if ("error" in outcome) return { ...none, problem: outcome.error.message };
   const p = outcome.plan;
@@ -32,6 +32,7 @@ export function toPreview(choice: MemoryChoice, outcome: PlanOutcome, inputs: Pl
     secondsLow: outcome.forecast?.seconds_per_token.low ?? null,
     secondsHigh: outcome.forecast?.seconds_per_token.high ?? null,
     defaultContext: p.default_context ?? null,
+    largestBatch: p.largest_batch ?? null,
   };
 }
 

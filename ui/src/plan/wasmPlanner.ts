@@ -113,6 +113,10 @@ export interface MemoryPlan {
   tight: boolean | null;
   /** The largest context this choice keeps its trunk and cache at on this machine. */
   default_context: number | null;
+  /** What each conversation live at once adds (its state and KV cache at the context). */
+  per_sequence_bytes: number;
+  /** The most conversations this choice keeps live at once; null when the machine is unknown. */
+  largest_batch: number | null;
 }
 
 /** A figure at the floor, uniform-routing and ceiling expert hit rates. */
@@ -143,6 +147,8 @@ export type PlanError = { message: string } & (
   | { kind: "AutoTooSmall"; usable_bytes: number; needed_bytes: number }
   | { kind: "ExceedsAvailable"; needed_bytes: number; available_bytes: number }
   | { kind: "ContextLength"; requested: number; maximum: number }
+  | { kind: "Sequences"; requested: number; maximum: number }
+  | { kind: "BatchTooLarge"; sequences: number; largest: number; per_sequence_bytes: number; needed_bytes: number; available_bytes: number }
   | { kind: "IoThreads"; requested: number; maximum: number }
   | { kind: "UnknownPreset"; name: string }
   | { kind: "Size"; text: string; reason: string }
