@@ -178,3 +178,110 @@ fn a_batched_session_with_nothing_pending_or_past_the_context_is_refused() {
     let too_long = vec![1u32; e.context_length() + 1];
     assert!(e.extend_session(&mut s, &too_long).is_err(), "past the context length");
 }
+
+/// A sink that records logits and, at its first token, waits until every generation of the
+/// run has its first token too: from then on all of them are inside the engine together.
+struct Meeting<'a> {
+    rec: Recorder,
+    barrier: &'a std::sync::Barrier,
+    met: bool,
+}
+
+impl k3_engine::EventSink for Meeting<'_> {
+    fn token(&mut self, event: &k3_engine::TokenEvent<'_>) {
+        if !self.met {
+            self.met = true;
+            self.barrier.wait();
+        }
+        self.rec.token(event);
+    }
+}
+
+/// Every plan generated on a thread of its own at once, each meeting the others at its
+/// first token; with `cancel_at` (plan index), that one's generation is cancelled then.
+fn concurrently(e: &Engine, plans: &[Plan], n: usize, cancel_at: Option<usize>) -> Vec<Reply> {
+    let barrier = std::sync::Barrier::new(plans.len());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = plans
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    let params = GenerateParams {
+                        max_new_tokens: n,
+                        sampling: p.sampling.clone(),
+                        stop_ids: p.stop_ids.clone(),
+                        mode: DecodeMode::Incremental,
+                    };
+                    let cancel = CancelToken::new();
+                    if cancel_at == Some(i) {
+                        cancel.cancel();
+                    }
+                    let mut sink = Meeting { rec: Recorder::default(), barrier, met: false };
+                    let mut session = e.new_session();
+                    let out = e.generate(&mut session, &p.prompt, &params, &cancel, &mut sink).unwrap();
+                    if cancel_at == Some(i) {
+                        // Cancelled before its first token: it never meets the others.
+                        assert_eq!(out.finish, k3_engine::FinishReason::Cancelled);
+                        barrier.wait();
+                    }
+                    (out.generated, sink.rec.logits)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a generation thread panicked")).collect()
+    })
+}
+
+fn mixed_plans(vocab: u32) -> Vec<Plan> {
+    let lengths = [3usize, 40, 9, 17, 1, 70];
+    (0..lengths.len())
+        .map(|i| Plan {
+            prompt: (0..lengths[i] as u32).map(|t| (t * 29 + 5 * i as u32 + 1) % vocab).collect(),
+            joins_at: 0,
+            sampling: if i % 2 == 0 {
+                Sampling::Greedy
+            } else {
+                Sampling::TopP { temperature: 0.8, top_p: 0.9, seed: 7 + i as u64 }
+            },
+            stop_ids: vec![],
+        })
+        .collect()
+}
+
+#[test]
+fn generations_on_several_threads_share_passes_and_each_gets_what_it_gets_alone() {
+    let n = 7;
+    for name in TINY_CHECKPOINTS {
+        let reference = engine(name, Some(2));
+        let plans = mixed_plans(reference.config().vocab_size as u32);
+        let want: Vec<Reply> = plans.iter().map(|p| alone(&reference, p, n)).collect();
+        for threads in [1, 3] {
+            let e = engine(name, Some(threads));
+            let got = concurrently(&e, &plans, n, None);
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g.0, w.0, "{name}: {threads} threads, generation {i}: tokens");
+                assert_eq!(bits(&g.1), bits(&w.1), "{name}: {threads} threads, generation {i}: logits");
+            }
+            let c = e.batch_counters();
+            assert_eq!(c.members, 0, "{name}: every generation left the batch");
+            assert!(c.widest >= 2, "{name}: {threads} threads, no step carried two generations: {c:?}");
+            eprintln!("{name}, {threads} threads: 6 generations at once, {} steps, widest {}", c.steps, c.widest);
+        }
+    }
+}
+
+#[test]
+fn a_cancelled_generation_leaves_the_batch_and_the_others_get_what_they_get_alone() {
+    let n = 5;
+    let reference = engine("tiny-mxfp4", Some(2));
+    let plans = mixed_plans(reference.config().vocab_size as u32);
+    let want: Vec<Reply> = plans.iter().map(|p| alone(&reference, p, n)).collect();
+    let e = engine("tiny-mxfp4", Some(2));
+    let got = concurrently(&e, &plans, n, Some(1));
+    assert!(got[1].0.is_empty(), "the cancelled one generated nothing");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate().filter(|(i, _)| *i != 1) {
+        assert_eq!((&g.0, bits(&g.1)), (&w.0, bits(&w.1)), "generation {i}");
+    }
+}

@@ -356,9 +356,15 @@ pub struct ServeArgs {
     /// A browser origin allowed to call the API (exact, e.g. http://localhost:5173).
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     pub allow_origins: Vec<String>,
-    /// Generations that may wait behind the running one (more get 429).
+    /// Generations that may wait behind the running ones (more get 429 with Retry-After).
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub queue: usize,
+    /// Requests decoded together, sharing each forward pass (each reply is the one it gets
+    /// alone). The memory plan holds a state and KV cache for each; one past what this
+    /// machine keeps is refused, naming the bytes (`k3 plan` shows the largest). Default:
+    /// --kept-conversations (the sequence states the plan holds anyway).
+    #[arg(long, value_name = "N")]
+    pub batch: Option<usize>,
     /// Seconds a client has to send a request head (slow clients are closed).
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     pub header_timeout: f64,

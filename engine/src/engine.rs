@@ -12,6 +12,9 @@
 //! call feeds `tokens[state.n_positions()..]` first.
 
 mod batch;
+mod gate;
+
+pub use gate::BatchCounters;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -124,6 +127,8 @@ pub struct Engine {
     counters: Arc<Counters>,
     /// What saved conversation states are tied to (`resume`).
     identity: CheckpointIdentity,
+    /// Where generations running on several threads meet to share forward passes.
+    gate: gate::StepGate,
 }
 
 impl Engine {
@@ -146,7 +151,7 @@ impl Engine {
         let (residency, sources) = Residency::new(&cfg, index.clone(), &opts.memory, counters.clone(), progress)?;
         let model = Model::bind_validated(cfg, &index, sources.trunk, sources.experts, sources.vocab)?;
         let identity = CheckpointIdentity::of(&opts.model_dir, index.shard_paths())?;
-        Ok(Engine { model, pool, residency, counters, identity })
+        Ok(Engine { model, pool, residency, counters, identity, gate: gate::StepGate::default() })
     }
 
     /// The memory plan in force (`None` when everything is resident).
@@ -211,6 +216,11 @@ impl Engine {
     /// How the plan in force places the trunk's layers.
     pub fn residency_rule(&self) -> ResidencyRule {
         self.residency.options().residency
+    }
+
+    /// Generations decoding together now, and the batched steps and rows run so far.
+    pub fn batch_counters(&self) -> BatchCounters {
+        self.gate.counters()
     }
 
     /// Streaming counters since the engine was loaded.
@@ -320,6 +330,8 @@ impl Engine {
         (cancel, sink): (&CancelToken, &mut dyn EventSink),
     ) -> Result<Generation> {
         params.sampling.validate()?;
+        // Generations on other threads share this one's forward passes while it runs.
+        let _member = self.gate.join();
         if prompt.is_empty() && session.tokens.is_empty() {
             return Err(Error::Empty { what: "prompt" });
         }
@@ -475,7 +487,10 @@ impl Engine {
             let mut batch = session.tokens[session.state.n_positions()..].to_vec();
             batch.extend_from_slice(draft);
             session.state.begin_tentative();
-            self.pool.install(|| self.model.forward(&batch, &mut session.state, LogitsFor::All, cancel, None))?
+            let state = &mut session.state;
+            self.gate.exclusive(cancel, || {
+                self.pool.install(|| self.model.forward(&batch, state, LogitsFor::All, cancel, None))
+            })?
         };
         if out.is_none() {
             // A pass stopped between layers leaves some layers ahead of others: rebuild later.
@@ -484,9 +499,10 @@ impl Engine {
         Ok(out)
     }
 
-    /// Runs `tokens` through the model in chunks of at most [`Engine::prefill_chunk`]
-    /// (bounded scratch; the arithmetic per token is the same in any chunking); returns the
-    /// last token's logits, or `None` when cancelled. Multi-chunk feeds report progress to
+    /// Runs `tokens` through the model in steps of at most [`Engine::prefill_chunk`] rows,
+    /// shared with the other generations running now (`gate`; bounded scratch, and the
+    /// arithmetic per token is the same in any chunking or company); returns the last
+    /// token's logits, or `None` when cancelled. Feeds of several steps report progress to
     /// `sink`.
     fn feed(
         &self,
@@ -495,20 +511,8 @@ impl Engine {
         cancel: &CancelToken,
         sink: &mut dyn EventSink,
     ) -> Result<Option<Vec<f32>>> {
-        let mut last = None;
-        let size = self.prefill_chunk();
-        let n_chunks = tokens.len().div_ceil(size);
-        for (i, chunk) in tokens.chunks(size).enumerate() {
-            let want = if i + 1 == n_chunks { LogitsFor::Last } else { LogitsFor::None };
-            match self.pool.install(|| self.model.forward(chunk, state, want, cancel, None))? {
-                Some(logits) => last = Some(logits),
-                None => return Ok(None),
-            }
-            if n_chunks > 1 {
-                sink.prefill_progress((i * size + chunk.len()).min(tokens.len()), tokens.len());
-            }
-        }
-        Ok(last)
+        let total = tokens.len();
+        self.feed_gated(state, tokens, cancel, &mut |done| sink.prefill_progress(done, total))
     }
 
     /// Saves `session` (its tokens and carried state, tied to this checkpoint) to `path`

@@ -19,6 +19,10 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// Everything that can go wrong in the engine.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A batched forward pass that carried this sequence with others failed (the pass's
+    /// error, shared by every sequence of it).
+    #[error("{source}")]
+    Batch { source: std::sync::Arc<Error> },
     /// An operating-system error on a named file.
     #[error("I/O error on {path}: {source}")]
     Io {
@@ -187,6 +191,7 @@ impl Error {
                 ) || matches!(source.raw_os_error(), Some(libc::ENOTDIR | libc::EISDIR | libc::ELOOP))
             }
             Error::Read { .. } | Error::ExpertRead { .. } | Error::ExpertChecksum { .. } | Error::Stopped => false,
+            Error::Batch { source } => source.is_input_error(),
             Error::ConfigSyntax { .. }
             | Error::ConfigMissing { .. }
             | Error::ConfigType { .. }

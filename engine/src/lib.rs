@@ -33,7 +33,7 @@ pub mod synth;
 pub mod tokenizer;
 
 pub use config::{LayerKind, ModelConfig};
-pub use engine::{DecodeMode, Engine, FinishReason, GenerateParams, Generation, Session};
+pub use engine::{BatchCounters, DecodeMode, Engine, FinishReason, GenerateParams, Generation, Session};
 pub use error::{Error, Result};
 pub use events::{CancelToken, EventSink, NullSink, TokenEvent};
 pub use options::{

@@ -115,7 +115,7 @@ impl MemoryOptions {
         }
         if self.sequences == 0 || self.sequences > MAX_SEQUENCES {
             return Err(Error::Option {
-                option: "kept-conversations",
+                option: "kept-conversations and batch",
                 reason: format!("{} sequence states is not between 1 and {MAX_SEQUENCES}", self.sequences),
             });
         }

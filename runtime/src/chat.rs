@@ -7,7 +7,10 @@
 //! state file resumes from it when nothing kept holds it (a restart) and the file holds
 //! exactly this conversation, and saves the session there when the reply ends
 //! (`k3_engine::resume`).
-//! Must not: keep a session whose turn failed (its tokens may disagree with the history).
+//! Must not: keep a session whose turn failed (its tokens may disagree with the history);
+//! hold the kept sessions' lock while the turn generates (other replies run meanwhile).
+
+use std::sync::Mutex;
 
 use k3_constrain::ReplyShape;
 use k3_engine::chat::{ChatMessage, ChatMode, ChatSession};
@@ -23,7 +26,7 @@ use crate::model::LoadedModel;
 /// Answers `turn`, streaming to `sink`; the session is kept again on success.
 pub fn run_turn(
     model: &LoadedModel,
-    kept: &mut KeptChats,
+    kept: &Mutex<KeptChats>,
     turn: &ChatTurn,
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
@@ -38,8 +41,15 @@ pub fn run_turn(
     let mut constraint = model.constraint(&shape)?;
     let (mut session, resumed) = take_session(model, kept, turn);
     let constraint = constraint.as_mut().map(|c| c as &mut dyn TokenConstraint);
-    let reply =
-        session.send_turn(&model.engine, &model.tokenizer, &turn.input, &turn.params, constraint, (cancel, sink))?;
+    let sent =
+        session.send_turn(&model.engine, &model.tokenizer, &turn.input, &turn.params, constraint, (cancel, sink));
+    let reply = match sent {
+        Ok(reply) => reply,
+        Err(e) => {
+            crate::lock(kept).release();
+            return Err(e.into());
+        }
+    };
     let state = turn.state_file.as_deref().map(|path| match (session.save(&model.engine, path), resumed) {
         (Err(e), _) => {
             log::warn!("saving the conversation state to {}: {e}", path.display());
@@ -69,7 +79,7 @@ pub fn run_turn(
         remote_host: None,
         state,
     };
-    kept.keep(model, turn.conversation, session);
+    crate::lock(kept).keep(model, turn.conversation, session);
     Ok(finished)
 }
 
@@ -103,8 +113,9 @@ pub(crate) fn history_matches(
 
 /// A kept session that holds exactly this history; else the one saved in the turn's
 /// state file when that does (with what became of the file); otherwise a new one.
-fn take_session(model: &LoadedModel, kept: &mut KeptChats, turn: &ChatTurn) -> (ChatSession, Option<StateNote>) {
-    if let Some((session, source)) = kept.take(model, turn) {
+fn take_session(model: &LoadedModel, kept: &Mutex<KeptChats>, turn: &ChatTurn) -> (ChatSession, Option<StateNote>) {
+    let taken = crate::lock(kept).take(model, turn);
+    if let Some((session, source)) = taken {
         log::debug!("continuing a kept conversation from {}", if source == KeptSource::Ram { "RAM" } else { "disk" });
         return (session, None);
     }

@@ -3,7 +3,8 @@
 //! on every request; several agents or chats interleave).
 //!
 //! Owns: [`KeptChats`]: sessions in RAM, most recent first, never more than the memory
-//! plan counts (`Engine::sequences`: the session answering included); with a folder
+//! plan counts (`Engine::sequences`: the sessions answering now included — several when
+//! replies run together); with a folder
 //! ([`KeptOnDisk`]), the sessions pushed out of RAM are saved there in the app's state-file
 //! format (`ChatSession::save`) up to a count, and read back when a turn continues one —
 //! also after a restart: the folder is indexed from the files' notes when it is opened.
@@ -57,6 +58,9 @@ pub struct KeptChats {
     disk: VecDeque<OnDisk>,
     on_disk: KeptOnDisk,
     next_file: u64,
+    /// Sessions handed out ([`KeptChats::take`], [`KeptChats::make_room`]) and not yet
+    /// kept again or released: the replies running now.
+    answering: usize,
     /// The folder's lock, held while this process keeps sessions there.
     _lock: Option<std::fs::File>,
 }
@@ -67,7 +71,8 @@ impl KeptChats {
     /// No sessions in RAM; the folder's files indexed, most recently written first (a
     /// folder that cannot be read or created is logged, and nothing goes to disk).
     pub fn open(on_disk: KeptOnDisk) -> Self {
-        let mut kept = KeptChats { ram: VecDeque::new(), disk: VecDeque::new(), on_disk, next_file: 0, _lock: None };
+        let mut kept =
+            KeptChats { ram: VecDeque::new(), disk: VecDeque::new(), on_disk, next_file: 0, answering: 0, _lock: None };
         if let Some(dir) = kept.on_disk.dir.clone() {
             match std::fs::create_dir_all(&dir).and_then(|()| lock(&dir)).and_then(|l| kept.index(&dir).map(|()| l)) {
                 Ok(lock) => kept._lock = Some(lock),
@@ -118,12 +123,15 @@ impl KeptChats {
 
     /// The kept session holding exactly `turn`'s history, taken out (RAM first, then the
     /// folder). On a miss, RAM is trimmed so a new session fits the plan beside the rest.
+    /// Either way one more session is answering until [`KeptChats::keep`] or
+    /// [`KeptChats::release`].
     pub fn take(&mut self, model: &LoadedModel, turn: &ChatTurn) -> Option<(ChatSession, KeptSource)> {
         let hit = self.ram.iter().position(|k| k.conversation == turn.conversation && holds(&k.session, turn));
         if let Some(session) = hit.and_then(|i| self.ram.remove(i)).map(|k| k.session) {
+            self.answering += 1;
             return Some((session, KeptSource::Ram));
         }
-        self.trim_ram(model, model.engine.sequences().saturating_sub(1));
+        self.make_room(model);
         let found = self.disk.iter().position(|d| {
             d.conversation == turn.conversation
                 && crate::chat::history_matches((d.held.mode, d.held.system.as_deref(), &d.held.messages), turn)
@@ -141,11 +149,25 @@ impl KeptChats {
         }
     }
 
+    /// One more session answering (a new one): the oldest in RAM go to the folder until it
+    /// fits the plan beside the rest.
+    pub fn make_room(&mut self, model: &LoadedModel) {
+        self.answering += 1;
+        self.trim_ram(model, model.engine.sequences().saturating_sub(self.answering));
+    }
+
+    /// A session handed out is gone (its turn failed, or it was a raw completion's).
+    pub fn release(&mut self) {
+        self.answering = self.answering.saturating_sub(1);
+    }
+
     /// Keeps `session` (the conversation `conversation` just answered) as the most recent;
-    /// the oldest in RAM past the plan's count go to the folder.
+    /// the oldest in RAM past the plan's count (beside the sessions still answering) go to
+    /// the folder.
     pub fn keep(&mut self, model: &LoadedModel, conversation: i64, session: ChatSession) {
+        self.release();
         self.ram.push_front(InRam { conversation, session });
-        self.trim_ram(model, model.engine.sequences());
+        self.trim_ram(model, model.engine.sequences().saturating_sub(self.answering));
     }
 
     /// Moves every session in RAM to the folder (the runtime is shutting down), most recent

@@ -3,7 +3,8 @@
 //!
 //! Bird's-eye view: [`Runtime`] starts one worker thread that owns the [`LoadedModel`]
 //! and runs jobs FIFO — model opens, replies, replans — with cancel tokens registered
-//! before a job is queued. A reply's front end is a [`ReplyHandler`]: it hands over the
+//! before a job is queued; replies next to each other in the queue run together, up to
+//! the runtime's batch ([`together`]), sharing the engine's forward passes. A reply's front end is a [`ReplyHandler`]: it hands over the
 //! [`ChatTurn`] when the job starts, hears progress while the engine runs, and gets one
 //! [`ReplyOutcome`]. A reply may instead go to a [`RemoteBackend`] (another machine's
 //! OpenAI-compatible server) behind the same handler, on a thread of its own.
@@ -26,6 +27,7 @@ pub mod model;
 pub mod probe;
 pub mod remote;
 mod sink;
+mod together;
 mod worker;
 
 pub use count::PromptCounter;
@@ -40,3 +42,8 @@ pub use model::{LoadedModel, ModelRequest, ModelSummary};
 pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot, TokenSample, TIMELINE_TOKENS};
 pub use remote::{RemoteAnswer, RemoteBackend, RemoteDelta, RemoteFailure};
 pub use worker::{ReplanProgress, ReplanRequest, Runtime};
+
+/// Locks `m`, also after a thread panicked holding it (the data stays usable).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use k3_engine::io::sysinfo;
 use k3_engine::stream::{Counters, StreamMetrics};
+use k3_engine::BatchCounters;
 use k3_plan::MachineMemory;
 
 use crate::error::RuntimeError;
@@ -102,6 +103,11 @@ pub struct ProbeSnapshot {
     pub positions_in_use: usize,
     /// Expert slots holding an expert or a read (`None` without a loaded model).
     pub expert_slots_used: Option<u64>,
+    /// Replies running now (more than one when they decode together; the activity shows the
+    /// one started last).
+    pub replies_running: usize,
+    /// The engine's shared steps as of the last reply's end: steps, rows, the widest.
+    pub batch: BatchCounters,
 }
 
 #[derive(Debug)]
@@ -122,6 +128,8 @@ struct ProbeState {
     timeline: VecDeque<TokenSample>,
     last_seq: u64,
     positions_in_use: usize,
+    replies_running: usize,
+    batch: BatchCounters,
 }
 
 struct ProbeInner {
@@ -147,6 +155,8 @@ impl MetricsProbe {
             timeline: VecDeque::with_capacity(TIMELINE_TOKENS),
             last_seq: 0,
             positions_in_use: 0,
+            replies_running: 0,
+            batch: BatchCounters::default(),
         };
         MetricsProbe { inner: Arc::new(ProbeInner { state: Mutex::new(state), settled: Condvar::new() }) }
     }
@@ -183,6 +193,8 @@ impl MetricsProbe {
             reads_in_flight: s.counters.as_ref().map(|c| c.reads_in_flight()),
             last_token_seq: s.last_seq,
             positions_in_use: s.positions_in_use,
+            replies_running: s.replies_running,
+            batch: s.batch,
             expert_slots_used: s.counters.as_ref().map(|c| c.expert_slots_used()),
         };
         drop(s);
@@ -251,15 +263,30 @@ impl MetricsProbe {
         s.queued_jobs = s.queued_jobs.saturating_add_signed(delta);
     }
 
-    pub(crate) fn generating(&self, job: JobId) {
-        self.lock().doing = Doing::Generating { job, tokens: 0, started: Instant::now() };
+    /// Reply `job` started (beside the others running, which the activity no longer shows).
+    pub(crate) fn reply_started(&self, job: JobId) {
+        let mut s = self.lock();
+        s.replies_running += 1;
+        s.doing = Doing::Generating { job, tokens: 0, started: Instant::now() };
+    }
+
+    /// A reply ended, the engine's steps at `batch`; the runtime is idle once none runs.
+    pub(crate) fn reply_ended(&self, batch: BatchCounters) {
+        let mut s = self.lock();
+        s.batch = batch;
+        s.replies_running = s.replies_running.saturating_sub(1);
+        if s.replies_running == 0 {
+            s.doing = Doing::Idle;
+        }
     }
 
     /// Token `index` of job `job` is out after `wall`, with `metrics` for it alone.
     pub(crate) fn generated(&self, job: JobId, index: usize, wall: Duration, metrics: StreamMetrics) {
         let mut s = self.lock();
-        if let Doing::Generating { tokens: t, .. } = &mut s.doing {
-            *t = index + 1;
+        if let Doing::Generating { job: shown, tokens: t, .. } = &mut s.doing {
+            if *shown == job {
+                *t = index + 1;
+            }
         }
         s.last_seq += 1;
         if s.timeline.len() == TIMELINE_TOKENS {

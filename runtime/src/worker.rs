@@ -1,7 +1,8 @@
 //! [`Runtime`]: one worker thread that owns the loaded model and runs jobs in order.
 //!
 //! Owns: the job queue (FIFO: model opens, replies — chat turns and raw completions — and
-//! replans, one at a time), remote replies started on threads of their own beside it, the
+//! replans; replies next to each other run together up to the batch, `together`), remote
+//! replies started on threads of their own beside it, the
 //! registry of cancel tokens by job id, the cached chat
 //! session, and keeping the [`MetricsProbe`] current. Opening another model or replanning happens between
 //! replies, never during one; a replan keeps the cached chat session.
@@ -15,19 +16,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
-use k3_engine::chat::ReplyReader;
 use k3_engine::{BudgetChoice, CancelToken, ResidencyRule};
 
-use crate::chat::run_turn;
-use crate::complete::run_completion;
 use crate::count::PromptCounter;
 use crate::error::RuntimeError;
-use crate::handler::{ChatTurn, CompletionTurn, JobId, ReplyHandler, ReplyOutcome};
+use crate::handler::{JobId, ReplyHandler, ReplyOutcome};
 use crate::kept::{KeptChats, KeptOnDisk};
+use crate::lock;
 use crate::model::{LoadedModel, ModelRequest, ModelSummary};
 use crate::probe::{MetricsProbe, OpenFailure};
 use crate::remote::{run_remote_reply, RemoteBackend};
-use crate::sink::ReplySink;
+use crate::together::{answer, run_together, ReplyJob, ReplyKind, Shared};
 
 /// Reports trunk layers pinned by a replan: `(done, total)`.
 pub type ReplanProgress = Box<dyn FnMut(usize, usize) + Send>;
@@ -44,26 +43,13 @@ pub struct ReplanRequest {
     pub residency: Option<ResidencyRule>,
 }
 
-enum Job {
+pub(crate) enum Job {
     Open { request: ModelRequest, reply: Sender<Result<ModelSummary, Arc<RuntimeError>>> },
-    Reply { id: JobId, kind: ReplyKind, cancel: CancelToken, handler: Box<dyn ReplyHandler> },
+    Reply(ReplyJob),
     Replan { request: ReplanRequest, progress: ReplanProgress, reply: Sender<Result<ModelSummary, RuntimeError>> },
 }
 
-/// Which of the handler's `begin` methods a reply job asks.
-#[derive(Debug, Clone, Copy)]
-enum ReplyKind {
-    Chat,
-    Completion,
-}
-
-/// What a reply job runs once its handler handed it over.
-enum Turn {
-    Chat(Box<ChatTurn>),
-    Completion(CompletionTurn),
-}
-
-type Cancels = Arc<Mutex<HashMap<JobId, CancelToken>>>;
+pub(crate) type Cancels = Arc<Mutex<HashMap<JobId, CancelToken>>>;
 
 /// The handle front ends use; share it behind an `Arc`.
 pub struct Runtime {
@@ -76,6 +62,7 @@ pub struct Runtime {
     next_job: AtomicU64,
     probe: MetricsProbe,
     counter: Counter,
+    batch: usize,
 }
 
 /// The open model's prompt counter, replaced by the worker when a model opens.
@@ -89,13 +76,27 @@ impl Runtime {
 
     /// [`Runtime::start`], keeping the conversations pushed out of RAM in `on_disk`'s folder.
     pub fn start_keeping(on_disk: KeptOnDisk) -> std::io::Result<Runtime> {
+        Self::start_batching(on_disk, 1)
+    }
+
+    /// [`Runtime::start_keeping`], running up to `batch` replies at once (at most the
+    /// sequences the open model's plan holds, `MemoryOptions::sequences`): their forward
+    /// passes are shared, and each gets the tokens it would get alone.
+    pub fn start_batching(on_disk: KeptOnDisk, batch: usize) -> std::io::Result<Runtime> {
+        let batch = batch.max(1);
         let (tx, rx) = mpsc::channel();
         let cancels: Cancels = Arc::new(Mutex::new(HashMap::new()));
         let probe = MetricsProbe::new();
-        let kept = KeptChats::open(on_disk);
+        let kept = Mutex::new(KeptChats::open(on_disk));
         let counter: Counter = Arc::new(Mutex::new(None));
-        let worker =
-            Worker { cancels: cancels.clone(), probe: probe.clone(), model: None, kept, counter: counter.clone() };
+        let worker = Worker {
+            cancels: cancels.clone(),
+            probe: probe.clone(),
+            model: None,
+            kept,
+            counter: counter.clone(),
+            batch,
+        };
         let worker = std::thread::Builder::new().name("k3-engine-worker".into()).spawn(move || worker.run(rx))?;
         let remote_cancels = Arc::new(Mutex::new(HashMap::new()));
         Ok(Runtime {
@@ -106,7 +107,13 @@ impl Runtime {
             next_job: AtomicU64::new(1),
             probe,
             counter,
+            batch,
         })
+    }
+
+    /// The most replies this runtime runs at once.
+    pub fn batch(&self) -> usize {
+        self.batch
     }
 
     /// Queues `job`; gives it back when the worker has stopped.
@@ -184,8 +191,8 @@ impl Runtime {
         };
         self.probe.queued(1);
         handler.queued(id, ahead);
-        let refused = self.submit(Job::Reply { id, kind, cancel, handler }).err().map(|job| *job);
-        if let Some(Job::Reply { mut handler, .. }) = refused {
+        let refused = self.submit(Job::Reply(ReplyJob { id, kind, cancel, handler })).err().map(|job| *job);
+        if let Some(Job::Reply(ReplyJob { mut handler, .. })) = refused {
             self.probe.queued(-1);
             lock(&self.cancels).remove(&id);
             let error = Arc::new(RuntimeError::WorkerGone);
@@ -256,27 +263,26 @@ impl Runtime {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 /// The worker thread's state.
 struct Worker {
     cancels: Cancels,
     probe: MetricsProbe,
     model: Option<LoadedModel>,
-    kept: KeptChats,
+    kept: Mutex<KeptChats>,
     counter: Counter,
+    batch: usize,
 }
 
 impl Worker {
     fn run(mut self, jobs: Receiver<Job>) {
-        for job in jobs.iter() {
+        // A job taken from the queue while replies ran, waiting for them to end.
+        let mut held = std::collections::VecDeque::new();
+        while let Some(job) = held.pop_front().or_else(|| jobs.recv().ok()) {
             match job {
                 Job::Open { request, reply } => {
                     let _ = reply.send(self.open(&request));
                 }
-                Job::Reply { id, kind, cancel, handler } => self.reply(id, kind, &cancel, handler),
+                Job::Reply(job) => self.replies(job, &jobs, &mut held),
                 Job::Replan { request, progress, reply } => {
                     let _ = reply.send(self.replan(request, progress));
                 }
@@ -284,8 +290,33 @@ impl Worker {
         }
         // The queue closed (`Runtime::shutdown`): what is kept in RAM goes to disk.
         if let Some(model) = &self.model {
-            self.kept.keep_all_on_disk(model);
+            lock(&self.kept).keep_all_on_disk(model);
         }
+    }
+
+    /// Runs `first` and the replies queued right behind it, together (`together`).
+    fn replies(&mut self, first: ReplyJob, jobs: &Receiver<Job>, held: &mut std::collections::VecDeque<Job>) {
+        let Some(model) = &self.model else {
+            return self.refuse_without_model(first);
+        };
+        let limit = self.batch.min(model.engine.sequences()).max(1);
+        let shared = Shared { model, kept: &self.kept, probe: &self.probe, cancels: &self.cancels };
+        if limit == 1 {
+            // One at a time: on this thread, as every reply ran before batching (no thread,
+            // stack or malloc arena of its own).
+            return answer(&shared, first);
+        }
+        run_together(&shared, first, jobs, held, limit);
+    }
+
+    /// Ends a reply queued while no model is open with why none is.
+    fn refuse_without_model(&self, job: ReplyJob) {
+        let ReplyJob { id, mut handler, .. } = job;
+        self.probe.queued(-1);
+        let failed = self.probe.snapshot().model_error;
+        let error = failed.map_or_else(|| Arc::new(RuntimeError::NoModel), |f| f.error);
+        self.unregister(id);
+        handler.end(id, ReplyOutcome::Failed { error, partial_text: None });
     }
 
     /// Replaces the model; on failure the previous one stays in use.
@@ -296,7 +327,7 @@ impl Worker {
             Ok(model) => {
                 let summary = model.summary.clone();
                 log::info!("{}", opened_line(&summary));
-                self.kept.clear_ram();
+                lock(&self.kept).clear_ram();
                 let counter = PromptCounter { template: model.template.clone(), tokenizer: model.tokenizer.clone() };
                 *lock(&self.counter) = Some(Arc::new(counter));
                 self.probe.opened(Ok((summary.clone(), model.engine.counters())));
@@ -312,52 +343,6 @@ impl Worker {
         }
     }
 
-    fn reply(&mut self, id: JobId, kind: ReplyKind, cancel: &CancelToken, mut handler: Box<dyn ReplyHandler>) {
-        self.probe.queued(-1);
-        let Some(model) = &self.model else {
-            let failed = self.probe.snapshot().model_error;
-            let error = failed.map_or_else(|| Arc::new(RuntimeError::NoModel), |f| f.error);
-            self.unregister(id);
-            return handler.end(id, ReplyOutcome::Failed { error, partial_text: None });
-        };
-        let turn = match kind {
-            ReplyKind::Chat => handler.begin(id).map(|t| Turn::Chat(Box::new(t))),
-            ReplyKind::Completion => handler.begin_completion(id).map(Turn::Completion),
-        };
-        let Some(turn) = turn else {
-            self.unregister(id);
-            return handler.end(id, ReplyOutcome::Refused);
-        };
-        self.probe.generating(id);
-        let weights_stream = model.engine.plan().is_some();
-        let reader = match &turn {
-            Turn::Chat(turn) => {
-                let declared = turn.declared_tools().into_iter().map(|t| t.name).collect();
-                ReplyReader::chat(&model.tokenizer, turn.mode).with_tools(declared, turn.input.call_id_prefix.clone())
-            }
-            Turn::Completion(_) => ReplyReader::raw(&model.tokenizer),
-        };
-        let mut sink = ReplySink::new(id, handler.as_mut(), &self.probe, reader, weights_stream);
-        let result = match &turn {
-            Turn::Chat(turn) => run_turn(model, &mut self.kept, turn, cancel, &mut sink),
-            Turn::Completion(turn) => run_completion(model, turn, cancel, &mut sink),
-        };
-        sink.finish();
-        let partial = sink.partial();
-        drop(sink);
-        self.probe.idle();
-        self.unregister(id);
-        let outcome = match result {
-            Ok(finished) => {
-                let f = &finished.figures;
-                self.probe.positions(f.prompt_tokens + f.output_tokens);
-                ReplyOutcome::Finished(Box::new(finished))
-            }
-            Err(e) => ReplyOutcome::Failed { error: Arc::new(e), partial_text: Some(partial) },
-        };
-        handler.end(id, outcome);
-    }
-
     fn replan(&mut self, request: ReplanRequest, mut progress: ReplanProgress) -> Result<ModelSummary, RuntimeError> {
         let model = self.model.as_mut().ok_or(RuntimeError::NoModel)?;
         self.probe.replanning(0, 0);
@@ -371,7 +356,7 @@ impl Worker {
         });
         if result.is_ok() && context_length != before {
             // Sessions reserve their KV cache when made: the next turn starts one of the new size.
-            self.kept.clear_ram();
+            lock(&self.kept).clear_ram();
         }
         model.refresh_summary();
         self.probe.model_changed(model.summary.clone());

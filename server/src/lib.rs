@@ -92,7 +92,7 @@ impl Server {
         let lan_host = (exposure == Exposure::Lan).then_some(config.host);
         let guard = Arc::new(Guard::new(local_addr.port(), lan_host, config.allowed_origins.clone(), config.api_key));
         let stats = Arc::new(ServerStats::default());
-        let admission = Admission::new(config.queue_capacity);
+        let admission = Admission::new(runtime.batch(), config.queue_capacity);
         let state = AppState {
             registry: Registry::new(runtime.probe()),
             runtime,

@@ -1,7 +1,8 @@
-//! [`Admission`]: one generation at a time, a bounded FIFO behind it (AP-12).
+//! [`Admission`]: the generations decoding together (the runtime's batch), a bounded FIFO
+//! behind them (AP-12).
 //!
 //! Owns: counting this server's generations in flight (running + waiting); a request
-//! over `1 + capacity` is refused (429) instead of queued. The order itself is the
+//! over `batch + capacity` is refused (429, with `Retry-After`) instead of queued. The order itself is the
 //! runtime's FIFO, which the app's and the CLI's jobs share.
 //! Must not: release a slot before the engine job has ended: the [`Slot`] travels inside
 //! the reply handler, which the runtime drops after the job's `end`.
@@ -23,9 +24,9 @@ pub struct Slot {
 }
 
 impl Admission {
-    /// One running plus `waiting` queued.
-    pub fn new(waiting: usize) -> Arc<Self> {
-        Arc::new(Admission { limit: waiting.saturating_add(1), in_flight: AtomicUsize::new(0) })
+    /// `running` decoding together (at least one) plus `waiting` queued.
+    pub fn new(running: usize, waiting: usize) -> Arc<Self> {
+        Arc::new(Admission { limit: waiting.saturating_add(running.max(1)), in_flight: AtomicUsize::new(0) })
     }
 
     /// A slot, or `None` when the queue is full.
@@ -54,12 +55,19 @@ mod tests {
 
     #[test]
     fn one_running_and_the_waiting_ones_then_none_until_a_slot_frees() {
-        let a = Admission::new(2);
+        let a = Admission::new(1, 2);
         let slots: Vec<Slot> = (0..3).filter_map(|_| a.try_admit()).collect();
         assert_eq!(slots.len(), 3);
         assert!(a.try_admit().is_none());
         drop(slots);
         assert_eq!(a.in_flight(), 0);
         assert!(a.try_admit().is_some());
+    }
+
+    #[test]
+    fn a_batch_runs_beside_the_waiting_ones() {
+        let a = Admission::new(4, 2);
+        let slots: Vec<Slot> = (0..10).filter_map(|_| a.try_admit()).collect();
+        assert_eq!(slots.len(), 6, "4 decoding together and 2 waiting");
     }
 }

@@ -151,6 +151,8 @@ mod tests {
             last_token_seq: 0,
             positions_in_use: 0,
             expert_slots_used: None,
+            replies_running: 0,
+            batch: k3_engine::BatchCounters::default(),
         };
         let env = |name: &str| match name {
             "HF_TOKEN" => Some("hf_SECRETSECRET".to_string()),

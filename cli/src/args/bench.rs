@@ -54,6 +54,11 @@ pub struct BenchBatchArgs {
     /// Decode steps measured after the prompts; the median step is reported.
     #[arg(long, default_value_t = 4)]
     pub tokens: usize,
+    /// Each conversation on a thread of its own through `Engine::generate`, as `k3 serve
+    /// --batch` runs them (the engine's step gate shares their passes), timed from when all
+    /// have their first token; without it one driver steps them together.
+    #[arg(long)]
+    pub concurrent: bool,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

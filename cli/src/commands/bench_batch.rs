@@ -1,7 +1,8 @@
 //! `k3 bench batch`: several conversations decoded in one pass against one conversation, in
 //! one run: aggregate tokens per second, each conversation's seconds per token and the
 //! bytes read per token at each batch size, and every conversation's tokens checked equal
-//! at every size that holds it.
+//! at every size that holds it. `--concurrent` takes the server's path instead
+//! (`bench_batch_threads`: a thread per conversation through the engine's step gate).
 
 use std::time::{Duration, Instant};
 
@@ -14,15 +15,15 @@ use super::{input_error, load_engine, runtime_error, Failure};
 use crate::args::BenchBatchArgs;
 
 /// One batch size's figures.
-struct SizeFigures {
-    size: usize,
-    prefill: Duration,
+pub(super) struct SizeFigures {
+    pub size: usize,
+    pub prefill: Duration,
     /// Median decode step (every conversation advances one token).
-    step: Duration,
+    pub step: Duration,
     /// Expert and trunk bytes read per generated token during the decode steps.
-    bytes_per_token: f64,
+    pub bytes_per_token: f64,
     /// Each conversation's generated tokens.
-    tokens: Vec<Vec<u32>>,
+    pub tokens: Vec<Vec<u32>>,
 }
 
 impl SizeFigures {
@@ -35,11 +36,18 @@ pub fn batch(args: BenchBatchArgs) -> Result<(), Failure> {
     if args.sizes.is_empty() || args.sizes.contains(&0) || args.tokens == 0 || args.prompt_tokens == 0 {
         return Err(input_error("--sizes must be positive numbers; --tokens and --prompt-tokens at least 1".into()));
     }
+    if args.concurrent && args.tokens < 2 {
+        return Err(input_error("--concurrent times the tokens after the first: give --tokens 2 or more".into()));
+    }
     let mut runs: Vec<SizeFigures> = Vec::new();
     for &size in &args.sizes {
         // A fresh engine per size: no size starts with another's warm expert cache.
         let engine = load_engine(&args.model)?;
-        let run = measure(&engine, size, &args)?;
+        let run = if args.concurrent {
+            super::bench_batch_threads::measure_concurrent(&engine, size, &args)?
+        } else {
+            measure(&engine, size, &args)?
+        };
         drop(engine);
         check_same_tokens(&runs, &run)?;
         if !args.json {

@@ -3,6 +3,7 @@
 mod bench;
 mod bench_agent;
 mod bench_batch;
+mod bench_batch_threads;
 mod bench_codec;
 mod bench_constrain;
 mod bench_context;

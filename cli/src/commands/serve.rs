@@ -9,6 +9,8 @@
 //! are saved to --state-dir first). The engine states of the
 //! `--kept-conversations` most recent conversations stay in RAM (the plan counts them) and
 //! `--kept-on-disk` more in `--state-dir`, so an agent's next request prefills only its news.
+//! Up to `--batch` requests decode together (continuous batching: a request joins at the next
+//! step once a place is free); the plan holds a sequence state for each.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::mpsc;
@@ -76,14 +78,23 @@ fn server_failure(e: ServerError) -> Failure {
 pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     let config = config(&args)?;
     let mut options = engine_options(&args.model)?;
-    options.memory.sequences = args.kept_conversations;
+    let batch = args.batch.unwrap_or(args.kept_conversations);
+    if batch == 0 {
+        return Err(input_error("--batch: give 1 or more requests decoded together".into()));
+    }
+    // Each request decoding holds a sequence state, and so does each conversation kept.
+    options.memory.sequences = args.kept_conversations.max(batch);
     let kept = KeptOnDisk { dir: state_dir(&args), count: args.kept_on_disk };
-    let runtime =
-        Arc::new(Runtime::start_keeping(kept).map_err(|e| runtime_error(format!("starting the engine worker: {e}")))?);
+    let runtime = Arc::new(
+        Runtime::start_batching(kept, batch).map_err(|e| runtime_error(format!("starting the engine worker: {e}")))?,
+    );
     let summary = runtime
         .open_model(ModelRequest { options, is_demo: false })
         .map_err(|e| Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: e.to_string() })?;
-    eprintln!("context: {} positions per conversation", summary.context_length);
+    eprintln!(
+        "context: {} positions per conversation; up to {} requests decoded together",
+        summary.context_length, batch
+    );
     let handle = Server::start(runtime.clone(), config).map_err(server_failure)?;
     outln!("listening on http://{}", handle.local_addr());
     if handle.status().exposure == Exposure::Lan {

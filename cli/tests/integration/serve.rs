@@ -329,6 +329,40 @@ fn the_official_openai_python_client_works() {
     }
 }
 
+/// Issue 40: eight `openai` clients at once against `--batch 4`: each reply equals the one it
+/// gets alone, a client leaving mid-stream disturbs none, /health shows the batch
+/// (`tests/python/test_openai_concurrent.py`).
+#[test]
+fn concurrent_openai_clients_decode_together_and_each_gets_its_reply_alone() {
+    if require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
+        let args = ["--batch", "4", "--queue", "16"];
+        let expect = "openai concurrent: 8 replies equal alone, 1 cancelled, batch 4";
+        run_python_client("test_openai_concurrent.py", &args, "/v1", &[("K3_BATCH", "4")], expect);
+    }
+}
+
+/// Issue 40: past the batch and the queue, a request is refused with 429 and Retry-After.
+#[test]
+fn requests_past_the_batch_and_the_queue_get_429_with_retry_after() {
+    let served = serve(&["--batch", "2", "--queue", "0"]);
+    let addr = served.addr;
+    let long = json!({ "max_tokens": 400 });
+    let answers: Vec<Answer> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..6)
+            .map(|i| {
+                let extra = long.clone();
+                scope.spawn(move || chat(addr, json!([{ "role": "user", "content": format!("Talk {i}") }]), extra))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a client thread")).collect()
+    });
+    let refused: Vec<&Answer> = answers.iter().filter(|a| a.status == 429).collect();
+    let served_ok = answers.iter().filter(|a| a.status == 200).count();
+    assert!(served_ok >= 2, "two decode together: {:?}", answers.iter().map(|a| a.status).collect::<Vec<_>>());
+    assert!(!refused.is_empty(), "six at once past a batch of 2 and no queue");
+    assert!(refused.iter().all(|a| a.header("retry-after").is_some()), "429 says when to retry");
+}
+
 /// Issue 39: a tool loop, a streamed call, a json_schema reply and the agent 400s through
 /// the official client, on the demo model (`tests/python/test_openai_tools.py`).
 #[test]

@@ -39,6 +39,12 @@ impl SequenceState {
         SequenceState { layers, n_positions: 0, tentative_from: None }
     }
 
+    /// A state of no layers: it stands in while the real one is inside a batched step
+    /// (`engine::gate`) and is never passed to the model.
+    pub(crate) fn detached() -> Self {
+        SequenceState { layers: Vec::new(), n_positions: 0, tentative_from: None }
+    }
+
     /// Back to no positions, keeping the allocations.
     pub fn reset(&mut self) {
         for layer in &mut self.layers {

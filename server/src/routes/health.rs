@@ -1,4 +1,5 @@
-//! `GET /health`: whether a model is loaded, what the engine does, this server's counters
+//! `GET /health`: whether a model is loaded, what the engine does, the batch decoding
+//! together, this server's counters
 //! (the cancel-on-disconnect latency among them). Open without the key.
 
 use axum::extract::State;
@@ -23,6 +24,15 @@ pub async fn health(State(state): State<AppState>) -> Response {
         "model": model,
         "activity": activity,
         "generations_in_flight": state.admission.in_flight(),
+        // Replies decoding together now, the most that may (`k3 serve --batch`), and the
+        // engine's shared steps so far (rows they carried, the most sequences in one).
+        "batch": {
+            "running": snapshot.replies_running,
+            "limit": state.runtime.batch(),
+            "steps": snapshot.batch.steps,
+            "rows": snapshot.batch.rows,
+            "widest_step": snapshot.batch.widest,
+        },
         "stats": state.stats.snapshot(),
     }))
     .into_response()

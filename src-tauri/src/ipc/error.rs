@@ -74,6 +74,8 @@ impl From<&k3_engine::Error> for IpcError {
     fn from(e: &k3_engine::Error) -> Self {
         use k3_engine::Error as E;
         let code = match e {
+            // A batched pass's failure is the pass's own error, told to each sequence of it.
+            E::Batch { source } => return IpcError::from(source.as_ref()),
             E::ConfigSyntax { .. } | E::ConfigMissing { .. } | E::ConfigType { .. } | E::ConfigInvalid { .. } => {
                 ErrorCode::ModelConfig
             }

@@ -52,9 +52,9 @@ pub struct PlanPreview {
     /// (`k3_plan::default_context`); `None` when none fits.
     #[ts(type = "number | null")]
     pub default_context: Option<u64>,
-    /// The most conversations this choice keeps live at once at the previews' context, each
-    /// with its state and KV cache (`k3_plan::batch_fit`: the local API decodes up to that
-    /// many together); `None` when the choice is refused.
+    /// The most conversations this choice has memory for at once at the previews' context,
+    /// each with its state and KV cache (`k3_plan::batch_fit`: what `k3 serve --batch` may
+    /// decode together); `None` when the choice is refused.
     #[ts(type = "number | null")]
     pub largest_batch: Option<u64>,
 }

@@ -177,6 +177,6 @@ describe("conversations at once", () => {
   it("says how many conversations each preset keeps live at once, and nothing for one", async () => {
     await open({ ...viewOf("prefix", "prefix", null), presets: [{ ...planOf(ultra, 0), largestBatch: 1 }, { ...planOf(laptop, 1), largestBatch: 6 }] });
     expect(lines()[0]).not.toContain("at once");
-    expect(lines()[1]).toContain("up to 6 conversations at once");
+    expect(lines()[1]).toContain("memory for 6 conversations at once");
   });
 });

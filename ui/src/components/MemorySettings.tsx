@@ -40,7 +40,7 @@ function PlanLine({ p, sharedContext = null }: { p: PlanPreview; sharedContext?:
       {p.tight && p.headroomBytes >= 0 && " (tight)"}
       {seconds}
       {p.defaultContext !== null && p.defaultContext !== sharedContext && ` · default context ${p.defaultContext.toLocaleString("en-US")} positions`}
-      {p.largestBatch !== null && p.largestBatch > 1 && ` · up to ${p.largestBatch} conversations at once`}
+      {p.largestBatch !== null && p.largestBatch > 1 && ` · memory for ${p.largestBatch} conversations at once`}
     </span>
   );
 }

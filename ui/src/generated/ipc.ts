@@ -606,9 +606,9 @@ secondsLow: number | null, secondsHigh: number | null,
  */
 defaultContext: number | null, 
 /**
- * The most conversations this choice keeps live at once at the previews' context, each
- * with its state and KV cache (`k3_plan::batch_fit`: the local API decodes up to that
- * many together); `None` when the choice is refused.
+ * The most conversations this choice has memory for at once at the previews' context,
+ * each with its state and KV cache (`k3_plan::batch_fit`: what `k3 serve --batch` may
+ * decode together); `None` when the choice is refused.
  */
 largestBatch: number | null, };
 
