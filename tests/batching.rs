@@ -285,3 +285,33 @@ fn a_cancelled_generation_leaves_the_batch_and_the_others_get_what_they_get_alon
         assert_eq!((&g.0, bits(&g.1)), (&w.0, bits(&w.1)), "generation {i}");
     }
 }
+
+/// Generations on several threads against a streamed trunk at the smallest budgets (one ring
+/// slot, top-k + 1 expert slots): each still gets what it gets alone from a resident engine.
+#[test]
+fn concurrent_generations_on_a_streamed_trunk_with_the_smallest_cache_get_what_they_get_alone() {
+    let n = 5;
+    for name in TINY_CHECKPOINTS {
+        let reference = engine(name, Some(2));
+        let plans = mixed_plans(reference.config().vocab_size as u32);
+        let want: Vec<Reply> = plans.iter().map(|p| alone(&reference, p, n)).collect();
+        let trunk = crate::trunk::pack(name);
+        let smallest_ring = crate::trunk::trunk_budgets(name)[0].0;
+        let slot = crate::streaming::slot_bytes(name);
+        let top_k = reference.config().moe.top_k as u64;
+        let mut memory = k3_engine::MemoryOptions::resident();
+        memory.budget = Some(k3_engine::BudgetChoice::Fixed(k3_plan::Budget {
+            trunk_bytes: smallest_ring,
+            cache_bytes: (top_k + 1) * slot,
+        }));
+        memory.trunk_dir = Some(trunk);
+        memory.io_threads = 2;
+        let options = k3_engine::EngineOptions { model_dir: k3_tests::fixture(name), threads: Some(2), memory };
+        let e = Engine::load(&options).unwrap();
+        let got = concurrently(&e, &plans, n, None);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!((&g.0, bits(&g.1)), (&w.0, bits(&w.1)), "{name}: streamed, generation {i}");
+        }
+        assert!(e.batch_counters().widest >= 2, "{name}: {:?}", e.batch_counters());
+    }
+}

@@ -219,3 +219,47 @@ fn experts_computed_in_any_order_give_bit_identical_logits() {
         assert_eq!(*handed, reversed, "{name}: each layer's experts were computed last-first");
     }
 }
+
+/// Issue 40: a pass over many rows reads each routed expert it needs once per layer, for all
+/// the rows that chose it — a prompt's chunk, and several conversations in one step alike —
+/// even with the smallest cache (top-k + 1 slots), where nothing stays between layers.
+#[test]
+fn a_pass_reads_each_chosen_expert_once_per_layer_for_all_its_rows() {
+    for name in TINY_CHECKPOINTS {
+        let top_k = crate::gates::engine(name, Some(1)).config().moe.top_k as u64;
+        let e = streamed(&fixture(name), top_k + 1, slot_bytes(name), 2);
+        let expert_bytes = e.footprint().expert_bytes;
+        let vocab = e.config().vocab_size as u32;
+        let prompts: Vec<Vec<u32>> =
+            (0..3u32).map(|s| (0..40u32).map(|t| (t * 13 + s * 101 + 7) % vocab).collect()).collect();
+        // One prompt of 40 tokens in one chunk, then three at once in one step.
+        for batch in [1usize, 3] {
+            let mut sessions: Vec<k3_engine::Session> = prompts[..batch]
+                .iter()
+                .map(|p| {
+                    let mut s = e.new_session();
+                    e.extend_session(&mut s, p).unwrap();
+                    s
+                })
+                .collect();
+            let _ = e.take_expert_trace();
+            let before = e.metrics();
+            let mut refs: Vec<&mut k3_engine::Session> = sessions.iter_mut().collect();
+            let out = e.step_batch(&mut refs, 64, &CancelToken::new()).unwrap().expect("not cancelled");
+            assert!(out.iter().all(Option::is_some), "{name}: every prompt fed in one pass");
+            let m = e.metrics().since(&before);
+            let trace = e.take_expert_trace();
+            let distinct: std::collections::BTreeSet<(u32, u32)> = trace.iter().copied().collect();
+            // The counters count uses (one request per row's choice); the bytes count reads.
+            assert_eq!(m.expert_requests, trace.len() as u64, "{name}: B = {batch}");
+            assert_eq!(
+                m.expert_bytes_read,
+                distinct.len() as u64 * expert_bytes,
+                "{name}: B = {batch}: {} rows chose {} (layer, expert) pairs; each read once",
+                40 * batch,
+                distinct.len()
+            );
+            assert!(trace.len() > distinct.len(), "{name}: B = {batch}: rows shared experts");
+        }
+    }
+}
