@@ -44,7 +44,8 @@ impl Engine {
     /// `None` (still prefilling). `Ok(None)` when cancelled: every session of the batch is
     /// then reset, to be rebuilt from its tokens by the next pass (as after a failed pass,
     /// whose error is returned). A session with nothing pending is an error, as is a
-    /// session past the context length.
+    /// session past the context length. It drives its own passes, outside the step gate
+    /// (`gate.rs`): not for use while generations run on other threads.
     pub fn step_batch(
         &self,
         sessions: &mut [&mut Session],

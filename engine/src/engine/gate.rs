@@ -14,7 +14,8 @@
 //! rows each step gives it or the arrival order.
 //! Easy to break: a member that stays away from the gate (blocked in its sink) costs each
 //! step [`ASSEMBLE_WAIT`], never a stall; a member must leave (drop its [`Member`]) when
-//! its generation ends. The draft pass of speculative decoding runs
+//! its generation ends. A panic inside a step (the engine has no panicking path) frees the
+//! gate and stops the step's members (`Unwinding`). The draft pass of speculative decoding runs
 //! outside the batch but only while no step runs ([`StepGate::exclusive`]).
 
 use std::collections::HashSet;
@@ -309,7 +310,9 @@ impl Engine {
         g.rows += taken.iter().map(|t| t.rows as u64).sum::<u64>();
         g.widest = g.widest.max(taken.len());
         drop(g);
+        let mut unwinding = Unwinding { engine: self, ids: taken.iter().map(|t| t.ticket.id).collect() };
         let results = self.run_step(&mut taken, &stop);
+        unwinding.ids.clear();
         let mut g = self.gate.lock();
         g.running = None;
         g.last_step_end = Some(Instant::now());
@@ -346,6 +349,31 @@ impl Engine {
                 taken.iter().map(|_| StepResult::Failed(e.clone())).collect()
             }
         }
+    }
+}
+
+/// Armed while a step runs: should the pass panic, the gate is freed and each of the step's
+/// members told its pass stopped (its session is rebuilt from its tokens), so none waits on.
+struct Unwinding<'a> {
+    engine: &'a Engine,
+    ids: Vec<u64>,
+}
+
+impl Drop for Unwinding<'_> {
+    fn drop(&mut self) {
+        // Disarmed (the step returned): nothing to do.
+        if self.ids.is_empty() {
+            return;
+        }
+        let fresh = || SequenceState::new(self.engine.config(), self.engine.context_length());
+        let mut g = self.engine.gate.lock();
+        g.running = None;
+        for &id in &self.ids {
+            if !g.abandoned.remove(&id) {
+                g.done.push((id, Outcome::Stopped { state: fresh() }));
+            }
+        }
+        self.engine.gate.changed.notify_all();
     }
 }
 
