@@ -388,6 +388,10 @@ pub struct ServeArgs {
     /// Folder of the conversations kept on disk (default: the user's cache folder, k3/serve).
     #[arg(long, value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Folder of the Batch API's files and batches (/v1/files, /v1/batches), kept across
+    /// restarts: an unfinished batch resumes (default: the user's data folder, k3/batches).
+    #[arg(long, value_name = "DIR")]
+    pub batch_dir: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

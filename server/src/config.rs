@@ -56,6 +56,8 @@ pub struct ServerConfig {
     /// call tools on its own (the demo model), so an agent's loop can be tried end to end.
     pub require_tool_call: bool,
     pub request_log: Option<RequestLogFn>,
+    /// Where the Batch API keeps its files and batches (`None`: no Batch API, 404).
+    pub batch_dir: Option<std::path::PathBuf>,
 }
 
 /// The default port (kimi-k3-in-c's bridge and its Kimi Code config use it).
@@ -77,6 +79,7 @@ impl Default for ServerConfig {
             default_max_tokens: 1024,
             require_tool_call: false,
             request_log: None,
+            batch_dir: None,
         }
     }
 }
@@ -92,6 +95,7 @@ impl fmt::Debug for ServerConfig {
             .field("header_read_timeout", &self.header_read_timeout)
             .field("max_connections", &self.max_connections)
             .field("queue_capacity", &self.queue_capacity)
+            .field("batch_dir", &self.batch_dir)
             .field("keepalive_interval", &self.keepalive_interval)
             .field("default_max_tokens", &self.default_max_tokens)
             .finish_non_exhaustive()

@@ -32,6 +32,10 @@ pub enum ServerError {
     /// The server's threads could not start.
     #[error("starting the server threads: {0}")]
     Threads(std::io::Error),
+
+    /// The Batch API's folder could not be opened or created.
+    #[error("the batch folder {}: {message}", path.display())]
+    BatchDir { path: std::path::PathBuf, message: String },
 }
 
 fn next_free_hint(next_free: Option<u16>) -> String {

@@ -19,6 +19,7 @@ mod accept;
 pub mod agent;
 pub mod anthropic;
 pub mod api_error;
+pub mod batches;
 mod bind;
 mod body;
 pub mod config;
@@ -93,6 +94,13 @@ impl Server {
         let guard = Arc::new(Guard::new(local_addr.port(), lan_host, config.allowed_origins.clone(), config.api_key));
         let stats = Arc::new(ServerStats::default());
         let admission = Admission::new(runtime.batch(), config.queue_capacity);
+        let batches = match &config.batch_dir {
+            Some(dir) => Some(
+                crate::batches::BatchApi::open(dir)
+                    .map_err(|e| ServerError::BatchDir { path: dir.clone(), message: e.to_string() })?,
+            ),
+            None => None,
+        };
         let state = AppState {
             registry: Registry::new(runtime.probe()),
             runtime,
@@ -105,7 +113,9 @@ impl Server {
                 default_max_tokens: config.default_max_tokens,
                 require_tool_call: config.require_tool_call,
             }),
+            batches,
         };
+        let resume = state.clone();
         let app = routes::router(state, guard, config.request_log);
         let limits =
             ConnLimits { header_read_timeout: config.header_read_timeout, max_connections: config.max_connections };
@@ -120,6 +130,10 @@ impl Server {
             .name("k3-server-accept".into())
             .spawn(move || {
                 tokio.block_on(async move {
+                    // Batches a crash or a restart left unfinished go on.
+                    if let Some(api) = &resume.batches {
+                        api.resume_all(&resume);
+                    }
                     // Fails only outside a tokio reactor, which this is not.
                     if let Ok(listener) = tokio::net::TcpListener::from_std(listener) {
                         accept::serve(listener, app, limits, stop).await;

@@ -31,4 +31,6 @@ pub struct AppState {
     pub admission: Arc<Admission>,
     pub stats: Arc<ServerStats>,
     pub limits: Arc<Limits>,
+    /// The Batch API's folder, when the server keeps one (`ServerConfig::batch_dir`).
+    pub batches: Option<Arc<crate::batches::BatchApi>>,
 }

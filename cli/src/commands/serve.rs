@@ -54,8 +54,15 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
         default_max_tokens: args.max_tokens,
         require_tool_call: args.require_tool_call,
         request_log: Some(Arc::new(log)),
+        batch_dir: batch_dir(args),
         ..ServerConfig::default()
     })
+}
+
+/// `--batch-dir`, else the user's data folder's `k3/batches` (none without one): where the
+/// Batch API keeps its files and batches across restarts.
+fn batch_dir(args: &ServeArgs) -> Option<std::path::PathBuf> {
+    args.batch_dir.clone().or_else(|| dirs::data_dir().map(|d| d.join("k3").join("batches")))
 }
 
 /// `--state-dir`, else the user's cache folder's `k3/serve` (none when there is no such
@@ -71,6 +78,7 @@ fn server_failure(e: ServerError) -> Failure {
     let exit_code = match &e {
         ServerError::Unspecified { .. } | ServerError::LanNeedsKey { .. } | ServerError::BadOrigin { .. } => 2,
         ServerError::PortTaken { .. } | ServerError::Bind { .. } | ServerError::Threads(_) => 1,
+        ServerError::BatchDir { .. } => 2,
     };
     Failure { exit_code, message: e.to_string() }
 }

@@ -341,6 +341,50 @@ fn concurrent_openai_clients_decode_together_and_each_gets_its_reply_alone() {
     }
 }
 
+/// Runs `tests/python/test_openai_batch.py` in `mode` against `served`; its stdout.
+fn batch_client(served: &Served, mode: &str, batch_id: Option<&str>) -> String {
+    let out = Command::new("python3")
+        .arg(k3_tests::repo_root().join("tests/python/test_openai_batch.py"))
+        .env("K3_BASE_URL", format!("http://{}/v1", served.addr))
+        .env("K3_MODEL", MODEL)
+        .env("K3_BATCH_MODE", mode)
+        .env("K3_BATCH_ID", batch_id.unwrap_or(""))
+        .output()
+        .expect("python3");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{mode} failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+/// Issue 40: the Batch API through the `openai` client's own `files` and `batches` calls:
+/// results equal the requests asked live, an invalid request in the error file.
+#[test]
+fn the_openai_client_runs_a_batch_whose_results_equal_live_requests() {
+    if require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let served = serve(&["--batch-dir", dir.path().to_str().expect("utf-8"), "--batch", "2"]);
+        let out = batch_client(&served, "whole", None);
+        assert!(out.contains("openai batch: 6 results equal live, 1 error"), "{out}");
+    }
+}
+
+/// Issue 40: a batch whose server is killed (SIGKILL) mid-run resumes when the server starts
+/// again: every request answered exactly once, each equal to the request asked live.
+#[test]
+fn a_batch_killed_mid_run_resumes_with_nothing_lost_or_run_twice() {
+    if require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let flags = ["--batch-dir", dir.path().to_str().expect("utf-8"), "--batch", "1"];
+        let served = serve(&flags);
+        let started = batch_client(&served, "start", None);
+        let id = started.trim().strip_prefix("batch started: ").unwrap_or_else(|| panic!("{started}")).to_string();
+        drop(served); // SIGKILL
+        let served = serve(&flags);
+        let out = batch_client(&served, "finish", Some(&id));
+        assert!(out.contains("openai batch: resumed, 12 results equal live, each once"), "{out}");
+    }
+}
+
 /// Issue 40: past the batch and the queue, a request is refused with 429 and Retry-After.
 #[test]
 fn requests_past_the_batch_and_the_queue_get_429_with_retry_after() {

@@ -22,7 +22,13 @@ pub async fn chat_completions(State(state): State<AppState>, headers: HeaderMap,
 
 async fn prepare(state: &AppState, headers: &HeaderMap, body: Body) -> Result<(Generation, bool), ApiError> {
     let bytes = read_json(headers, body, state.limits.max_body_bytes).await?;
-    let request: ChatRequest = parse(&bytes)?;
+    prepare_bytes(state, &bytes)
+}
+
+/// A request body (JSON bytes) checked and queued: the live route's and each request of a
+/// batch's (`batches`); with whether it asked to stream.
+pub(crate) fn prepare_bytes(state: &AppState, bytes: &[u8]) -> Result<(Generation, bool), ApiError> {
+    let request: ChatRequest = parse(bytes)?;
     let model = state
         .registry
         .resolve(&request.model)

@@ -5,7 +5,8 @@
 //! the route.
 //! Must not: add CORS headers (a browser page may not read any answer).
 
-mod chat;
+mod batches;
+pub(crate) mod chat;
 mod completions;
 mod health;
 mod messages;
@@ -36,6 +37,9 @@ async fn answer(state: &AppState, prepared: Result<(crate::generation::Generatio
     }
 }
 
+/// The largest file `POST /v1/files` takes.
+pub const MAX_UPLOAD_BYTES: usize = 200 << 20;
+
 /// The peer of a connection, set by the accept loop.
 #[derive(Debug, Clone, Copy)]
 pub struct Peer(pub SocketAddr);
@@ -51,6 +55,14 @@ pub fn router(state: AppState, guard_config: Arc<Guard>, log: Option<RequestLogF
         .route("/v1/completions", post(completions::completions))
         .route("/v1/messages", post(messages::messages))
         .route("/v1/messages/count_tokens", post(messages::count_tokens))
+        .route("/v1/files", post(batches::upload).get(batches::list_files))
+        .route("/v1/files/{id}", get(batches::file).delete(batches::delete_file))
+        .route("/v1/files/{id}/content", get(batches::file_content))
+        .route("/v1/batches", post(batches::create).get(batches::list))
+        .route("/v1/batches/{id}", get(batches::retrieve))
+        .route("/v1/batches/{id}/cancel", post(batches::cancel))
+        // Batch input files are larger than one request (OpenAI takes up to 200 MB).
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_UPLOAD_BYTES))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

@@ -143,8 +143,9 @@ fn problem_of(e: &ServerError) -> ApiProblem {
             address: host.to_string(),
             reason: "it listens on every interface; give this machine's own address".into(),
         },
-        ServerError::BadOrigin { .. } | ServerError::Bind { .. } | ServerError::Threads(_) => {
-            ApiProblem::Failed { message: e.to_string() }
-        }
+        ServerError::BadOrigin { .. }
+        | ServerError::Bind { .. }
+        | ServerError::Threads(_)
+        | ServerError::BatchDir { .. } => ApiProblem::Failed { message: e.to_string() },
     }
 }
