@@ -57,7 +57,16 @@ pub struct ServerConfig {
     pub require_tool_call: bool,
     pub request_log: Option<RequestLogFn>,
     /// Where the Batch API keeps its files and batches (`None`: no Batch API, 404).
-    pub batch_dir: Option<std::path::PathBuf>,
+    pub batch_dir: Option<BatchDir>,
+}
+
+/// The Batch API's folder, and whether the server may start without it.
+#[derive(Debug, Clone)]
+pub struct BatchDir {
+    pub path: std::path::PathBuf,
+    /// Named by the user: a folder that cannot be opened (or that another server keeps)
+    /// stops the start; otherwise the server runs without the Batch API, saying why.
+    pub required: bool,
 }
 
 /// The default port (kimi-k3-in-c's bridge and its Kimi Code config use it).

@@ -46,7 +46,7 @@ use tokio::sync::watch;
 
 pub use api_error::ApiError;
 pub use bind::{next_free_port, Exposure};
-pub use config::{RequestLog, RequestLogFn, ServerConfig, DEFAULT_PORT};
+pub use config::{BatchDir, RequestLog, RequestLogFn, ServerConfig, DEFAULT_PORT};
 pub use error::ServerError;
 pub use stats::StatsSnapshot;
 
@@ -68,6 +68,8 @@ pub struct ServerHandle {
     admission: Arc<Admission>,
     shutdown: watch::Sender<bool>,
     thread: Option<JoinHandle<()>>,
+    /// Why the Batch API is off though a folder was offered for it.
+    batch_problem: Option<String>,
 }
 
 /// What the handle reports.
@@ -94,11 +96,18 @@ impl Server {
         let guard = Arc::new(Guard::new(local_addr.port(), lan_host, config.allowed_origins.clone(), config.api_key));
         let stats = Arc::new(ServerStats::default());
         let admission = Admission::new(runtime.batch(), config.queue_capacity);
+        let mut batch_problem = None;
         let batches = match &config.batch_dir {
-            Some(dir) => Some(
-                crate::batches::BatchApi::open(dir)
-                    .map_err(|e| ServerError::BatchDir { path: dir.clone(), message: e.to_string() })?,
-            ),
+            Some(dir) => match crate::batches::BatchApi::open(&dir.path) {
+                Ok(api) => Some(api),
+                Err(e) if dir.required => {
+                    return Err(ServerError::BatchDir { path: dir.path.clone(), message: e.to_string() });
+                }
+                Err(e) => {
+                    batch_problem = Some(format!("the batch folder {}: {e}", dir.path.display()));
+                    None
+                }
+            },
             None => None,
         };
         let state = AppState {
@@ -141,11 +150,17 @@ impl Server {
                 })
             })
             .map_err(ServerError::Threads)?;
-        Ok(ServerHandle { local_addr, exposure, stats, admission, shutdown, thread: Some(thread) })
+        Ok(ServerHandle { local_addr, exposure, stats, admission, shutdown, thread: Some(thread), batch_problem })
     }
 }
 
 impl ServerHandle {
+    /// Why the Batch API is off though a folder was offered for it (`BatchDir::required`
+    /// false), for the front end to say.
+    pub fn batch_problem(&self) -> Option<&str> {
+        self.batch_problem.as_deref()
+    }
+
     /// The address bound (the real port when 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr

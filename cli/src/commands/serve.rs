@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k3_runtime::{KeptOnDisk, ModelRequest, Runtime};
-use k3_server::{Exposure, RequestLog, Server, ServerConfig, ServerError};
+use k3_server::{BatchDir, Exposure, RequestLog, Server, ServerConfig, ServerError};
 
 use super::{engine_options, input_error, runtime_error, Failure};
 use crate::args::ServeArgs;
@@ -61,8 +61,11 @@ fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
 
 /// `--batch-dir`, else the user's data folder's `k3/batches` (none without one): where the
 /// Batch API keeps its files and batches across restarts.
-fn batch_dir(args: &ServeArgs) -> Option<std::path::PathBuf> {
-    args.batch_dir.clone().or_else(|| dirs::data_dir().map(|d| d.join("k3").join("batches")))
+fn batch_dir(args: &ServeArgs) -> Option<BatchDir> {
+    match &args.batch_dir {
+        Some(path) => Some(BatchDir { path: path.clone(), required: true }),
+        None => dirs::data_dir().map(|d| BatchDir { path: d.join("k3").join("batches"), required: false }),
+    }
 }
 
 /// `--state-dir`, else the user's cache folder's `k3/serve` (none when there is no such
@@ -105,6 +108,9 @@ pub fn serve(args: ServeArgs) -> Result<(), Failure> {
     );
     let handle = Server::start(runtime.clone(), config).map_err(server_failure)?;
     outln!("listening on http://{}", handle.local_addr());
+    if let Some(problem) = handle.batch_problem() {
+        eprintln!("warning: no Batch API (/v1/files, /v1/batches): {problem}; give --batch-dir DIR");
+    }
     if handle.status().exposure == Exposure::Lan {
         eprintln!(
             "warning: listening on {} — reachable from the network; every /v1 request needs the API key",

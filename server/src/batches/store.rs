@@ -5,6 +5,7 @@
 //! writes (a temporary file, `fdatasync`, rename, then the folder synced), and appending
 //! one result line with `fdatasync` ([`Store::append_line`]) — the journal a batch resumes
 //! from: an item whose line is in its output or error file is finished.
+//! One process at a time keeps a folder (a lock file).
 //! Must not: leave a half-written object: a metadata file is either the old one or the new
 //! one; a result line cut by a crash is truncated away when the batch resumes
 //! ([`Store::finished_ids`]).
@@ -101,18 +102,27 @@ fn plain(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-/// The Batch API's folder.
+/// The Batch API's folder, locked to this process.
 #[derive(Debug)]
 pub struct Store {
     dir: PathBuf,
+    /// Held while the store is open: two servers on one folder would both resume its
+    /// batches and run their requests twice.
+    _lock: File,
 }
 
 impl Store {
-    /// Opens (creating) `dir` with its `files` and `batches` folders.
+    /// Opens (creating) `dir` with its `files` and `batches` folders; refused while another
+    /// process has it open.
     pub fn open(dir: &Path) -> io::Result<Store> {
         fs::create_dir_all(dir.join("files"))?;
         fs::create_dir_all(dir.join("batches"))?;
-        Ok(Store { dir: dir.to_path_buf() })
+        let lock = OpenOptions::new().create(true).truncate(false).write(true).open(dir.join(".lock"))?;
+        match lock.try_lock() {
+            Ok(()) => Ok(Store { dir: dir.to_path_buf(), _lock: lock }),
+            Err(fs::TryLockError::WouldBlock) => Err(io::Error::other("another k3 serve keeps its batches there")),
+            Err(fs::TryLockError::Error(e)) => Err(e),
+        }
     }
 
     /// The bytes of file `id` (`None` for an id that cannot name one).
@@ -274,6 +284,16 @@ mod tests {
         let ids = store.finished_ids("file-out").unwrap();
         assert_eq!(ids, ["a", "b"].iter().map(|s| s.to_string()).collect());
         assert!(fs::read(&path).unwrap().ends_with(b"}\n"), "the torn tail is gone");
+    }
+
+    #[test]
+    fn one_process_at_a_time_keeps_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Store::open(dir.path()).unwrap();
+        let second = Store::open(dir.path()).unwrap_err();
+        assert!(second.to_string().contains("another k3 serve"), "{second}");
+        drop(first);
+        assert!(Store::open(dir.path()).is_ok());
     }
 
     #[test]
