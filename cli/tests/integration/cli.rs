@@ -698,18 +698,3 @@ fn bench_constrain_times_masks_at_the_model_and_k3_vocabularies() {
     }
     assert!(v["decode_step_ms"].as_f64().is_some_and(|ms| ms > 0.0), "{v}");
 }
-
-#[test]
-fn plan_shows_what_each_conversation_at_once_costs_and_the_largest_batch() {
-    let args = ["plan", "--released", "--streamed-trunk", "--preset", "laptop", "--context-length", "32768"];
-    let machine = ["--mem-total", "16GB", "--mem-available", "12GB"];
-    let json = stdout_json(&k3(&[&args[..], &machine, &["--json"]].concat()));
-    let per_sequence = json["per_sequence_bytes"].as_u64().unwrap();
-    assert_eq!(per_sequence, json["state_bytes"].as_u64().unwrap() + 55_296 * 32_768, "{json}");
-    let (total, largest) = (json["total_bytes"].as_u64().unwrap(), json["largest_batch"].as_u64().unwrap());
-    // The largest batch is the last whose plan fits the 12 GB available.
-    assert!(total + (largest - 1) * per_sequence <= 12_000_000_000, "{json}");
-    assert!(total + largest * per_sequence > 12_000_000_000, "{json}");
-    let text = String::from_utf8(k3(&[&args[..], &machine].concat()).stdout).unwrap();
-    assert!(text.contains(&format!("this machine keeps up to {largest} at once")), "{text}");
-}

@@ -1,6 +1,7 @@
 //! `k3 forecast` as a real process: every preset is listed with the released footprint's
 //! plan, the figures add up, a checkpoint folder is forecast from its headers, and bad
-//! flags are refused with exit status 2 and one line.
+//! flags are refused with exit status 2 and one line. Also `k3 plan`'s batch line: what each
+//! conversation at once costs and the largest batch a machine keeps.
 
 use std::process::{Command, Output};
 
@@ -127,4 +128,19 @@ fn bad_flags_are_refused_with_one_line() {
     refused(&["forecast", "--disk-gbps", "1", "--context-length", "0"], "context-length");
     refused(&["forecast", "--disk-gbps", "1", "--model", "/nonexistent-k3"], "--model");
     refused(&["forecast", "--disk-gbps", "1", "--preset", "laptop"], "--preset");
+}
+
+#[test]
+fn plan_shows_what_each_conversation_at_once_costs_and_the_largest_batch() {
+    let args = ["plan", "--released", "--streamed-trunk", "--preset", "laptop", "--context-length", "32768"];
+    let machine = ["--mem-total", "16GB", "--mem-available", "12GB"];
+    let json = stdout_json(&k3(&[&args[..], &machine, &["--json"]].concat()));
+    let per_sequence = json["per_sequence_bytes"].as_u64().unwrap();
+    assert_eq!(per_sequence, json["state_bytes"].as_u64().unwrap() + 55_296 * 32_768, "{json}");
+    let (total, largest) = (json["total_bytes"].as_u64().unwrap(), json["largest_batch"].as_u64().unwrap());
+    // The largest batch is the last whose plan fits the 12 GB available.
+    assert!(total + (largest - 1) * per_sequence <= 12_000_000_000, "{json}");
+    assert!(total + largest * per_sequence > 12_000_000_000, "{json}");
+    let text = String::from_utf8(k3(&[&args[..], &machine].concat()).stdout).unwrap();
+    assert!(text.contains(&format!("this machine keeps up to {largest} at once")), "{text}");
 }
