@@ -174,9 +174,18 @@ describe("conversations at once", () => {
   const ultra: MemoryChoice = { kind: "preset", name: "ultra" };
   const lines = () => [...root!.querySelectorAll("fieldset.preset-choices .plan-line")].map((l) => l.textContent!);
 
+  const legend = () => $("fieldset.preset-choices legend")!.textContent!;
+
   it("says how many conversations each preset keeps live at once, and nothing for one", async () => {
     await open({ ...viewOf("prefix", "prefix", null), presets: [{ ...planOf(ultra, 0), largestBatch: 1 }, { ...planOf(laptop, 1), largestBatch: 6 }] });
     expect(lines()[0]).not.toContain("at once");
     expect(lines()[1]).toContain("memory for 6 conversations at once");
+    expect(legend()).not.toContain("at once");
+  });
+
+  it("says it once when every preset shares it", async () => {
+    await open({ ...viewOf("prefix", "prefix", null), presets: [{ ...planOf(ultra, 0), largestBatch: 36 }, { ...planOf(laptop, 1), largestBatch: 36 }] });
+    expect(legend()).toContain("memory for 36 conversations at once");
+    for (const line of lines()) expect(line).not.toContain("at once");
   });
 });

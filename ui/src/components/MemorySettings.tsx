@@ -28,8 +28,9 @@ export function parseSize(text: string): number | null {
 const same = (a: MemoryChoice, b: MemoryChoice) => JSON.stringify(a) === JSON.stringify(b);
 const label = (c: MemoryChoice) => (c.kind === "preset" ? c.name : "custom");
 
-/** Each row's default context, unless every preset shares one (then the legend says it once). */
-function PlanLine({ p, sharedContext = null }: { p: PlanPreview; sharedContext?: number | null }) {
+/** Each row's default context and conversations at once, unless every preset shares the figure
+ * (then the legend says it once). */
+function PlanLine({ p, sharedContext = null, sharedBatch = null }: { p: PlanPreview; sharedContext?: number | null; sharedBatch?: number | null }) {
   if (p.problem) return <span class="plan-problem">{p.problem}</span>;
   const seconds = p.secondsLow !== null && p.secondsHigh !== null ? ` · ${p.secondsLow.toPrecision(2)}–${p.secondsHigh.toPrecision(2)} s/token` : "";
   return (
@@ -40,7 +41,7 @@ function PlanLine({ p, sharedContext = null }: { p: PlanPreview; sharedContext?:
       {p.tight && p.headroomBytes >= 0 && " (tight)"}
       {seconds}
       {p.defaultContext !== null && p.defaultContext !== sharedContext && ` · default context ${p.defaultContext.toLocaleString("en-US")} positions`}
-      {p.largestBatch !== null && p.largestBatch > 1 && ` · memory for ${p.largestBatch} conversations at once`}
+      {p.largestBatch !== null && p.largestBatch > 1 && p.largestBatch !== sharedBatch && ` · memory for ${p.largestBatch} conversations at once`}
     </span>
   );
 }
@@ -137,8 +138,12 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
   // Until the backend's plans for another placement arrive, the presets shown are the old ones.
   const planning = !inPage && shown.previewPlacement !== placement;
   const presets = inPage?.presets ?? shown.presets;
-  const firstContext = presets[0]?.defaultContext ?? null;
-  const sharedContext = presets.length > 1 && presets.every((p) => p.defaultContext === firstContext) ? firstContext : null;
+  const shared = <T,>(of: (p: PlanPreview) => T | null): T | null => {
+    const first = presets[0] ? of(presets[0]) : null;
+    return presets.length > 1 && presets.every((p) => of(p) === first) ? first : null;
+  };
+  const sharedContext = shared((p) => p.defaultContext);
+  const sharedBatch = shared((p) => (p.largestBatch !== null && p.largestBatch > 1 ? p.largestBatch : null));
   const customPreview = inPage ? inPage.custom : custom;
   const preview = planning ? null : choice.kind === "custom" ? customPreview : (presets.find((p) => same(p.choice, choice)) ?? null);
   const contextChanged = contextOk && context !== view.contextLength;
@@ -212,6 +217,7 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
         <legend>
           Preset
           {sharedContext !== null && <span class="muted"> · default context {sharedContext.toLocaleString("en-US")} positions for each</span>}
+          {sharedBatch !== null && <span class="muted"> · memory for {sharedBatch} conversations at once</span>}
           {planning && <span role="status" class="muted"> · planning by measured cost…</span>}
         </legend>
         {presets.map((p) => {
@@ -219,7 +225,7 @@ export function MemorySettings({ onApplied }: { onApplied?(model: ModelInfo): vo
           return (
             <label key={name} class={p.problem ? "refused" : ""}>
               <input type="radio" name="memory-preset" value={name} checked={same(choice, p.choice)} onChange={() => setChoice(p.choice)} />
-              <strong>{name}</strong> <PlanLine p={p} sharedContext={sharedContext} />
+              <strong>{name}</strong> <PlanLine p={p} sharedContext={sharedContext} sharedBatch={sharedBatch} />
             </label>
           );
         })}
