@@ -157,8 +157,7 @@ impl Store {
 
     /// Writes a file's object (its bytes are already there).
     pub fn put_file(&self, file: &FileObject) -> io::Result<()> {
-        let path = self.file_meta_path(&file.id).ok_or_else(|| io::Error::other("bad id"))?;
-        write_atomic(&path, &serde_json::to_vec(file).map_err(io::Error::other)?)
+        write_object(self.file_meta_path(&file.id), file)
     }
 
     pub fn file(&self, id: &str) -> Option<FileObject> {
@@ -167,9 +166,7 @@ impl Store {
 
     /// Every file, newest first.
     pub fn files(&self) -> Vec<FileObject> {
-        let mut all: Vec<FileObject> = self.objects("files");
-        all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
-        all
+        newest_first(self.objects("files"), |f: &FileObject| (f.created_at, f.id.clone()))
     }
 
     /// Deletes file `id`; false when there is none.
@@ -184,8 +181,7 @@ impl Store {
     }
 
     pub fn put_batch(&self, batch: &BatchObject) -> io::Result<()> {
-        let path = self.batch_path(&batch.id).ok_or_else(|| io::Error::other("bad id"))?;
-        write_atomic(&path, &serde_json::to_vec(batch).map_err(io::Error::other)?)
+        write_object(self.batch_path(&batch.id), batch)
     }
 
     pub fn batch(&self, id: &str) -> Option<BatchObject> {
@@ -194,9 +190,7 @@ impl Store {
 
     /// Every batch, newest first.
     pub fn batches(&self) -> Vec<BatchObject> {
-        let mut all: Vec<BatchObject> = self.objects("batches");
-        all.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
-        all
+        newest_first(self.objects("batches"), |b: &BatchObject| (b.created_at, b.id.clone()))
     }
 
     fn objects<T: serde::de::DeserializeOwned>(&self, folder: &str) -> Vec<T> {
@@ -246,6 +240,18 @@ impl Store {
     pub fn size(&self, id: &str) -> u64 {
         self.file_path(id).and_then(|p| fs::metadata(p).ok()).map_or(0, |m| m.len())
     }
+}
+
+/// `object` as JSON at `path` ([`write_atomic`]); `None` is an id that names no path.
+fn write_object<T: Serialize>(path: Option<PathBuf>, object: &T) -> io::Result<()> {
+    let path = path.ok_or_else(|| io::Error::other("an id that names no file"))?;
+    write_atomic(&path, &serde_json::to_vec(object).map_err(io::Error::other)?)
+}
+
+/// `all` sorted newest first by `(created_at, id)`.
+fn newest_first<T, K: Ord>(mut all: Vec<T>, key: impl Fn(&T) -> K) -> Vec<T> {
+    all.sort_by_key(|o| std::cmp::Reverse(key(o)));
+    all
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
