@@ -1,0 +1,9 @@
+//! `k3-app`: the desktop app's product logic that needs no window, tested by a plain
+//! `cargo test`. The Tauri crate (`src-tauri`) adapts it: its commands turn these services'
+//! records into wire types and its events; nothing here knows of Tauri or the webview.
+//!
+//! Layout: `queue` (the overnight queue of prompts: journaled, resumed after a restart).
+//! Depends on: `k3-runtime` (replies run on the runtime the window's chats use) and
+//! `k3-engine`'s chat and sampling types.
+
+pub mod queue;
