@@ -6,6 +6,7 @@
 # Then "I already have the files" on a plain copy of that checkpoint (adopt.e2e.mjs).
 # Then the dashboards and Settings › Memory on a synthetic checkpoint with a packed trunk
 # (dashboards.e2e.mjs; `k3 synth` + `k3 pack` from target/debug/k3, built by `cargo test`).
+# Then the queue journey on the demo model (queue.e2e.mjs: import, SIGKILL mid-queue, pause).
 # Usage: bash e2e/run.sh target/debug/k3-desktop
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,14 @@ restart_driver() {
   driver=$!
   for _ in $(seq 1 100); do (exec 3<>/dev/tcp/127.0.0.1/4444) 2>/dev/null && break; sleep 0.1; done
 }
+
+# The queue journey: a fresh data folder on the bundled demo model (it compares its answers with the
+# chat journey's golden reply, so it runs after it).
+queue_data=$(mktemp -d -p "$PWD/target")
+export K3APP_DATA_DIR="$queue_data/app"
+restart_driver
+node e2e/queue.e2e.mjs "$app" "$queue_data/app"
+rm -rf "$queue_data"
 
 # The setup journey: a throttled hub (0.1 MB/s per file) that drops one connection once, serving
 # the demo model's files (so the downloaded copy must answer exactly as the bundled demo did).

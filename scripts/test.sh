@@ -60,7 +60,7 @@ timed "fuzz (12 targets)" fuzz_targets
 # features resolve as they did for `cargo test`, which built them already: it only links
 # (-p alone would rebuild Tauri, zbus, rustix … with a narrower feature set, ~4 min).
 timed "bundle (.deb, dev profile)" bash scripts/bundle.sh --debug
-timed "e2e (5 journeys)" e2e_journeys
+timed "e2e (6 journeys)" e2e_journeys
 
 printf 'part timings: %s\n' "${timings[@]}"
 echo "test wall time: $(( $(date +%s) - start )) s"

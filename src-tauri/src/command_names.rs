@@ -59,4 +59,13 @@ pub const COMMANDS: &[&str] = &[
     "set_speculation",
     "set_resume",
     "read_log",
+    "queue_state",
+    "queue_add",
+    "queue_pause",
+    "queue_resume",
+    "queue_cancel",
+    "queue_cancel_all",
+    "queue_clear_finished",
+    "queue_export",
+    "queue_save_export",
 ];

@@ -22,6 +22,7 @@ pub mod memory;
 pub mod model_folder;
 pub mod options;
 pub mod performance;
+pub mod queue_host;
 pub mod saved_states;
 pub mod setup;
 pub mod slug;
@@ -36,7 +37,7 @@ use tauri::Manager;
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     use commands::{
         backends::*, conversations::*, dashboard::*, generate::*, links::*, local_api::*, memory::*, model::*,
-        settings::*, setup::*,
+        queue::*, settings::*, setup::*,
     };
     builder.invoke_handler(tauri::generate_handler![
         current_model,
@@ -93,6 +94,15 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         set_speculation,
         set_resume,
         read_log,
+        queue_state,
+        queue_add,
+        queue_pause,
+        queue_resume,
+        queue_cancel,
+        queue_cancel_all,
+        queue_clear_finished,
+        queue_export,
+        queue_save_export,
     ])
 }
 
@@ -115,6 +125,8 @@ pub fn run() {
                 state.log_file = logging::log_file(None, app.path().app_log_dir().ok());
             }
             log::info!("k3-desktop {} started; data in {}", env!("CARGO_PKG_VERSION"), data_dir.display());
+            let handle = app.handle().clone();
+            state.queue.set_notifier(Box::new(move |title, body| setup::awake::notify(&handle, title, body)));
             app.manage(state);
             Ok(())
         });

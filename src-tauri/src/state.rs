@@ -37,6 +37,8 @@ pub struct AppState {
     pub setup: Arc<crate::setup::SetupHost>,
     /// The local OpenAI-compatible API over the same runtime (Settings › Local API).
     pub local_api: Arc<crate::local_api::LocalApi>,
+    /// The overnight queue of prompts, over the same runtime (the Queue view).
+    pub queue: Arc<crate::queue_host::QueueHost>,
     /// Remote backends conversations can be answered by (Settings › Backends).
     pub backends: Arc<crate::backends::Backends>,
     /// The thread counts the environment asks for (Settings › Performance shows them).
@@ -69,6 +71,7 @@ impl AppState {
             .map_err(|source| HistoryError::Folder { path: data_dir.into(), source })?;
         let demo = ModelTarget { context_length: options.context_length, ..crate::options::demo_model(resource_dir) };
         let local_api = Arc::new(crate::local_api::LocalApi::open(worker.runtime(), data_dir));
+        let queue = Arc::new(crate::queue_host::QueueHost::open(data_dir, worker.runtime()));
         Ok(AppState {
             worker: Arc::new(worker),
             store,
@@ -80,6 +83,7 @@ impl AppState {
             verify_stop: Arc::default(),
             setup,
             local_api,
+            queue,
             backends: Arc::new(crate::backends::Backends::open(data_dir, options.keyring)),
             env_threads: options.threads,
             log_file: crate::logging::log_file(Some(data_dir).filter(|_| options.data_dir.is_some()), None),

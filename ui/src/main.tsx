@@ -8,6 +8,7 @@ import "./styles/markdown.css";
 import "./styles/wizard.css";
 import "./styles/settings.css";
 import "./styles/dashboard.css";
+import "./styles/queue.css";
 import { applyFontSize, applyTheme, loadFontSize, loadTheme } from "./theme";
 
 applyTheme(loadTheme());

@@ -115,7 +115,14 @@ pub async fn save_export<R: Runtime>(
     id: i64,
     format: ExportFormat,
 ) -> Result<Option<String>, IpcError> {
-    let file = render_export(&state.history()?.get(id)?, format);
+    save_through_dialog(&app, render_export(&state.history()?.get(id)?, format))
+}
+
+/// Asks where to save `file` (its name suggested), writes it, and returns the path (null on cancel).
+pub(crate) fn save_through_dialog<R: Runtime>(
+    app: &AppHandle<R>,
+    file: ExportFile,
+) -> Result<Option<String>, IpcError> {
     let Some(picked) = app.dialog().file().set_file_name(&file.file_name).blocking_save_file() else {
         return Ok(None);
     };

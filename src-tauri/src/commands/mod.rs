@@ -8,5 +8,6 @@ pub mod links;
 pub mod local_api;
 pub mod memory;
 pub mod model;
+pub mod queue;
 pub mod settings;
 pub mod setup;

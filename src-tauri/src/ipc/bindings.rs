@@ -100,6 +100,11 @@ pub fn render_typescript() -> String {
         decl::<crate::performance::PerformanceView>(&cfg),
         decl::<crate::logging::LogLine>(&cfg),
         decl::<crate::logging::LogTail>(&cfg),
+        decl::<super::queue::QueueItemStatus>(&cfg),
+        decl::<super::queue::QueueEntry>(&cfg),
+        decl::<super::queue::QueueState>(&cfg),
+        decl::<super::queue::QueueImportFormat>(&cfg),
+        decl::<super::queue::QueueExportFormat>(&cfg),
     ];
     format!("{HEADER}\n{}", decls.join("\n"))
 }

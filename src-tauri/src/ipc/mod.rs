@@ -4,3 +4,4 @@ pub mod bindings;
 pub mod dto;
 pub mod error;
 pub mod events;
+pub mod queue;

@@ -6,6 +6,8 @@
 // links open_link was asked to open. Nothing in the app defines it, and Tauri never loads this file.
 // Must not: import @tauri-apps/api, or be imported by anything but engine.ts (it is a lazy chunk).
 import type {
+  QueueEntry,
+  QueueState,
   ApiStatus,
   BackendView,
   NewBackend,
@@ -58,6 +60,26 @@ export function createMockTransport(): Transport {
     running: false, baseUrl: null, generationsInFlight: 0, requests: 0, log: [], problem: null,
   };
 
+  // The preview has no engine: queued prompts wait, and the queue says why.
+  let queue: QueueState = {
+    items: [], waiting: 0, running: 0, done: 0, failed: 0, cancelled: 0, paused: false,
+    halted: null, width: 1, etaSeconds: null, awakeRefused: null, unavailable: null,
+  };
+  const queueAdd = (text: string, format: string): QueueState => {
+    if (format !== "lines") throw fail("INVALID_ARGUMENT", "the browser preview adds typed prompts only");
+    const prompts = text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+    if (prompts.length === 0) throw fail("INVALID_ARGUMENT", "there is no prompt to add");
+    const items: QueueEntry[] = prompts.map((prompt, i) => {
+      const id = queue.items.length + i + 1;
+      return {
+        id, label: String(id), prompt, system: null, status: "waiting", prefillDone: 0, prefillTotal: 0, tokens: 0,
+        maxTokens: DEFAULTS.maxTokens, seconds: 0, secondsPerToken: null, text: "", error: null, finish: null,
+      };
+    });
+    const all = [...queue.items, ...items];
+    return (queue = { ...queue, items: all, waiting: all.length, halted: "the browser preview has no model; the queue runs in the desktop app" });
+  };
+
   for (const c of testHook()?.conversations ?? []) {
     convs.set(c.id, c);
     nextId = Math.max(nextId, c.id + 1, ...c.messages.map((m) => m.id + 1));
@@ -99,6 +121,25 @@ export function createMockTransport(): Transport {
       return apiStatus;
     },
     api_stop: () => (apiStatus = { ...apiStatus, running: false, problem: null }),
+    queue_state: () => queue,
+    queue_add: (a) => queueAdd(String(a.text), String(a.format)),
+    queue_pause: () => (queue = { ...queue, paused: true }),
+    queue_resume: () => (queue = { ...queue, paused: false }),
+    queue_cancel: (a) => {
+      const items = queue.items.map((i) => (i.id === Number(a.id) && i.status === "waiting" ? { ...i, status: "cancelled" as const } : i));
+      const waiting = items.filter((i) => i.status === "waiting").length;
+      return (queue = { ...queue, items, waiting, cancelled: items.length - waiting });
+    },
+    queue_cancel_all: () => {
+      const items = queue.items.map((i) => ({ ...i, status: "cancelled" as const }));
+      return (queue = { ...queue, items, waiting: 0, cancelled: items.length });
+    },
+    queue_clear_finished: () => {
+      const items = queue.items.filter((i) => i.status === "waiting");
+      return (queue = { ...queue, items, cancelled: 0 });
+    },
+    queue_export: (a) => ({ fileName: `k3-queue-answers.${String(a.format)}`, content: "" }),
+    queue_save_export: (a) => `/tmp/k3-queue-answers.${String(a.format)}`,
     list_conversations: () => [...convs.values()].sort((x, y) => y.updatedAt - x.updatedAt).map(summary),
     create_conversation: () => {
       const c: Conversation = {

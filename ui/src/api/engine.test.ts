@@ -65,6 +65,29 @@ describe("commands", () => {
     ]);
   });
 
+  it("call the queue commands with the Rust parameter names", async () => {
+    await engine.queueState();
+    await engine.queueAdd("a\nb", "lines");
+    await engine.queueCancel(3);
+    await engine.queuePause();
+    await engine.queueResume();
+    await engine.queueCancelAll();
+    await engine.queueClearFinished();
+    await engine.queueExport("csv");
+    await engine.queueSaveExport("jsonl");
+    expect(invoke.mock.calls).toEqual([
+      ["queue_state", {}],
+      ["queue_add", { text: "a\nb", format: "lines" }],
+      ["queue_cancel", { id: 3 }],
+      ["queue_pause", {}],
+      ["queue_resume", {}],
+      ["queue_cancel_all", {}],
+      ["queue_clear_finished", {}],
+      ["queue_export", { format: "csv" }],
+      ["queue_save_export", { format: "jsonl" }],
+    ]);
+  });
+
   it("call the backend commands with the Rust parameter names", async () => {
     const backend = { name: "GPU box", baseUrl: "http://10.0.0.5:8000/v1", apiKey: "", model: "kimi-k3" };
     await engine.listBackends();

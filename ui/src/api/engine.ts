@@ -49,6 +49,9 @@ import type {
   BackendView,
   BackendTest,
   NewBackend,
+  QueueState,
+  QueueImportFormat,
+  QueueExportFormat,
 } from "../generated/ipc";
 
 /** Where commands go: the Tauri core, or the browser mock. */
@@ -230,6 +233,19 @@ export const setupRun = (onEvent: (e: SetupEvent) => void) => stream<ModelInfo |
 export const apiStatus = () => call<ApiStatus>("api_status");
 export const apiStart = (settings: ApiSettings) => call<ApiStatus>("api_start", { settings });
 export const apiStop = () => call<ApiStatus>("api_stop");
+
+// ---- the overnight queue (the Queue tab) ----
+export const queueState = () => call<QueueState>("queue_state");
+/** Adds the prompts in `text` (one per line, JSONL or CSV) with the new-chat settings. */
+export const queueAdd = (text: string, format: QueueImportFormat) => call<QueueState>("queue_add", { text, format });
+export const queuePause = () => call<QueueState>("queue_pause");
+export const queueResume = () => call<QueueState>("queue_resume");
+export const queueCancel = (id: number) => call<QueueState>("queue_cancel", { id });
+export const queueCancelAll = () => call<QueueState>("queue_cancel_all");
+export const queueClearFinished = () => call<QueueState>("queue_clear_finished");
+export const queueExport = (format: QueueExportFormat) => call<ExportFile>("queue_export", { format });
+/** Asks where to save the answers; the path written, or null when the dialog was cancelled. */
+export const queueSaveExport = (format: QueueExportFormat) => call<string | null>("queue_save_export", { format });
 
 // ---- remote backends (Settings › Backends; a conversation's "Answered by") ----
 export const listBackends = () => call<BackendView[]>("list_backends");

@@ -18,14 +18,16 @@ import { Wizard } from "./Wizard";
 import { driveBestBytesPerS } from "../state/setup";
 import { DiskTab, MemoryTab, useDashboard } from "./Dashboards";
 import { PressureBanner } from "./PressureBanner";
+import { QueueView } from "./QueueView";
 import * as engine from "../api/engine";
 import type { SetupSettings } from "../generated/ipc";
 
-export type Tab = "chat" | "memory" | "disk";
+export type Tab = "chat" | "memory" | "disk" | "queue";
 const TABS: { id: Tab; label: string; key: string }[] = [
   { id: "chat", label: "Chat", key: "1" },
   { id: "memory", label: "Memory", key: "2" },
   { id: "disk", label: "Disk", key: "3" },
+  { id: "queue", label: "Queue", key: "4" },
 ];
 
 function useShortcuts(state: ChatState, actions: ChatActions, toggleAppSettings: () => void, setTab: (t: Tab) => void) {
@@ -111,7 +113,8 @@ export function App() {
   const [tab, setTab] = useState<Tab>("chat");
   useShortcuts(state, actions, toggleAppSettings, setTab);
   // Dashboards are read only while one is on screen.
-  const [series, dashError] = useDashboard(tab !== "chat");
+  const dashboardShown = tab === "memory" || tab === "disk";
+  const [series, dashError] = useDashboard(dashboardShown);
   const busy = isRunning(state.stream);
   const current = state.current;
 
@@ -154,7 +157,12 @@ export function App() {
         <PressureBanner busy={busy} />
         <HistoryBanner notice={state.historyNotice} onDismiss={actions.dismissHistoryNotice} />
         <ErrorRegion error={state.error} onDismiss={actions.dismissError} />
-        {tab !== "chat" && (
+        {tab === "queue" && (
+          <div class="dash-body">
+            <QueueView />
+          </div>
+        )}
+        {dashboardShown && (
           <div class="dash-body">
             <DriveSpeed.Provider value={driveSpeed}>
               {tab === "memory" ? <MemoryTab series={series} error={dashError} /> : <DiskTab series={series} error={dashError} active={tab === "disk"} />}
@@ -195,13 +203,16 @@ export function App() {
           />
           <StatusLine notice={state.notice} onDismiss={actions.dismissNotice} />
         </div>
-        <Composer
-          conversationId={current?.id ?? null}
-          busy={busy}
-          canSend={(!!state.model && !state.modelLoading) || !!current?.backend}
-          onSend={actions.send}
-          onStop={() => void actions.stop()}
-        />
+        {/* The queue has its own box for prompts: the chat's would send to a chat not on screen. */}
+        <div class="composer-slot" hidden={tab === "queue"}>
+          <Composer
+            conversationId={current?.id ?? null}
+            busy={busy}
+            canSend={(!!state.model && !state.modelLoading) || !!current?.backend}
+            onSend={actions.send}
+            onStop={() => void actions.stop()}
+          />
+        </div>
       </main>
       {appSettingsOpen && (
         <AppSettings

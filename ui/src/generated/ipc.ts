@@ -802,3 +802,64 @@ lines: Array<LogLine>,
  * Older entries exist beyond these.
  */
 truncated: boolean, };
+
+/**
+ * Where one prompt of the queue is.
+ */
+export type QueueItemStatus = "waiting" | "running" | "done" | "failed" | "cancelled";
+
+/**
+ * One prompt of the queue and, once it ran, its answer.
+ */
+export type QueueEntry = { id: number, label: string, prompt: string, system: string | null, status: QueueItemStatus, 
+/**
+ * Prompt positions fed so far, of `prefillTotal` (running only).
+ */
+prefillDone: number, prefillTotal: number, 
+/**
+ * Tokens written so far (running), or in all (finished).
+ */
+tokens: number, maxTokens: number, 
+/**
+ * Seconds it has run (running) or took (finished).
+ */
+seconds: number, secondsPerToken: number | null, text: string, error: string | null, 
+/**
+ * `stop`, `length`, `context_full` or `cancelled`.
+ */
+finish: string | null, };
+
+/**
+ * The Queue view: its prompts, counts, ETA and what keeps it from running.
+ */
+export type QueueState = { items: Array<QueueEntry>, waiting: number, running: number, done: number, failed: number, cancelled: number, paused: boolean, 
+/**
+ * Why the queue stopped itself (no model, a failure): Resume tries again.
+ */
+halted: string | null, 
+/**
+ * Prompts answered at once.
+ */
+width: number, 
+/**
+ * Seconds until all are answered, from this queue's measured times; null before one is.
+ */
+etaSeconds: number | null, 
+/**
+ * Why the system would not keep the machine awake while the queue runs, when it refused.
+ */
+awakeRefused: string | null, 
+/**
+ * Why the queue cannot be used (its journal could not be read; the file is named).
+ */
+unavailable: string | null, };
+
+/**
+ * How the prompts to add are laid out.
+ */
+export type QueueImportFormat = "lines" | "jsonl" | "csv";
+
+/**
+ * How to export the answers.
+ */
+export type QueueExportFormat = "jsonl" | "csv";
