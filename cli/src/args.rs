@@ -148,7 +148,7 @@ pub struct SamplingArgs {
     /// Greedy decoding (the default).
     #[arg(long, conflicts_with_all = ["temperature", "top_p", "seed"])]
     pub greedy: bool,
-    /// Sampling temperature (> 0); enables sampling.
+    /// Sampling temperature: 0 is greedy, above 0 samples.
     #[arg(long)]
     pub temperature: Option<f32>,
     /// Nucleus mass in (0, 1] (with --temperature; default 1).

@@ -25,6 +25,18 @@ pub enum Sampling {
 }
 
 impl Sampling {
+    /// The one rule every front end (CLI, app, server, queue) turns a user's settings into
+    /// a sampling rule by: temperature 0 is greedy (top-p and seed do not matter then);
+    /// any other temperature samples, and [`Sampling::validate`] refuses what is not a
+    /// positive finite temperature or a top-p in (0, 1].
+    pub fn from_user(temperature: f32, top_p: f32, seed: u64) -> Sampling {
+        if temperature == 0.0 {
+            Sampling::Greedy
+        } else {
+            Sampling::TopP { temperature, top_p, seed }
+        }
+    }
+
     pub fn validate(&self) -> Result<()> {
         if let Sampling::TopP { temperature, top_p, .. } = *self {
             if !(temperature.is_finite() && temperature > 0.0) {
@@ -124,4 +136,17 @@ fn sample_top_p(logits: &[f32], temperature: f32, top_p: f32, u: f64) -> u32 {
         target -= p.1;
     }
     nucleus[n_keep - 1].0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_users_temperature_zero_is_greedy_and_anything_else_samples_or_is_refused() {
+        assert_eq!(Sampling::from_user(0.0, 0.5, 9), Sampling::Greedy);
+        assert_eq!(Sampling::from_user(0.7, 0.9, 9), Sampling::TopP { temperature: 0.7, top_p: 0.9, seed: 9 });
+        assert!(Sampling::from_user(-1.0, 0.9, 9).validate().is_err());
+        assert!(Sampling::from_user(f32::NAN, 0.9, 9).validate().is_err());
+    }
 }

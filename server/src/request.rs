@@ -248,11 +248,8 @@ impl SamplingFields {
         if !(top_p > 0.0 && top_p <= 1.0) {
             return Err(invalid("top_p", "top_p must be in (0, 1]"));
         }
-        if temperature == 0.0 {
-            return Ok(Sampling::Greedy);
-        }
-        let seed = self.seed.unwrap_or_else(clock_seed);
-        Ok(Sampling::TopP { temperature: temperature as f32, top_p: top_p as f32, seed })
+        let seed = if temperature == 0.0 { 0 } else { self.seed.unwrap_or_else(clock_seed) };
+        Ok(Sampling::from_user(temperature as f32, top_p as f32, seed))
     }
 
     /// The stop strings, checked.

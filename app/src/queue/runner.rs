@@ -228,11 +228,7 @@ fn finish_name(f: FinishReason) -> &'static str {
 /// (temperature 0: greedy), decoded one token per pass.
 pub fn turn(item: &QueueItem) -> ChatTurn {
     let s = &item.settings;
-    let sampling = if s.temperature <= 0.0 {
-        Sampling::Greedy
-    } else {
-        Sampling::TopP { temperature: s.temperature, top_p: s.top_p, seed: item.seed }
-    };
+    let sampling = Sampling::from_user(s.temperature, s.top_p, item.seed);
     ChatTurn {
         conversation: QUEUE_CONVERSATION,
         system: item.system.clone(),

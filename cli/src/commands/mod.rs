@@ -165,9 +165,7 @@ fn parse_ids(flag: &str, csv: &str) -> Result<Vec<u32>, Failure> {
 
 fn sampling(args: &SamplingArgs) -> Sampling {
     match args.temperature {
-        Some(temperature) => {
-            Sampling::TopP { temperature, top_p: args.top_p.unwrap_or(1.0), seed: args.seed.unwrap_or(0) }
-        }
+        Some(temperature) => Sampling::from_user(temperature, args.top_p.unwrap_or(1.0), args.seed.unwrap_or(0)),
         None => Sampling::Greedy,
     }
 }

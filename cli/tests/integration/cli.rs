@@ -76,6 +76,9 @@ fn full_recompute_and_sampling_flags_work() {
             .clone()
     };
     assert_eq!(sample("7"), sample("7"), "the same seed gives the same tokens");
+    // Temperature 0 is greedy, as in the app and the server (one rule: `Sampling::from_user`).
+    let zero = stdout_json(&k3(&[&base[..], &["--temperature", "0", "--seed", "9"]].concat()));
+    assert_eq!(zero["generated_ids"], inc["generated_ids"]);
 }
 
 #[test]
@@ -116,7 +119,7 @@ fn unusable_input_exits_2_with_a_named_one_line_message() {
     assert_input_error(&["run", "--model", m, "--ids", "1,x,3", "--gen", "1"], "--ids");
     assert_input_error(&["run", "--model", m, "--ids", "1,99999", "--gen", "1"], "99999");
     assert_input_error(&["run", "--model", m, "--ids", "1"], "--gen");
-    assert_input_error(&["run", "--model", m, "--ids", "1", "--gen", "1", "--temperature", "0"], "temperature");
+    assert_input_error(&["run", "--model", m, "--ids", "1", "--gen", "1", "--temperature=-1"], "temperature");
     assert_input_error(
         &["run", "--model", m, "--ids", "1", "--gen", "1", "--temperature", "1", "--top-p", "1.5"],
         "top-p",

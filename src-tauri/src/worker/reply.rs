@@ -260,11 +260,7 @@ fn effort(s: &SamplingSettings) -> Option<Effort> {
 /// Engine parameters for a conversation's settings (temperature 0 = greedy), decoded as
 /// `mode` says.
 pub fn generate_params(s: &SamplingSettings, mode: DecodeMode) -> GenerateParams {
-    let sampling = if s.temperature <= 0.0 {
-        Sampling::Greedy
-    } else {
-        Sampling::TopP { temperature: s.temperature, top_p: s.top_p, seed: s.seed }
-    };
+    let sampling = Sampling::from_user(s.temperature, s.top_p, s.seed);
     GenerateParams { max_new_tokens: s.max_tokens as usize, sampling, stop_ids: vec![], mode }
 }
 
