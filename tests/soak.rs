@@ -269,7 +269,7 @@ fn soak_child() {
         let mut ids = Vec::new();
         for (turn, prompt) in PROMPTS.iter().enumerate() {
             let t = ChatTurn {
-                conversation: conversation as i64,
+                conversation: k3_runtime::ConversationKey::History(conversation as i64),
                 system: None,
                 mode: ChatMode::Instruct,
                 history: history.clone(),

@@ -26,7 +26,7 @@ pub type JobId = u64;
 pub struct ChatTurn {
     /// Identifies the conversation across turns (engine state is reused only for the
     /// same key, the same system prompt, mode and history).
-    pub conversation: i64,
+    pub conversation: crate::ConversationKey,
     pub system: Option<String>,
     pub mode: ChatMode,
     /// The messages before this turn's input (up to and with the last reply).

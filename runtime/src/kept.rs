@@ -21,6 +21,7 @@ use k3_engine::chat::{read_saved_conversation, ChatSession, SavedConversation};
 
 use crate::chat::holds;
 use crate::handler::ChatTurn;
+use crate::key::ConversationKey;
 use crate::model::LoadedModel;
 
 /// Where sessions pushed out of RAM go, and how many are kept there.
@@ -41,13 +42,13 @@ pub enum KeptSource {
 
 /// One session kept in RAM.
 struct InRam {
-    conversation: i64,
+    conversation: ConversationKey,
     session: ChatSession,
 }
 
 /// One session saved in the folder, with what it holds (to match turns without reading it).
 struct OnDisk {
-    conversation: i64,
+    conversation: ConversationKey,
     path: PathBuf,
     held: SavedConversation,
 }
@@ -164,7 +165,7 @@ impl KeptChats {
     /// Keeps `session` (the conversation `conversation` just answered) as the most recent;
     /// the oldest in RAM past the plan's count (beside the sessions still answering) go to
     /// the folder.
-    pub fn keep(&mut self, model: &LoadedModel, conversation: i64, session: ChatSession) {
+    pub fn keep(&mut self, model: &LoadedModel, conversation: ConversationKey, session: ChatSession) {
         self.release();
         self.ram.push_front(InRam { conversation, session });
         self.trim_ram(model, model.engine.sequences().saturating_sub(self.answering));
@@ -226,10 +227,10 @@ fn lock(dir: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// The conversation key and file number of a kept file's name (`KEY-NUMBER.k3state`).
-fn file_key(path: &Path) -> Option<(i64, u64)> {
+fn file_key(path: &Path) -> Option<(ConversationKey, u64)> {
     let name = path.file_name()?.to_str()?.strip_suffix(SUFFIX)?;
     let (key, number) = name.rsplit_once('-')?;
-    Some((key.parse().ok()?, number.parse().ok()?))
+    Some((ConversationKey::parse(key)?, number.parse().ok()?))
 }
 
 #[cfg(test)]
@@ -238,8 +239,11 @@ mod tests {
 
     #[test]
     fn file_names_carry_the_conversation_and_their_order() {
-        assert_eq!(file_key(Path::new("/x/-9223372036854775807-00000012.k3state")), Some((i64::MIN + 1, 12)));
-        assert_eq!(file_key(Path::new("/x/7-00000003.k3state")), Some((7, 3)));
+        assert_eq!(file_key(Path::new("/x/api-00000012.k3state")), Some((ConversationKey::Api, 12)));
+        assert_eq!(file_key(Path::new("/x/history.7-00000003.k3state")), Some((ConversationKey::History(7), 3)));
+        // Named before keys had a type: the API's old constant, a history row's bare id.
+        assert_eq!(file_key(Path::new("/x/-82683511195904-00000004.k3state")), Some((ConversationKey::Api, 4)));
+        assert_eq!(file_key(Path::new("/x/7-00000005.k3state")), Some((ConversationKey::History(7), 5)));
         assert_eq!(file_key(Path::new("/x/7-00000003.k3state.tmp")), None);
         assert_eq!(file_key(Path::new("/x/notes.txt")), None);
     }

@@ -23,6 +23,7 @@ pub mod error;
 pub mod figures;
 pub mod handler;
 pub mod kept;
+mod key;
 pub mod model;
 pub mod probe;
 pub mod remote;
@@ -38,6 +39,7 @@ pub use handler::{
 };
 pub use k3_engine::chat::Channel;
 pub use kept::{KeptOnDisk, KeptSource};
+pub use key::ConversationKey;
 pub use model::{LoadedModel, ModelRequest, ModelSummary};
 pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot, TokenSample, TIMELINE_TOKENS};
 pub use remote::{RemoteAnswer, RemoteBackend, RemoteDelta, RemoteFailure};

@@ -62,7 +62,7 @@ fn model(dir: &str, budget: Option<BudgetChoice>) -> ModelRequest {
 
 fn turn(history: Vec<ChatMessage>, text: &str, max_new_tokens: usize) -> ChatTurn {
     ChatTurn {
-        conversation: 7,
+        conversation: k3_runtime::ConversationKey::History(7),
         system: None,
         mode: ChatMode::Instruct,
         history,

@@ -22,10 +22,6 @@ use crate::agent::{chat_options, thinking, tool_specs};
 use crate::api_error::ApiError;
 use crate::request::{ChatRequest, WireMessage, MAX_MESSAGES};
 
-/// The conversation key of every API request: one the app never uses (its ids are
-/// positive), so API turns reuse only API state, and only when the history matches.
-pub const API_CONVERSATION: i64 = -0x4b33_4150_4900;
-
 fn invalid(message: impl Into<String>) -> ApiError {
     ApiError::Invalid { param: "messages", message: message.into() }
 }
@@ -161,7 +157,7 @@ pub fn assemble(conversation: Conversation, params: GenerateParams) -> Result<Ch
     let input_starts = messages.iter().rposition(|m| m.role == Role::Assistant).map_or(0, |i| i + 1);
     let input = messages.split_off(input_starts);
     Ok(ChatTurn {
-        conversation: API_CONVERSATION,
+        conversation: k3_runtime::ConversationKey::Api,
         system,
         mode,
         history: messages,

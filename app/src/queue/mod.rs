@@ -30,7 +30,7 @@ pub use export::{ExportFile, ExportFormat};
 pub use import::{ImportFormat, NewItem};
 use journal::{Event, Journal};
 pub use journal::{ItemSettings, Outcome, QueueItem, Status};
-pub use runner::{turn, QUEUE_CONVERSATION};
+pub use runner::turn;
 
 /// The queue's failures; each names the file, line or item.
 #[derive(Debug, thiserror::Error)]

@@ -4,9 +4,10 @@
 //!
 //! Owns: [`run`] (the loop), [`QueueReply`] (the runtime's `ReplyHandler` for one item: the
 //! turn it answers, its progress, its end), the turn an item is (a new conversation of one
-//! user message, keyed [`QUEUE_CONVERSATION`]), and which failures are the item's (the
-//! engine refused its input: it fails) and which are the queue's (no model, the worker or
-//! the drive gone: the queue stops and the item waits).
+//! user message, keyed `ConversationKey::Queue`: the runtime reuses a kept session only when
+//! it holds exactly the turn's history, and an item's is empty), and which failures are the
+//! item's (the engine refused its input: it fails) and which are the queue's (no model, the
+//! worker or the drive gone: the queue stops and the item waits).
 //! Must not: call the runtime with the state locked.
 
 use std::sync::Arc;
@@ -14,15 +15,10 @@ use std::time::Instant;
 
 use k3_engine::chat::{ChatMode, TurnInput};
 use k3_engine::{DecodeMode, FinishReason, GenerateParams, Sampling};
-use k3_runtime::{ChatTurn, JobId, ReplyHandler, ReplyOutcome, ReplyProgress};
+use k3_runtime::{ChatTurn, ConversationKey, JobId, ReplyHandler, ReplyOutcome, ReplyProgress};
 
 use super::journal::{Event, Outcome, QueueItem, Status};
 use super::{lock, unix_now, AfterStop, Counts, QueueNotice, Run, Running, Shared, State};
-
-/// The conversation key of every queue item (each is a conversation of its own: the
-/// runtime reuses a kept session only when it holds exactly the turn's history, and an
-/// item's history is empty).
-pub const QUEUE_CONVERSATION: i64 = -0x4b33_5155_4555;
 
 /// The runner: starts what can start, tells the app when the queue starts or stops working,
 /// sleeps until something changes; returns when the queue is dropped.
@@ -230,7 +226,7 @@ pub fn turn(item: &QueueItem) -> ChatTurn {
     let s = &item.settings;
     let sampling = Sampling::from_user(s.temperature, s.top_p, item.seed);
     ChatTurn {
-        conversation: QUEUE_CONVERSATION,
+        conversation: ConversationKey::Queue,
         system: item.system.clone(),
         mode: if s.thinking { ChatMode::Thinking } else { ChatMode::Instruct },
         history: Vec::new(),

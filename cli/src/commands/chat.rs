@@ -228,7 +228,7 @@ fn reply(
     current: &CurrentReply,
 ) -> Result<(), Failure> {
     let turn = ChatTurn {
-        conversation: 0,
+        conversation: k3_runtime::ConversationKey::Terminal,
         system: conversation.system.clone(),
         mode: conversation.mode,
         history: conversation.messages.clone(),

@@ -77,7 +77,7 @@ fn local_reply(text: &str, max_tokens: usize) -> k3_runtime::FinishedReply {
         mode: DecodeMode::Incremental,
     };
     let turn = ChatTurn {
-        conversation: 1,
+        conversation: k3_runtime::ConversationKey::History(1),
         system: None,
         mode: ChatMode::Instruct,
         history: vec![],
@@ -259,7 +259,7 @@ fn turn(text: &str, max_tokens: usize) -> ChatTurn {
         mode: DecodeMode::Incremental,
     };
     ChatTurn {
-        conversation: 7,
+        conversation: k3_runtime::ConversationKey::History(7),
         system: None,
         mode: ChatMode::Instruct,
         history: vec![],

@@ -16,7 +16,9 @@ use k3_engine::chat::{
     ToolCall as EngineToolCall, TurnInput,
 };
 use k3_engine::{DecodeMode, FinishReason as EngineFinish, GenerateParams, Sampling};
-use k3_runtime::{Channel, ChatTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, RuntimeError};
+use k3_runtime::{
+    Channel, ChatTurn, ConversationKey, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, RuntimeError,
+};
 
 use crate::history::{HistoryStore, NewAssistantMessage};
 use crate::ipc::dto::{
@@ -117,7 +119,7 @@ impl ReplyHandler for HistoryReply {
         });
         let settings = prepared.conversation.settings.clone();
         let turn = ChatTurn {
-            conversation: self.conversation_id,
+            conversation: ConversationKey::History(self.conversation_id),
             system: Some(prepared.conversation.system_prompt.clone()).filter(|s| !s.trim().is_empty()),
             mode: if settings.thinking { ChatMode::Thinking } else { ChatMode::Instruct },
             history: prepared.history.iter().map(engine_message).collect(),
