@@ -124,7 +124,7 @@ pub fn startup_model(
 /// The packed trunk the setup wizard writes beside a store (`<folder>/.k3-desktop/trunk`),
 /// when that folder has one: a folder opened by path streams its trunk from there.
 pub fn packed_trunk_of(folder: &Path) -> Option<PathBuf> {
-    let trunk = folder.join(".k3-desktop").join("trunk");
+    let trunk = k3_store::download::layout::StoreLayout::new(folder).default_trunk();
     trunk.join("trunk.json").is_file().then_some(trunk)
 }
 

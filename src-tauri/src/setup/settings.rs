@@ -106,7 +106,7 @@ impl SetupSettings {
     pub fn trunk_path(&self) -> Option<PathBuf> {
         match (&self.trunk_dir, &self.store_dir) {
             (Some(t), _) => Some(PathBuf::from(t)),
-            (None, Some(s)) => Some(Path::new(s).join(".k3-desktop").join("trunk")),
+            (None, Some(s)) => Some(k3_store::download::layout::StoreLayout::new(s).default_trunk()),
             (None, None) => None,
         }
     }

@@ -1,7 +1,7 @@
 //! Where everything of a store lives (PRODUCT.md §4.3): the files at their repository
 //! paths (`hf download --local-dir` compatible), `.cache/huggingface/download/*.metadata`
 //! for the Hugging Face tools, and our own `.k3-desktop/` (manifest, journals, partials,
-//! lock).
+//! lock, the packed trunk by default).
 //!
 //! Owns: [`StoreLayout`]. Must not: be given a repository path that `hub::names` did not
 //! accept (every join below trusts that check).
@@ -29,6 +29,13 @@ impl StoreLayout {
 
     pub fn k3_dir(&self) -> PathBuf {
         self.root.join(".k3-desktop")
+    }
+
+    /// Where the packed trunk goes unless the user names another folder
+    /// (`<store>/.k3-desktop/trunk`): the CLI's `k3 download`, the wizard and a folder
+    /// opened by path all look here.
+    pub fn default_trunk(&self) -> PathBuf {
+        self.k3_dir().join("trunk")
     }
 
     pub fn manifest(&self) -> PathBuf {

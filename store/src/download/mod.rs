@@ -175,7 +175,7 @@ fn preflight(
     events: &EventSink,
 ) -> StoreResult<()> {
     let store_dev = space::device_of(layout.root())?;
-    let trunk_dir = opts.trunk_dir.clone().unwrap_or_else(|| layout.k3_dir().join("trunk"));
+    let trunk_dir = opts.trunk_dir.clone().unwrap_or_else(|| layout.default_trunk());
     let trunk_probe = trunk_dir
         .ancestors()
         .find(|p| p.exists())

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use k3_engine::stream::trunk_pack::{pack_trunk, PackProgress};
 use k3_engine::{EngineOptions, MemoryOptions};
 use k3_plan::{format_bytes, parse_size, BudgetChoice};
+use k3_store::download::layout::StoreLayout;
 use k3_store::download::space::tb;
 use k3_store::{DownloadOptions, HubClient, HubSettings, StoreError};
 use serde_json::json;
@@ -40,7 +41,7 @@ pub fn download(args: DownloadArgs) -> Result<(), Failure> {
         .build()
         .map_err(|e| runtime_error(format!("cannot start the async runtime: {e}")))?;
     let store = opts.store.clone();
-    let trunk_dir = opts.trunk_dir.clone().unwrap_or_else(|| store.join(".k3-desktop").join("trunk"));
+    let trunk_dir = opts.trunk_dir.clone().unwrap_or_else(|| StoreLayout::new(&store).default_trunk());
     let result = runtime.block_on(k3_store::download(opts, hub, events, stop));
     view.finish();
     drop(runtime);
