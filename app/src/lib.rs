@@ -2,8 +2,10 @@
 //! `cargo test`. The Tauri crate (`src-tauri`) adapts it: its commands turn these services'
 //! records into wire types and its events; nothing here knows of Tauri or the webview.
 //!
-//! Layout: `queue` (the overnight queue of prompts: journaled, resumed after a restart).
+//! Layout: `queue` (the overnight queue of prompts: journaled, resumed after a restart) ·
+//! `settings` (one versioned record per settings file, read once, with change events).
 //! Depends on: `k3-runtime` (replies run on the runtime the window's chats use) and
 //! `k3-engine`'s chat and sampling types.
 
 pub mod queue;
+pub mod settings;

@@ -8,11 +8,11 @@
 //! no reopen) and [`PerformanceView`], what the Settings page shows.
 //! Precedence: the saved choice, else the environment, else all cores and 4 reads.
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use k3_app::settings::records::{SpeculationRecord, ThreadsRecord};
+use k3_app::settings::{Settings, SettingsRecord};
 use k3_engine::speculate::MAX_DRAFT;
 use k3_engine::DecodeMode;
 
@@ -20,10 +20,10 @@ use crate::ipc::error::IpcError;
 use crate::setup::SpeedSummary;
 
 /// The settings file's name in the app's data folder.
-pub const PERFORMANCE_FILE: &str = "performance.json";
+pub const PERFORMANCE_FILE: &str = ThreadsRecord::FILE;
 
 /// The speculative decoding choice's file in the app's data folder.
-pub const SPECULATION_FILE: &str = "speculation.json";
+pub const SPECULATION_FILE: &str = SpeculationRecord::FILE;
 
 /// Exact speculative decoding: how many tokens a reply may draft by prompt lookup and
 /// verify in one pass (0: off, the default). Replies are the same either way; only their
@@ -37,12 +37,12 @@ pub struct SpeculationChoice {
 
 impl SpeculationChoice {
     /// `speculation.json`, or off when it is absent or unreadable.
-    pub fn load(data_dir: &Path) -> SpeculationChoice {
-        crate::json_file::load_or_default(data_dir, SPECULATION_FILE)
+    pub fn load(settings: &Settings) -> SpeculationChoice {
+        SpeculationChoice { max_draft: settings.get::<SpeculationRecord>().max_draft }
     }
 
-    pub fn save(&self, data_dir: &Path) -> Result<(), IpcError> {
-        crate::json_file::save(data_dir, SPECULATION_FILE, self)
+    pub fn save(&self, settings: &Settings) -> Result<(), IpcError> {
+        Ok(settings.set(SpeculationRecord { max_draft: self.max_draft })?)
     }
 
     /// Refuses more draft tokens than one verify pass may carry.
@@ -85,12 +85,13 @@ pub struct Threads {
 
 impl Threads {
     /// `performance.json`, or no choice when it is absent or unreadable.
-    pub fn load(data_dir: &Path) -> Threads {
-        crate::json_file::load_or_default(data_dir, PERFORMANCE_FILE)
+    pub fn load(settings: &Settings) -> Threads {
+        let r = settings.get::<ThreadsRecord>();
+        Threads { compute: r.compute, io: r.io }
     }
 
-    pub fn save(&self, data_dir: &Path) -> Result<(), IpcError> {
-        crate::json_file::save(data_dir, PERFORMANCE_FILE, self)
+    pub fn save(&self, settings: &Settings) -> Result<(), IpcError> {
+        Ok(settings.set(ThreadsRecord { compute: self.compute, io: self.io })?)
     }
 
     /// What `OMP_NUM_THREADS` and `K3_ASYNC_IO_THREADS` ask for (values that are not a
@@ -204,12 +205,14 @@ mod tests {
     #[test]
     fn speculation_is_off_until_chosen_bounded_and_kept_in_its_own_file() {
         let dir = tempfile::tempdir().unwrap();
-        let off = SpeculationChoice::load(dir.path());
+        let settings = Settings::open(dir.path());
+        let off = SpeculationChoice::load(&settings);
         assert_eq!((off, off.decode_mode()), (SpeculationChoice { max_draft: 0 }, DecodeMode::Incremental));
         let four = SpeculationChoice { max_draft: 4 };
-        four.save(dir.path()).unwrap();
-        assert_eq!(SpeculationChoice::load(dir.path()).decode_mode(), DecodeMode::Speculative { max_draft: 4 });
-        assert_eq!(Threads::load(dir.path()), Threads::default(), "the thread counts are another file");
+        four.save(&settings).unwrap();
+        let again = Settings::open(dir.path());
+        assert_eq!(SpeculationChoice::load(&again).decode_mode(), DecodeMode::Speculative { max_draft: 4 });
+        assert_eq!(Threads::load(&again), Threads::default(), "the thread counts are another file");
         assert!(SpeculationChoice { max_draft: MAX_DRAFT as u32 }.check().is_ok());
         let e = SpeculationChoice { max_draft: 33 }.check().unwrap_err();
         assert!(e.message.contains("33 draft tokens is more than 32"), "{}", e.message);
@@ -218,12 +221,12 @@ mod tests {
     #[test]
     fn the_choice_round_trips_through_its_file() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(Threads::load(dir.path()), Threads::default());
+        assert_eq!(Threads::load(&Settings::open(dir.path())), Threads::default());
         let t = Threads { compute: Some(1), io: Some(16) };
-        t.save(dir.path()).unwrap();
-        assert_eq!(Threads::load(dir.path()), t);
+        t.save(&Settings::open(dir.path())).unwrap();
+        assert_eq!(Threads::load(&Settings::open(dir.path())), t);
         std::fs::write(dir.path().join(PERFORMANCE_FILE), "{not json").unwrap();
-        assert_eq!(Threads::load(dir.path()), Threads::default(), "unreadable: the defaults");
+        assert_eq!(Threads::load(&Settings::open(dir.path())), Threads::default(), "unreadable: the defaults");
         assert!(dir.path().join("performance.json.unreadable").exists(), "kept aside, not lost");
     }
 }

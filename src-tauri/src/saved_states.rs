@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use k3_app::settings::records::ResumeRecord;
+use k3_app::settings::{Settings, SettingsRecord};
+
 use crate::ipc::error::{ErrorCode, IpcError};
 
 fn io_error(path: &Path, e: std::io::Error) -> IpcError {
@@ -21,13 +24,13 @@ fn io_error(path: &Path, e: std::io::Error) -> IpcError {
 }
 
 /// The choice's file in the app's data folder.
-pub const RESUME_FILE: &str = "resume.json";
+pub const RESUME_FILE: &str = ResumeRecord::FILE;
 /// The folder of saved states in the app's data folder.
 pub const STATES_DIR: &str = "states";
 /// The most conversations the page offers to keep.
 pub const MAX_KEEP: u32 = 64;
 /// Kept when nothing is chosen: a real K3 state is about half a gigabyte.
-pub const DEFAULT_KEEP: u32 = 4;
+pub const DEFAULT_KEEP: u32 = k3_app::settings::records::DEFAULT_KEEP;
 
 /// How many of the most recent conversations keep their engine state (0: none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -44,12 +47,12 @@ impl Default for ResumeChoice {
 
 impl ResumeChoice {
     /// `resume.json`, or the default when it is absent or unreadable.
-    pub fn load(data_dir: &Path) -> ResumeChoice {
-        crate::json_file::load_or_default(data_dir, RESUME_FILE)
+    pub fn load(settings: &Settings) -> ResumeChoice {
+        ResumeChoice { keep: settings.get::<ResumeRecord>().keep }
     }
 
-    pub fn save(&self, data_dir: &Path) -> Result<(), IpcError> {
-        crate::json_file::save(data_dir, RESUME_FILE, self)
+    pub fn save(&self, settings: &Settings) -> Result<(), IpcError> {
+        Ok(settings.set(ResumeRecord { keep: self.keep })?)
     }
 
     pub fn check(&self) -> Result<(), IpcError> {
@@ -155,7 +158,7 @@ mod tests {
         prune(d, 0, Some(&next)).unwrap();
         assert_eq!(usage(d), SavedStates { count: 0, bytes: 0 }, "keeping none removes every state");
         assert_eq!(state_file(d, 1, ResumeChoice { keep: 0 }), None);
-        assert_eq!(ResumeChoice::load(d), ResumeChoice { keep: DEFAULT_KEEP });
+        assert_eq!(ResumeChoice::load(&Settings::open(d)), ResumeChoice { keep: DEFAULT_KEEP });
         assert!(ResumeChoice { keep: 65 }.check().unwrap_err().message.contains("65 is more than 64"));
     }
 }

@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use k3_app::settings::Settings;
+
 use crate::history::{open_for_app, HistoryError, HistoryStore};
 use crate::ipc::dto::HistoryNotice;
 use crate::ipc::error::IpcError;
@@ -37,6 +39,8 @@ pub struct AppState {
     pub setup: Arc<crate::setup::SetupHost>,
     /// The local OpenAI-compatible API over the same runtime (Settings › Local API).
     pub local_api: Arc<crate::local_api::LocalApi>,
+    /// The settings files, each read once (`k3_app::settings`).
+    pub settings: Arc<Settings>,
     /// The overnight queue of prompts, over the same runtime (the Queue view).
     pub queue: Arc<crate::queue_host::QueueHost>,
     /// Remote backends conversations can be answered by (Settings › Backends).
@@ -55,6 +59,7 @@ impl AppState {
     /// Opens the history in `data_dir` and starts the worker, which loads the startup model.
     pub fn start(options: &AppOptions, data_dir: &Path, resource_dir: Option<&Path>) -> Result<AppState, HistoryError> {
         let history = open_for_app(&data_dir.join(HISTORY_FILE))?;
+        let settings = Arc::new(Settings::open(data_dir));
         let (store, history_notice) = (Arc::new(Mutex::new(history.store)), history.notice);
         let setup = Arc::new(crate::setup::SetupHost::load(data_dir, options.repo.as_deref(), options.speed_seconds));
         let saved = MemoryFile::load(data_dir);
@@ -66,11 +71,11 @@ impl AppState {
             context_length: options.context_length,
             residency: saved.residency_rule(),
         });
-        let threads = Threads::load(data_dir).or(options.threads);
+        let threads = Threads::load(&settings).or(options.threads);
         let worker = Worker::spawn(store.clone(), startup, threads)
             .map_err(|source| HistoryError::Folder { path: data_dir.into(), source })?;
         let demo = ModelTarget { context_length: options.context_length, ..crate::options::demo_model(resource_dir) };
-        let local_api = Arc::new(crate::local_api::LocalApi::open(worker.runtime(), data_dir));
+        let local_api = Arc::new(crate::local_api::LocalApi::open(worker.runtime(), settings.clone()));
         let queue = Arc::new(crate::queue_host::QueueHost::open(data_dir, worker.runtime()));
         Ok(AppState {
             worker: Arc::new(worker),
@@ -84,6 +89,7 @@ impl AppState {
             setup,
             local_api,
             queue,
+            settings,
             backends: Arc::new(crate::backends::Backends::open(data_dir, options.keyring)),
             env_threads: options.threads,
             log_file: crate::logging::log_file(Some(data_dir).filter(|_| options.data_dir.is_some()), None),

@@ -13,11 +13,14 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use k3_app::settings::records::ChatDefaultsRecord;
+use k3_app::settings::{Settings, SettingsRecord};
+
 use crate::ipc::dto::SamplingSettings;
 use crate::ipc::error::IpcError;
 
 /// The settings file's name in the app's data folder.
-pub const CHAT_DEFAULTS_FILE: &str = "chat-defaults.json";
+pub const CHAT_DEFAULTS_FILE: &str = ChatDefaultsRecord::FILE;
 /// A `generation_config.json` larger than this is not a settings file.
 const MAX_GENERATION_CONFIG_BYTES: u64 = 1 << 20;
 
@@ -51,12 +54,12 @@ impl Default for ChatDefaults {
 }
 
 impl ChatDefaults {
-    pub fn load(data_dir: &Path) -> ChatDefaults {
-        crate::json_file::load_or_default(data_dir, CHAT_DEFAULTS_FILE)
+    pub fn load(settings: &Settings) -> ChatDefaults {
+        settings.get::<ChatDefaultsRecord>().into()
     }
 
-    pub fn save(&self, data_dir: &Path) -> Result<(), IpcError> {
-        crate::json_file::save(data_dir, CHAT_DEFAULTS_FILE, self)
+    pub fn save(&self, settings: &Settings) -> Result<(), IpcError> {
+        Ok(settings.set(ChatDefaultsRecord::from(self))?)
     }
 
     /// A new conversation's sampling settings with `seed`.
@@ -135,6 +138,32 @@ pub fn model_defaults(model_dir: &Path) -> Result<Option<ModelDefaults>, String>
     Ok(Some(ModelDefaults { temperature: if greedy { Some(0.0) } else { temperature }, top_p, max_tokens }))
 }
 
+impl From<ChatDefaultsRecord> for ChatDefaults {
+    fn from(r: ChatDefaultsRecord) -> Self {
+        ChatDefaults {
+            temperature: r.temperature,
+            top_p: r.top_p,
+            max_tokens: r.max_tokens,
+            thinking: r.thinking,
+            system_prompt: r.system_prompt,
+            backend: r.backend,
+        }
+    }
+}
+
+impl From<&ChatDefaults> for ChatDefaultsRecord {
+    fn from(d: &ChatDefaults) -> Self {
+        ChatDefaultsRecord {
+            temperature: d.temperature,
+            top_p: d.top_p,
+            max_tokens: d.max_tokens,
+            thinking: d.thinking,
+            system_prompt: d.system_prompt.clone(),
+            backend: d.backend.clone(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,15 +206,16 @@ mod tests {
     #[test]
     fn defaults_round_trip_and_take_the_models_values_where_given() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(ChatDefaults::load(dir.path()), ChatDefaults::default());
+        let settings = Settings::open(dir.path());
+        assert_eq!(ChatDefaults::load(&settings), ChatDefaults::default());
         let mine = ChatDefaults {
             temperature: 0.0,
             max_tokens: 64,
             system_prompt: "Be brief.".into(),
             ..ChatDefaults::default()
         };
-        mine.save(dir.path()).unwrap();
-        assert_eq!(ChatDefaults::load(dir.path()), mine);
+        mine.save(&settings).unwrap();
+        assert_eq!(ChatDefaults::load(&Settings::open(dir.path())), mine);
         let model = ModelDefaults { temperature: Some(1.0), top_p: None, max_tokens: Some(4096) };
         let reset = mine.with_model(&model);
         assert_eq!((reset.temperature, reset.top_p, reset.max_tokens), (1.0, mine.top_p, 4096));

@@ -28,7 +28,7 @@ pub async fn list_conversations(state: State<'_, AppState>) -> Result<Vec<Conver
 #[tauri::command]
 pub async fn create_conversation(state: State<'_, AppState>) -> Result<Conversation, IpcError> {
     // Settings › New chats: the saved defaults, with a fresh seed for each chat.
-    let defaults = ChatDefaults::load(&state.data_dir);
+    let defaults = ChatDefaults::load(&state.settings);
     let store = state.history()?;
     let created = store.create_with_prompt(&defaults.sampling(fresh_seed()), &defaults.system_prompt)?;
     // A default backend removed since it was chosen: the chat starts on this computer (prompts stay here).
@@ -62,7 +62,7 @@ pub async fn chat_defaults(state: State<'_, AppState>) -> Result<ChatDefaultsVie
         Some(Ok(None)) => (None, Some("This model has no generation_config.json.".to_string())),
         Some(Err(e)) => (None, Some(e)),
     };
-    Ok(ChatDefaultsView { defaults: ChatDefaults::load(&state.data_dir), model_defaults, model_note })
+    Ok(ChatDefaultsView { defaults: ChatDefaults::load(&state.settings), model_defaults, model_note })
 }
 
 /// Saves the defaults new chats start with (checked as a conversation's settings are).
@@ -70,7 +70,7 @@ pub async fn chat_defaults(state: State<'_, AppState>) -> Result<ChatDefaultsVie
 pub async fn set_chat_defaults(state: State<'_, AppState>, defaults: ChatDefaults) -> Result<ChatDefaults, IpcError> {
     check_settings(&defaults.sampling(0))?;
     state.backends.check_known(defaults.backend.as_deref())?;
-    defaults.save(&state.data_dir)?;
+    defaults.save(&state.settings)?;
     Ok(defaults)
 }
 

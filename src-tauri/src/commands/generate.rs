@@ -15,10 +15,10 @@ use crate::worker::{JobKind, LocalReply};
 /// speculative decoding choice, and the state file (room made for it among the kept
 /// ones), both read per reply so a change applies from the next one.
 fn route(state: &AppState, id: i64) -> Result<(&crate::backends::Backends, LocalReply), IpcError> {
-    let resume = ResumeChoice::load(&state.data_dir);
+    let resume = ResumeChoice::load(&state.settings);
     let state_file = saved_states::state_file(&state.data_dir, id, resume);
     saved_states::prune(&state.data_dir, resume.keep, state_file.as_deref())?;
-    let mode = SpeculationChoice::load(&state.data_dir).decode_mode();
+    let mode = SpeculationChoice::load(&state.settings).decode_mode();
     Ok((&state.backends, LocalReply { mode, state_file }))
 }
 

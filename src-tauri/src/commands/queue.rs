@@ -32,7 +32,7 @@ pub fn queue_state(state: State<'_, AppState>) -> QueueState {
 #[tauri::command]
 pub fn queue_add(state: State<'_, AppState>, text: String, format: QueueImportFormat) -> Result<QueueState, IpcError> {
     let items = import::parse(&text, format.into()).map_err(queue_error)?;
-    let d = ChatDefaults::load(&state.data_dir);
+    let d = ChatDefaults::load(&state.settings);
     let settings =
         ItemSettings { temperature: d.temperature, top_p: d.top_p, max_tokens: d.max_tokens, thinking: d.thinking };
     let defaults = ItemDefaults { settings, system: Some(d.system_prompt) };

@@ -23,7 +23,7 @@ use crate::worker::ModelTarget;
 pub fn performance_settings(state: State<'_, AppState>) -> PerformanceView {
     let model = state.worker.probe().snapshot().model;
     PerformanceView {
-        saved: Threads::load(&state.data_dir),
+        saved: Threads::load(&state.settings),
         from_env: state.env_threads,
         cores: cores(),
         default_io: DEFAULT_IO_THREADS,
@@ -36,9 +36,9 @@ pub fn performance_settings(state: State<'_, AppState>) -> PerformanceView {
         }),
         speed: state.setup.settings().speed,
         speed_test_dir: model.filter(|m| !m.is_demo).map(|m| m.path.display().to_string()),
-        speculation: SpeculationChoice::load(&state.data_dir),
+        speculation: SpeculationChoice::load(&state.settings),
         max_draft: k3_engine::speculate::MAX_DRAFT as u32,
-        resume: ResumeChoice::load(&state.data_dir),
+        resume: ResumeChoice::load(&state.settings),
         max_keep: saved_states::MAX_KEEP,
         saved_states: saved_states::usage(&state.data_dir),
     }
@@ -48,7 +48,7 @@ pub fn performance_settings(state: State<'_, AppState>) -> PerformanceView {
 #[tauri::command]
 pub fn set_resume(state: State<'_, AppState>, choice: ResumeChoice) -> Result<(), IpcError> {
     choice.check()?;
-    choice.save(&state.data_dir)?;
+    choice.save(&state.settings)?;
     saved_states::prune(&state.data_dir, choice.keep, None)?;
     log::info!("saved conversation states: keep {}", choice.keep);
     Ok(())
@@ -58,7 +58,7 @@ pub fn set_resume(state: State<'_, AppState>, choice: ResumeChoice) -> Result<()
 #[tauri::command]
 pub fn set_speculation(state: State<'_, AppState>, choice: SpeculationChoice) -> Result<(), IpcError> {
     choice.check()?;
-    choice.save(&state.data_dir)?;
+    choice.save(&state.settings)?;
     log::info!("speculative decoding: up to {} draft tokens (0 = off)", choice.max_draft);
     Ok(())
 }
@@ -68,7 +68,7 @@ pub fn set_speculation(state: State<'_, AppState>, choice: SpeculationChoice) ->
 #[tauri::command]
 pub async fn apply_performance(state: State<'_, AppState>, threads: Threads) -> Result<ModelInfo, IpcError> {
     threads.check(cores())?;
-    threads.save(&state.data_dir)?;
+    threads.save(&state.settings)?;
     let used = threads.or(state.env_threads);
     let memory = state.memory();
     let measured = state.setup.settings().speed.map_or(ReadPattern::DEFAULT, |s| s.engine_pattern());

@@ -64,6 +64,12 @@ impl IpcError {
     }
 }
 
+impl From<k3_app::settings::SettingsError> for IpcError {
+    fn from(e: k3_app::settings::SettingsError) -> Self {
+        IpcError::new(ErrorCode::Io, e.to_string())
+    }
+}
+
 impl From<k3_engine::Error> for IpcError {
     fn from(e: k3_engine::Error) -> Self {
         IpcError::from(&e)

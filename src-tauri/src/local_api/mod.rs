@@ -12,13 +12,15 @@ pub mod log;
 pub mod settings;
 pub mod status;
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use k3_runtime::Runtime;
 use k3_server::{Server, ServerError, ServerHandle};
 
 pub use settings::{ApiSettings, API_SETTINGS_FILE};
+
+use k3_app::settings::records::LocalApiRecord;
+use k3_app::settings::Settings;
 pub use status::{ApiLogLine, ApiProblem, ApiStatus};
 
 use crate::ipc::error::IpcError;
@@ -27,7 +29,8 @@ use log::RequestBook;
 /// The server, if one runs, and the settings behind it.
 pub struct LocalApi {
     runtime: Arc<Runtime>,
-    data_dir: PathBuf,
+    /// Where the choice is saved (`local-api.json`).
+    store: Arc<Settings>,
     book: Arc<RequestBook>,
     inner: Mutex<Inner>,
 }
@@ -41,11 +44,11 @@ struct Inner {
 impl LocalApi {
     /// Reads the saved settings and, when the API was on, starts it (a failure to start
     /// is kept as the status's problem, for Settings to show).
-    pub fn open(runtime: Arc<Runtime>, data_dir: &Path) -> LocalApi {
-        let settings: ApiSettings = crate::json_file::load_or_default(data_dir, API_SETTINGS_FILE);
+    pub fn open(runtime: Arc<Runtime>, store: Arc<Settings>) -> LocalApi {
+        let settings = ApiSettings::from(store.get::<LocalApiRecord>());
         let api = LocalApi {
             runtime,
-            data_dir: data_dir.to_path_buf(),
+            store,
             book: Arc::new(RequestBook::default()),
             inner: Mutex::new(Inner { settings: settings.clone(), server: None, problem: None }),
         };
@@ -67,7 +70,7 @@ impl LocalApi {
         settings.enabled = outcome.is_ok();
         inner.settings = settings;
         record(&mut inner, outcome);
-        crate::json_file::save(&self.data_dir, API_SETTINGS_FILE, &inner.settings)?;
+        self.store.set(LocalApiRecord::from(&inner.settings))?;
         Ok(self.status_of(&inner))
     }
 
@@ -80,7 +83,7 @@ impl LocalApi {
         }
         inner.problem = None;
         inner.settings.enabled = false;
-        crate::json_file::save(&self.data_dir, API_SETTINGS_FILE, &inner.settings)?;
+        self.store.set(LocalApiRecord::from(&inner.settings))?;
         Ok(self.status_of(&inner))
     }
 

@@ -10,10 +10,12 @@ use std::net::{IpAddr, Ipv4Addr};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use k3_app::settings::records::LocalApiRecord;
+
 use super::status::ApiProblem;
 
 /// The settings file inside the data folder.
-pub const API_SETTINGS_FILE: &str = "local-api.json";
+pub const API_SETTINGS_FILE: &str = <LocalApiRecord as k3_app::settings::SettingsRecord>::FILE;
 
 /// The local API as the user set it up.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -80,6 +82,24 @@ impl ApiSettings {
             request_log: Some(request_log),
             ..k3_server::ServerConfig::default()
         })
+    }
+}
+
+impl From<LocalApiRecord> for ApiSettings {
+    fn from(r: LocalApiRecord) -> Self {
+        ApiSettings { enabled: r.enabled, port: r.port, api_key: r.api_key, lan: r.lan, lan_address: r.lan_address }
+    }
+}
+
+impl From<&ApiSettings> for LocalApiRecord {
+    fn from(s: &ApiSettings) -> Self {
+        LocalApiRecord {
+            enabled: s.enabled,
+            port: s.port,
+            api_key: s.api_key.clone(),
+            lan: s.lan,
+            lan_address: s.lan_address.clone(),
+        }
     }
 }
 
