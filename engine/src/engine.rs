@@ -1,37 +1,39 @@
 //! The engine's public entry: load a model folder, then score or generate.
 //!
+//! Layout: `decoder` (the generation loop: prefill, incremental or full recompute, exact
+//! speculative decoding, sampling, stop ids, per-token events; the one place a
+//! [`Generation`] is built) · `gate` (the step gate generations share passes through) ·
+//! `batch` (several sequences' steps in one pass).
 //! Owns: [`Engine::load`] (config → index → plan → bind), [`Engine::replan`] (another
 //! memory plan between generations, no reload), the thread pool every kernel runs in,
-//! [`Session`] (a conversation's tokens and carried state), prefill + incremental decode
-//! or full recompute, exact speculative decoding (drafts from `speculate`, verified in one
-//! batched pass; rejected positions undone by `SequenceState::keep_tentative`), sampling,
-//! stop ids, the context length, cancellation and per-token events.
+//! [`Session`] (a conversation's tokens and carried state), scoring, feeding tokens,
+//! saved sessions, the context length.
 //! Must not: hold global state, or let a cancelled forward pass leave a session whose
 //! state disagrees with its tokens (such a session is rebuilt from its tokens).
 //! Easy to break: the last generated token is NOT yet in the carried state; the next
 //! call feeds `tokens[state.n_positions()..]` first.
 
 mod batch;
+mod decoder;
 mod gate;
 
 pub use gate::BatchCounters;
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k3_plan::{BudgetChoice, Footprint, MemoryPlan, ResidencyRule, PREFILL_CHUNK};
 
 use crate::config::ModelConfig;
-use crate::constraint::{next_mask, TokenConstraint};
 use crate::error::{Error, Result};
-use crate::events::{CancelToken, EventSink, TokenEvent};
+use crate::events::{CancelToken, EventSink};
 use crate::format::TensorIndex;
 use crate::model::{LogitsFor, Model, SequenceState, Tap};
 use crate::options::{EngineOptions, MemoryOptions};
 use crate::resume::{self, CheckpointIdentity};
-use crate::sampling::{Sampler, Sampling};
-use crate::speculate::{self, Drafter, Speculation, SpeculationStats};
+use crate::sampling::Sampling;
+use crate::speculate::SpeculationStats;
 use crate::stream::residency::Residency;
 use crate::stream::{Counters, StreamMetrics};
 
@@ -282,221 +284,6 @@ impl Engine {
             }
         }
         Ok(true)
-    }
-
-    /// Appends `prompt` to the session and generates up to `params.max_new_tokens`.
-    pub fn generate(
-        &self,
-        session: &mut Session,
-        prompt: &[u32],
-        params: &GenerateParams,
-        cancel: &CancelToken,
-        sink: &mut dyn EventSink,
-    ) -> Result<Generation> {
-        self.generate_constrained(session, prompt, params, None, cancel, sink)
-    }
-
-    /// [`Engine::generate`] picking only tokens `constraint` allows (`crate::constraint`).
-    pub fn generate_constrained(
-        &self,
-        session: &mut Session,
-        prompt: &[u32],
-        params: &GenerateParams,
-        constraint: Option<&mut dyn TokenConstraint>,
-        cancel: &CancelToken,
-        sink: &mut dyn EventSink,
-    ) -> Result<Generation> {
-        let mut drafter = Speculation::new(match params.mode {
-            DecodeMode::Speculative { max_draft } if max_draft > speculate::MAX_DRAFT => {
-                let reason = format!("{max_draft} draft tokens; at most {}", speculate::MAX_DRAFT);
-                return Err(Error::Option { option: "speculate", reason });
-            }
-            DecodeMode::Speculative { max_draft } => max_draft,
-            DecodeMode::Incremental | DecodeMode::FullRecompute => 0,
-        });
-        self.generate_drafting(session, prompt, params, (&mut drafter, constraint), (cancel, sink))
-    }
-
-    /// [`Engine::generate`] with drafts from `drafter` (in `DecodeMode::Speculative`; other
-    /// modes never ask it): whatever it proposes, the output is serial decoding's. Drafts
-    /// are cut to the generation's room and to [`speculate::MAX_DRAFT`]. With a
-    /// `constraint`, each pick is among the tokens it allows.
-    pub fn generate_drafting(
-        &self,
-        session: &mut Session,
-        prompt: &[u32],
-        params: &GenerateParams,
-        (drafter, mut constraint): (&mut dyn Drafter, Option<&mut dyn TokenConstraint>),
-        (cancel, sink): (&CancelToken, &mut dyn EventSink),
-    ) -> Result<Generation> {
-        params.sampling.validate()?;
-        // Generations on other threads share this one's forward passes while it runs.
-        let _member = self.gate.join();
-        if prompt.is_empty() && session.tokens.is_empty() {
-            return Err(Error::Empty { what: "prompt" });
-        }
-        self.check_ids(prompt, session.tokens.len())?;
-        let mut sampler = Sampler::new(params.sampling.clone())?;
-        session.tokens.extend_from_slice(prompt);
-        let start = Instant::now();
-        let metrics_start = self.counters.snapshot();
-        let mut metrics_step = metrics_start;
-        let mut generated = Vec::new();
-        let mut prefill_time = Duration::ZERO;
-        let mut step_start = start;
-        if params.max_new_tokens == 0 {
-            let n_prefilled = session.tokens.len().saturating_sub(1).saturating_sub(session.state.n_positions());
-            let finish = self.prefill_pending(session, cancel)?;
-            let elapsed = start.elapsed();
-            let metrics = self.counters.snapshot().since(&metrics_start);
-            let peak_rss_bytes = crate::stream::peak_rss_bytes();
-            return Ok(Generation {
-                generated,
-                finish,
-                n_prefilled,
-                prefill_time: elapsed,
-                total_time: elapsed,
-                metrics,
-                peak_rss_bytes,
-                speculation: SpeculationStats::default(),
-            });
-        }
-        let n_prefilled = match params.mode {
-            DecodeMode::Incremental | DecodeMode::Speculative { .. }
-                if session.state.n_positions() <= session.tokens.len() =>
-            {
-                session.tokens.len() - session.state.n_positions()
-            }
-            _ => session.tokens.len(),
-        };
-        let speculative = matches!(params.mode, DecodeMode::Speculative { .. });
-        let mut speculation = SpeculationStats::default();
-        let vocab = self.config().vocab_size;
-        let finish = loop {
-            if generated.len() == params.max_new_tokens {
-                break FinishReason::Length;
-            }
-            if session.tokens.len() >= self.context_length() {
-                break FinishReason::ContextFull;
-            }
-            // Drafts only once the state has caught up (the prompt is prefilled normally).
-            let room = (params.max_new_tokens - generated.len()).min(self.context_length() - session.tokens.len());
-            let caught_up = session.state.n_positions() + 1 == session.tokens.len();
-            let mut draft = if caught_up && speculative { drafter.next_draft(&session.tokens, room) } else { vec![] };
-            draft.truncate((room - 1).min(speculate::MAX_DRAFT));
-            let pass_start = Instant::now();
-            let Some(rows) = self.next_rows(session, params.mode, &draft, cancel, sink)? else {
-                break FinishReason::Cancelled;
-            };
-            let pass_time = pass_start.elapsed();
-            if generated.is_empty() {
-                prefill_time = start.elapsed();
-                sink.prefill_done(session.tokens.len(), prefill_time);
-            }
-            // Serial decoding's picks, position by position, until one differs from the draft.
-            let mut emitted = 0;
-            let mut stopped = false;
-            for (j, logits) in rows.chunks(vocab).enumerate() {
-                let id = match constraint.as_deref_mut() {
-                    None => sampler.pick(logits),
-                    Some(c) => {
-                        let id = sampler.pick_allowed(logits, &next_mask(c, vocab)?);
-                        c.commit(id).map_err(|reason| Error::Constraint { reason })?;
-                        id
-                    }
-                };
-                session.tokens.push(id);
-                generated.push(id);
-                emitted += 1;
-                let now = self.counters.snapshot();
-                let metrics = now.since(&metrics_step);
-                metrics_step = now;
-                let index = generated.len() - 1;
-                sink.token(&TokenEvent { index, id, logits, elapsed: step_start.elapsed(), metrics });
-                step_start = Instant::now();
-                stopped = params.stop_ids.contains(&id);
-                if stopped || draft.get(j) != Some(&id) {
-                    break;
-                }
-            }
-            if !draft.is_empty() {
-                // The pass fed the pending token and the draft; serial decoding would have
-                // fed the pending token and every emitted one but the last.
-                session.state.keep_tentative(self.config(), emitted);
-                let new = &generated[generated.len() - emitted..];
-                drafter.verified(&draft, new, pass_time);
-                speculation.verify_passes += 1;
-                speculation.drafted += draft.len();
-                speculation.accepted += new.iter().zip(&draft).take_while(|(got, drafted)| got == drafted).count();
-            } else if caught_up {
-                drafter.serial_step(pass_time);
-            }
-            if stopped {
-                break FinishReason::Stop;
-            }
-        };
-        let metrics = self.counters.snapshot().since(&metrics_start);
-        let peak_rss_bytes = crate::stream::peak_rss_bytes();
-        Ok(Generation {
-            generated,
-            finish,
-            n_prefilled,
-            prefill_time,
-            total_time: start.elapsed(),
-            metrics,
-            peak_rss_bytes,
-            speculation,
-        })
-    }
-
-    /// Folds every session token but the last into the state (the last stays pending so
-    /// the next call has a position to read logits from).
-    fn prefill_pending(&self, session: &mut Session, cancel: &CancelToken) -> Result<FinishReason> {
-        let upto = session.tokens.len().saturating_sub(1);
-        if session.state.n_positions() >= upto {
-            return Ok(FinishReason::Length);
-        }
-        let pending = session.tokens[session.state.n_positions()..upto].to_vec();
-        match self.feed(&mut session.state, &pending, cancel, &mut crate::events::NullSink)? {
-            Some(_) => Ok(FinishReason::Length),
-            None => {
-                session.state.reset();
-                Ok(FinishReason::Cancelled)
-            }
-        }
-    }
-
-    /// Logits of the last session token, feeding whatever the state has not consumed; with
-    /// a `draft`, one tentative pass over the last token and the draft gives the logits of
-    /// every one of those positions, `[(1 + draft.len()) × vocab]`.
-    fn next_rows(
-        &self,
-        session: &mut Session,
-        mode: DecodeMode,
-        draft: &[u32],
-        cancel: &CancelToken,
-        sink: &mut dyn EventSink,
-    ) -> Result<Option<Vec<f32>>> {
-        if mode == DecodeMode::FullRecompute || session.state.n_positions() > session.tokens.len() {
-            session.state.reset();
-        }
-        let out = if draft.is_empty() {
-            let pending = session.tokens[session.state.n_positions()..].to_vec();
-            self.feed(&mut session.state, &pending, cancel, sink)?
-        } else {
-            let mut batch = session.tokens[session.state.n_positions()..].to_vec();
-            batch.extend_from_slice(draft);
-            session.state.begin_tentative();
-            let state = &mut session.state;
-            self.gate.exclusive(cancel, || {
-                self.pool.install(|| self.model.forward(&batch, state, LogitsFor::All, cancel, None))
-            })?
-        };
-        if out.is_none() {
-            // A pass stopped between layers leaves some layers ahead of others: rebuild later.
-            session.state.reset();
-        }
-        Ok(out)
     }
 
     /// Runs `tokens` through the model in steps of at most [`Engine::prefill_chunk`] rows,
