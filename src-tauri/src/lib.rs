@@ -15,7 +15,6 @@ pub mod dashboard;
 pub mod diagnostics;
 pub mod history;
 pub mod ipc;
-pub mod json_file;
 pub mod local_api;
 pub mod logging;
 pub mod memory;

@@ -61,8 +61,9 @@ impl AppState {
         let history = open_for_app(&data_dir.join(HISTORY_FILE))?;
         let settings = Arc::new(Settings::open(data_dir));
         let (store, history_notice) = (Arc::new(Mutex::new(history.store)), history.notice);
-        let setup = Arc::new(crate::setup::SetupHost::load(data_dir, options.repo.as_deref(), options.speed_seconds));
-        let saved = MemoryFile::load(data_dir);
+        let setup =
+            Arc::new(crate::setup::SetupHost::load(settings.clone(), options.repo.as_deref(), options.speed_seconds));
+        let saved = MemoryFile::load(&settings);
         let options =
             &AppOptions { context_length: saved.context_length.or(options.context_length), ..options.clone() };
         let startup = startup_model(options, resource_dir, &setup.settings(), &saved);
@@ -77,6 +78,7 @@ impl AppState {
         let demo = ModelTarget { context_length: options.context_length, ..crate::options::demo_model(resource_dir) };
         let local_api = Arc::new(crate::local_api::LocalApi::open(worker.runtime(), settings.clone()));
         let queue = Arc::new(crate::queue_host::QueueHost::open(data_dir, worker.runtime()));
+        let backends = Arc::new(crate::backends::Backends::open(data_dir, settings.clone(), options.keyring));
         Ok(AppState {
             worker: Arc::new(worker),
             store,
@@ -90,7 +92,7 @@ impl AppState {
             local_api,
             queue,
             settings,
-            backends: Arc::new(crate::backends::Backends::open(data_dir, options.keyring)),
+            backends,
             env_threads: options.threads,
             log_file: crate::logging::log_file(Some(data_dir).filter(|_| options.data_dir.is_some()), None),
         })
@@ -113,7 +115,7 @@ impl AppState {
 
     /// Makes `setting` the one models open with, saved for the next start.
     pub fn set_memory(&self, setting: MemorySetting) -> Result<(), IpcError> {
-        MemoryFile::of(&setting).save(&self.data_dir)?;
+        MemoryFile::of(&setting).save(&self.settings)?;
         *self.memory.lock().unwrap_or_else(|p| p.into_inner()) = setting;
         Ok(())
     }

@@ -11,7 +11,7 @@
 
 pub mod keys;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -19,15 +19,17 @@ use k3_remote::{host_of, ChatRequest, Endpoint, Outcome, RemoteChat, RemoteClien
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use k3_app::settings::records::{BackendsRecord, KeyPlaceRecord};
+use k3_app::settings::{Settings, SettingsRecord};
+
 use crate::ipc::error::{ErrorCode, IpcError};
 pub use keys::{KeyPlace, KeyVault};
 
 /// The settings file inside the data folder.
-pub const BACKENDS_FILE: &str = "backends.json";
+pub const BACKENDS_FILE: &str = <BackendsRecord as SettingsRecord>::FILE;
 
-/// One backend as saved.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// One backend as the app holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct BackendRecord {
     id: String,
     name: String,
@@ -37,9 +39,25 @@ struct BackendRecord {
     key: Option<KeyPlace>,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct BackendsFile {
-    backends: Vec<BackendRecord>,
+impl From<k3_app::settings::records::BackendRecord> for BackendRecord {
+    fn from(r: k3_app::settings::records::BackendRecord) -> Self {
+        let key = r.key.map(|k| match k {
+            KeyPlaceRecord::SystemKeyring => KeyPlace::SystemKeyring,
+            KeyPlaceRecord::UserFile => KeyPlace::UserFile,
+        });
+        BackendRecord { id: r.id, name: r.name, base_url: r.base_url, model: r.model, key }
+    }
+}
+
+impl From<&BackendRecord> for k3_app::settings::records::BackendRecord {
+    fn from(r: &BackendRecord) -> Self {
+        let key = r.key.map(|k| match k {
+            KeyPlace::SystemKeyring => KeyPlaceRecord::SystemKeyring,
+            KeyPlace::UserFile => KeyPlaceRecord::UserFile,
+        });
+        let (id, name, base_url, model) = (r.id.clone(), r.name.clone(), r.base_url.clone(), r.model.clone());
+        k3_app::settings::records::BackendRecord { id, name, base_url, model, key }
+    }
 }
 
 /// A backend as Settings shows it.
@@ -80,17 +98,18 @@ pub struct BackendTest {
 
 /// The backends, their keys and the file they are saved in.
 pub struct Backends {
-    data_dir: PathBuf,
+    /// Where the list is saved (`backends.json`).
+    store: Arc<Settings>,
     vault: KeyVault,
     list: Mutex<Vec<BackendRecord>>,
 }
 
 impl Backends {
     /// The saved list; keys in the OS keyring when `use_keyring` and one answers.
-    pub fn open(data_dir: &Path, use_keyring: bool) -> Backends {
-        let file: BackendsFile = crate::json_file::load_or_default(data_dir, BACKENDS_FILE);
+    pub fn open(data_dir: &Path, store: Arc<Settings>, use_keyring: bool) -> Backends {
+        let list = store.get::<BackendsRecord>().backends.into_iter().map(BackendRecord::from).collect();
         let vault = KeyVault::open(data_dir, use_keyring);
-        Backends { data_dir: data_dir.to_path_buf(), vault, list: Mutex::new(file.backends) }
+        Backends { store, vault, list: Mutex::new(list) }
     }
 
     fn records(&self) -> std::sync::MutexGuard<'_, Vec<BackendRecord>> {
@@ -139,7 +158,7 @@ impl Backends {
     }
 
     fn save(&self, list: &[BackendRecord]) -> Result<(), IpcError> {
-        crate::json_file::save(&self.data_dir, BACKENDS_FILE, &BackendsFile { backends: list.to_vec() })
+        Ok(self.store.set(BackendsRecord { backends: list.iter().map(Into::into).collect() })?)
     }
 
     /// The endpoint (key loaded) and model id of backend `id`.

@@ -13,18 +13,20 @@
 //! wizard's preset over `K3_PRESET` (default `auto`).
 
 pub mod preview;
-
-use std::path::Path;
+mod record;
 
 use k3_plan::{Budget, BudgetChoice, ComputeRates, CostRates, DiskRates, Preset, ResidencyRule};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use k3_app::settings::records::MemoryRecord;
+use k3_app::settings::{Settings, SettingsRecord};
+
 use crate::ipc::error::IpcError;
 use crate::worker::ModelTarget;
 
 /// The settings file's name in the app's data folder.
-pub const MEMORY_FILE: &str = "memory.json";
+pub const MEMORY_FILE: &str = <MemoryRecord as SettingsRecord>::FILE;
 
 /// What the user chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -215,26 +217,22 @@ impl MemorySetting {
     }
 }
 
-/// `memory.json`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// What `memory.json` holds (its record is `k3_app`'s `MemoryRecord`).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MemoryFile {
     pub choice: Option<MemoryChoice>,
     /// Positions each conversation's KV cache is reserved for (`None`: `K3_CONTEXT_LENGTH`,
     /// else the largest the plan keeps on this machine).
-    #[serde(default)]
     pub context_length: Option<usize>,
     /// Absent in files written before placement could be chosen: the prefix.
-    #[serde(default)]
     pub placement: Placement,
     /// The rates of a placement by cost (without them, the prefix is used).
-    #[serde(default)]
     pub cost_rates: Option<SavedCostRates>,
 }
 
 impl MemoryFile {
-    pub fn load(data_dir: &Path) -> MemoryFile {
-        crate::json_file::load_or_default(data_dir, MEMORY_FILE)
+    pub fn load(settings: &Settings) -> MemoryFile {
+        settings.get::<MemoryRecord>().into()
     }
 
     /// The file for `setting`.
@@ -269,8 +267,8 @@ impl MemoryFile {
         }
     }
 
-    pub fn save(&self, data_dir: &Path) -> Result<(), IpcError> {
-        crate::json_file::save(data_dir, MEMORY_FILE, self)
+    pub fn save(&self, settings: &Settings) -> Result<(), IpcError> {
+        Ok(settings.set(MemoryRecord::from(self))?)
     }
 }
 
@@ -283,12 +281,13 @@ mod tests {
     #[test]
     fn choices_round_trip_through_their_file_and_map_to_the_engines_budgets() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(MemoryFile::load(dir.path()), MemoryFile::default(), "no file: no choice");
+        let settings = || Settings::open(dir.path());
+        assert_eq!(MemoryFile::load(&settings()), MemoryFile::default(), "no file: no choice");
         let custom = MemoryChoice::Custom { trunk_bytes: 3_000_000, cache_bytes: 40_000 };
         MemoryFile { choice: Some(custom), context_length: Some(8192), ..MemoryFile::default() }
-            .save(dir.path())
+            .save(&settings())
             .unwrap();
-        let loaded = MemoryFile::load(dir.path());
+        let loaded = MemoryFile::load(&settings());
         assert_eq!((loaded.choice, loaded.context_length), (Some(custom), Some(8192)));
         assert_eq!(custom.budget(), BudgetChoice::Fixed(Budget { trunk_bytes: 3_000_000, cache_bytes: 40_000 }));
         let text = std::fs::read_to_string(dir.path().join(MEMORY_FILE)).unwrap();
@@ -314,18 +313,19 @@ mod tests {
     #[test]
     fn a_placement_by_cost_is_saved_with_its_rates_and_restored_as_the_same_rule() {
         let dir = tempfile::tempdir().unwrap();
+        let settings = || Settings::open(dir.path());
         let choice = MemoryChoice::of_preset(Preset::Laptop);
         let setting = MemorySetting { choice, context_length: Some(4096), residency: ResidencyRule::ByCost(rates()) };
-        MemoryFile::of(&setting).save(dir.path()).unwrap();
-        let loaded = MemoryFile::load(dir.path());
+        MemoryFile::of(&setting).save(&settings()).unwrap();
+        let loaded = MemoryFile::load(&settings());
         assert_eq!(loaded.placement, Placement::Cost);
         assert_eq!(loaded.residency_rule(), ResidencyRule::ByCost(rates()), "every rate comes back exactly");
         let text = std::fs::read_to_string(dir.path().join(MEMORY_FILE)).unwrap();
         assert!(text.contains("\"placement\": \"cost\"") && text.contains("\"decodeBytesPerSecond\""), "{text}");
 
         let prefix = MemorySetting { residency: ResidencyRule::Prefix, ..setting };
-        MemoryFile::of(&prefix).save(dir.path()).unwrap();
-        let loaded = MemoryFile::load(dir.path());
+        MemoryFile::of(&prefix).save(&settings()).unwrap();
+        let loaded = MemoryFile::load(&settings());
         assert_eq!(
             (loaded.placement, loaded.cost_rates, loaded.residency_rule()),
             (Placement::Prefix, None, ResidencyRule::Prefix)
@@ -334,10 +334,10 @@ mod tests {
 
     #[test]
     fn an_older_file_or_a_cost_placement_without_rates_plans_by_the_prefix() {
-        let old: MemoryFile =
-            serde_json::from_str(r#"{"choice":{"kind":"preset","name":"laptop"},"contextLength":4096}"#).unwrap();
+        let file = |text: &str| MemoryFile::from(serde_json::from_str::<MemoryRecord>(text).unwrap());
+        let old = file(r#"{"choice":{"kind":"preset","name":"laptop"},"contextLength":4096}"#);
         assert_eq!((old.placement, old.residency_rule()), (Placement::Prefix, ResidencyRule::Prefix));
-        let no_rates: MemoryFile = serde_json::from_str(r#"{"choice":null,"placement":"cost"}"#).unwrap();
+        let no_rates = file(r#"{"choice":null,"placement":"cost"}"#);
         assert_eq!(no_rates.residency_rule(), ResidencyRule::Prefix);
     }
 

@@ -3,8 +3,9 @@
 //!
 //! Owns: [`SetupHost`]. Must not: run two jobs at once (a second `setup_run` is refused).
 
-use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use k3_app::settings::Settings;
 
 use tokio_util::sync::CancellationToken;
 
@@ -13,7 +14,8 @@ use super::settings::SetupSettings;
 use crate::ipc::error::IpcError;
 
 pub struct SetupHost {
-    data_dir: PathBuf,
+    /// Where `setup.json` is saved.
+    store: Arc<Settings>,
     settings: Mutex<SetupSettings>,
     job: Mutex<Option<CancellationToken>>,
     forecast: Mutex<Vec<PresetRow>>,
@@ -22,10 +24,10 @@ pub struct SetupHost {
 }
 
 impl SetupHost {
-    pub fn load(data_dir: &Path, repo_override: Option<&str>, speed_seconds: f64) -> SetupHost {
+    pub fn load(store: Arc<Settings>, repo_override: Option<&str>, speed_seconds: f64) -> SetupHost {
         SetupHost {
-            data_dir: data_dir.to_path_buf(),
-            settings: Mutex::new(SetupSettings::load(data_dir, repo_override)),
+            settings: Mutex::new(SetupSettings::load(&store, repo_override)),
+            store,
             job: Mutex::new(None),
             forecast: Mutex::new(Vec::new()),
             speed_seconds,
@@ -41,7 +43,7 @@ impl SetupHost {
         let mut s = self.lock();
         let mut next = s.clone();
         change(&mut next);
-        next.save(&self.data_dir)?;
+        next.save(&self.store)?;
         *s = next.clone();
         Ok(next)
     }

@@ -16,6 +16,7 @@ pub mod forecast;
 pub mod host;
 pub mod jobs;
 pub mod problem;
+mod record;
 pub mod settings;
 
 pub use flow::{Blocker, SetupStep};

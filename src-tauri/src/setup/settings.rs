@@ -5,18 +5,21 @@
 //!
 //! Owns: [`SetupSettings`], [`SpeedSummary`], load and save.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
+
+use k3_app::settings::records::SetupRecord;
+use k3_app::settings::{Settings, SettingsRecord};
 
 use super::flow::SetupStep;
 use crate::ipc::error::IpcError;
 
 /// The settings file inside the data folder.
-pub const SETUP_FILE: &str = "setup.json";
+pub const SETUP_FILE: &str = <SetupRecord as SettingsRecord>::FILE;
 /// The repository the wizard downloads unless `K3APP_REPO` names another.
-pub const DEFAULT_REPO: &str = "moonshotai/Kimi-K3";
+pub const DEFAULT_REPO: &str = k3_app::settings::records::DEFAULT_REPO;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
@@ -90,16 +93,16 @@ impl SpeedSummary {
 impl SetupSettings {
     /// The saved settings, or the defaults when there are none (or they are unreadable:
     /// the file is then kept aside as `setup.json.unreadable`, never silently lost).
-    pub fn load(data_dir: &Path, repo_override: Option<&str>) -> SetupSettings {
-        let mut s: SetupSettings = crate::json_file::load_or_default(data_dir, SETUP_FILE);
+    pub fn load(settings: &Settings, repo_override: Option<&str>) -> SetupSettings {
+        let mut s = SetupSettings::from(settings.get::<SetupRecord>());
         if let Some(repo) = repo_override {
             s.repo = repo.into();
         }
         s
     }
 
-    pub fn save(&self, data_dir: &Path) -> Result<(), IpcError> {
-        crate::json_file::save(data_dir, SETUP_FILE, self)
+    pub fn save(&self, settings: &Settings) -> Result<(), IpcError> {
+        Ok(settings.set(SetupRecord::from(self))?)
     }
 
     /// The trunk folder the jobs use.
@@ -124,15 +127,24 @@ mod tests {
     #[test]
     fn settings_survive_a_save_and_an_unreadable_file_is_kept_aside() {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = SetupSettings::load(dir.path(), None);
+        let settings = || Settings::open(dir.path());
+        let mut s = SetupSettings::load(&settings(), None);
         assert_eq!(s, SetupSettings::default());
         s.step = SetupStep::Download;
         s.store_dir = Some("/models/k3".into());
-        s.save(dir.path()).unwrap();
-        assert_eq!(SetupSettings::load(dir.path(), None), s);
+        s.speed = Some(SpeedSummary {
+            qd1_mb_per_s: 1.0,
+            qd16_mb_per_s: 2.0,
+            qd1_experts_per_s: 3.0,
+            qd16_experts_per_s: 4.0,
+            direct: true,
+            read_pattern: Some(PatternSummary { request_bytes: 1 << 20, depth: 8, mb_per_s: 2600.0 }),
+        });
+        s.save(&settings()).unwrap();
+        assert_eq!(SetupSettings::load(&settings(), None), s);
         std::fs::write(dir.path().join(SETUP_FILE), b"{not json").unwrap();
-        assert_eq!(SetupSettings::load(dir.path(), None), SetupSettings::default());
+        assert_eq!(SetupSettings::load(&settings(), None), SetupSettings::default());
         assert!(dir.path().join("setup.json.unreadable").exists());
-        assert_eq!(SetupSettings::load(dir.path(), Some("me/tiny")).repo, "me/tiny");
+        assert_eq!(SetupSettings::load(&settings(), Some("me/tiny")).repo, "me/tiny");
     }
 }

@@ -369,7 +369,8 @@ fn measured_drive(data: &Path) {
         direct: true,
         read_pattern: None,
     };
-    SetupSettings { speed: Some(speed), ..SetupSettings::default() }.save(data).unwrap();
+    let settings = k3_app::settings::Settings::open(data);
+    SetupSettings { speed: Some(speed), ..SetupSettings::default() }.save(&settings).unwrap();
 }
 
 #[test]

@@ -36,7 +36,8 @@ impl Harness {
 fn start(dir: &Path) -> Harness {
     let store = Arc::new(Mutex::new(HistoryStore::open(&dir.join("chats.sqlite")).unwrap()));
     let worker = Worker::spawn(store.clone(), demo_model(None), Threads::default()).unwrap();
-    Harness { worker, store, backends: Backends::open(dir, false) }
+    let settings = Arc::new(k3_app::settings::Settings::open(dir));
+    Harness { worker, store, backends: Backends::open(dir, settings, false) }
 }
 
 /// An emitter that forwards events (with their arrival time) to the test thread.
