@@ -60,6 +60,7 @@ impl AppState {
     pub fn start(options: &AppOptions, data_dir: &Path, resource_dir: Option<&Path>) -> Result<AppState, HistoryError> {
         let history = open_for_app(&data_dir.join(HISTORY_FILE))?;
         let settings = Arc::new(Settings::open(data_dir));
+        settings.watch(Box::new(|change| log::info!("settings saved: {}", change.file)));
         let (store, history_notice) = (Arc::new(Mutex::new(history.store)), history.notice);
         let setup =
             Arc::new(crate::setup::SetupHost::load(settings.clone(), options.repo.as_deref(), options.speed_seconds));
