@@ -1,12 +1,14 @@
 //! The durable record of a partial file (RELIABILITY §2.3): a header line naming the file,
 //! its size, hash and commit, then one line per chunk made durable — its index, where it
 //! ends, its CRC-32 and the SHA-256 state after it — appended only after the chunk's
-//! `fdatasync`, and `fsync`ed itself. A resume restores the hash state instead of reading
-//! the file again, after re-checking the last chunk's CRC against the disk.
+//! `fdatasync`, and `fsync`ed itself. A resume reads the durable prefix back from the disk:
+//! every chunk's CRC and the SHA-256 state after it must match what the journal recorded,
+//! and the hash carried on is the one of the bytes on disk (a byte flipped in an earlier
+//! chunk while the download was stopped is fetched again, never declared verified).
 //!
 //! Owns: [`Journal`], [`ChunkRecord`], [`JournalHeader`], [`Resume`], and
-//! [`resume_point`], the decision on the journal's bytes alone (the data is asked for CRCs
-//! through a callback), which [`Journal::resume`] and the fuzz target call.
+//! [`resume_point`], the decision on the journal's bytes and the data's (read through a
+//! callback), which [`Journal::resume`] and the fuzz target call.
 //! The journal and the data are reached through a `WriteStorage` (`k3_engine::io::storage`),
 //! the seam where tests fail an operation or cut the power.
 //! Must not: be ahead of the data (the caller's order: data → `fdatasync` → append →
@@ -26,8 +28,9 @@ use crate::error::{StoreError, StoreResult};
 
 /// The journal format this build writes; any other version restarts the file (DL-23).
 pub const JOURNAL_VERSION: u32 = 1;
-/// How many chunks back a resume looks for one whose CRC still matches the disk.
-const ROLLBACK_LIMIT: usize = 4;
+/// Reads bytes `start..end` of the partial file, handing them to the sink in order;
+/// `None` when they cannot be read.
+pub type ReadRange<'a> = dyn FnMut(u64, u64, &mut dyn FnMut(&[u8])) -> Option<()> + 'a;
 
 /// What the partial is a partial of; a journal for anything else is not resumed.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -89,7 +92,8 @@ impl Journal {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(StoreError::io(path, e)),
         };
-        let Some(point) = resume_point(&text, header, &mut |start, end| crc_on_disk(data, start, end)) else {
+        let Some(point) = resume_point(&text, header, &mut |start, end, sink| read_on_disk(data, start, end, sink))
+        else {
             return Ok(None);
         };
         let rewritten =
@@ -145,14 +149,10 @@ pub struct ResumePoint {
     pub resume: Resume,
 }
 
-/// The resume a journal's bytes `text` allow for the file `header` describes; `crc_of(start,
-/// end)` is the CRC-32 of those bytes of the partial file, `None` when they cannot be read.
-/// `None`: nothing usable (another file or version, no complete line, or no good chunk).
-pub fn resume_point(
-    text: &[u8],
-    header: &JournalHeader,
-    crc_of: &mut dyn FnMut(u64, u64) -> Option<u32>,
-) -> Option<ResumePoint> {
+/// The resume a journal's bytes `text` allow for the file `header` describes, the partial
+/// file's bytes read through `read`. `None`: nothing usable (another file or version, no
+/// complete line, or no good chunk).
+pub fn resume_point(text: &[u8], header: &JournalHeader, read: &mut ReadRange<'_>) -> Option<ResumePoint> {
     let mut lines = complete_lines(text);
     let first = lines.next()?;
     match serde_json::from_slice::<JournalHeader>(first) {
@@ -160,7 +160,7 @@ pub fn resume_point(
         _ => return None,
     }
     let mut records: Vec<ChunkRecord> = lines.map_while(|l| serde_json::from_slice(l).ok()).collect();
-    let (good, resume) = last_good(&records, header.size, crc_of)?;
+    let (good, resume) = last_good(&records, header.size, read)?;
     records.truncate(good + 1);
     Some(ResumePoint { records, resume })
 }
@@ -181,16 +181,14 @@ fn complete_lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
     text[..end].split(|&b| b == b'\n').filter(|l| !l.is_empty())
 }
 
-/// The index of the last record whose chunk is intact on disk, with its resume point. The
-/// usable records are indexed from 0, start at byte 0, each chunk non-empty, starting where
-/// the one before ended and ending within the file's `size` (`download_journal` fuzz target:
-/// a journal whose first chunk did not start at byte 0 was resumed; one ending past the
-/// size would have been too).
-fn last_good(
-    records: &[ChunkRecord],
-    size: u64,
-    crc_of: &mut dyn FnMut(u64, u64) -> Option<u32>,
-) -> Option<(usize, Resume)> {
+/// The index of the last record up to which every chunk is intact on disk, with its resume
+/// point: each chunk from byte 0 is read back, and it counts only when its CRC and the
+/// SHA-256 state after it are the recorded ones (probe finding: a byte flipped in an
+/// earlier chunk was resumed past and declared verified). The usable records are indexed
+/// from 0, start at byte 0, each chunk non-empty, starting where the one before ended and
+/// ending within the file's `size` (`download_journal` fuzz target: a journal whose first
+/// chunk did not start at byte 0 was resumed; one ending past the size would have been too).
+fn last_good(records: &[ChunkRecord], size: u64, read: &mut ReadRange<'_>) -> Option<(usize, Resume)> {
     let mut expected_start = 0;
     let usable = records
         .iter()
@@ -201,29 +199,33 @@ fn last_good(
             ok
         })
         .count();
-    for i in (0..usable).rev().take(ROLLBACK_LIMIT) {
-        let r = &records[i];
-        if crc_of(r.start, r.end) != Some(r.crc32) {
-            continue;
+    let mut hasher = Sha256::default();
+    let mut good = None;
+    for (i, r) in records[..usable].iter().enumerate() {
+        let (mut crc, mut after) = (crc32fast::Hasher::new(), hasher.clone());
+        let read_back = read(r.start, r.end, &mut |bytes| {
+            crc.update(bytes);
+            sha2::Digest::update(&mut after, bytes);
+        });
+        if read_back.is_none() || crc.finalize() != r.crc32 || state_hex(&after) != r.state {
+            break;
         }
-        let state = hex::decode(&r.state).ok()?;
-        let hasher = Sha256::deserialize(state.as_slice().try_into().ok()?).ok()?;
-        return Some((i, Resume { end: r.end, next_index: r.index + 1, hasher }));
+        hasher = after;
+        good = Some((i, Resume { end: r.end, next_index: r.index + 1, hasher: hasher.clone() }));
     }
-    None
+    good
 }
 
-fn crc_on_disk(data: &dyn StoredFile, start: u64, end: u64) -> Option<u32> {
-    let mut crc = crc32fast::Hasher::new();
+fn read_on_disk(data: &dyn StoredFile, start: u64, end: u64, sink: &mut dyn FnMut(&[u8])) -> Option<()> {
     let mut buf = vec![0u8; 1 << 20];
     let mut at = start;
     while at < end {
         let n = ((end - at) as usize).min(buf.len());
         read_exact_at(data, &mut buf[..n], at).ok()?;
-        crc.update(&buf[..n]);
+        sink(&buf[..n]);
         at += n as u64;
     }
-    Some(crc.finalize())
+    Some(())
 }
 
 /// The serialised SHA-256 state, as a journal stores it.
@@ -260,8 +262,41 @@ mod tests {
     }
 
     fn resume(text: &str, data: &[u8]) -> Option<ResumePoint> {
-        let mut crc_of = |start: u64, end: u64| Some(crc32fast::hash(data.get(start as usize..end as usize)?));
-        resume_point(text.as_bytes(), &header(), &mut crc_of)
+        let mut read = |start: u64, end: u64, sink: &mut dyn FnMut(&[u8])| {
+            sink(data.get(start as usize..end as usize)?);
+            Some(())
+        };
+        resume_point(text.as_bytes(), &header(), &mut read)
+    }
+
+    /// Probe finding (high): a byte flipped in an earlier durable chunk between a stop and
+    /// the resume was resumed past, and the file declared verified though `k3 verify` said
+    /// BAD. The resume now stops before the damaged chunk, which is fetched again.
+    #[test]
+    fn a_byte_flipped_in_an_earlier_chunk_is_fetched_again_not_resumed_past() {
+        let data: Vec<u8> = (0..192u32).map(|i| (i * 7 + 3) as u8).collect();
+        let text = journal_text(&header(), &records(&data)).unwrap();
+        let mut flipped = data.clone();
+        flipped[70] ^= 1;
+        let point = resume(&text, &flipped).expect("the chunk before the flip resumes");
+        assert_eq!((point.resume.end, point.resume.next_index, point.records.len()), (64, 1, 1));
+        let mut first = Sha256::new();
+        first.update(&data[..64]);
+        assert_eq!(state_hex(&point.resume.hasher), state_hex(&first), "the hash carried on is the disk's");
+        flipped[70] ^= 1;
+        flipped[3] ^= 0x80;
+        assert!(resume(&text, &flipped).is_none(), "damage in the first chunk: the file starts again");
+    }
+
+    /// A journal whose recorded hash state disagrees with the bytes (its CRCs matching) is
+    /// not trusted past the disagreement.
+    #[test]
+    fn a_recorded_hash_state_that_disagrees_with_the_disk_stops_the_resume() {
+        let data: Vec<u8> = (0..192u32).map(|i| (i * 11 + 1) as u8).collect();
+        let mut recs = records(&data);
+        recs[2].state = recs[1].state.clone();
+        let point = resume(&journal_text(&header(), &recs).unwrap(), &data).unwrap();
+        assert_eq!(point.resume.end, 128);
     }
 
     /// Found by the `download_journal` fuzz target (corpus seed
