@@ -9,7 +9,11 @@
 //! layer order (`SequenceState::write_carried`), then a CRC-32 of every byte before it —
 //! [`CheckpointIdentity`] (config.json's CRC-32 and every shard's name, size and
 //! modification time), and writing it atomically (a `.partial` file, fsync, rename, fsync
-//! of the folder).
+//! of the folder) — through a symbolic link to the file it names, never over the link.
+//! A state file is a regular file or absent ([`check_state_path`]): a device, a FIFO, a
+//! folder or a dangling link is refused by name before anything is read or written (probe
+//! finding: `--resume /dev/null` replaced the device node; a FIFO hung; a link to
+//! `/dev/zero` read until memory ran out).
 //! Must not: restore a file that does not match: another checkpoint (or a changed shard),
 //! a truncated or corrupted file, more positions than the context reserves, or a layout
 //! other than this config's. Each is [`Error::StateFile`] naming the file and the reason,
@@ -124,10 +128,53 @@ pub fn save(
     write_atomically(path, &bytes)
 }
 
-/// `bytes` to `path` through `path.partial`: written, fsynced, renamed, folder fsynced.
+/// Refuses a state file path that is neither absent nor a regular file (following symbolic
+/// links): a device, a FIFO, a socket, a folder or a dangling link, named with what it is.
+pub fn check_state_path(path: &Path) -> Result<()> {
+    state_target(path).map(|_| ())
+}
+
+/// The file a state path stands for: the path itself, or the regular file its symbolic
+/// links lead to; refused when it is anything but a regular file or absent.
+fn state_target(path: &Path) -> Result<PathBuf> {
+    let link = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let target = if link.file_type().is_symlink() {
+        std::fs::canonicalize(path).map_err(|_| state_error(path, "a symbolic link to nothing"))?
+    } else {
+        path.to_path_buf()
+    };
+    let meta = std::fs::metadata(&target).map_err(|e| Error::io(&target, e))?;
+    if meta.is_file() {
+        return Ok(target);
+    }
+    let what = if meta.is_dir() { "a folder" } else { "not a regular file (a device, FIFO or socket)" };
+    Err(state_error(path, format!("{what}; a conversation's state is kept in a regular file")))
+}
+
+/// The whole state file at `path`, a regular file (see [`state_target`]).
+fn read_state(path: &Path) -> Result<Vec<u8>> {
+    let target = state_target(path)?;
+    std::fs::read(&target).map_err(|e| Error::io(path, e))
+}
+
+/// `bytes` to `path` (to the file its links lead to) through a fresh `.partial` beside it:
+/// written, fsynced, renamed, folder fsynced.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let path = &state_target(path)?;
     let partial = path.with_extension("partial");
-    let mut f = std::fs::File::create(&partial).map_err(|e| Error::io(&partial, e))?;
+    // A stale partial (or a link planted there) goes; the new one is created, never opened
+    // through whatever was at that name.
+    match std::fs::remove_file(&partial) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(&partial, e)),
+    }
+    let mut f =
+        std::fs::OpenOptions::new().write(true).create_new(true).open(&partial).map_err(|e| Error::io(&partial, e))?;
     f.write_all(bytes).and_then(|()| f.sync_all()).map_err(|e| Error::io(&partial, e))?;
     std::fs::rename(&partial, path).map_err(|e| Error::io(path, e))?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -139,7 +186,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Reads the state at `path` for the checkpoint `identity` of `cfg`, into a state with
 /// room for `context_length` positions; every mismatch is [`Error::StateFile`].
 pub fn load(path: &Path, identity: &CheckpointIdentity, cfg: &ModelConfig, context_length: usize) -> Result<Restored> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = read_state(path)?;
     let (header, carried) = parse(path, &bytes)?;
     check_format(path, header.format)?;
     if let Some(reason) = identity.mismatch(&header.checkpoint) {
@@ -172,7 +219,7 @@ pub fn load(path: &Path, identity: &CheckpointIdentity, cfg: &ModelConfig, conte
 /// The caller's note of the state file at `path` (its magic, CRC and format checked, not
 /// its checkpoint: reading what a conversation held needs no model).
 pub fn read_note(path: &Path) -> Result<Value> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = read_state(path)?;
     let (header, _) = parse(path, &bytes)?;
     check_format(path, header.format)?;
     Ok(header.note)

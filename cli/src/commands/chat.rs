@@ -86,6 +86,10 @@ fn resumed_conversation(conversation: &mut Conversation) {
 }
 
 pub fn chat(args: ChatArgs) -> Result<(), Failure> {
+    // A device, FIFO, folder or dangling link is refused before anything is read or written.
+    if let Some(path) = &args.resume {
+        k3_engine::resume::check_state_path(path).map_err(|e| input_error(format!("--resume: {e}")))?;
+    }
     let options = engine_options(&args.model)?;
     let runtime = Arc::new(Runtime::start().map_err(|e| runtime_error(format!("starting the engine worker: {e}")))?);
     let summary =
