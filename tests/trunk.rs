@@ -233,7 +233,7 @@ fn a_synthetic_checkpoint_streams_byte_identically_at_every_budget() {
     std::fs::remove_dir_all(&dir).ok();
     let mut spec =
         SynthSpec { hidden_size: 256, num_experts: 32, num_experts_per_token: 4, seed: 7, ..SynthSpec::tiny() };
-    spec.set_layers(8);
+    spec.set_layers(8).unwrap();
     let summary = write_checkpoint(&spec, &dir, &mut |_| {}).unwrap();
     let trunk = scratch_dir("synth-trunk");
     pack_trunk(&dir, &trunk, &mut |_| {}).unwrap();

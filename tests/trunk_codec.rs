@@ -83,7 +83,7 @@ fn a_synthetic_checkpoint_streams_coded_byte_identically_and_reads_fewer_bytes()
     std::fs::remove_dir_all(&dir).ok();
     let mut spec =
         SynthSpec { hidden_size: 384, num_experts: 16, num_experts_per_token: 4, seed: 11, ..SynthSpec::tiny() };
-    spec.set_layers(6);
+    spec.set_layers(6).unwrap();
     let summary = write_checkpoint(&spec, &dir, &mut |_| {}).unwrap();
     let raw_trunk = scratch_dir("synth-coded-raw");
     k3_engine::stream::trunk_pack::pack_trunk(&dir, &raw_trunk, &mut |_| {}).unwrap();

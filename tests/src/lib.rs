@@ -26,7 +26,7 @@ pub fn streaming_spec(seed: u64) -> k3_engine::synth::SynthSpec {
         seed,
         ..k3_engine::synth::SynthSpec::tiny()
     };
-    spec.set_layers(8);
+    spec.set_layers(8).unwrap();
     spec
 }
 

@@ -14,18 +14,21 @@ use std::time::{Duration, Instant};
 use k3_engine::synth::{self, ExpertStorage, SynthProgress, SynthSpec, SynthSummary};
 use serde_json::json;
 
-use super::{input_error, parse_ids, Failure};
+use super::{input_error, parse_ids, read_regular, Failure};
+
+/// The largest `--config` read (a config.json is a few KB).
+const MAX_CONFIG_BYTES: u64 = 16 << 20;
 use crate::args::SynthArgs;
 
 /// The spec the flags describe: preset, then `--config`, then single values, then `--seed`.
 fn spec(args: &SynthArgs) -> Result<SynthSpec, Failure> {
     let mut s = SynthSpec::preset(&args.preset)?;
     if let Some(path) = &args.config {
-        let bytes = std::fs::read(path).map_err(|e| input_error(format!("--config {}: {e}", path.display())))?;
+        let bytes = read_regular("--config", path, MAX_CONFIG_BYTES)?;
         synth::apply_json(&mut s, &bytes, path)?;
     }
     if let Some(n) = args.layers {
-        s.set_layers(n);
+        s.set_layers(n).map_err(|reason| input_error(format!("--layers: {reason}")))?;
     }
     if let Some(csv) = &args.full_attn_layers {
         s.full_attn_layers = parse_ids("--full-attn-layers", csv)?.into_iter().map(|x| x as usize).collect();

@@ -111,3 +111,33 @@ fn issue_13_absurd_synth_sizes_and_unusable_paths_exit_2() {
     let out = k3(&["run", "--model", looped.to_str().unwrap(), "--ids", "1", "--gen", "1"]);
     assert_eq!(out.status.code(), Some(2), "a symlink-loop shard: {}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// `k3 synth` under a 4 GB address-space limit (`ulimit -v`), as the probe ran it.
+fn k3_limited(args: &[&str]) -> Output {
+    let script = "ulimit -v 4000000; exec \"$0\" \"$@\"";
+    Command::new("sh").arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_k3")).args(args).output().expect("spawn sh")
+}
+
+/// Probe findings (high): `--layers 1e9` sized its layer lists before the range check
+/// (SIGABRT under a 4 GB limit, 17.6 GB for a dry run from a config), `--layers 100000
+/// --dry-run` took 3.06 GB, `--config /dev/zero` read without a cap and a FIFO hung. Every
+/// size is checked against its bound first, and a config is a bounded regular file.
+#[test]
+fn absurd_depths_and_configs_that_are_not_files_are_refused_before_allocating() {
+    let dir = k3_tests::scratch_dir("synth-bounds");
+    let out = dir.join("o");
+    let o = out.to_str().unwrap();
+    for layers in ["1000000000", "100000", "0"] {
+        assert_input_error(&k3_limited(&["synth", "--out", o, "--layers", layers, "--dry-run"]), "1 to 1024");
+    }
+    let config = dir.join("deep.json");
+    std::fs::write(&config, br#"{"num_hidden_layers": 1000000000}"#).unwrap();
+    let c = config.to_str().unwrap();
+    assert_input_error(&k3_limited(&["synth", "--out", o, "--config", c, "--dry-run"]), "num_hidden_layers");
+    assert_input_error(&k3_limited(&["synth", "--out", o, "--config", "/dev/zero", "--dry-run"]), "not a regular file");
+    let fifo = dir.join("config.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let f = fifo.to_str().unwrap();
+    assert_input_error(&k3_limited(&["synth", "--out", o, "--config", f, "--dry-run"]), "not a regular file");
+    assert!(!out.exists(), "nothing was written");
+}

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 pub use overrides::apply_json;
-pub use spec::{default_full_attn_layers, ExpertStorage, SynthSpec, PRESETS};
+pub use spec::{default_full_attn_layers, ExpertStorage, SynthSpec, MAX_SYNTH_LAYERS, PRESETS};
 
 use crate::error::Result;
 

@@ -94,7 +94,12 @@ pub fn apply_json(spec: &mut SynthSpec, bytes: &[u8], path: &Path) -> Result<()>
         .collect();
     let setter = Setter { path };
     if let Some((_, v)) = fields.iter().find(|(k, _)| k.as_str() == "num_hidden_layers") {
-        spec.set_layers(setter.size("num_hidden_layers", v)?);
+        let n = setter.size("num_hidden_layers", v)?;
+        spec.set_layers(n).map_err(|reason| Error::ConfigInvalid {
+            path: path.to_path_buf(),
+            field: "num_hidden_layers".into(),
+            reason,
+        })?;
     }
     for (key, v) in fields {
         setter.apply(spec, key, v)?;

@@ -146,10 +146,13 @@ impl SynthSpec {
     }
 
     /// Changes the depth; the MLA layers become K3's pattern for that depth
-    /// ([`default_full_attn_layers`]).
-    pub fn set_layers(&mut self, n_layers: usize) {
+    /// ([`default_full_attn_layers`]). A depth outside 1..=[`MAX_SYNTH_LAYERS`] is refused
+    /// (the reason) before anything is sized by it.
+    pub fn set_layers(&mut self, n_layers: usize) -> std::result::Result<(), String> {
+        check_layers(n_layers)?;
         self.num_hidden_layers = n_layers;
         self.full_attn_layers = default_full_attn_layers(n_layers);
+        Ok(())
     }
 
     /// One-based KDA layers: the complement of `full_attn_layers`.
@@ -161,6 +164,17 @@ impl SynthSpec {
     /// returns the config the checkpoint will have.
     pub fn validate(&self) -> Result<ModelConfig> {
         let path = Path::new("<synth spec>");
+        // Every size that sizes an allocation is bounded before the config is rendered.
+        let invalid = |field: &str, reason: String| Error::ConfigInvalid {
+            path: path.to_path_buf(),
+            field: field.into(),
+            reason,
+        };
+        check_layers(self.num_hidden_layers).map_err(|r| invalid("num_hidden_layers", r))?;
+        if self.full_attn_layers.len() > self.num_hidden_layers {
+            let reason = format!("{} entries for {} layers", self.full_attn_layers.len(), self.num_hidden_layers);
+            return Err(invalid("full_attn_layers", reason));
+        }
         let json = super::config_json::render(self);
         let cfg = ModelConfig::from_json(json.as_bytes(), path)?;
         // Every expert is a few tensors in the plan: bound the count before planning them.
@@ -196,6 +210,17 @@ impl SynthSpec {
 
 /// The most routed experts a synthetic checkpoint has in all (K3: 92 × 896 = 82,432).
 pub const MAX_SYNTH_EXPERTS: u64 = 1 << 20;
+/// The most decoder layers a synthetic checkpoint has (K3: 93).
+pub const MAX_SYNTH_LAYERS: usize = 1024;
+
+/// Refuses a depth outside 1..=[`MAX_SYNTH_LAYERS`] (probe finding: `--layers 1e9` sized
+/// its layer lists before any check, 17.6 GB for a dry run).
+fn check_layers(n_layers: usize) -> std::result::Result<(), String> {
+    if (1..=MAX_SYNTH_LAYERS).contains(&n_layers) {
+        return Ok(());
+    }
+    Err(format!("{n_layers} layers; a synthetic checkpoint has 1 to {MAX_SYNTH_LAYERS}"))
+}
 
 /// K3's layer pattern at any depth: every fourth layer is MLA, and so is the last
 /// (one-based; 13 layers give `[4, 8, 12, 13]`, 93 give K3's 24 entries).
@@ -241,7 +266,12 @@ mod tests {
         s.expert_storage = ExpertStorage::Bf16;
         assert!(s.validate().is_ok());
         let mut s = SynthSpec::tiny();
-        s.set_layers(1);
+        s.set_layers(1).unwrap();
         assert!(s.validate().is_err(), "one layer leaves no KDA layer");
+        for n in [0, MAX_SYNTH_LAYERS + 1, 1_000_000_000] {
+            assert!(s.set_layers(n).unwrap_err().contains("1 to 1024"), "{n}");
+        }
+        s.num_hidden_layers = 1_000_000_000;
+        assert!(s.validate().unwrap_err().to_string().contains("num_hidden_layers"));
     }
 }
