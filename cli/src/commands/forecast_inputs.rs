@@ -155,14 +155,20 @@ fn large_files(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The kernel rates on `threads` threads (default: every core).
-pub fn compute(args: &ForecastArgs) -> Result<DecodeRates, Failure> {
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let threads = args.threads.unwrap_or(cores);
-    if threads == 0 {
-        return Err(input_error("--threads 0: give at least 1".into()));
+/// `--threads`, checked against the bound every other command has (probe finding: 5,000
+/// was still measuring at 120 s); default: every core.
+fn forecast_threads(args: &ForecastArgs) -> Result<usize, Failure> {
+    let max = k3_engine::engine::MAX_THREADS;
+    match args.threads {
+        Some(n) if n == 0 || n > max => Err(input_error(format!("--threads {n}: give 1 to {max}"))),
+        Some(n) => Ok(n),
+        None => Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
     }
-    Ok(measure_decode_rates(threads, KERNEL_BUDGET)?)
+}
+
+/// The kernel rates on `--threads` threads (default: every core).
+pub fn compute(args: &ForecastArgs) -> Result<DecodeRates, Failure> {
+    Ok(measure_decode_rates(forecast_threads(args)?, KERNEL_BUDGET)?)
 }
 
 /// What a coded packed trunk (`k3 pack --codec huffman`) changes in the forecast.
@@ -181,7 +187,7 @@ pub fn coding(args: &ForecastArgs) -> Result<Option<Coding>, Failure> {
     if packed.layers.iter().all(|l| l.coding.is_none()) {
         return Ok(None);
     }
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let threads = forecast_threads(args)?;
     let decode_bytes_per_second = k3_engine::bench::codec_rates::measure_decode_rate(threads)?;
     Ok(Some(Coding {
         layer_read_bytes: packed.layers.iter().map(|l| l.stored_len()).collect(),

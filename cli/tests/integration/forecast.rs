@@ -128,6 +128,9 @@ fn bad_flags_are_refused_with_one_line() {
     refused(&["forecast", "--disk-gbps", "1", "--context-length", "0"], "context-length");
     refused(&["forecast", "--disk-gbps", "1", "--model", "/nonexistent-k3"], "--model");
     refused(&["forecast", "--disk-gbps", "1", "--preset", "laptop"], "--preset");
+    // Probe finding: 5,000 threads were still measuring at 120 s; bounded as everywhere.
+    refused(&["forecast", "--disk-gbps", "1", "--threads", "5000"], "give 1 to 1024");
+    refused(&["forecast", "--disk-gbps", "1", "--threads", "0"], "--threads");
 }
 
 #[test]
