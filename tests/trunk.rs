@@ -158,6 +158,16 @@ fn an_interrupted_or_damaged_pack_is_refused() {
     v["layers"][2]["blocks"] = serde_json::json!([]);
     std::fs::write(disagree.join("trunk.json"), v.to_string()).unwrap();
     expect_trunk_error(engine(name, &disagree, 1 << 20, 1 << 20, 1), "trunk.json", "codec");
+    // Probe findings: a `file_off` near u64::MAX wrapped past the size check (then an EINVAL
+    // read), and an unknown `format` was accepted. Both are refused naming the field.
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v["layers"][3]["file_off"] = (u64::MAX - 4095).into();
+    std::fs::write(disagree.join("trunk.json"), v.to_string()).unwrap();
+    expect_trunk_error(engine(name, &disagree, 1 << 20, 1 << 20, 1), "trunk.json", "layer 3: `file_off`");
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v["format"] = "k3-desktop trunk v9".into();
+    std::fs::write(disagree.join("trunk.json"), v.to_string()).unwrap();
+    expect_trunk_error(engine(name, &disagree, 1 << 20, 1 << 20, 1), "trunk.json", "`format`");
     for d in [trunk, interrupted, truncated, disagree] {
         std::fs::remove_dir_all(d).ok();
     }

@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::format::TensorIndex;
 use crate::stream::expert_sums::{open_expert_sums, ExpertSums};
 use crate::stream::trunk_codec::{CodedSpan, TrunkCodec};
-use crate::stream::trunk_pack::{layer_run, TRUNK_ALIGN};
+use crate::stream::trunk_pack::{layer_run, TRUNK_ALIGN, TRUNK_FORMAT};
 
 /// One layer of a packed trunk, checked against the shards.
 #[derive(Debug, Clone)]
@@ -195,6 +195,15 @@ pub fn check_manifest(
     if int(root.get("align").unwrap_or(&Value::Null), "align")? != TRUNK_ALIGN {
         return Err(bad(&json_path, "`align` must be 4096"));
     }
+    // The reference packer writes no `format`; ours writes TRUNK_FORMAT. Any other is a
+    // layout this engine does not know (probe finding: unknown strings were accepted).
+    match root.get("format") {
+        None => {}
+        Some(Value::String(f)) if f == TRUNK_FORMAT => {}
+        Some(other) => {
+            return Err(bad(&json_path, format!("`format` {other} is not one this engine reads (\"{TRUNK_FORMAT}\")")))
+        }
+    }
     if int(root.get("n_layers").unwrap_or(&Value::Null), "n_layers")? != cfg.n_layers as u64 {
         return Err(bad(&json_path, format!("`n_layers` disagrees with config.json ({})", cfg.n_layers)));
     }
@@ -208,7 +217,10 @@ pub fn check_manifest(
     let mut layers = Vec::with_capacity(entries.len());
     for (l, entry) in entries.iter().enumerate() {
         let layer = check_layer(&json_path, l, entry, index)?;
-        let end = layer.file_off + layer.stored_len();
+        // Checked: a `file_off` near u64::MAX wrapped past the size check (probe finding).
+        let Some(end) = layer.file_off.checked_add(layer.stored_len()) else {
+            return Err(bad(&json_path, format!("layer {l}: `file_off` {} is past any file", layer.file_off)));
+        };
         if end > bin_len {
             return Err(bad(&bin_path, format!("truncated: layer {l} ends at byte {end} but the file has {bin_len}")));
         }

@@ -43,6 +43,8 @@ use crate::stream::trunk_codec::{code_run, TrunkCodec};
 const CHUNK: usize = 64 << 20;
 /// Alignment of every layer in `trunk.bin`.
 pub const TRUNK_ALIGN: u64 = 4096;
+/// The `format` of the `trunk.json` this engine writes (the reference packer writes none).
+pub const TRUNK_FORMAT: &str = "k3-desktop trunk v1";
 
 /// Which part of the pack is running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -227,7 +229,7 @@ pub fn pack_trunk_with(
     let manifest = json!({
         "n_layers": runs.len(),
         "align": TRUNK_ALIGN,
-        "format": "k3-desktop trunk v1",
+        "format": TRUNK_FORMAT,
         "codec": codec.name(),
         "sources": sources,
         "layers": layers,
