@@ -110,7 +110,12 @@ impl WriteStorage for OsStorage {
         let mut o = OpenOptions::new();
         match mode {
             OpenMode::Read => o.read(true),
-            OpenMode::ReadWrite { truncate } => o.read(true).write(true).create(true).truncate(truncate),
+            // Never written through a symbolic link planted at the name (probe finding: a
+            // download's `.part` replaced by a link wrote over the file it named).
+            OpenMode::ReadWrite { truncate } => std::os::unix::fs::OpenOptionsExt::custom_flags(
+                o.read(true).write(true).create(true).truncate(truncate),
+                libc::O_NOFOLLOW,
+            ),
             OpenMode::CreateNew { owner_only } => {
                 if owner_only {
                     std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);

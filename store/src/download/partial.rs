@@ -55,6 +55,7 @@ impl PartialFile {
         let journal_path = layout.journal(&file.path);
         for dir in [path.parent(), journal_path.parent()].into_iter().flatten() {
             create_dirs(dir)?;
+            inside_store(layout, dir)?;
         }
         let header = JournalHeader {
             k3_journal: JOURNAL_VERSION,
@@ -171,6 +172,17 @@ impl PartialFile {
     }
 }
 
+/// Refuses a bookkeeping folder that resolves outside the store (a link planted in
+/// `.k3-desktop/`): the download writes only inside the folder the user chose.
+fn inside_store(layout: &StoreLayout, dir: &std::path::Path) -> StoreResult<()> {
+    let resolve = |p: &std::path::Path| std::fs::canonicalize(p).map_err(|e| StoreError::io(p, e));
+    if resolve(dir)?.starts_with(resolve(layout.root())?) {
+        return Ok(());
+    }
+    let outside = std::io::Error::other("resolves outside the store (a symbolic link?); remove it and download again");
+    Err(StoreError::io(dir, outside))
+}
+
 #[cfg(test)]
 mod tests {
     //! DL-03 without a real power cut: the states a cut can leave (a torn journal line, a
@@ -276,5 +288,30 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let p = PartialFile::open(&layout, &file, &sha(&file), "c0mmit").unwrap();
         assert_eq!(p.durable_end(), 0, "a journal of another version was trusted");
+    }
+
+    /// Probe finding (medium): a `.part` replaced by a symbolic link to a file elsewhere had
+    /// that file overwritten. The partial is never opened through a link, and a bookkeeping
+    /// folder that resolves outside the store is refused.
+    #[test]
+    fn a_partial_replaced_by_a_link_or_a_folder_leading_outside_is_never_written_through() {
+        let (_d, layout, file, bytes) = setup("linked");
+        write_chunks(&layout, &file, &bytes, 2);
+        let elsewhere = tempfile::tempdir().unwrap();
+        let victim = elsewhere.path().join("precious.txt");
+        std::fs::write(&victim, b"keep me").unwrap();
+        let part = layout.partial(&file.path);
+        std::fs::remove_file(&part).unwrap();
+        std::os::unix::fs::symlink(&victim, &part).unwrap();
+        assert!(PartialFile::open(&layout, &file, &sha(&file), "c0mmit").is_err(), "opened through the link");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+
+        let (_d2, layout, file, _) = setup("outside");
+        let partial_dir = layout.partial(&file.path).parent().unwrap().to_path_buf();
+        std::fs::create_dir_all(partial_dir.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), &partial_dir).unwrap();
+        let e = PartialFile::open(&layout, &file, &sha(&file), "c0mmit").err().expect("a folder outside the store");
+        assert!(e.to_string().contains("outside the store"), "{e}");
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 1, "nothing was written outside");
     }
 }
