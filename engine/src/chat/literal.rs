@@ -1,9 +1,14 @@
 //! Keeping people's text apart from control tokens: what a user, the system prompt or a
 //! tool's result says is encoded as text, whatever it contains; only the chat template inserts special
-//! tokens.
+//! tokens. An assistant message's content and reasoning are text too when they hold a
+//! special-token string (a history sent to the API, probe finding: a forged system turn
+//! mid-history); the model's own replies hold none, so they render as generated and the
+//! session's state is reused.
 //!
-//! Owns: [`Literals`]: before rendering, each user, system and tool message's content
-//! is replaced by a marker (`U+E000`, a per-session nonce, the message's index, `U+E001`);
+//! Owns: [`Literals`]: before rendering, each user, system and tool message's content (and
+//! an assistant's content or reasoning holding a special-token string) is replaced by a
+//! marker (`U+E000`, a per-session nonce, the message's index, `U+E001`; the reasoning's
+//! index has [`THINK`] set);
 //! after rendering, [`Literals::encode`] encodes the template's text with added-token
 //! matching and each marker's original content with none (`Tokenizer::encode_ordinary`).
 //! Must not: change the tokens of text that holds no special-token string: the template
@@ -18,6 +23,8 @@ use crate::tokenizer::Tokenizer;
 
 const OPEN: char = '\u{E000}';
 const CLOSE: char = '\u{E001}';
+/// Set in a marker's index when it stands for the message's reasoning (`think`).
+const THINK: usize = 0x8000_0000;
 
 /// The markers of one session.
 #[derive(Debug, Clone)]
@@ -48,14 +55,24 @@ impl Literals {
         format!("{OPEN}{:016x}{index:08x}{CLOSE}", self.nonce)
     }
 
-    /// `messages` with every user and system content replaced by its marker.
-    pub fn mark(&self, messages: &[ChatMessage]) -> Vec<ChatMessage> {
+    /// `messages` with every user, system and tool content replaced by its marker, and an
+    /// assistant's content or reasoning when it holds a special-token string.
+    pub fn mark(&self, messages: &[ChatMessage], tokenizer: &Tokenizer) -> Vec<ChatMessage> {
         messages
             .iter()
             .enumerate()
             .map(|(i, m)| match m.role {
                 Role::User | Role::System | Role::Tool => ChatMessage { content: self.marker(i), ..m.clone() },
-                Role::Assistant => m.clone(),
+                Role::Assistant => {
+                    let mut m = m.clone();
+                    if tokenizer.holds_added_token(&m.content) {
+                        m.content = self.marker(i);
+                    }
+                    if m.think.as_deref().is_some_and(|t| tokenizer.holds_added_token(t)) {
+                        m.think = Some(self.marker(i | THINK));
+                    }
+                    m
+                }
             })
             .collect()
     }
@@ -70,7 +87,9 @@ impl Literals {
             let after = &rest[open..];
             let close = after.find(CLOSE).ok_or_else(altered)?;
             let index = self.index_of(&after[..close + CLOSE.len_utf8()]).ok_or_else(altered)?;
-            let content = messages.get(index).map(|m| m.content.as_str()).ok_or_else(altered)?;
+            let message = messages.get(index & !THINK).ok_or_else(altered)?;
+            let content =
+                if index & THINK != 0 { message.think.as_deref().ok_or_else(altered)? } else { &message.content };
             ids.extend(tokenizer.encode_ordinary(content));
             rest = &after[close + CLOSE.len_utf8()..];
         }

@@ -243,7 +243,8 @@ impl ChatSession {
         let conversation = self.conversation(&input.messages);
         // User, system and tool text go in as markers and come out as plain text: only
         // the template's own markup becomes control tokens.
-        let full = self.template.render_with(&self.literals.mark(&conversation), &self.options, self.mode, true)?;
+        let marked = self.literals.mark(&conversation, tokenizer);
+        let full = self.template.render_with(&marked, &self.options, self.mode, true)?;
         let reused_history = !self.fed_text.is_empty() && full.starts_with(&self.fed_text);
         let new_text = if reused_history {
             &full[self.fed_text.len()..]
@@ -291,7 +292,7 @@ pub fn prompt_tokens(
     let conversation: Vec<ChatMessage> =
         system.into_iter().chain(history.iter().cloned()).chain(input.messages.iter().cloned()).collect();
     let literals = Literals::new();
-    let full = template.render_with(&literals.mark(&conversation), &input.options, mode, true)?;
+    let full = template.render_with(&literals.mark(&conversation, tokenizer), &input.options, mode, true)?;
     literals.encode(tokenizer, &full, &conversation)
 }
 

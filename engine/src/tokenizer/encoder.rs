@@ -134,6 +134,12 @@ impl Tokenizer {
         ids
     }
 
+    /// True when `text` holds an added token's string (which [`Tokenizer::encode`] would
+    /// turn into its control id).
+    pub fn holds_added_token(&self, text: &str) -> bool {
+        text.char_indices().any(|(i, _)| self.added_at(&text[i..]).is_some())
+    }
+
     /// Encodes `text` with no added-token matching (the strings stay ordinary text).
     pub fn encode_ordinary(&self, text: &str) -> Vec<u32> {
         self.encode_plain(text)
