@@ -1,6 +1,7 @@
 //! `k3 chat --resume FILE` keeps a conversation in a regular file and nothing else (probe
 //! findings, high): a device node is refused, never replaced by a file; a FIFO is refused
-//! at once, never waited on; a symbolic link is written through, never replaced.
+//! at once, never waited on; a symbolic link is written through, never replaced; a damaged
+//! file is kept aside and its conversation continues from its text.
 
 use std::io::Write;
 use std::os::unix::fs::FileTypeExt;
@@ -87,5 +88,27 @@ fn a_symbolic_link_is_written_through_and_stays_a_link() {
     // And the next run continues the conversation through the link.
     let again = chat(&link);
     assert!(String::from_utf8_lossy(&again.stdout).contains("(continuing the 2 messages saved in"), "{again:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Probe finding (medium): after a one-bit flip in a saved state, the next message replaced
+/// the six saved messages with a new one-turn conversation. The damaged file is kept aside,
+/// and the conversation continues from its messages' text (the state is read again).
+#[test]
+fn a_damaged_state_file_is_kept_aside_and_its_conversation_continues() {
+    let dir = tmp("damaged");
+    let state = dir.join("talk.k3state");
+    assert!(chat(&state).status.success());
+    let mut bytes = std::fs::read(&state).unwrap();
+    let at = bytes.len() - 40; // in the carried numbers, past the header
+    bytes[at] ^= 0x01;
+    std::fs::write(&state, &bytes).unwrap();
+    let out = chat(&state);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("kept as") && stdout.contains("continuing its 2 messages from their text"), "{stdout}");
+    assert_eq!(std::fs::read(dir.join("talk.k3state.damaged")).unwrap(), bytes, "the damaged file is kept as it was");
+    let again = chat(&state);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("(continuing the 4 messages saved in"), "{again:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -23,7 +23,7 @@ pub use message::{ChatMessage, Role, ToolAnswer, ToolCall, ToolSpec};
 pub use options::{ChatMode, ChatOptions, Effort, ResponseFormat, ToolChoice};
 pub use reply::{Channel, Piece, ReplyReader};
 pub use session::{
-    declared_tool_specs, declared_tools, prompt_tokens, read_saved_conversation, ChatReply, ChatSession,
-    SavedConversation, TurnInput,
+    declared_tool_specs, declared_tools, prompt_tokens, read_saved_conversation, recover_saved_conversation, ChatReply,
+    ChatSession, SavedConversation, TurnInput,
 };
 pub use template::ChatTemplate;

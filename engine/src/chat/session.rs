@@ -89,6 +89,13 @@ pub fn read_saved_conversation(path: &Path) -> Result<SavedConversation> {
     Ok(SavedConversation { system: saved.system, messages: saved.messages, mode: saved.mode })
 }
 
+/// What a damaged state file's conversation said, from its header alone (the engine state
+/// is lost; the history is prefilled again): [`crate::resume::recover_note`].
+pub fn recover_saved_conversation(path: &Path) -> Result<SavedConversation> {
+    let saved = saved_chat(path, crate::resume::recover_note(path)?)?;
+    Ok(SavedConversation { system: saved.system, messages: saved.messages, mode: saved.mode })
+}
+
 fn saved_chat(path: &Path, note: serde_json::Value) -> Result<SavedChat> {
     serde_json::from_value(note)
         .map_err(|e| Error::StateFile { path: path.into(), reason: format!("its conversation: {e}") })
