@@ -116,22 +116,23 @@ impl ApiError {
         json!({ "error": { "message": self.message(), "type": kind, "param": param, "code": code } })
     }
 
-    /// A generation error (the runtime's or the engine's), without local paths for 5xx.
+    /// A generation error (the runtime's or the engine's). What the request caused is a 4xx
+    /// naming its field; a fault of this machine (its files, its model, its drive) is a 5xx
+    /// with a generic message, the details (paths included) going to the server's log only
+    /// (probe finding: a damaged trunk reached clients as a 400 on `messages` with a path).
     pub fn from_runtime(error: &Arc<RuntimeError>) -> ApiError {
         match error.as_ref() {
-            RuntimeError::Engine(k3_engine::Error::ContextLimit { .. }) => {
-                ApiError::ContextLength { message: error.to_string() }
-            }
-            RuntimeError::Engine(k3_engine::Error::Option { .. }) => {
-                ApiError::Invalid { param: "sampling", message: error.to_string() }
-            }
-            RuntimeError::Engine(e) if e.is_input_error() && !matches!(e, k3_engine::Error::Io { .. }) => {
-                ApiError::Invalid { param: "messages", message: error.to_string() }
-            }
-            RuntimeError::Engine(k3_engine::Error::Io { .. } | k3_engine::Error::Read { .. }) => {
-                ApiError::Engine { message: "the engine could not read the model files".into() }
-            }
-            RuntimeError::Engine(e) => ApiError::Engine { message: format!("the engine failed: {e}") },
+            RuntimeError::Engine(e) => match request_fault(e) {
+                Some("context") => ApiError::ContextLength { message: error.to_string() },
+                Some(param) => ApiError::Invalid { param, message: error.to_string() },
+                None => {
+                    log::error!("the engine failed answering a request: {e}");
+                    ApiError::Engine {
+                        message: "the engine failed reading or running the model; the server's log has the details"
+                            .into(),
+                    }
+                }
+            },
             RuntimeError::NotAFolder { .. } | RuntimeError::VocabMismatch { .. } => {
                 ApiError::Engine { message: "the model could not be opened".into() }
             }
@@ -140,6 +141,41 @@ impl ApiError {
             RuntimeError::Remote { .. } => ApiError::Engine { message: "the upstream backend failed".into() },
             RuntimeError::Constraint(e) => ApiError::Invalid { param: "tools", message: e.to_string() },
         }
+    }
+}
+
+/// The request field an engine error is the request's fault in (`context` for the context
+/// length), or `None` when it is this machine's (files, model, drive: a server error).
+fn request_fault(e: &k3_engine::Error) -> Option<&'static str> {
+    use k3_engine::Error as E;
+    match e {
+        E::ContextLimit { .. } => Some("context"),
+        E::Option { .. } => Some("sampling"),
+        E::TokenId { .. } | E::Template { .. } | E::Empty { .. } => Some("messages"),
+        E::Constraint { .. } => Some("tools"),
+        E::Batch { source } => request_fault(source),
+        E::Io { .. }
+        | E::Read { .. }
+        | E::ConfigSyntax { .. }
+        | E::ConfigMissing { .. }
+        | E::ConfigType { .. }
+        | E::ConfigInvalid { .. }
+        | E::Checkpoint { .. }
+        | E::NoShards { .. }
+        | E::MissingTensor { .. }
+        | E::Shape { .. }
+        | E::Dtype { .. }
+        | E::Expert { .. }
+        | E::Pack { .. }
+        | E::Trunk { .. }
+        | E::ExpertRead { .. }
+        | E::ExpertChecksum { .. }
+        | E::Stopped
+        | E::Tokenizer { .. }
+        | E::NonFiniteLogits { .. }
+        | E::Budget(_)
+        | E::OutputFolder { .. }
+        | E::StateFile { .. } => None,
     }
 }
 
@@ -198,5 +234,24 @@ mod tests {
             assert!(err.get("param").is_some(), "{e:?}");
             assert!(e.status().is_client_error() || e.status().is_server_error());
         }
+    }
+
+    #[test]
+    fn a_fault_of_this_machine_is_a_server_error_without_its_paths() {
+        let trunk = k3_engine::Error::Trunk { path: "/home/me/models/k3/trunk.json".into(), reason: "damaged".into() };
+        let e = ApiError::from_runtime(&Arc::new(RuntimeError::Engine(trunk)));
+        assert_eq!(e.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(!e.body().to_string().contains("/home/me"), "{}", e.body());
+        assert_eq!(e.body()["error"]["param"], Value::Null);
+        let state = k3_engine::Error::StateFile { path: "/home/me/s.k3state".into(), reason: "x".into() };
+        assert!(ApiError::from_runtime(&Arc::new(RuntimeError::Engine(state))).status().is_server_error());
+        let batched = k3_engine::Error::Batch { source: Arc::new(k3_engine::Error::TokenId { id: 9, vocab_size: 4 }) };
+        let e = ApiError::from_runtime(&Arc::new(RuntimeError::Engine(batched)));
+        assert_eq!((e.status(), e.body()["error"]["param"].as_str()), (StatusCode::BAD_REQUEST, Some("messages")));
+        let long = k3_engine::Error::ContextLimit { requested: 9, limit: 4 };
+        assert_eq!(
+            ApiError::from_runtime(&Arc::new(RuntimeError::Engine(long))).body()["error"]["code"],
+            "context_length_exceeded"
+        );
     }
 }
