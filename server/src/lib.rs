@@ -92,8 +92,10 @@ impl Server {
         }
         let listener = bind::bind(config.host, config.port)?;
         let local_addr = listener.local_addr().map_err(ServerError::Threads)?;
-        let lan_host = (exposure == Exposure::Lan).then_some(config.host);
-        let guard = Arc::new(Guard::new(local_addr.port(), lan_host, config.allowed_origins.clone(), config.api_key));
+        // The address listened on names this server too (probe finding: `--host 127.0.0.2`
+        // started a server that refused every request's Host).
+        let guard =
+            Arc::new(Guard::new(local_addr.port(), Some(config.host), config.allowed_origins.clone(), config.api_key));
         let stats = Arc::new(ServerStats::default());
         let admission = Admission::new(runtime.batch(), config.queue_capacity);
         let mut batch_problem = None;

@@ -32,15 +32,16 @@ pub struct Guard {
 const OPEN_PATHS: [&str; 1] = ["/health"];
 
 impl Guard {
-    /// Accepts the loopback names on `port`, and `lan_host` (the address listened on,
-    /// when not loopback).
-    pub fn new(port: u16, lan_host: Option<std::net::IpAddr>, origins: Vec<String>, key: Option<String>) -> Self {
+    /// Accepts the loopback names on `port`, and `listen_host` (the address listened on: a
+    /// LAN address, or another loopback one such as 127.0.0.2).
+    pub fn new(port: u16, listen_host: Option<std::net::IpAddr>, origins: Vec<String>, key: Option<String>) -> Self {
         let mut names = vec!["127.0.0.1".to_string(), "localhost".to_string(), "[::1]".to_string()];
-        match lan_host {
-            Some(std::net::IpAddr::V4(v4)) => names.push(v4.to_string()),
-            Some(std::net::IpAddr::V6(v6)) => names.push(format!("[{v6}]")),
-            None => {}
-        }
+        let listened = match listen_host {
+            Some(std::net::IpAddr::V4(v4)) => Some(v4.to_string()),
+            Some(std::net::IpAddr::V6(v6)) => Some(format!("[{v6}]")),
+            None => None,
+        };
+        names.extend(listened.filter(|n| !names.contains(n)));
         let hosts = names.into_iter().map(|n| format!("{n}:{port}")).collect();
         Guard { hosts, origins, key: key.map(String::into_bytes) }
     }
@@ -156,5 +157,14 @@ mod tests {
         assert!(g.host_allowed(b"192.168.1.20:8000"));
         assert!(!g.host_allowed(b"192.168.1.20"));
         assert!(!g.host_allowed(b"192.168.1.21:8000"));
+    }
+
+    #[test]
+    fn another_loopback_address_listened_on_is_accepted_as_a_host() {
+        let g = Guard::new(8000, Some("127.0.0.2".parse().unwrap()), vec![], None);
+        assert!(g.host_allowed(b"127.0.0.2:8000") && g.host_allowed(b"127.0.0.1:8000"));
+        assert!(!g.host_allowed(b"127.0.0.3:8000"));
+        let g = Guard::new(8000, Some("127.0.0.1".parse().unwrap()), vec![], None);
+        assert_eq!(g.hosts.len(), 3, "no name twice");
     }
 }

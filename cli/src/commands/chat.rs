@@ -134,6 +134,9 @@ fn set_aside(path: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
 }
 
 pub fn chat(args: ChatArgs) -> Result<(), Failure> {
+    if args.max_tokens == 0 {
+        return Err(input_error("--max-tokens 0: give at least 1".into()));
+    }
     // A device, FIFO, folder or dangling link is refused before anything is read or written.
     if let Some(path) = &args.resume {
         k3_engine::resume::check_state_path(path).map_err(|e| input_error(format!("--resume: {e}")))?;

@@ -37,6 +37,10 @@ fn parse_host(host: &str) -> Result<IpAddr, Failure> {
 }
 
 fn config(args: &ServeArgs) -> Result<ServerConfig, Failure> {
+    // Probe finding: 0 silently became 1.
+    if args.max_tokens == 0 {
+        return Err(input_error("--max-tokens 0: give at least 1".into()));
+    }
     if !(args.header_timeout.is_finite() && args.header_timeout > 0.0 && args.header_timeout <= 3600.0) {
         return Err(input_error("--header-timeout: give seconds in (0, 3600]".into()));
     }

@@ -527,6 +527,15 @@ fn serve_refuses_lan_without_a_key_and_names_a_free_port_when_taken() {
         .expect("k3 serve");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("every interface"));
+    // Probe finding (low): --max-tokens 0 silently became 1; refused, as in `k3 chat`.
+    for command in ["serve", "chat"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_k3"))
+            .args([command, "--model", model_dir().to_str().expect("utf-8"), "--max-tokens", "0"])
+            .output()
+            .expect("k3");
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--max-tokens 0"), "{command}");
+    }
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = taken.local_addr().expect("addr").port().to_string();
     let out = Command::new(env!("CARGO_BIN_EXE_k3"))
