@@ -127,6 +127,10 @@ pub fn parse_size(text: &str) -> Result<u64, PlanError> {
     let (num, unit) = (&t[..split], t[split..].trim());
     let fail = |reason| PlanError::Size { text: text.to_string(), reason };
     let value: f64 = num.parse().map_err(|_| fail("is not a size"))?;
+    // A lowercase `b` is a bit (`3Gb`: gigabits, probe finding: read as gigabytes).
+    if unit.ends_with('b') {
+        return Err(fail("ends in `b`, bits: sizes are in bytes (B), e.g. 3GB or 512MiB"));
+    }
     let scale: f64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "kb" => 1e3,

@@ -122,9 +122,14 @@ fn sizes_parse_with_decimal_and_binary_units() {
     assert_eq!(parse_size("3GB"), Ok(3_000_000_000));
     assert_eq!(parse_size("1.5GiB"), Ok(1_610_612_736));
     assert_eq!(parse_size("4096"), Ok(4096));
-    assert_eq!(parse_size(" 2 kib "), Ok(2048));
+    assert_eq!(parse_size(" 2 KiB "), Ok(2048));
+    assert_eq!(parse_size("2 kB"), Ok(2000), "the prefix's case does not matter");
     for bad in ["", "GB", "3XB", "-1GB", "1e9", "99999999999999TB"] {
         assert!(parse_size(bad).is_err(), "{bad:?}");
+    }
+    // Probe finding: `3Gb` (gigabits) was read as gigabytes. A lowercase `b` is refused.
+    for bits in ["3Gb", "3gb", "2 kib", "300b"] {
+        assert!(parse_size(bits).unwrap_err().to_string().contains("bits"), "{bits:?}");
     }
 }
 
