@@ -6,23 +6,23 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn k3(args: &[&str]) -> Output {
+pub(crate) fn k3(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_k3")).args(args).output().expect("spawn k3")
 }
 
-fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures").join(name)
 }
 
-fn golden(name: &str) -> Value {
+pub(crate) fn golden(name: &str) -> Value {
     serde_json::from_slice(&std::fs::read(fixture(name).join("golden/golden.json")).unwrap()).unwrap()
 }
 
-fn csv(v: &Value) -> String {
+pub(crate) fn csv(v: &Value) -> String {
     v.as_array().unwrap().iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
 }
 
-fn stdout_json(out: &Output) -> Value {
+pub(crate) fn stdout_json(out: &Output) -> Value {
     assert!(out.status.success(), "k3 failed: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
 }
@@ -59,26 +59,6 @@ fn run_json_reports_prompt_and_generated_ids_and_dumps_logits() {
     let argmax = row0.iter().enumerate().fold(0, |best, (i, &x)| if x > row0[best] { i } else { best });
     assert_eq!(Value::from(argmax), v["generated_ids"][0]);
     std::fs::remove_file(dump).ok();
-}
-
-#[test]
-fn full_recompute_and_sampling_flags_work() {
-    let g = golden("tiny-f32");
-    let model = fixture("tiny-f32");
-    let ids = csv(&g["prompt_ids"]);
-    let base = ["run", "--model", model.to_str().unwrap(), "--ids", ids.as_str(), "--gen", "4", "--json"];
-    let full = stdout_json(&k3(&[&base[..], &["--full-recompute"]].concat()));
-    let inc = stdout_json(&k3(&base));
-    assert_eq!(full["generated_ids"], inc["generated_ids"]);
-    let sample = |seed: &str| {
-        stdout_json(&k3(&[&base[..], &["--temperature", "1.5", "--top-p", "0.9", "--seed", seed]].concat()))
-            ["generated_ids"]
-            .clone()
-    };
-    assert_eq!(sample("7"), sample("7"), "the same seed gives the same tokens");
-    // Temperature 0 is greedy, as in the app and the server (one rule: `Sampling::from_user`).
-    let zero = stdout_json(&k3(&[&base[..], &["--temperature", "0", "--seed", "9"]].concat()));
-    assert_eq!(zero["generated_ids"], inc["generated_ids"]);
 }
 
 #[test]
@@ -248,7 +228,10 @@ fn ctrl_c_stops_the_reply_in_progress_not_the_program() {
         assert!(Instant::now() < deadline, "the reply never started");
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(200));
+    // tiny-f32's greedy reply here ends itself after 314 tokens, ~0.3 s at 0.001 s/token:
+    // the interrupt goes soon after the first output (at 200 ms it once came too late under
+    // the parallel tests' load, the reply already over).
+    std::thread::sleep(Duration::from_millis(20));
     let sent = Instant::now();
     let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());

@@ -10,6 +10,7 @@ mod download_durability;
 mod download_support;
 mod forecast;
 mod plan_wasm;
+mod run_sampling;
 mod serve;
 mod sim_cache;
 mod synth;
