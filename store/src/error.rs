@@ -25,6 +25,9 @@ pub enum StoreError {
     UnsafeName { repo: String, path: String, reason: &'static str },
     #[error("`{repo}` is not a repository id: {reason}")]
     BadRepo { repo: String, reason: &'static str },
+    /// The hub's address (`HF_ENDPOINT`, `--endpoint`) is not one to send requests to.
+    #[error("`{url}` is not a hub address: {reason}")]
+    BadEndpoint { url: String, reason: &'static str },
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{0}")]
@@ -66,6 +69,7 @@ impl StoreError {
             | StoreError::NotFound { .. }
             | StoreError::UnsafeName { .. }
             | StoreError::BadRepo { .. }
+            | StoreError::BadEndpoint { .. }
             | StoreError::NoSpace(_)
             | StoreError::Locked { .. }
             | StoreError::CommitMismatch { .. }

@@ -87,11 +87,18 @@ impl Disk {
     }
 }
 
+/// The slowest and fastest drive a forecast is made for (1 MB/s, 1 TB/s).
+const MIN_DISK_GBPS: f64 = 0.001;
+const MAX_DISK_GBPS: f64 = 1000.0;
+
 /// The bandwidth --disk-gbps gives, --disk measures, or the stated default.
 pub fn disk(args: &ForecastArgs, fp: &Footprint) -> Result<Disk, Failure> {
     if let Some(gbps) = args.disk_gbps {
-        if !(gbps.is_finite() && gbps > 0.0) {
-            return Err(input_error(format!("--disk-gbps {gbps}: give a positive number of GB/s")));
+        // Probe finding: near-zero rates gave infinite or 1e30 s/token forecasts.
+        if !(gbps.is_finite() && (MIN_DISK_GBPS..=MAX_DISK_GBPS).contains(&gbps)) {
+            return Err(input_error(format!(
+                "--disk-gbps {gbps}: give {MIN_DISK_GBPS} to {MAX_DISK_GBPS} GB/s (1 MB/s to 1 TB/s)"
+            )));
         }
         return Ok(Disk::same(gbps, DiskSource::Flag));
     }

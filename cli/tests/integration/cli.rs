@@ -555,6 +555,7 @@ fn doctor_json_names_the_machine_and_the_folders_drive() {
     assert!(verdicts.iter().any(|v| v["item"] == item.as_str()), "a verdict for the drive: {out}");
     assert!(verdicts.iter().all(|v| ["green", "amber", "red"].contains(&v["level"].as_str().unwrap())), "{out}");
     assert_input_error(&["doctor", "--path", dir.join("missing").to_str().unwrap()], "missing");
+    assert_input_error(&["doctor", "--path", &format!("/{}", "x".repeat(5000))], "doctor"); // probe: exited 1
     let _ = std::fs::remove_dir_all(&dir);
 }
 

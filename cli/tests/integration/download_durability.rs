@@ -127,6 +127,27 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
+/// Probe finding (low): an `--endpoint` that is not an http(s) URL was retried forever as a
+/// network failure; it is refused at once (exit 2), naming it.
+#[test]
+fn an_endpoint_that_is_not_an_http_url_is_refused_at_once() {
+    for endpoint in ["ftp://example.org", "not a url", "file:///tmp/x"] {
+        let store = tmp("bad-endpoint");
+        let start = Instant::now();
+        let out = Command::new(env!("CARGO_BIN_EXE_k3"))
+            .args(["download", "--repo", REPO, "--to"])
+            .arg(&store)
+            .args(["--endpoint", endpoint])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{endpoint}: {err}");
+        assert!(err.contains(endpoint) && err.contains("not a hub address"), "{err}");
+        assert!(start.elapsed() < Duration::from_secs(10), "{endpoint}: not at once");
+        let _ = std::fs::remove_dir_all(&store);
+    }
+}
+
 #[test]
 fn dl_20_a_second_instance_on_the_same_store_is_refused() {
     let hub = FakeHub::start(vec![repo(COMMIT_A, 0)], COMMIT_A);

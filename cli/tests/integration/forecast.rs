@@ -121,6 +121,7 @@ fn refused(args: &[&str], needle: &str) {
 #[test]
 fn bad_flags_are_refused_with_one_line() {
     refused(&["forecast", "--disk-gbps", "0"], "--disk-gbps");
+    refused(&["forecast", "--disk-gbps", "1e-30"], "1 MB/s to 1 TB/s");
     refused(&["forecast", "--disk-gbps", "fast"], "--disk-gbps");
     refused(&["forecast", "--disk-gbps", "1", "--disk", "/tmp"], "--disk");
     refused(&["forecast", "--trunk", "/tmp"], "--model");

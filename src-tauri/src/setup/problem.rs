@@ -73,6 +73,7 @@ pub fn problem_of(e: &StoreError, token_from_env: bool) -> Option<SetupProblem> 
         | StoreError::BadAnswer { .. }
         | StoreError::UnsafeName { .. }
         | StoreError::BadRepo { .. }
+        | StoreError::BadEndpoint { .. }
         | StoreError::Io { .. }
         | StoreError::NoSpace(_)
         | StoreError::Locked { .. }

@@ -51,7 +51,17 @@ impl DoctorError {
     /// True when the caller's input is at fault (a `--path` that does not exist).
     pub fn is_input_error(&self) -> bool {
         match self {
-            DoctorError::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+            // A path that names nothing usable is the caller's (probe finding: a 5,000-character
+            // path exited 1, as a failure of this machine).
+            DoctorError::Io { source, .. } => {
+                matches!(
+                    source.kind(),
+                    std::io::ErrorKind::NotFound
+                        | std::io::ErrorKind::InvalidFilename
+                        | std::io::ErrorKind::NotADirectory
+                        | std::io::ErrorKind::PermissionDenied
+                )
+            }
             DoctorError::NoMount(_) => true,
         }
     }

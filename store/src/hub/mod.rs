@@ -62,6 +62,7 @@ pub struct HubClient {
 
 impl HubClient {
     pub fn new(settings: HubSettings) -> StoreResult<HubClient> {
+        check_endpoint(&settings.endpoint)?;
         install_crypto_provider();
         let http = reqwest::Client::builder()
             .user_agent(concat!("k3-desktop/", env!("CARGO_PKG_VERSION")))
@@ -144,4 +145,17 @@ pub fn escape_component(part: &str) -> String {
         }
     }
     out
+}
+/// Refuses an endpoint that is not an `http(s)://host` URL at once (probe finding: such a
+/// `--endpoint` was retried forever as a network failure).
+fn check_endpoint(endpoint: &str) -> StoreResult<()> {
+    let bad = |reason| StoreError::BadEndpoint { url: endpoint.to_string(), reason };
+    let url = reqwest::Url::parse(endpoint).map_err(|_| bad("not a URL (give http://host or https://host)"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad("only http:// and https:// are spoken"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("no host"));
+    }
+    Ok(())
 }
