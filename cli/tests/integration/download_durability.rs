@@ -128,9 +128,9 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 /// Probe finding (low): an `--endpoint` that is not an http(s) URL was retried forever as a
-/// network failure; it is refused at once (exit 2), naming it.
+/// network failure; it is refused at once (exit 2), naming it. So is `--to` a regular file.
 #[test]
-fn an_endpoint_that_is_not_an_http_url_is_refused_at_once() {
+fn an_endpoint_that_is_not_an_http_url_and_a_to_that_is_a_file_are_refused_at_once() {
     for endpoint in ["ftp://example.org", "not a url", "file:///tmp/x"] {
         let store = tmp("bad-endpoint");
         let start = Instant::now();
@@ -146,6 +146,14 @@ fn an_endpoint_that_is_not_an_http_url_is_refused_at_once() {
         assert!(start.elapsed() < Duration::from_secs(10), "{endpoint}: not at once");
         let _ = std::fs::remove_dir_all(&store);
     }
+    // And `--to` a regular file says it is not a folder (it said only "File exists").
+    let file = tmp("to-a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_k3")).args(["download", "--repo", REPO, "--to"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a folder"), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_file(&file);
 }
 
 #[test]

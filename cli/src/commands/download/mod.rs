@@ -69,6 +69,10 @@ fn options(args: &DownloadArgs) -> Result<DownloadOptions, Failure> {
     if args.jobs == 0 || args.jobs > 64 {
         return Err(input_error(format!("--jobs {}: between 1 and 64", args.jobs)));
     }
+    // Probe finding: a regular file here said only "File exists".
+    if args.to.exists() && !args.to.is_dir() {
+        return Err(input_error(format!("--to {}: not a folder (it is a file); name a folder", args.to.display())));
+    }
     std::fs::create_dir_all(&args.to).map_err(|e| input_error(format!("--to {}: {e}", args.to.display())))?;
     let revision =
         args.revision.clone().or_else(|| HubSettings::from_env().revision_override).unwrap_or_else(|| "main".into());
