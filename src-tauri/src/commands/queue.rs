@@ -3,7 +3,7 @@
 
 use tauri::{AppHandle, Runtime, State};
 
-use k3_app::queue::{import, ItemDefaults, ItemSettings};
+use k3_app::queue::{import, ItemDefaults, ItemSettings, Queue};
 
 use crate::chat_defaults::ChatDefaults;
 use crate::commands::conversations::save_through_dialog;
@@ -22,6 +22,21 @@ fn queue_error(e: k3_app::queue::QueueError) -> IpcError {
     }
 }
 
+/// Applies `change` to the queue, then gives the view the window redraws from.
+fn changed<T>(
+    state: &AppState,
+    change: impl FnOnce(&Queue) -> Result<T, k3_app::queue::QueueError>,
+) -> Result<QueueState, IpcError> {
+    change(state.queue.queue()?).map_err(queue_error)?;
+    Ok(state.queue.state())
+}
+
+/// The answers rendered as `format`, as the wire's export file.
+fn rendered(state: &AppState, format: QueueExportFormat) -> Result<ExportFile, IpcError> {
+    let file = state.queue.queue()?.export(format.into());
+    Ok(ExportFile { file_name: file.file_name, content: file.content })
+}
+
 /// The queue's prompts, counts and ETA.
 #[tauri::command]
 pub fn queue_state(state: State<'_, AppState>) -> QueueState {
@@ -36,50 +51,43 @@ pub fn queue_add(state: State<'_, AppState>, text: String, format: QueueImportFo
     let settings =
         ItemSettings { temperature: d.temperature, top_p: d.top_p, max_tokens: d.max_tokens, thinking: d.thinking };
     let defaults = ItemDefaults { settings, system: Some(d.system_prompt) };
-    state.queue.queue()?.add(items, &defaults).map_err(queue_error)?;
-    Ok(state.queue.state())
+    changed(&state, |q| q.add(items, &defaults))
 }
 
 /// Pauses the queue: the running prompt stops and waits again (it restarts from its start).
 #[tauri::command]
 pub fn queue_pause(state: State<'_, AppState>) -> Result<QueueState, IpcError> {
-    state.queue.queue()?.pause().map_err(queue_error)?;
-    Ok(state.queue.state())
+    changed(&state, |q| q.pause())
 }
 
 /// Resumes a paused or stopped queue.
 #[tauri::command]
 pub fn queue_resume(state: State<'_, AppState>) -> Result<QueueState, IpcError> {
-    state.queue.queue()?.resume().map_err(queue_error)?;
-    Ok(state.queue.state())
+    changed(&state, |q| q.resume())
 }
 
 /// Cancels one prompt (a running one keeps what it wrote).
 #[tauri::command]
 pub fn queue_cancel(state: State<'_, AppState>, id: u64) -> Result<QueueState, IpcError> {
-    state.queue.queue()?.cancel(id).map_err(queue_error)?;
-    Ok(state.queue.state())
+    changed(&state, |q| q.cancel(id))
 }
 
 /// Cancels every prompt not yet answered.
 #[tauri::command]
 pub fn queue_cancel_all(state: State<'_, AppState>) -> Result<QueueState, IpcError> {
-    state.queue.queue()?.cancel_all().map_err(queue_error)?;
-    Ok(state.queue.state())
+    changed(&state, |q| q.cancel_all())
 }
 
 /// Removes the answered, failed and cancelled prompts from the list.
 #[tauri::command]
 pub fn queue_clear_finished(state: State<'_, AppState>) -> Result<QueueState, IpcError> {
-    state.queue.queue()?.clear_finished().map_err(queue_error)?;
-    Ok(state.queue.state())
+    changed(&state, |q| q.clear_finished())
 }
 
 /// The answers as a file's text (JSONL or CSV).
 #[tauri::command]
 pub fn queue_export(state: State<'_, AppState>, format: QueueExportFormat) -> Result<ExportFile, IpcError> {
-    let file = state.queue.queue()?.export(format.into());
-    Ok(ExportFile { file_name: file.file_name, content: file.content })
+    rendered(&state, format)
 }
 
 /// Asks where to save the answers, writes them, and returns the path (null on cancel).
@@ -89,6 +97,5 @@ pub async fn queue_save_export<R: Runtime>(
     state: State<'_, AppState>,
     format: QueueExportFormat,
 ) -> Result<Option<String>, IpcError> {
-    let file = state.queue.queue()?.export(format.into());
-    save_through_dialog(&app, ExportFile { file_name: file.file_name, content: file.content })
+    save_through_dialog(&app, rendered(&state, format)?)
 }
