@@ -4,7 +4,7 @@
 //! and, once the bytes are right again, the next generation gives the golden ids. A trunk
 //! without the table, or with a stale or malformed one, is refused.
 
-use std::os::unix::fs::FileExt;
+use k3_engine::io::os::{read_exact_at, write_all_at};
 use std::path::{Path, PathBuf};
 
 use k3_engine::format::TensorIndex;
@@ -59,7 +59,7 @@ fn generate(e: &Engine, prompt: &[u32]) -> Result<Vec<u32>, Error> {
 fn overwrite_in_place(path: &Path, at: u64, bytes: &[u8]) {
     let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
     let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-    file.write_all_at(bytes, at).unwrap();
+    write_all_at(&file, bytes, at).unwrap();
     file.sync_all().unwrap();
     file.set_modified(mtime).unwrap();
 }
@@ -82,7 +82,7 @@ fn issue_13_an_expert_overwritten_in_place_fails_the_generation_and_restored_byt
     let shard = index.shard_paths()[shard_idx].clone();
     let at = start + len as u64 / 2;
     let mut original = vec![0u8; 64];
-    std::fs::File::open(&shard).unwrap().read_exact_at(&mut original, at).unwrap();
+    read_exact_at(&std::fs::File::open(&shard).unwrap(), &mut original, at).unwrap();
     let flipped: Vec<u8> = original.iter().map(|b| b ^ 0x5a).collect();
     let expect_checksum_error = |result: Result<Vec<u32>, Error>, what: &str| match result {
         Err(err @ Error::ExpertChecksum { .. }) => {

@@ -63,7 +63,6 @@ fn a_file_that_ends_early_is_a_named_error_and_bad_patterns_are_refused() {
 /// calls are watched through the storage seam.
 #[test]
 fn a_read_past_two_gib_is_split_into_calls_and_lands_every_byte() {
-    use std::os::unix::fs::FileExt;
     let dir = scratch_dir("reader-sparse");
     let path = dir.join("sparse.bin");
     let len: u64 = 2_469_606_195; // 2.3 GiB
@@ -72,7 +71,7 @@ fn a_read_past_two_gib_is_split_into_calls_and_lands_every_byte() {
     let gib = 1u64 << 30;
     let marks = [0, gib - 1, gib, 2 * gib - 1, 2 * gib, 2 * gib + 4097, len - 1];
     for (i, &at) in marks.iter().enumerate() {
-        file.write_all_at(&[0xA0 + i as u8], at).unwrap();
+        k3_engine::io::os::write_all_at(&file, &[0xA0 + i as u8], at).unwrap();
     }
     drop(file);
     let direct = DirectFile::open(&path).unwrap();

@@ -66,13 +66,9 @@ fn spec() -> SynthSpec {
 /// Writes a file's dirty pages and asks the kernel to drop the file from the page cache,
 /// so the soak starts from files that are not cached.
 fn uncache(path: &Path) {
-    use std::os::fd::AsRawFd;
     let f = std::fs::File::open(path).unwrap();
     f.sync_all().unwrap();
-    // SAFETY: posix_fadvise reads only its integer arguments; the descriptor is valid
-    // while `f` lives.
-    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    assert_eq!(rc, 0, "posix_fadvise on {}", path.display());
+    k3_engine::io::os::drop_cached(&f, 0, 0);
 }
 
 /// The files the engine streams from: the shards and `trunk.bin`.

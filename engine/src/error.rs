@@ -61,7 +61,7 @@ pub enum Error {
 
     /// A safetensors shard or the index file is malformed.
     #[error("{path}: {fault}")]
-    Checkpoint { path: PathBuf, fault: CheckpointFault },
+    Checkpoint { path: PathBuf, fault: Box<CheckpointFault> },
 
     /// The model folder holds no `*.safetensors` shard.
     #[error("{path}: no *.safetensors shards in the model folder")]
@@ -188,7 +188,7 @@ impl Error {
                         | std::io::ErrorKind::PermissionDenied
                         | std::io::ErrorKind::InvalidInput
                         | std::io::ErrorKind::AlreadyExists
-                ) || matches!(source.raw_os_error(), Some(libc::ENOTDIR | libc::EISDIR | libc::ELOOP))
+                ) || crate::io::os::is_wrong_kind_of_path(source)
             }
             Error::Read { .. } | Error::ExpertRead { .. } | Error::ExpertChecksum { .. } | Error::Stopped => false,
             Error::Batch { source } => source.is_input_error(),

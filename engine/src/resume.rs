@@ -178,7 +178,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     f.write_all(bytes).and_then(|()| f.sync_all()).map_err(|e| Error::io(&partial, e))?;
     std::fs::rename(&partial, path).map_err(|e| Error::io(path, e))?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))?;
+        crate::io::os::sync_dir(dir).map_err(|e| Error::io(dir, e))?;
     }
     Ok(())
 }

@@ -6,7 +6,6 @@
 //! `k3_engine::io::storage`, where tests inject write faults and power cuts). Must not: reuse a temporary name another process could be writing
 //! (names carry the pid and a counter).
 
-use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -48,7 +47,7 @@ pub fn write_atomic_in(storage: &dyn WriteStorage, path: &Path, bytes: &[u8], ow
 
 /// Makes a rename or create inside `dir` durable.
 pub fn fsync_dir(dir: &Path) -> StoreResult<()> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(|e| StoreError::io(dir, e))
+    k3_engine::io::os::sync_dir(dir).map_err(|e| StoreError::io(dir, e))
 }
 
 pub fn create_dirs(dir: &Path) -> StoreResult<()> {

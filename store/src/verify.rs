@@ -7,7 +7,6 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::AsFd;
 use std::path::Path;
 
 use serde::Serialize;
@@ -64,8 +63,7 @@ pub fn hash_file_until(
         }
         h.update(&buf[..n]);
         done += n as u64;
-        let _ =
-            nix::fcntl::posix_fadvise(f.as_fd(), 0, done as i64, nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED);
+        k3_engine::io::os::drop_cached(&f, 0, done);
         progress(n as u64);
     }
     if done != expected_size {

@@ -203,9 +203,10 @@ fn forged_tensor_info_is_refused() {
     ];
     for info in forged {
         match index.read(&info) {
-            Err(Error::Checkpoint { fault: CheckpointFault::TensorNotInIndex { name }, .. }) => {
-                assert_eq!(name, info.name)
-            }
+            Err(Error::Checkpoint { fault, .. }) => match *fault {
+                CheckpointFault::TensorNotInIndex { name } => assert_eq!(name, info.name),
+                other => panic!("expected TensorNotInIndex, got {other:?}"),
+            },
             other => panic!("expected TensorNotInIndex, got {other:?}"),
         }
     }

@@ -150,7 +150,7 @@ fn fault_of<X: std::fmt::Debug>(result: Result<X, Error>, file: &str) -> Checkpo
                 "fault {fault:?} reported on {path:?}, expected file {file}"
             );
             assert!(shown.contains(file), "Display {shown:?} does not name {file}");
-            fault
+            *fault
         }
         Err(other) => panic!("expected Error::Checkpoint on {file}, got {other:?}"),
         Ok(value) => panic!("expected Error::Checkpoint on {file}, but got Ok({value:?})"),

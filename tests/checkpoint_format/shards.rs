@@ -42,6 +42,7 @@ fn st_20_fifo_named_like_a_shard_is_refused_without_hanging() {
     assert_fault!(TensorIndex::open(dir.path()), SHARD, CheckpointFault::NotRegularFile { kind: "FIFO" });
 }
 
+#[cfg(unix)]
 #[test]
 fn st_20_socket_named_like_a_shard_is_refused() {
     let dir = TempDir::new();
@@ -49,6 +50,7 @@ fn st_20_socket_named_like_a_shard_is_refused() {
     assert_fault!(TensorIndex::open(dir.path()), SHARD, CheckpointFault::NotRegularFile { kind: "socket" });
 }
 
+#[cfg(unix)]
 #[test]
 fn st_20_symlink_to_a_device_or_directory_is_refused() {
     for (target, kind) in [("/dev/null", "character device"), ("/", "directory")] {

@@ -208,6 +208,7 @@ fn missing_folder_is_an_io_error_naming_it() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn st_20_symlink_to_a_regular_shard_is_followed() {
     let dir = TempDir::new();

@@ -4,6 +4,7 @@
 //! file is kept aside and its conversation continues from its text.
 
 use std::io::Write;
+#[cfg(unix)]
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -43,12 +44,15 @@ fn chat(resume: &Path) -> Output {
     child.wait_with_output().unwrap()
 }
 
+#[cfg(unix)]
 fn refused(out: &Output, path: &Path, what: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr: {err}");
     assert!(err.contains(&path.display().to_string()) && err.contains(what), "stderr: {err}");
 }
 
+// Device nodes, FIFOs and symbolic links as Unix has them.
+#[cfg(unix)]
 #[test]
 fn a_device_node_is_refused_and_stays_a_device() {
     let out = chat(Path::new("/dev/null"));
@@ -56,6 +60,8 @@ fn a_device_node_is_refused_and_stays_a_device() {
     assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null was replaced");
 }
 
+// Device nodes, FIFOs and symbolic links as Unix has them.
+#[cfg(unix)]
 #[test]
 fn a_fifo_and_a_link_to_dev_zero_are_refused_at_once() {
     let dir = tmp("fifo");
@@ -73,6 +79,8 @@ fn a_fifo_and_a_link_to_dev_zero_are_refused_at_once() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+// Device nodes, FIFOs and symbolic links as Unix has them.
+#[cfg(unix)]
 #[test]
 fn a_symbolic_link_is_written_through_and_stays_a_link() {
     let dir = tmp("link");

@@ -429,19 +429,23 @@ fn issue_13_a_closed_stdout_ends_quietly_and_dumps_never_replace_what_is_not_a_f
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
 
-    // A dump to a character device or through a symlink is written in place.
-    use std::os::unix::fs::FileTypeExt;
-    let run =
-        |dump: &str| k3(&["run", "--model", m, "--ids", "156,400", "--gen", "2", "--json", "--dump-logits", dump]);
-    assert!(run("/dev/null").status.success());
-    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null is still a device");
-    let dir = k3_tests::scratch_dir("cli-dump-link");
-    let (target, link) = (dir.join("target.bin"), dir.join("link.bin"));
-    std::fs::write(&target, b"old").unwrap();
-    std::os::unix::fs::symlink(&target, &link).unwrap();
-    assert!(run(link.to_str().unwrap()).status.success());
-    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the symlink stays a symlink");
-    assert_eq!(std::fs::metadata(&target).unwrap().len(), 2 * 768 * 4, "two rows of logits landed in the target");
+    // A dump to a character device or through a symlink is written in place (Unix's
+    // device nodes and links).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let run =
+            |dump: &str| k3(&["run", "--model", m, "--ids", "156,400", "--gen", "2", "--json", "--dump-logits", dump]);
+        assert!(run("/dev/null").status.success());
+        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device(), "/dev/null is still a device");
+        let dir = k3_tests::scratch_dir("cli-dump-link");
+        let (target, link) = (dir.join("target.bin"), dir.join("link.bin"));
+        std::fs::write(&target, b"old").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        assert!(run(link.to_str().unwrap()).status.success());
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the symlink stays a symlink");
+        assert_eq!(std::fs::metadata(&target).unwrap().len(), 2 * 768 * 4, "two rows of logits landed in the target");
+    }
 }
 
 #[test]

@@ -15,7 +15,6 @@ use std::ffi::OsString;
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, ErrorKind};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::dtype::Dtype;
@@ -275,7 +274,7 @@ fn read_at(shard: &Shard, path: &Path, info: &TensorInfo, buf: &mut [u8]) -> Res
     if buf.is_empty() {
         return Ok(());
     }
-    match shard.file.read_exact_at(buf, info.offset) {
+    match crate::io::os::read_exact_at(&shard.file, buf, info.offset) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::UnexpectedEof => {
             let now = shard.file.metadata().map_err(|e| Error::io(path, e))?.len();

@@ -7,11 +7,10 @@
 //! passed both the file-size and the cap checks.
 //! Easy to break: symbolic links are followed (a Hugging Face cache snapshot is made of
 //! them), so the regular-file test uses `metadata`, then the opened handle is re-checked
-//! (same device and inode) to catch a swap between the check and the open. Confining
+//! (`io::os::same_file`: the same device and inode on Unix) to catch a swap between the check and the open. Confining
 //! links to the model store is the store's job, not the reader's.
 
-use std::fs::{self, File, FileType, Metadata};
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
+use std::fs::{self, File, Metadata};
 use std::path::Path;
 
 use super::fault::CheckpointFault;
@@ -30,25 +29,7 @@ pub(crate) struct OpenedShard {
 }
 
 pub(crate) fn checkpoint_error(path: &Path, fault: CheckpointFault) -> Error {
-    Error::Checkpoint { path: path.to_path_buf(), fault }
-}
-
-fn file_kind(file_type: FileType) -> &'static str {
-    if file_type.is_dir() {
-        "directory"
-    } else if file_type.is_fifo() {
-        "FIFO"
-    } else if file_type.is_char_device() {
-        "character device"
-    } else if file_type.is_block_device() {
-        "block device"
-    } else if file_type.is_socket() {
-        "socket"
-    } else if file_type.is_symlink() {
-        "symbolic link"
-    } else {
-        "special file"
-    }
+    Error::Checkpoint { path: path.to_path_buf(), fault: Box::new(fault) }
 }
 
 /// Fails unless `meta` describes a regular file.
@@ -56,7 +37,7 @@ pub(crate) fn require_regular(path: &Path, meta: &Metadata) -> Result<()> {
     if meta.is_file() {
         Ok(())
     } else {
-        let kind = file_kind(meta.file_type());
+        let kind = crate::io::os::special_kind(meta.file_type());
         Err(checkpoint_error(path, CheckpointFault::NotRegularFile { kind }))
     }
 }
@@ -68,7 +49,7 @@ pub(crate) fn open_regular(path: &Path) -> Result<(File, u64)> {
     require_regular(path, &before)?;
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let opened = file.metadata().map_err(|e| Error::io(path, e))?;
-    if !opened.is_file() || opened.dev() != before.dev() || opened.ino() != before.ino() {
+    if !opened.is_file() || !crate::io::os::same_file(&before, &opened) {
         return Err(checkpoint_error(path, CheckpointFault::ChangedWhileOpening));
     }
     Ok((file, opened.len()))
@@ -82,12 +63,12 @@ pub(crate) fn open_shard(path: &Path) -> Result<OpenedShard> {
         return Err(fail(CheckpointFault::TooSmall { file_len }));
     }
     let mut prefix = [0u8; 8];
-    file.read_exact_at(&mut prefix, 0).map_err(|e| Error::io(path, e))?;
+    crate::io::os::read_exact_at(&file, &mut prefix, 0).map_err(|e| Error::io(path, e))?;
     let header_len = header_len(prefix, file_len).map_err(fail)?;
     let alloc_len = usize::try_from(header_len)
         .map_err(|_| fail(CheckpointFault::HeaderTooLarge { header_len, max: HEADER_CAP_BYTES }))?;
     let mut header = vec![0u8; alloc_len];
-    file.read_exact_at(&mut header, LEN_PREFIX_BYTES).map_err(|e| Error::io(path, e))?;
+    crate::io::os::read_exact_at(&file, &mut header, LEN_PREFIX_BYTES).map_err(|e| Error::io(path, e))?;
     let entries = parse_header(&header, file_len).map_err(fail)?;
     Ok(OpenedShard { file, file_len, data_start: data_start(header_len), entries })
 }

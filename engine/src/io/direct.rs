@@ -1,23 +1,24 @@
-//! Positioned reads that keep the page cache out of the way: O_DIRECT where the file
-//! system allows it, buffered reads followed by `POSIX_FADV_DONTNEED` where it refuses.
+//! Positioned reads that keep the page cache out of the way: each system's bypass where the
+//! file system allows it (Linux O_DIRECT, macOS F_NOCACHE, Windows
+//! FILE_FLAG_NO_BUFFERING: `io::os`), buffered reads (pages dropped on Linux) where it
+//! refuses.
 //!
 //! Owns: opening a file for direct reads, widening a read window outward to 4096-byte
-//! boundaries into an aligned [`Blob`], looping over short reads and `EINTR`, and the one
-//! `unsafe` FFI call (`posix_fadvise`).
+//! boundaries into an aligned [`Blob`], looping over short reads and `EINTR`.
 //! Must not: return a window whose payload was not fully read (a short read before the
 //! payload end is an error naming the file and offset), or zero-fill missing bytes.
 //! Easy to break: O_DIRECT needs the buffer address, the file offset and the length all
 //! aligned; only the payload `[offset, offset + len)` is guaranteed to exist in the file,
 //! the widened tail may run past EOF.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::ErrorKind;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::io::blob::{Blob, ByteView};
+use crate::io::os::{self, CacheBypass};
 use crate::io::storage::{OsRead, PositionedRead};
 
 /// Alignment of O_DIRECT reads.
@@ -27,26 +28,26 @@ pub const ALIGN: u64 = 4096;
 pub struct DirectFile {
     file: File,
     path: PathBuf,
-    /// False when the file system refused O_DIRECT and reads are buffered + dropped.
-    direct: bool,
+    /// How reads keep the page cache out of the way (or why they cannot).
+    bypass: CacheBypass,
 }
 
 impl DirectFile {
-    /// Opens `path` with O_DIRECT, falling back to buffered reads when refused (`EINVAL`).
+    /// Opens `path` with this system's cache bypass, falling back to buffered reads where
+    /// the file system refuses it (`io::os::open_uncached`).
     pub fn open(path: &Path) -> Result<DirectFile> {
-        match OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path) {
-            Ok(file) => Ok(DirectFile { file, path: path.to_path_buf(), direct: true }),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                let file = File::open(path).map_err(|e| Error::io(path, e))?;
-                Ok(DirectFile { file, path: path.to_path_buf(), direct: false })
-            }
-            Err(e) => Err(Error::io(path, e)),
-        }
+        let (file, bypass) = os::open_uncached(path).map_err(|e| Error::io(path, e))?;
+        Ok(DirectFile { file, path: path.to_path_buf(), bypass })
     }
 
-    /// True when reads really are O_DIRECT.
+    /// True when reads bypass the page cache (false: the buffered fallback).
     pub fn is_direct(&self) -> bool {
-        self.direct
+        self.bypass.bypasses_cache()
+    }
+
+    /// How reads keep the page cache out of the way, for reports.
+    pub fn bypass(&self) -> CacheBypass {
+        self.bypass
     }
 
     pub fn path(&self) -> &Path {
@@ -114,15 +115,15 @@ impl DirectFile {
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(fail(e)),
             }
-            // O_DIRECT continues only from aligned offsets; a short read mid-file that is not
-            // aligned can only be the end of the file.
-            if self.direct && !done.is_multiple_of(ALIGN as usize) && done < need {
+            // O_DIRECT (and NO_BUFFERING) continue only from aligned offsets; a short read
+            // mid-file that is not aligned can only be the end of the file.
+            if self.bypass.needs_alignment() && !done.is_multiple_of(ALIGN as usize) && done < need {
                 let msg = "short read: O_DIRECT stopped at an unaligned offset before the data's end";
                 return Err(fail(std::io::Error::new(ErrorKind::UnexpectedEof, msg)));
             }
         }
-        if !self.direct {
-            drop_from_page_cache(&self.file, start, buf.len() as u64);
+        if !self.bypass.bypasses_cache() {
+            os::drop_cached(&self.file, start, buf.len() as u64);
         }
         Ok(())
     }
@@ -136,14 +137,4 @@ pub fn widen(offset: u64, len: usize) -> (u64, usize) {
     let start = offset / ALIGN * ALIGN;
     let end = (offset + len as u64).div_ceil(ALIGN) * ALIGN;
     (start, (end - start) as usize)
-}
-
-/// Advises the kernel to drop a range from the page cache (buffered fallback only).
-fn drop_from_page_cache(file: &File, offset: u64, len: u64) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: posix_fadvise only reads its integer arguments; the descriptor is valid for the
-    // lifetime of `file`, and an out-of-range offset or length is reported, not undefined.
-    unsafe {
-        libc::posix_fadvise(file.as_raw_fd(), offset as libc::off_t, len as libc::off_t, libc::POSIX_FADV_DONTNEED);
-    }
 }

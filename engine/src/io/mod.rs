@@ -1,20 +1,23 @@
-//! I/O for streaming weights: aligned buffers, O_DIRECT reads, and the page cache kept out
-//! of the way.
+//! I/O for streaming weights: aligned buffers, reads that bypass the page cache, and the
+//! one module where systems differ.
 //!
 //! Owns: [`blob`] (aligned memory weights are read into and computed from), [`busy`] (the
 //! time the drive had a read in flight), [`direct`]
-//! (O_DIRECT positioned reads with a buffered fallback), [`reader`] (the one I/O engine:
+//! (positioned reads that bypass the cache, with a buffered fallback), [`os`] (what
+//! differs by system: Linux O_DIRECT, macOS F_NOCACHE, Windows FILE_FLAG_NO_BUFFERING,
+//! positioned reads and writes, links, folder sync), [`reader`] (the one I/O engine:
 //! large reads split into aligned pieces in flight together, per the drive's measured
 //! pattern), [`sysinfo`] (the machine's memory and this process's resident set, as plain
 //! numbers), [`release`] (freed memory handed back to the OS after a replan) and
 //! [`storage`] (the seam where reads and the pack's writes meet the OS, replaceable by
 //! tests that inject faults).
 //! Must not: be bypassed: every weight byte streamed at run time is read here.
-//! Easy to break: alignment of buffer, offset and length for O_DIRECT.
+//! Easy to break: alignment of buffer, offset and length for O_DIRECT and NO_BUFFERING.
 
 pub mod blob;
 pub mod busy;
 pub mod direct;
+pub mod os;
 pub mod reader;
 pub mod release;
 pub mod storage;
@@ -23,5 +26,6 @@ pub mod sysinfo;
 pub use blob::{Blob, BlobPool, ByteView};
 pub use busy::BusyClock;
 pub use direct::DirectFile;
+pub use os::CacheBypass;
 pub use reader::{Checksum, ReadPattern, Reader, Urgency, WindowRead};
 pub use storage::{OsRead, OsStorage, PositionedRead, StoredFile, WriteStorage};

@@ -15,7 +15,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -32,7 +31,7 @@ pub struct OsRead;
 
 impl PositionedRead for OsRead {
     fn read_at(&self, file: &File, _path: &Path, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        file.read_at(buf, offset)
+        crate::io::os::read_at(file, buf, offset)
     }
 }
 
@@ -86,10 +85,10 @@ struct OsFile(File);
 
 impl StoredFile for OsFile {
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
-        self.0.write_at(buf, offset)
+        crate::io::os::write_at(&self.0, buf, offset)
     }
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        self.0.read_at(buf, offset)
+        crate::io::os::read_at(&self.0, buf, offset)
     }
     fn size(&self) -> io::Result<u64> {
         self.0.metadata().map(|m| m.len())
@@ -112,13 +111,12 @@ impl WriteStorage for OsStorage {
             OpenMode::Read => o.read(true),
             // Never written through a symbolic link planted at the name (probe finding: a
             // download's `.part` replaced by a link wrote over the file it named).
-            OpenMode::ReadWrite { truncate } => std::os::unix::fs::OpenOptionsExt::custom_flags(
-                o.read(true).write(true).create(true).truncate(truncate),
-                libc::O_NOFOLLOW,
-            ),
+            OpenMode::ReadWrite { truncate } => {
+                crate::io::os::no_follow(o.read(true).write(true).create(true).truncate(truncate))
+            }
             OpenMode::CreateNew { owner_only } => {
                 if owner_only {
-                    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+                    crate::io::os::owner_only(&mut o);
                 }
                 o.read(true).write(true).create_new(true)
             }
@@ -132,7 +130,7 @@ impl WriteStorage for OsStorage {
         std::fs::remove_file(path)
     }
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        File::open(dir).and_then(|d| d.sync_all())
+        crate::io::os::sync_dir(dir)
     }
 }
 

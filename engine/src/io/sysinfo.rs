@@ -1,17 +1,31 @@
 //! The machine's memory, read from the OS as plain numbers for `k3_plan`.
 //!
-//! Owns: `MemTotal` / `MemAvailable` from `/proc/meminfo`, the cgroup v2 limit and usage
-//! of this process's cgroup (`memory.max`, `memory.current`), and the process's current
-//! and peak resident set (`VmRSS`, `VmHWM`), and memory pressure (PSI `some avg10`).
+//! Owns, on Linux: `MemTotal` / `MemAvailable` from `/proc/meminfo`, the cgroup v2 limit
+//! and usage of this process's cgroup (`memory.max`, `memory.current`), swap, the
+//! process's current and peak resident set (`VmRSS`, `VmHWM`), and memory pressure (PSI
+//! `some avg10`). On macOS and Windows the same figures come from `sysinfo_other.rs` (the
+//! `sysinfo` crate, and each system's own call for the peak resident set); there is no
+//! cgroup, and pressure is unknown there (`None`), so the guard works from available
+//! memory alone.
 //! Must not: decide anything: the planner gets [`MachineMemory`] and decides.
 //! Easy to break: `memory.max` is the word `max` when there is no limit; a missing file
 //! (cgroup v1, another OS) means "unknown", never zero.
 
+#[cfg(target_os = "linux")]
 use std::path::{Path, PathBuf};
 
+#[cfg(target_os = "linux")]
 use k3_plan::{CgroupMemory, MachineMemory};
 
+#[cfg(not(target_os = "linux"))]
+pub use other::{current_rss_bytes, machine_memory, memory_pressure_avg10, peak_rss_bytes, swap_bytes};
+
+#[cfg(not(target_os = "linux"))]
+#[path = "sysinfo_other.rs"]
+mod other;
+
 /// This machine's memory as the planner sees it (zeros where unknown).
+#[cfg(target_os = "linux")]
 pub fn machine_memory() -> MachineMemory {
     MachineMemory {
         total_bytes: meminfo_bytes("MemTotal:").unwrap_or(0),
@@ -21,32 +35,44 @@ pub fn machine_memory() -> MachineMemory {
 }
 
 /// A `kB` field of `/proc/meminfo`, in bytes.
-pub fn meminfo_bytes(key: &str) -> Option<u64> {
+#[cfg(target_os = "linux")]
+fn meminfo_bytes(key: &str) -> Option<u64> {
     kb_field(&std::fs::read_to_string("/proc/meminfo").ok()?, key)
 }
 
+/// Swap space: (total, free) bytes, when the system says.
+#[cfg(target_os = "linux")]
+pub fn swap_bytes() -> Option<(u64, u64)> {
+    Some((meminfo_bytes("SwapTotal:")?, meminfo_bytes("SwapFree:")?))
+}
+
 /// Current resident set of this process (`VmRSS`), in bytes.
+#[cfg(target_os = "linux")]
 pub fn current_rss_bytes() -> Option<u64> {
     kb_field(&std::fs::read_to_string("/proc/self/status").ok()?, "VmRSS:")
 }
 
 /// Peak resident set of this process (`VmHWM`), in bytes.
+#[cfg(target_os = "linux")]
 pub fn peak_rss_bytes() -> Option<u64> {
     kb_field(&std::fs::read_to_string("/proc/self/status").ok()?, "VmHWM:")
 }
 
 /// Memory pressure: the share of the last 10 s in which some task stalled on memory
 /// (`some avg10` of `/proc/pressure/memory`, in percent); `None` without PSI.
+#[cfg(target_os = "linux")]
 pub fn memory_pressure_avg10() -> Option<f64> {
     psi_some_avg10(&std::fs::read_to_string("/proc/pressure/memory").ok()?)
 }
 
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn psi_some_avg10(text: &str) -> Option<f64> {
     let line = text.lines().find(|l| l.starts_with("some "))?;
     let field = line.split_whitespace().find_map(|f| f.strip_prefix("avg10="))?;
     field.parse().ok().filter(|v: &f64| v.is_finite())
 }
 
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn kb_field(text: &str, key: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -54,6 +80,7 @@ fn kb_field(text: &str, key: &str) -> Option<u64> {
 }
 
 /// The cgroup v2 limit of this process, when it has one.
+#[cfg(target_os = "linux")]
 fn cgroup_memory() -> Option<CgroupMemory> {
     let dir = own_cgroup_dir()?;
     let limit = std::fs::read_to_string(dir.join("memory.max")).ok()?;
@@ -63,6 +90,7 @@ fn cgroup_memory() -> Option<CgroupMemory> {
 }
 
 /// `/sys/fs/cgroup/<path>` from the `0::<path>` line of `/proc/self/cgroup`.
+#[cfg(target_os = "linux")]
 fn own_cgroup_dir() -> Option<PathBuf> {
     let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
     let path = text.lines().find_map(|l| l.strip_prefix("0::"))?;

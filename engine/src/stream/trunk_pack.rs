@@ -24,7 +24,6 @@
 //! is `run_len`.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
@@ -396,7 +395,8 @@ fn copy_run(
     let mut copied = 0u64;
     while copied < run.run_len {
         let n = (run.run_len - copied).min(buf.len() as u64) as usize;
-        shard.read_exact_at(&mut buf[..n], run.run_start + copied).map_err(|e| Error::io(shard_path, e))?;
+        crate::io::os::read_exact_at(shard, &mut buf[..n], run.run_start + copied)
+            .map_err(|e| Error::io(shard_path, e))?;
         write_all_at(out, &buf[..n], file_off + copied).map_err(|e| Error::io(out_path, e))?;
         hasher.update(&buf[..n]);
         copied += n as u64;
@@ -466,7 +466,8 @@ fn pack_coded_run(
 ) -> Result<(Value, u64)> {
     raw.resize(run.run_len as usize, 0);
     for (i, chunk) in raw.chunks_mut(CHUNK).enumerate() {
-        shard.read_exact_at(chunk, run.run_start + (i * CHUNK) as u64).map_err(|e| Error::io(shard_path, e))?;
+        crate::io::os::read_exact_at(shard, chunk, run.run_start + (i * CHUNK) as u64)
+            .map_err(|e| Error::io(shard_path, e))?;
         done(chunk.len() as u64);
     }
     let crcs = RunCrcs::of(raw, run);

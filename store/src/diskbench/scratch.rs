@@ -8,8 +8,7 @@
 //! written, so every early return removes it.
 //! Easy to break: O_DIRECT writes need whole 4096-byte pages: sizes round up to MiB.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -50,7 +49,7 @@ impl ScratchFile {
             let len = (total - done).min(CHUNK_BYTES as u64) as usize;
             let buf = &mut chunk.pages_mut()[..len];
             rng.fill_bytes(buf);
-            file.write_all_at(buf, done).map_err(|e| DiskBenchError::io(&scratch.path, e))?;
+            k3_engine::io::os::write_all_at(&file, buf, done).map_err(|e| DiskBenchError::io(&scratch.path, e))?;
             if !direct {
                 file.sync_data().map_err(|e| DiskBenchError::io(&scratch.path, e))?;
                 drop_cached_file(&file, &scratch.path)?;
@@ -72,17 +71,11 @@ impl Drop for ScratchFile {
     }
 }
 
-/// Opens `path` for O_DIRECT writes, or for buffered ones where O_DIRECT is refused.
+/// Opens `path` for writes that bypass the page cache (`k3_engine::io::os`), or buffered
+/// ones where the file system refuses; true when they bypass it.
 fn open_for_writing(path: &Path) -> Result<(File, bool), DiskBenchError> {
-    let mut opts = OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    match opts.clone().custom_flags(nix::libc::O_DIRECT).open(path) {
-        Ok(file) => Ok((file, true)),
-        Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => {
-            opts.open(path).map(|f| (f, false)).map_err(|e| DiskBenchError::io(path, e))
-        }
-        Err(e) => Err(DiskBenchError::io(path, e)),
-    }
+    let (file, bypass) = k3_engine::io::os::create_uncached(path).map_err(|e| DiskBenchError::io(path, e))?;
+    Ok((file, bypass.bypasses_cache()))
 }
 
 #[cfg(test)]

@@ -2,22 +2,33 @@
 //! drive backs them, as the kernel reports it.
 //!
 //! Owns: [`Drive`] and [`list_drives`] (every storage mount, or the mounts of the given
-//! folders): `statvfs` for total/free bytes and `ST_RDONLY`, `/sys/dev/block/MAJ:MIN`
-//! (followed from a partition to its disk) for `queue/rotational` and `removable`.
+//! folders). Each system measures in its own file: Linux (`drives_linux.rs`) with
+//! `/proc/mounts`, `statvfs` for total/free bytes and `ST_RDONLY`, `/sys/dev/block/MAJ:MIN`
+//! (followed from a partition to its disk) for `queue/rotational` and `removable`; macOS
+//! and Windows (`drives_sysinfo.rs`) with the `sysinfo` crate's disks (file system, kind,
+//! removable, read-only) and `fs4` for the bytes this user may still write.
 //! Must not: judge: verdicts are [`super::verdict`]'s.
 //! Easy to break: virtual disks (virtio, device mapper over them, zram) often report
 //! `rotational = 1`; a disk whose sysfs path runs through `virtio` or `/virtual/` is
 //! [`DriveKind::Virtual`], not HDD. Free bytes are those an unprivileged user may take
 //! (`f_bavail`), not `f_bfree`.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use nix::sys::statvfs::{statvfs, FsFlags};
 use serde::Serialize;
 
-use super::mounts::{is_network_fs, mount_of, parse_mounts, storage_mounts, Mount};
+use super::mounts::{mount_of, Mount};
 use super::DoctorError;
+
+#[cfg(target_os = "linux")]
+#[path = "drives_linux.rs"]
+mod volumes;
+#[cfg(not(target_os = "linux"))]
+#[path = "drives_sysinfo.rs"]
+mod volumes;
+
+#[cfg(target_os = "linux")]
+pub use volumes::major_minor;
 
 /// What backs a volume.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,11 +61,10 @@ pub struct Drive {
 
 /// Every storage volume when `paths` is empty, else the volumes of `paths` (each once).
 pub fn list_drives(paths: &[PathBuf]) -> Result<Vec<Drive>, DoctorError> {
-    let table = Path::new("/proc/mounts");
-    let text = std::fs::read_to_string(table).map_err(|e| DoctorError::io(table, e))?;
-    let mounts = parse_mounts(&text);
+    let mounts = volumes::mount_table()?;
     if paths.is_empty() {
-        return Ok(storage_mounts(&mounts).iter().filter_map(|m| drive(m, &m.mount_point).ok()).collect());
+        let storage = volumes::storage(&mounts);
+        return Ok(storage.iter().filter_map(|m| volumes::measure(m, &m.mount_point).ok()).collect());
     }
     let mut drives: Vec<Drive> = Vec::new();
     for path in paths {
@@ -63,7 +73,7 @@ pub fn list_drives(paths: &[PathBuf]) -> Result<Vec<Drive>, DoctorError> {
         match drives.iter_mut().find(|d| d.mount_point == mount.mount_point) {
             Some(d) => d.paths.push(path.clone()),
             None => {
-                let mut d = drive(mount, &canonical)?;
+                let mut d = volumes::measure(mount, &canonical)?;
                 d.paths.push(path.clone());
                 drives.push(d);
             }
@@ -72,69 +82,18 @@ pub fn list_drives(paths: &[PathBuf]) -> Result<Vec<Drive>, DoctorError> {
     Ok(drives)
 }
 
-/// The drive behind `mount`, measured at `at` (the mount point or a folder on it).
-fn drive(mount: &Mount, at: &Path) -> Result<Drive, DoctorError> {
-    let vfs = statvfs(at).map_err(|e| DoctorError::io(at, std::io::Error::from(e)))?;
-    let unit = vfs.fragment_size() as u64;
-    let network = is_network_fs(&mount.fs_type);
-    let disk = if network { None } else { std::fs::metadata(at).ok().and_then(|m| disk_dir(m.dev())) };
-    Ok(Drive {
-        mount_point: mount.mount_point.clone(),
-        device: mount.device.clone(),
-        fs_type: mount.fs_type.clone(),
-        total_bytes: vfs.blocks() as u64 * unit,
-        free_bytes: vfs.blocks_available() as u64 * unit,
-        kind: disk.as_deref().map_or(DriveKind::Unknown, kind_of),
-        removable: disk.as_deref().and_then(|d| flag(&d.join("removable"))),
-        read_only: mount.read_only() || vfs.flags().contains(FsFlags::ST_RDONLY),
-        network,
-        paths: Vec::new(),
-    })
-}
-
-/// Linux's `dev_t` split into (major, minor).
-pub fn major_minor(dev: u64) -> (u64, u64) {
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    (major, minor)
-}
-
-/// The sysfs folder of the whole disk holding device `dev` (a partition's parent).
-fn disk_dir(dev: u64) -> Option<PathBuf> {
-    let (major, minor) = major_minor(dev);
-    let dir = Path::new("/sys/dev/block").join(format!("{major}:{minor}")).canonicalize().ok()?;
-    if dir.join("partition").exists() {
-        dir.parent().map(Path::to_path_buf)
-    } else {
-        Some(dir)
-    }
-}
-
-fn kind_of(disk: &Path) -> DriveKind {
-    let text = disk.to_string_lossy();
-    if text.contains("/virtio") || text.contains("/virtual/") {
-        return DriveKind::Virtual;
-    }
-    match flag(&disk.join("queue/rotational")) {
-        Some(true) => DriveKind::Hdd,
-        Some(false) => DriveKind::Ssd,
-        None => DriveKind::Unknown,
-    }
-}
-
-/// A sysfs `0`/`1` file.
-fn flag(path: &Path) -> Option<bool> {
-    match std::fs::read_to_string(path).ok()?.trim() {
-        "0" => Some(false),
-        "1" => Some(true),
-        _ => None,
-    }
+/// The mount the existing folder `dir` lives on, from this machine's mount table.
+pub fn mount_of_dir(dir: &Path) -> Option<Mount> {
+    let mounts = volumes::mount_table().ok()?;
+    let canonical = std::fs::canonicalize(dir).ok()?;
+    mount_of(&mounts, &canonical).cloned()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn dev_numbers_split_as_the_kernel_encodes_them() {
         assert_eq!(major_minor(0xfe00), (254, 0));

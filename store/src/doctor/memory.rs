@@ -1,9 +1,9 @@
 //! The machine's memory as the planner sees it, plus swap, for the doctor.
 //!
-//! Owns: [`MemoryInfo`]: the engine's own reading of `/proc/meminfo` and the cgroup
-//! (`k3_engine::io::sysinfo`, not a second parser) and `SwapTotal`/`SwapFree`.
+//! Owns: [`MemoryInfo`]: the engine's own reading of the machine's memory, cgroup and swap
+//! (`k3_engine::io::sysinfo`, not a second parser).
 
-use k3_engine::io::sysinfo::{machine_memory, meminfo_bytes};
+use k3_engine::io::sysinfo::{machine_memory, swap_bytes};
 use k3_plan::MachineMemory;
 use serde::Serialize;
 
@@ -23,11 +23,12 @@ pub struct MemoryInfo {
 impl MemoryInfo {
     pub fn detect() -> (MemoryInfo, MachineMemory) {
         let machine = machine_memory();
+        let (swap_total_bytes, swap_free_bytes) = swap_bytes().unwrap_or((0, 0));
         let info = MemoryInfo {
             total_bytes: machine.total_bytes,
             available_bytes: machine.available_bytes,
-            swap_total_bytes: meminfo_bytes("SwapTotal:").unwrap_or(0),
-            swap_free_bytes: meminfo_bytes("SwapFree:").unwrap_or(0),
+            swap_total_bytes,
+            swap_free_bytes,
             cgroup_limit_bytes: machine.cgroup.map(|c| c.limit_bytes),
             usable_available_bytes: machine.usable_available_bytes(),
         };

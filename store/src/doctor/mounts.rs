@@ -109,16 +109,10 @@ pub fn storage_mounts(mounts: &[Mount]) -> Vec<Mount> {
     out
 }
 
-/// FAT file systems: no file over 4 GiB, so no shard fits (RELIABILITY DL-19).
+/// FAT file systems: no file over 4 GiB, so no shard fits (RELIABILITY DL-19). Linux
+/// says `vfat`/`msdos`, macOS `msdos`, Windows `FAT`/`FAT32`; exFAT holds large files.
 pub fn is_fat(fs_type: &str) -> bool {
-    matches!(fs_type, "vfat" | "msdos" | "fat")
-}
-
-/// The mount the existing folder `dir` lives on, from this machine's mount table.
-pub fn mount_of_dir(dir: &Path) -> Option<Mount> {
-    let table = std::fs::read_to_string("/proc/mounts").ok()?;
-    let canonical = std::fs::canonicalize(dir).ok()?;
-    mount_of(&parse_mounts(&table), &canonical).cloned()
+    matches!(fs_type.to_ascii_lowercase().as_str(), "vfat" | "msdos" | "fat" | "fat16" | "fat32")
 }
 
 /// The mount `path` (absolute, canonical) lives on: the longest mount point that is a

@@ -309,9 +309,7 @@ async fn wait_for_space(ctx: &Context, file: &RepoFile, reason: String) -> Store
 }
 
 fn is_no_space(e: &std::io::Error) -> bool {
-    e.raw_os_error() == Some(nix::libc::ENOSPC)
-        || e.raw_os_error() == Some(nix::libc::EDQUOT)
-        || e.kind() == std::io::ErrorKind::StorageFull
+    matches!(e.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded)
 }
 
 /// A TLS failure (bad certificate, handshake): never retried blindly (DL-16).

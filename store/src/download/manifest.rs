@@ -7,7 +7,6 @@
 //! Must not: record a file as verified before its hash matched and it sits at its final
 //! name, or be written any way but `durable::write_atomic`.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -48,11 +47,7 @@ pub struct VerifiedRecord {
 impl VerifiedRecord {
     pub fn of(path: &Path) -> std::io::Result<VerifiedRecord> {
         let m = std::fs::metadata(path)?;
-        Ok(VerifiedRecord {
-            inode: m.ino(),
-            size: m.len(),
-            mtime_ns: m.mtime().saturating_mul(1_000_000_000).saturating_add(m.mtime_nsec()),
-        })
+        Ok(VerifiedRecord { inode: inode(&m), size: m.len(), mtime_ns: mtime_ns(&m) })
     }
 
     /// Whether `path` still is the file that was verified.
@@ -154,4 +149,25 @@ impl ManifestStore {
 fn to_json(m: &Manifest) -> StoreResult<Vec<u8>> {
     serde_json::to_vec_pretty(m)
         .map_err(|e| StoreError::BadManifest { path: PathBuf::from("manifest.json"), detail: e.to_string() })
+}
+
+/// The file's inode number (Unix); 0 on Windows, where std has no stable file index and the
+/// size and modification time identify the verified file.
+#[cfg(unix)]
+fn inode(m: &std::fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(m)
+}
+
+#[cfg(not(unix))]
+fn inode(_m: &std::fs::Metadata) -> u64 {
+    0
+}
+
+/// The modification time in nanoseconds since the Unix epoch (negative before it).
+fn mtime_ns(m: &std::fs::Metadata) -> i64 {
+    let Ok(modified) = m.modified() else { return 0 };
+    match modified.duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_nanos()).map_or(i64::MIN, |n| -n),
+    }
 }

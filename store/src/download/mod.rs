@@ -205,7 +205,7 @@ fn preflight(
 /// FAT refused (no file over 4 GiB: a shard is ~17 GB), read-only refused, a network file
 /// system warned about (its locks and syncs are not to be trusted: DL-19).
 fn check_file_system(dir: &std::path::Path, events: &EventSink) -> StoreResult<()> {
-    let Some(mount) = crate::doctor::mounts::mount_of_dir(dir) else { return Ok(()) };
+    let Some(mount) = crate::doctor::drives::mount_of_dir(dir) else { return Ok(()) };
     let refuse = |reason: String| Err(StoreError::UnsuitableDrive { dir: dir.to_path_buf(), reason });
     if crate::doctor::mounts::is_fat(&mount.fs_type) {
         return refuse(format!(
@@ -332,7 +332,7 @@ async fn adopt_cached(
     ctx.blocking(move || {
         let dir = dest.parent().unwrap_or(std::path::Path::new("."));
         create_dirs(dir)?;
-        std::os::unix::fs::symlink(&blob, &dest).map_err(|e| StoreError::io(&dest, e))?;
+        link_file(&blob, &dest).map_err(|e| StoreError::io(&dest, e))?;
         crate::durable::fsync_dir(dir)
     })
     .await?;
@@ -346,4 +346,14 @@ fn check_config(ctx: &Context, files: &[RepoFile]) -> StoreResult<()> {
         return Ok(());
     }
     k3_engine::ModelConfig::load(&ctx.layout.file("config.json")).map(|_| ()).map_err(StoreError::BadConfig)
+}
+
+/// Puts a link to `blob` at `dest`: a symbolic link on Unix; on Windows a symbolic link
+/// where the user may make one (developer mode or an administrator), else a hard link
+/// (the Hugging Face cache and the store on one volume), as the hub's own client does.
+fn link_file(blob: &std::path::Path, dest: &std::path::Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::symlink(blob, dest);
+    #[cfg(windows)]
+    return std::os::windows::fs::symlink_file(blob, dest).or_else(|_| std::fs::hard_link(blob, dest));
 }

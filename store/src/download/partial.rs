@@ -190,7 +190,6 @@ mod tests {
     //! resume makes of them.
 
     use std::io::Write;
-    use std::os::unix::fs::FileExt;
 
     use super::*;
     use crate::hub::FileHash;
@@ -255,7 +254,7 @@ mod tests {
         write_chunks(&layout, &file, &bytes, 4);
         // The device lost the last chunk's bytes although the journal has them: zeros.
         let data = std::fs::OpenOptions::new().write(true).open(layout.partial(&file.path)).unwrap();
-        data.write_all_at(&vec![0u8; CHUNK], 3 * CHUNK as u64).unwrap();
+        k3_engine::io::os::write_all_at(&data, &vec![0u8; CHUNK], 3 * CHUNK as u64).unwrap();
         let p = PartialFile::open(&layout, &file, &sha(&file), "c0mmit").unwrap();
         assert_eq!(p.durable_end(), 3 * CHUNK as u64, "the lost chunk is fetched again");
         drop(p);
@@ -293,6 +292,7 @@ mod tests {
     /// Probe finding (medium): a `.part` replaced by a symbolic link to a file elsewhere had
     /// that file overwritten. The partial is never opened through a link, and a bookkeeping
     /// folder that resolves outside the store is refused.
+    #[cfg(unix)]
     #[test]
     fn a_partial_replaced_by_a_link_or_a_folder_leading_outside_is_never_written_through() {
         let (_d, layout, file, bytes) = setup("linked");

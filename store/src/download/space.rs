@@ -10,16 +10,31 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{StoreError, StoreResult};
 
-/// Bytes an unprivileged writer can still use on the file system holding `path`.
+/// Bytes an unprivileged writer can still use on the file system holding `path`
+/// (`statvfs`'s `f_bavail`; Windows `GetDiskFreeSpaceExW`, which counts the user's quota).
 pub fn free_bytes(path: &Path) -> StoreResult<u64> {
-    let st = nix::sys::statvfs::statvfs(path).map_err(|e| StoreError::io(path, std::io::Error::from(e)))?;
-    Ok((st.blocks_available() as u64).saturating_mul(st.fragment_size() as u64))
+    fs4::available_space(path).map_err(|e| StoreError::io(path, e))
 }
 
-/// The file system a path is on (to tell whether store and trunk share one).
+/// The file system a path is on (to tell whether store and trunk share one): the device
+/// number on Unix.
+#[cfg(unix)]
 pub fn device_of(path: &Path) -> StoreResult<u64> {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(path).map(|m| m.dev()).map_err(|e| StoreError::io(path, e))
+}
+
+/// The file system a path is on: on Windows, a hash of the volume prefix (`C:`,
+/// `\\server\share`) of its full path.
+#[cfg(windows)]
+pub fn device_of(path: &Path) -> StoreResult<u64> {
+    use std::hash::{Hash, Hasher};
+    let full = std::fs::canonicalize(path).map_err(|e| StoreError::io(path, e))?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    if let Some(std::path::Component::Prefix(prefix)) = full.components().next() {
+        prefix.as_os_str().to_ascii_uppercase().hash(&mut h);
+    }
+    Ok(h.finish())
 }
 
 /// What one file system must still hold.

@@ -1,0 +1,71 @@
+//! `doctor::drives` on macOS and Windows: the volumes the `sysinfo` crate lists (mount
+//! point, file system, SSD or HDD, removable, read-only) and the bytes this user may still
+//! write there (`fs4`: `statvfs`'s `f_bavail`, `GetDiskFreeSpaceExW`).
+//!
+//! Owns: [`mount_table`], [`storage`], [`measure`] as `drives.rs` uses them.
+//! Easy to break: `sysinfo` names a disk by its label or device (not `/dev/…`), so the
+//! Linux storage filter does not apply; every listed disk is storage.
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use sysinfo::{Disk, DiskKind, Disks};
+
+use super::super::mounts::{is_network_fs, Mount};
+use super::{DoctorError, Drive, DriveKind};
+
+/// Network file systems as macOS and Windows name them (besides Linux's names).
+const NETWORK_FS_OTHER: [&str; 5] = ["smbfs", "afpfs", "webdav", "nfs", "cifs"];
+
+fn text(s: &OsStr) -> String {
+    s.to_string_lossy().into_owned()
+}
+
+fn mount_of_disk(disk: &Disk) -> Mount {
+    let options = vec![if disk.is_read_only() { "ro" } else { "rw" }.to_string()];
+    Mount {
+        device: text(disk.name()),
+        mount_point: disk.mount_point().to_path_buf(),
+        fs_type: text(disk.file_system()),
+        options,
+    }
+}
+
+/// This machine's volumes as a mount table.
+pub(super) fn mount_table() -> Result<Vec<Mount>, DoctorError> {
+    Ok(Disks::new_with_refreshed_list().list().iter().map(mount_of_disk).collect())
+}
+
+/// Every listed volume is storage.
+pub(super) fn storage(mounts: &[Mount]) -> Vec<Mount> {
+    mounts.to_vec()
+}
+
+/// The drive behind `mount`, measured at `at` (the mount point or a folder on it).
+pub(super) fn measure(mount: &Mount, at: &Path) -> Result<Drive, DoctorError> {
+    let disks = Disks::new_with_refreshed_list();
+    let disk = disks.list().iter().find(|d| d.mount_point() == mount.mount_point);
+    let free_bytes = fs4::available_space(at).map_err(|e| DoctorError::io(at, e))?;
+    let total_bytes = match disk {
+        Some(d) => d.total_space(),
+        None => fs4::total_space(at).map_err(|e| DoctorError::io(at, e))?,
+    };
+    let fs_lower = mount.fs_type.to_ascii_lowercase();
+    let network = is_network_fs(&fs_lower) || NETWORK_FS_OTHER.contains(&fs_lower.as_str());
+    Ok(Drive {
+        mount_point: mount.mount_point.clone(),
+        device: mount.device.clone(),
+        fs_type: mount.fs_type.clone(),
+        total_bytes,
+        free_bytes,
+        kind: match disk.map(Disk::kind) {
+            Some(DiskKind::SSD) => DriveKind::Ssd,
+            Some(DiskKind::HDD) => DriveKind::Hdd,
+            Some(DiskKind::Unknown(_)) | None => DriveKind::Unknown,
+        },
+        removable: disk.map(Disk::is_removable),
+        read_only: mount.read_only(),
+        network,
+        paths: Vec::new(),
+    })
+}
