@@ -10,9 +10,10 @@
 //! the block format ([`block`]), the length-limited canonical code ([`huffman`]), and the
 //! fast decoder ([`fast`]: eight interleaved bit streams, up to six symbols per table
 //! lookup; `simd`: the low and high bytes interleaved with streaming stores, summed on the
-//! way) with its plain reference twin ([`block::decode_block_reference`]). The encoder
-//! shares one code among each 16 blocks where that costs under 0.5 % of a block, so the
-//! decoder's tables are rebuilt once per 16 MiB rather than per block.
+//! way, on x86-64; `simd_neon`: its NEON twin on aarch64) with its plain reference twin
+//! ([`block::decode_block_reference`]). The encoder shares one code among each 16 blocks
+//! where that costs under 0.5 % of a block, so the decoder's tables are rebuilt once per
+//! 16 MiB rather than per block.
 //! Must not: return bytes that were not fully decoded — every malformed directory, table,
 //! stream length or stream is a [`CodecError`] naming the block; the engine's per-layer CRC
 //! then covers the decoded bytes.
@@ -29,6 +30,8 @@ pub mod huffman;
 pub mod layer;
 #[cfg(target_arch = "x86_64")]
 mod simd;
+#[cfg(target_arch = "aarch64")]
+mod simd_neon;
 
 pub use block::{decode_block, decode_block_summed, encode_block, BlockKind};
 pub use layer::{decode_layer, encode_layer, CodedLayer, Directory, LayerDecoder};

@@ -5,20 +5,31 @@
 //! alone for a 3072×3584 expert matrix (no reduction, so not the contract's result), the
 //! one-row body of each ISA and the cache-blocked 64-token product, in cycles per group at
 //! the clock `K3_PROBE_GHZ` (default 2.6, this machine kind's measured integer clock).
-//! Needs AVX-512 (F and BW, found by `DetectedIsa::detect`); a diagnostic, not a test.
+//! Needs AVX-512 (F and BW, found by `DetectedIsa::detect`); a diagnostic, not a test. On
+//! other architectures it is built (so `--all-targets` builds) but only says so.
 
+#[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
+#[cfg(target_arch = "x86_64")]
 use std::hint::black_box;
+#[cfg(target_arch = "x86_64")]
 use std::time::Instant;
 
+#[cfg(target_arch = "x86_64")]
 use k3_engine::kernels::dispatch::{available, select, DetectedIsa, Isa};
+#[cfg(target_arch = "x86_64")]
 use k3_engine::kernels::dot::E2M1_F64_HIGH_WORDS;
+#[cfg(target_arch = "x86_64")]
 use k3_engine::kernels::mxfp4_batch::mxfp4_rows_batch;
 
+#[cfg(target_arch = "x86_64")]
 const ROWS: usize = 3072;
+#[cfg(target_arch = "x86_64")]
 const COLS: usize = 3584;
+#[cfg(target_arch = "x86_64")]
 const GROUPS: usize = ROWS * COLS / 32;
 
+#[cfg(target_arch = "x86_64")]
 /// Twelve independent FMA chains (latency 4 × 2 ports + spare): the FMA ports' throughput.
 #[target_feature(enable = "avx512f")]
 #[allow(clippy::needless_range_loop)] // indexed, so the chains stay in registers
@@ -33,6 +44,7 @@ fn fma_probe(n: usize) -> f64 {
     acc.iter().map(|&a| _mm512_reduce_add_pd(a)).sum()
 }
 
+#[cfg(target_arch = "x86_64")]
 /// Eight independent `vpermd` chains: the shuffle port's throughput.
 #[target_feature(enable = "avx512f")]
 fn permute_probe(n: usize) -> i64 {
@@ -46,6 +58,7 @@ fn permute_probe(n: usize) -> i64 {
     acc.iter().map(|&a| i64::from(_mm512_reduce_add_epi32(a))).sum()
 }
 
+#[cfg(target_arch = "x86_64")]
 /// The MXFP4 decode and the contract's FMAs of one row with lanes carried across groups:
 /// the work every group needs before its reduction. The decode mirrors the engine's private
 /// `mxfp4_avx512::decode_pair` (broadcast, rotate, 16-entry `vpermd`, shift/mask split);
@@ -80,6 +93,7 @@ unsafe fn decode_and_fma_only(packed: &[u8], x: &[f64]) -> f64 {
     acc.iter().map(|&a| _mm512_reduce_add_pd(a)).sum()
 }
 
+#[cfg(target_arch = "x86_64")]
 /// Minimum wall time of `reps` runs of `f`, in seconds.
 fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
     (0..reps)
@@ -91,6 +105,13 @@ fn min_time(reps: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::MAX, f64::min)
 }
 
+#[cfg(not(target_arch = "x86_64"))]
+fn main() {
+    eprintln!("mxfp4_bound needs an x86-64 CPU with AVX-512");
+    std::process::exit(1);
+}
+
+#[cfg(target_arch = "x86_64")]
 fn main() {
     // The probes below and the AVX-512 kernel bodies need AVX-512F and BW: only detection
     // makes the `DetectedIsa` that proves both.

@@ -8,13 +8,14 @@
 //! [`mxfp4_accumulate_tokens`], [`dot_f32_queries`] and [`accumulate_weighted_rows_f32`],
 //! each running the [`current`] body (what `Matrix` and MLA attention call), and the same kernels as methods of [`DetectedIsa`] for an explicit body (what the twin
 //! tests and benchmarks call). Depends on the portable bodies in `dot` and the SIMD bodies
-//! in `simd_avx2`, `simd_x86` and `mxfp4_avx512`; none of them depends on this module.
+//! in `simd_avx2`, `simd_x86` and `mxfp4_avx512` (x86-64) and `simd_neon` and `mxfp4_neon`
+//! (aarch64); none of them depends on this module.
 //! Must not: change results: every body is bit-identical to the portable one (the twin
 //! tests run each available body against the reference on this host), which is also why
 //! `select` may switch bodies at any time (benchmarks use it to time each body).
 //! Easy to break: the soundness of every `unsafe` call below rests on one invariant — a
-//! `DetectedIsa` holding `Avx2` or `Avx512` exists only if runtime detection found that
-//! level's features. Its field is private and only [`DetectedIsa::detect`] (and
+//! `DetectedIsa` holding `Avx2`, `Avx512` or `Neon` exists only if runtime detection found
+//! that level's features. Its field is private and only [`DetectedIsa::detect`] (and
 //! `DetectedIsa::portable`) construct it; never add a public constructor, a `From<Isa>`,
 //! a `Default` or a deserialiser, and keep `cpu_runs` checking every feature the bodies
 //! enable.
@@ -25,6 +26,8 @@ use std::sync::OnceLock;
 use crate::kernels::dot;
 #[cfg(target_arch = "x86_64")]
 use crate::kernels::{mxfp4_avx512, simd_avx2, simd_x86};
+#[cfg(target_arch = "aarch64")]
+use crate::kernels::{mxfp4_neon, simd_neon};
 
 /// The name of an instruction-set level with its own kernel bodies. A name only: running
 /// a body needs a [`DetectedIsa`].
@@ -35,11 +38,15 @@ pub enum Isa {
     Avx2,
     /// x86-64 AVX-512 F + BW.
     Avx512,
+    /// aarch64 Advanced SIMD (NEON, 128-bit registers).
+    Neon,
 }
 
 impl Isa {
-    /// Every level, slowest first.
-    pub const ALL: [Isa; 3] = [Isa::Portable, Isa::Avx2, Isa::Avx512];
+    /// Every level, slowest first among those one CPU can have: portable, then the x86-64
+    /// levels (AVX2 before AVX-512), then NEON (an aarch64 CPU runs only portable and NEON,
+    /// an x86-64 one never NEON).
+    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Neon];
 
     /// The lowercase name `k3 bench kernels --isa` takes.
     pub fn name(self) -> &'static str {
@@ -47,6 +54,7 @@ impl Isa {
             Isa::Portable => "portable",
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
+            Isa::Neon => "neon",
         }
     }
 }
@@ -84,13 +92,18 @@ fn cpu_runs(isa: Isa) -> bool {
         }
         #[cfg(not(target_arch = "x86_64"))]
         Isa::Avx2 | Isa::Avx512 => false,
+        #[cfg(target_arch = "aarch64")]
+        Isa::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+        #[cfg(not(target_arch = "aarch64"))]
+        Isa::Neon => false,
     }
 }
 
 /// Proof that this CPU runs the kernel bodies of one [`Isa`]: the only key to a SIMD body.
 ///
 /// **Invariant:** a `DetectedIsa` holding `Avx2` exists only if runtime detection found
-/// AVX2 and FMA, one holding `Avx512` only if it found AVX-512F, AVX-512BW, AVX2 and FMA. The field is
+/// AVX2 and FMA, one holding `Avx512` only if it found AVX-512F, AVX-512BW, AVX2 and FMA,
+/// one holding `Neon` only if it found NEON (aarch64 Advanced SIMD). The field is
 /// private, so outside this module the only ways to get one are [`DetectedIsa::detect`],
 /// [`DetectedIsa::portable`], [`available`], [`best`] and [`current`]; a struct literal does
 /// not compile:
@@ -143,6 +156,10 @@ impl DetectedIsa {
             // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
             // invariant); lengths checked above.
             Isa::Avx2 => unsafe { simd_avx2::dot_f32(w, x) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: a `DetectedIsa` holds `Neon` only when the CPU has NEON (its
+            // invariant); lengths checked above.
+            Isa::Neon => unsafe { simd_neon::dot_f32(w, x) },
             _ => dot::dot_f32_portable(w, x),
         }
     }
@@ -158,6 +175,10 @@ impl DetectedIsa {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as in `DetectedIsa::dot_f32` (the type's invariant; lengths checked).
             Isa::Avx2 => unsafe { simd_avx2::dot_bf16(w, x) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: a `DetectedIsa` holds `Neon` only when the CPU has NEON (its
+            // invariant); lengths checked above.
+            Isa::Neon => unsafe { simd_neon::dot_bf16(w, x) },
             _ => dot::dot_bf16_portable(w, x),
         }
     }
@@ -176,6 +197,10 @@ impl DetectedIsa {
             // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
             // invariant); lengths checked above.
             Isa::Avx2 => unsafe { simd_avx2::dot_bf16_rows4(w, x) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: a `DetectedIsa` holds `Neon` only when the CPU has NEON (its
+            // invariant); lengths checked above.
+            Isa::Neon => unsafe { simd_neon::dot_bf16_rows4(w, x) },
             _ => dot::dot_bf16_rows4_portable(w, x),
         }
     }
@@ -193,6 +218,10 @@ impl DetectedIsa {
             // SAFETY: as in `DetectedIsa::dot_f32` (the type's invariant); the MXFP4 length
             // relations are checked above.
             Isa::Avx2 => unsafe { simd_avx2::dot_mxfp4(packed, scales, x) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: a `DetectedIsa` holds `Neon` only when the CPU has NEON (its
+            // invariant); lengths checked above.
+            Isa::Neon => unsafe { mxfp4_neon::dot_mxfp4(packed, scales, x) },
             _ => dot::dot_mxfp4_portable(packed, scales, x),
         }
     }
@@ -223,6 +252,10 @@ impl DetectedIsa {
             // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
             // invariant); lengths checked above.
             Isa::Avx2 => unsafe { simd_avx2::mxfp4_accumulate_tokens(packed, scales, xs, x_stride, totals) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: a `DetectedIsa` holds `Neon` only when the CPU has NEON (its
+            // invariant); lengths checked above.
+            Isa::Neon => unsafe { mxfp4_neon::mxfp4_accumulate_tokens(packed, scales, xs, x_stride, totals) },
             _ => dot::mxfp4_accumulate_tokens_portable(packed, scales, xs, x_stride, totals),
         }
     }
@@ -255,6 +288,10 @@ impl DetectedIsa {
             // SAFETY: a `DetectedIsa` holds `Avx2` or `Avx512` only when the CPU has AVX2 and
             // FMA (its invariant); lengths checked above.
             Isa::Avx2 | Isa::Avx512 => unsafe { simd_avx2::bf16_accumulate_tokens(w, xs, x_stride, lanes) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: a `DetectedIsa` holds `Neon` only when the CPU has NEON (its
+            // invariant); lengths checked above.
+            Isa::Neon => unsafe { simd_neon::bf16_accumulate_tokens(w, xs, x_stride, lanes) },
             _ => dot::bf16_accumulate_tokens_portable(w, xs, x_stride, lanes),
         }
     }
@@ -296,6 +333,10 @@ impl DetectedIsa {
             // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
             // invariant); lengths checked above.
             Isa::Avx2 => unsafe { simd_avx2::dot_f32_queries(rows, width, queries, out, out_stride) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: a `DetectedIsa` holds `Neon` only when the CPU has NEON (its
+            // invariant); lengths checked above.
+            Isa::Neon => unsafe { simd_neon::dot_f32_queries(rows, width, queries, out, out_stride) },
             _ => dot::dot_f32_queries_portable(rows, width, queries, out, out_stride),
         }
     }
@@ -330,13 +371,19 @@ impl DetectedIsa {
             Isa::Avx2 => unsafe {
                 simd_avx2::accumulate_weighted_rows_f32(weights, w_stride, rows, row_stride, acc, width)
             },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: a `DetectedIsa` holds `Neon` only when the CPU has NEON (its
+            // invariant); lengths checked above.
+            Isa::Neon => unsafe {
+                simd_neon::accumulate_weighted_rows_f32(weights, w_stride, rows, row_stride, acc, width)
+            },
             _ => dot::accumulate_weighted_rows_f32_portable(weights, w_stride, rows, row_stride, acc, width),
         }
     }
 
     /// The FMA-rate probe on this body: `rounds` rounds of twelve independent chains of
     /// f64 fused multiply-adds, as wide as the body's registers (4 lanes for AVX2, 8 for
-    /// AVX-512, 1 portable); see [`fma_peak_flops_per_round`].
+    /// AVX-512, 2 for NEON, 1 portable); see [`fma_peak_flops_per_round`].
     fn fma_probe_f64(self, rounds: usize) -> f64 {
         match self.isa {
             #[cfg(target_arch = "x86_64")]
@@ -347,6 +394,10 @@ impl DetectedIsa {
             // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
             // invariant).
             Isa::Avx2 => unsafe { simd_avx2::fma_probe_f64(rounds) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: a `DetectedIsa` holds `Neon` only when the CPU has NEON (its
+            // invariant).
+            Isa::Neon => unsafe { simd_neon::fma_probe_f64(rounds) },
             _ => dot::fma_probe_f64_portable(rounds),
         }
     }
@@ -363,6 +414,10 @@ impl DetectedIsa {
             // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
             // invariant).
             Isa::Avx2 => unsafe { simd_avx2::read_sum(data) },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: a `DetectedIsa` holds `Neon` only when the CPU has NEON (its
+            // invariant).
+            Isa::Neon => unsafe { simd_neon::read_sum(data) },
             _ => dot::read_sum_portable(data),
         }
     }
@@ -468,6 +523,7 @@ pub fn fma_peak_flops_per_round(body: DetectedIsa) -> f64 {
     let lanes = match body.isa {
         Isa::Avx512 => 8.0,
         Isa::Avx2 => 4.0,
+        Isa::Neon => 2.0,
         Isa::Portable => 1.0,
     };
     12.0 * lanes * 2.0

@@ -29,8 +29,9 @@
 //!
 //! * Bodies: portable (`dot.rs`), AVX2 + FMA (`simd_avx2.rs`) and AVX-512 (`simd_x86.rs`
 //!   dense, `mxfp4_avx512.rs` MXFP4; the AVX-512 level runs the AVX2 body of
-//!   `bf16_accumulate_tokens`, which has no wider twin), picked by `dispatch` at run time;
-//!   all bit-identical, so the choice never shows in the logits.
+//!   `bf16_accumulate_tokens`, which has no wider twin) on x86-64, NEON (`simd_neon.rs`
+//!   dense, `mxfp4_neon.rs` MXFP4) on aarch64, picked by `dispatch` at run time; all
+//!   bit-identical, so the choice never shows in the logits.
 //! * Batched products (`bf16_batch`, `mxfp4_batch`) block rows, columns and tokens for the
 //!   cache but keep each (row, token)'s lanes and groups in the one-token order.
 //!
@@ -42,8 +43,8 @@
 //! benchmarks); `dot::<op>_<dtype>_portable` is the portable body,
 //! `reference::<op>_<dtype>_ref` the plain twin, and each SIMD module's
 //! body of the same name is private to `kernels`. `dot` (portable bodies and element
-//! helpers) imports nothing from `kernels`; the `simd_*`/`mxfp4_avx512` bodies import only
-//! `dot`; `dispatch` imports both; `mxfp4_batch`, `bf16_batch` and `Matrix` call `dispatch`. Only a
+//! helpers) imports nothing from `kernels`; the `simd_*`, `mxfp4_avx512` and `mxfp4_neon`
+//! bodies import only `dot`; `dispatch` imports both; `mxfp4_batch`, `bf16_batch` and `Matrix` call `dispatch`. Only a
 //! `dispatch::DetectedIsa`, which runtime detection alone constructs, reaches a SIMD body.
 //!
 //! Must not: split one reduction across threads, or use fast-math style reassociation.
@@ -58,10 +59,14 @@ pub mod matvec;
 #[cfg(target_arch = "x86_64")]
 mod mxfp4_avx512;
 pub mod mxfp4_batch;
+#[cfg(target_arch = "aarch64")]
+mod mxfp4_neon;
 pub mod norm;
 pub mod reference;
 #[cfg(target_arch = "x86_64")]
 mod simd_avx2;
+#[cfg(target_arch = "aarch64")]
+mod simd_neon;
 #[cfg(target_arch = "x86_64")]
 mod simd_x86;
 

@@ -1,5 +1,5 @@
 //! Every kernel equals its plain `_ref` twin bit for bit, on every body this CPU runs
-//! (`available()`: portable, and AVX2 / AVX-512 where present, each a `DetectedIsa` whose
+//! (`available()`: portable, and AVX2 / AVX-512 or NEON where present, each a `DetectedIsa` whose
 //! methods run that body), at odd lengths, and the batched product equals the
 //! single-vector one. A `DetectedIsa` exists only for a level this CPU has.
 
@@ -259,6 +259,16 @@ fn available_lists_every_body_this_cpu_runs_and_best_is_the_fastest() {
             std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("avx512bw"),
             Isa::Avx512,
         );
+        assert!(!isas.contains(&Isa::Neon), "{isas:?}");
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let want: &[Isa] = if std::arch::is_aarch64_feature_detected!("neon") {
+            &[Isa::Portable, Isa::Neon]
+        } else {
+            &[Isa::Portable]
+        };
+        assert_eq!(isas, want);
     }
     // Ordered slowest first, so the last is the preferred one (AVX-512 over AVX2).
     let order: Vec<usize> = isas.iter().map(|i| Isa::ALL.iter().position(|a| a == i).unwrap()).collect();
@@ -404,6 +414,13 @@ fn a_detected_isa_exists_only_for_a_level_this_cpu_runs() {
         assert_eq!(detected(Isa::Avx2), has!("avx2") && has!("fma"));
         // Both AVX-512 features, not only F: the MXFP4 bodies enable BW too.
         assert_eq!(detected(Isa::Avx512), has!("avx512f") && has!("avx512bw"));
+        assert!(!detected(Isa::Neon));
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let detected = |isa: Isa| DetectedIsa::detect(isa).is_ok();
+        assert_eq!(detected(Isa::Neon), std::arch::is_aarch64_feature_detected!("neon"));
+        assert!(!detected(Isa::Avx2) && !detected(Isa::Avx512));
     }
 }
 
