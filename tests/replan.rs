@@ -178,6 +178,10 @@ fn the_plan_reserves_the_context_length_and_the_engine_enforces_it() {
 /// (~130 MB) dwarf everything else, the resident set after shrinking to the smallest plan
 /// stays within that plan (plus the process's own baseline), far below the large plan.
 /// Runs as a child process so the resident set measured is this test's alone.
+/// Linux only: giving freed heap back is the allocator's doing (glibc's `malloc_trim`,
+/// `io::release`). Under Wine the process kept 139.2 MB beyond its baseline after the
+/// replan (plan: 8.1 MB) — Wine's heap, not Windows', so neither system is proven here.
+#[cfg(target_os = "linux")]
 #[test]
 fn the_resident_set_follows_a_replan_down_on_a_streaming_checkpoint() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
@@ -191,6 +195,7 @@ fn the_resident_set_follows_a_replan_down_on_a_streaming_checkpoint() {
     assert!(text.contains("rss after replan"), "the child ran:\n{text}");
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 #[ignore = "run by the_resident_set_follows_a_replan_down_on_a_streaming_checkpoint as a child process"]
 fn rss_child() {

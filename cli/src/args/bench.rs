@@ -222,7 +222,7 @@ pub struct BenchKernelsArgs {
     /// Timed repetitions per case (after one warm-up); the median is reported.
     #[arg(long, default_value_t = 5)]
     pub reps: usize,
-    /// Kernel bodies to time: portable, avx2 or avx512 (default: the fastest this CPU runs).
+    /// Kernel bodies to time: portable, avx2, avx512 or neon (default: the fastest this CPU runs).
     /// The memory floor is always measured with the fastest.
     #[arg(long, value_parser = clap::value_parser!(k3_engine::kernels::Isa))]
     pub isa: Option<k3_engine::kernels::Isa>,

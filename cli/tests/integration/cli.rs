@@ -191,6 +191,8 @@ fn chat_is_driven_through_stdin() {
     assert!(stdout.contains("(unknown command /nonsense; try /help)"));
 }
 
+// Sends SIGINT with `kill`: Unix signals.
+#[cfg(unix)]
 #[test]
 fn ctrl_c_stops_the_reply_in_progress_not_the_program() {
     use std::io::{Read, Write};
@@ -452,6 +454,8 @@ fn issue_13_a_closed_stdout_ends_quietly_and_dumps_never_replace_what_is_not_a_f
 fn issue_13_unbounded_inputs_are_refused_before_they_run() {
     let model = fixture("tiny-mxfp4");
     let m = model.to_str().unwrap();
+    // Unix's endless device; Windows has no such file.
+    #[cfg(unix)]
     assert_input_error(&["run", "--model", m, "--prompt-file", "/dev/zero", "--gen", "1"], "not a regular file");
     assert_input_error(&["run", "--model", m, "--ids", "1", "--gen", "1", "--threads", "1000000"], "threads");
     assert_input_error(

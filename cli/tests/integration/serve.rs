@@ -235,6 +235,8 @@ fn content(answer: &Value) -> Value {
     answer["choices"][0]["message"]["content"].clone()
 }
 
+// Restarts the server with SIGINT (`kill -INT`): Unix signals.
+#[cfg(unix)]
 #[test]
 fn interleaved_conversations_continue_from_ram_from_disk_and_after_a_restart_with_the_same_tokens() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -126,6 +126,8 @@ fn k3_limited(args: &[&str]) -> Output {
 /// (SIGABRT under a 4 GB limit, 17.6 GB for a dry run from a config), `--layers 100000
 /// --dry-run` took 3.06 GB, `--config /dev/zero` read without a cap and a FIFO hung. Every
 /// size is checked against its bound first, and a config is a bounded regular file.
+// Runs under `sh` with `ulimit -v`, with /dev/zero and a FIFO: Unix.
+#[cfg(unix)]
 #[test]
 fn absurd_depths_and_configs_that_are_not_files_are_refused_before_allocating() {
     let dir = k3_tests::scratch_dir("synth-bounds");

@@ -57,6 +57,10 @@ pub struct Drive {
     pub network: bool,
     /// The folders asked about that live on this volume (`--path`).
     pub paths: Vec<PathBuf>,
+    /// How the engine's weight reads bypass the page cache here (`O_DIRECT`, `F_NOCACHE`,
+    /// `FILE_FLAG_NO_BUFFERING`, or `buffered (why)`), tried on a file in a folder asked
+    /// about; `None` when no folder asked about holds a file to try.
+    pub reads: Option<String>,
 }
 
 /// Every storage volume when `paths` is empty, else the volumes of `paths` (each once).
@@ -68,7 +72,7 @@ pub fn list_drives(paths: &[PathBuf]) -> Result<Vec<Drive>, DoctorError> {
     }
     let mut drives: Vec<Drive> = Vec::new();
     for path in paths {
-        let canonical = path.canonicalize().map_err(|e| DoctorError::io(path, e))?;
+        let canonical = dunce::canonicalize(path).map_err(|e| DoctorError::io(path, e))?;
         let mount = mount_of(&mounts, &canonical).ok_or_else(|| DoctorError::NoMount(path.clone()))?;
         match drives.iter_mut().find(|d| d.mount_point == mount.mount_point) {
             Some(d) => d.paths.push(path.clone()),
@@ -78,14 +82,26 @@ pub fn list_drives(paths: &[PathBuf]) -> Result<Vec<Drive>, DoctorError> {
                 drives.push(d);
             }
         }
+        if let Some(d) = drives.iter_mut().find(|d| d.mount_point == mount.mount_point && d.reads.is_none()) {
+            d.reads = read_mode(&canonical);
+        }
     }
     Ok(drives)
+}
+
+/// How weight reads bypass the cache for the first regular file in `dir` (the engine's own
+/// open, `k3_engine::io::os::open_uncached`), or `None` when `dir` holds no file.
+fn read_mode(dir: &Path) -> Option<String> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let file = entries.filter_map(Result::ok).map(|e| e.path()).find(|p| p.is_file())?;
+    let (_, bypass) = k3_engine::io::os::open_uncached(&file).ok()?;
+    Some(bypass.describe())
 }
 
 /// The mount the existing folder `dir` lives on, from this machine's mount table.
 pub fn mount_of_dir(dir: &Path) -> Option<Mount> {
     let mounts = volumes::mount_table().ok()?;
-    let canonical = std::fs::canonicalize(dir).ok()?;
+    let canonical = dunce::canonicalize(dir).ok()?;
     mount_of(&mounts, &canonical).cloned()
 }
 
@@ -111,7 +127,7 @@ mod tests {
         let d = &drives[0];
         assert_eq!(d.paths.len(), 2);
         assert!(d.total_bytes >= d.free_bytes && d.free_bytes > 0, "{d:?}");
-        assert!(dir.path().canonicalize().unwrap().starts_with(&d.mount_point));
+        assert!(dunce::canonicalize(dir.path()).unwrap().starts_with(&d.mount_point));
         let missing = list_drives(&[dir.path().join("missing")]).err();
         assert!(matches!(missing, Some(DoctorError::Io { .. })), "{missing:?}");
     }

@@ -42,6 +42,7 @@ pub(super) fn measure(mount: &Mount, at: &Path) -> Result<Drive, DoctorError> {
         read_only: mount.read_only() || vfs.flags().contains(FsFlags::ST_RDONLY),
         network,
         paths: Vec::new(),
+        reads: None,
     })
 }
 

@@ -31,9 +31,32 @@ fn mount_of_disk(disk: &Disk) -> Mount {
     }
 }
 
-/// This machine's volumes as a mount table.
+/// This machine's volumes as a mount table: `sysinfo`'s disks, then every root it left
+/// out (a drive letter it could not query, as under Wine; macOS's `/`), with what `fs4`
+/// can still tell of it.
 pub(super) fn mount_table() -> Result<Vec<Mount>, DoctorError> {
-    Ok(Disks::new_with_refreshed_list().list().iter().map(mount_of_disk).collect())
+    let mut mounts: Vec<Mount> = Disks::new_with_refreshed_list().list().iter().map(mount_of_disk).collect();
+    for root in roots() {
+        if root.exists() && !mounts.iter().any(|m| m.mount_point == root) {
+            let unknown = String::from("unknown");
+            mounts.push(Mount {
+                device: root.display().to_string(),
+                mount_point: root,
+                fs_type: unknown,
+                options: vec![],
+            });
+        }
+    }
+    Ok(mounts)
+}
+
+/// The roots every path lives under: drive letters on Windows, `/` elsewhere.
+fn roots() -> Vec<std::path::PathBuf> {
+    if cfg!(windows) {
+        (b'A'..=b'Z').map(|letter| std::path::PathBuf::from(format!("{}:\\", letter as char))).collect()
+    } else {
+        vec![std::path::PathBuf::from("/")]
+    }
 }
 
 /// Every listed volume is storage.
@@ -67,5 +90,6 @@ pub(super) fn measure(mount: &Mount, at: &Path) -> Result<Drive, DoctorError> {
         read_only: mount.read_only(),
         network,
         paths: Vec::new(),
+        reads: None,
     })
 }

@@ -54,6 +54,7 @@ pub fn cpu_verdict(cpu: &CpuInfo) -> Verdict {
                 format!("This CPU lacks {}. Scalar kernels give identical output, much slower.", missing.join(" and "));
             verdict("cpu", Level::Amber, message)
         }
+        "aarch64" if isa.neon => verdict("cpu", Level::Green, format!("NEON kernels, {cores}")),
         arch => verdict(
             "cpu",
             Level::Amber,
@@ -144,15 +145,12 @@ fn free_text(bytes: u64) -> String {
     }
 }
 
-/// File system types with FAT32's 4 GiB file limit.
-const FAT32: [&str; 3] = ["vfat", "msdos", "fat"];
-
 /// Every finding for one drive as a model store; a green "fits" when nothing is wrong.
 pub fn drive_verdicts(d: &Drive, need: SpaceNeed) -> Vec<Verdict> {
     let item = format!("drive {}", d.mount_point.display());
     let mut out = Vec::new();
     let mut red = |message: String| out.push(verdict(&item, Level::Red, message));
-    if FAT32.contains(&d.fs_type.as_str()) {
+    if super::mounts::is_fat(&d.fs_type) {
         red("FAT32 refused: 4 GiB file limit, shards are ~17 GB (exFAT is fine)".into());
     }
     if d.read_only {
@@ -168,6 +166,9 @@ pub fn drive_verdicts(d: &Drive, need: SpaceNeed) -> Vec<Verdict> {
     }
     if d.kind == DriveKind::Hdd {
         amber("rotational drive: random 17.5 MB expert reads are slow (measure with `k3 bench disk`)".into());
+    }
+    if let Some(reads) = d.reads.as_deref().filter(|r| r.starts_with("buffered")) {
+        amber(format!("weights are read {reads}: streamed reads pass through the page cache"));
     }
     if d.removable == Some(true) {
         amber("removable: the model stops if the drive is unplugged".into());
@@ -198,6 +199,7 @@ mod tests {
             read_only: false,
             network: false,
             paths: vec![],
+            reads: Some("O_DIRECT".into()),
         }
     }
 
@@ -241,6 +243,18 @@ mod tests {
         assert!(short_nfs[0].message.ends_with("; 43.7 GB free: 1.64 TB short"), "{}", short_nfs[0].message);
     }
 
+    #[test]
+    fn a_drive_whose_file_system_refuses_the_cache_bypass_is_amber_and_says_why() {
+        let why = "buffered (the file system refuses O_DIRECT; pages are dropped after each read)";
+        let v = drive_verdicts(&Drive { reads: Some(why.into()), ..drive("fuse", 3_000_000_000_000) }, K3);
+        assert_eq!(levels(&v), vec![Level::Amber]);
+        assert!(v[0].message.contains("refuses O_DIRECT"), "{}", v[0].message);
+        for direct in ["O_DIRECT", "F_NOCACHE", "FILE_FLAG_NO_BUFFERING"] {
+            let fine = Drive { reads: Some(direct.into()), ..drive("ext4", 3_000_000_000_000) };
+            assert_eq!(levels(&drive_verdicts(&fine, K3)), vec![Level::Green], "{direct}");
+        }
+    }
+
     fn cpu(arch: &str, isa: Isa) -> CpuInfo {
         CpuInfo {
             model: "test".into(),
@@ -263,7 +277,9 @@ mod tests {
         assert_eq!((avx2.level, avx2.message.as_str()), (Level::Green, "AVX2 + FMA kernels, 8 cores"));
         let all = Isa { avx2: true, fma: true, avx512f: true, avx512bw: true, ..Isa::default() };
         assert!(cpu_verdict(&cpu("x86_64", all)).message.starts_with("AVX-512 kernels"));
-        assert_eq!(cpu_verdict(&cpu("aarch64", Isa { neon: true, ..Isa::default() })).level, Level::Amber);
+        let neon = cpu_verdict(&cpu("aarch64", Isa { neon: true, ..Isa::default() }));
+        assert_eq!((neon.level, neon.message.as_str()), (Level::Green, "NEON kernels, 8 cores"));
+        assert_eq!(cpu_verdict(&cpu("riscv64", Isa::default())).level, Level::Amber);
     }
 
     fn mem(usable: u64) -> MemoryInfo {

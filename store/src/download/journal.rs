@@ -102,6 +102,22 @@ impl Journal {
         Ok(Some((Journal::open_append(storage, path)?, point.resume)))
     }
 
+    /// Starts this journal afresh in place: emptied, then `header`, synced. In place because
+    /// Windows refuses to replace a file that is open (this journal's own handle). A crash
+    /// midway leaves an empty or torn journal, which a resume treats as nothing usable: the
+    /// same start from byte 0 this reset records.
+    pub fn reset(&mut self, header: &JournalHeader) -> StoreResult<()> {
+        let io = |e| StoreError::io(&self.path, e);
+        let mut text = serde_json::to_string(header).map_err(|e| io(std::io::Error::other(e)))?;
+        text.push('\n');
+        self.file.set_len(0).map_err(io)?;
+        self.end = 0;
+        write_all_at(&*self.file, text.as_bytes(), 0).map_err(io)?;
+        self.file.sync_all().map_err(io)?;
+        self.end = text.len() as u64;
+        Ok(())
+    }
+
     /// Appends `rec` and makes it durable.
     pub fn append(&mut self, rec: &ChunkRecord) -> std::io::Result<()> {
         let mut line = serde_json::to_string(rec).map_err(std::io::Error::other)?;

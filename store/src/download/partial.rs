@@ -29,7 +29,6 @@ pub struct PartialFile {
     file: Box<dyn StoredFile>,
     path: PathBuf,
     journal: Journal,
-    journal_path: PathBuf,
     header: JournalHeader,
     hasher: Sha256,
     end: u64,
@@ -73,7 +72,6 @@ impl PartialFile {
                 file: data,
                 path,
                 journal,
-                journal_path,
                 header,
                 hasher: resume.hasher,
                 end: resume.end,
@@ -82,17 +80,7 @@ impl PartialFile {
         }
         data.set_len(0).map_err(|e| StoreError::io(&path, e))?;
         let journal = Journal::create(&*storage, &journal_path, &header)?;
-        Ok(PartialFile {
-            storage,
-            file: data,
-            path,
-            journal,
-            journal_path,
-            header,
-            hasher: Sha256::new(),
-            end: 0,
-            next_index: 0,
-        })
+        Ok(PartialFile { storage, file: data, path, journal, header, hasher: Sha256::new(), end: 0, next_index: 0 })
     }
 
     /// Bytes durable on disk (and covered by the hash).
@@ -136,7 +124,7 @@ impl PartialFile {
     /// Starts again from byte 0 (the server ignored a Range request: never append).
     pub fn restart(&mut self) -> StoreResult<()> {
         self.file.set_len(0).map_err(|e| StoreError::io(&self.path, e))?;
-        self.journal = Journal::create(&*self.storage, &self.journal_path, &self.header)?;
+        self.journal.reset(&self.header)?;
         self.hasher = Sha256::new();
         self.end = 0;
         self.next_index = 0;
