@@ -5,7 +5,9 @@
 #                               the end-to-end test in a real window, and Debian's Chromium
 #                               for ui/tests/browser.mjs (playwright-core never downloads one),
 #                               and gnome-keyring (a Secret Service for scripts/keyring-test.sh),
-#                               the OpenAI and Anthropic Python clients and Claude Code (npm)
+#                               the OpenAI and Anthropic Python clients and Claude Code (npm),
+#                               and for scripts/other-systems.sh qemu-user, the aarch64 and
+#                               mingw-w64 cross compilers, Wine and the three Rust targets
 # Needs root (or sudo) only when a Debian package is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +17,8 @@ packages=(libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libayatana-appindicato
   libxdo-dev libssl-dev pkg-config fonts-dejavu-core)
 if [ "$mode" = test ]; then
   packages+=(xvfb xauth webkit2gtk-driver chromium gnome-keyring)
+  # The other systems (scripts/other-systems.sh): aarch64 under qemu, Windows under Wine.
+  packages+=(qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-mingw-w64-x86-64 wine wine64)
 fi
 if [ "$mode" = run ] && [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
   packages+=(xvfb xauth)
@@ -58,4 +62,8 @@ if [ "$mode" = test ]; then
     (cd tools/agents && npm ci --no-audit --no-fund --ignore-scripts && cp package-lock.json node_modules/.k3-installed-lock)
   fi
   command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --version 2.1.0
+  # The Rust standard libraries of the other systems' targets (no-ops when present).
+  for t in aarch64-unknown-linux-gnu x86_64-pc-windows-gnu aarch64-apple-darwin; do
+    rustup target list --installed | grep -qx "$t" || rustup target add "$t"
+  done
 fi

@@ -4,7 +4,9 @@
 # hostile model output against that production build in Chromium (ui/tests/browser.mjs);
 # formatting and lints; every Rust test (engine, CLI, desktop app: IPC, history, worker,
 # contract); the keyring test against a real Secret Service; the kernel twins again in the release profile; every fuzz target for 8 s
-# (scripts/fuzz.sh: nightly, cargo-fuzz installed when missing); the .deb bundle (the
+# (scripts/fuzz.sh: nightly, cargo-fuzz installed when missing); the other systems
+# (scripts/other-systems.sh: the engine under qemu-aarch64, the CLI and engine under Wine,
+# the macOS check); the .deb bundle (the
 # dev-profile build, contents checked; `bash scripts/bundle.sh` makes the release one); and
 # the end-to-end journeys of the binary in that bundle in a real window under Xvfb (chat,
 # setup, adopt, dashboards, a remote backend).
@@ -44,6 +46,8 @@ release_twins() { cargo test --release --locked -p k3-engine --test kernels_twin
 e2e_journeys() { xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/debug/k3-desktop 2>&1 | tee "$logs/e2e.log"; }
 # Every fuzz target over its committed corpus (K3_FUZZ_SECONDS each: 8 here, so the whole
 # run stays well inside CI's budget; the campaign runs them longer); any crash fails.
+# The other systems: aarch64 under qemu, Windows under Wine, macOS checked (issue 42).
+other_systems() { bash scripts/other-systems.sh 2>&1 | tee "$logs/other.log"; }
 fuzz_targets() { K3_FUZZ_SECONDS=${K3_FUZZ_SECONDS:-8} bash scripts/fuzz.sh 2>&1 | tee "$logs/fuzz.log"; }
 
 timed "ui (build + vitest)" ui_tests
@@ -56,6 +60,7 @@ timed "cargo test" rust_tests
 timed "keyring (Secret Service)" keyring_test
 timed "kernel twins (release)" release_twins
 timed "fuzz (12 targets)" fuzz_targets
+timed "other systems (aarch64 qemu, Windows Wine, macOS check)" other_systems
 # The bundle builds the app and the examples (the e2e's fake hub) with --workspace, so the
 # features resolve as they did for `cargo test`, which built them already: it only links
 # (-p alone would rebuild Tauri, zbus, rustix … with a narrower feature set, ~4 min).
@@ -66,7 +71,7 @@ printf 'part timings: %s\n' "${timings[@]}"
 echo "test wall time: $(( $(date +%s) - start )) s"
 # cargo prints one "test result" line per test binary; Vitest one "Tests" line; the browser
 # test and the e2e script "N passed, N failed". Close with the totals so the summary is the last line.
-sed 's/\x1b\[[0-9;]*m//g' "$logs/ui.log" "$logs/browser.log" "$logs/cargo.log" "$logs/keyring.log" "$logs/kernels-release.log" "$logs/e2e.log" | awk '
+sed 's/\x1b\[[0-9;]*m//g' "$logs/ui.log" "$logs/browser.log" "$logs/cargo.log" "$logs/keyring.log" "$logs/kernels-release.log" "$logs/other.log" "$logs/e2e.log" | awk '
   /^test result:/ { p += $4; f += $6; s += $8 }
   /^ *Tests +[0-9]+ passed/ { for (i = 1; i <= NF; i++) if ($i ~ /^passed/) p += $(i-1) }
   /^ *Tests .*[0-9]+ failed/ { for (i = 1; i <= NF; i++) if ($i ~ /^failed/) f += $(i-1) }

@@ -251,13 +251,26 @@ fn run_and_kill(path: &Path, child_seed: u64, delay: Duration) -> Vec<String> {
     child.kill().unwrap(); // SIGKILL
     let status = child.wait().unwrap();
     let lines = reader.join().unwrap();
-    use std::os::unix::process::ExitStatusExt;
-    if status.signal() != Some(9) {
+    if !was_killed(status) {
         let mut err = String::new();
         std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
         panic!("the child ended by itself ({status:?}):\n{}\n{err}", lines.join("\n"));
     }
     lines
+}
+
+/// Whether the child ended because the parent killed it: SIGKILL on Unix; on Windows
+/// `Child::kill` is `TerminateProcess` with exit code 1.
+fn was_killed(status: std::process::ExitStatus) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal() == Some(9)
+    }
+    #[cfg(not(unix))]
+    {
+        status.code() == Some(1)
+    }
 }
 
 /// Applies the acknowledgements to `known`; returns the write left in flight.

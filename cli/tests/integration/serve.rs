@@ -27,6 +27,7 @@ struct Served {
 
 impl Served {
     /// Ctrl-C (SIGINT), and waits for the server to stop on its own.
+    #[cfg(unix)]
     fn interrupt(mut self) {
         let pid = self.child.id().to_string();
         let sent = Command::new("kill").args(["-INT", &pid]).status().expect("kill -INT");
@@ -216,6 +217,7 @@ fn a_request_extending_the_previous_one_prefills_only_the_new_part() {
 }
 
 /// A conversation's messages as sent: the user turns with the replies between them.
+#[cfg(unix)]
 fn exchange(turns: &[(&str, Option<&Value>)]) -> Value {
     let mut messages = Vec::new();
     for (user, reply) in turns {
@@ -227,10 +229,12 @@ fn exchange(turns: &[(&str, Option<&Value>)]) -> Value {
     Value::Array(messages)
 }
 
+#[cfg(unix)]
 fn cached(answer: &Value) -> u64 {
     answer["usage"]["prompt_tokens_details"]["cached_tokens"].as_u64().expect("cached_tokens")
 }
 
+#[cfg(unix)]
 fn content(answer: &Value) -> Value {
     answer["choices"][0]["message"]["content"].clone()
 }

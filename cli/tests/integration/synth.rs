@@ -117,6 +117,7 @@ fn issue_13_absurd_synth_sizes_and_unusable_paths_exit_2() {
 }
 
 /// `k3 synth` under a 4 GB address-space limit (`ulimit -v`), as the probe ran it.
+#[cfg(unix)]
 fn k3_limited(args: &[&str]) -> Output {
     let script = "ulimit -v 4000000; exec \"$0\" \"$@\"";
     Command::new("sh").arg("-c").arg(script).arg(env!("CARGO_BIN_EXE_k3")).args(args).output().expect("spawn sh")

@@ -134,10 +134,30 @@ impl KeyVault {
 }
 
 /// The Secret Service on the session bus, when one answers.
+#[cfg(all(unix, not(target_os = "macos")))]
 fn system_keyring() -> Option<Arc<CredentialStore>> {
     // No session bus, no Secret Service (a headless machine, CI): do not try to start one.
     std::env::var_os("DBUS_SESSION_BUS_ADDRESS")?;
-    match zbus_secret_service_keyring_store::Store::new() {
+    opened(zbus_secret_service_keyring_store::Store::new())
+}
+
+/// The macOS Keychain.
+#[cfg(target_os = "macos")]
+fn system_keyring() -> Option<Arc<CredentialStore>> {
+    opened(apple_native_keyring_store::keychain::Store::new())
+}
+
+/// The Windows Credential Manager.
+#[cfg(windows)]
+fn system_keyring() -> Option<Arc<CredentialStore>> {
+    opened(windows_native_keyring_store::Store::new())
+}
+
+/// A store that opened, as the vault keeps it; or `None`, logged.
+fn opened<S: keyring_core::api::CredentialStoreApi + Send + Sync + 'static>(
+    store: keyring_core::Result<Arc<S>>,
+) -> Option<Arc<CredentialStore>> {
+    match store {
         Ok(store) => {
             let store: Arc<CredentialStore> = store;
             Some(store)

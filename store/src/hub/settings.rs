@@ -42,7 +42,8 @@ impl HubSettings {
     /// The settings this process's environment gives.
     pub fn from_env() -> HubSettings {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+        // `~` as the hub's own client expands it: $HOME on Unix, the user's profile on Windows.
+        let home = dirs::home_dir().unwrap_or_else(|| PathBuf::from("."));
         let hf_home = var("HF_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".cache").join("huggingface"));
         let token_path = hf_home.join("token");
         let token = var("HF_TOKEN").or_else(|| {
