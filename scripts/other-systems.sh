@@ -34,7 +34,8 @@ aarch64_linux() {
 
 # A private Wine prefix with the ProcessPrng stand-in Wine 8 lacks (scripts/wine/).
 wine_prefix() {
-  export WINEPREFIX="$PWD/target/wine-prefix" WINEDEBUG=-all
+  # No Mono or Gecko install prompt: the tests need neither .NET nor the HTML engine.
+  export WINEPREFIX="$PWD/target/wine-prefix" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
   local dll="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
   if [ ! -f "$dll" ]; then
     wineboot --init >/dev/null 2>&1 || true
