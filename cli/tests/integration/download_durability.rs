@@ -206,6 +206,7 @@ fn dl_22_a_tree_entry_that_would_leave_the_store_is_refused_before_any_byte() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "mounts a tmpfs: Linux")]
 fn dl_17_a_full_drive_is_refused_with_numbers_at_start_and_pauses_then_resumes_mid_write() {
     let hub = FakeHub::start(vec![repo(COMMIT_A, 0)], COMMIT_A);
     let total: u64 = repo(COMMIT_A, 0).files.iter().map(|f| f.bytes.len() as u64).sum();
@@ -279,6 +280,7 @@ fn dl_17_a_full_drive_is_refused_with_numbers_at_start_and_pauses_then_resumes_m
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "mounts a tmpfs: Linux")]
 fn dl_18_a_read_only_drive_is_refused_before_any_byte() {
     let hub = FakeHub::start(vec![repo(COMMIT_A, 0)], COMMIT_A);
     let Some(fs) = Tmpfs::mount("tmpfs-ro", 8) else { return };

@@ -189,6 +189,7 @@ fn released(module: &Path) -> Value {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "runs the wasm planner in Node.js, a Linux program under Wine")]
 fn the_wasm_planner_plans_the_released_model_as_k3_plan_does() {
     let Some(module) = module() else { return };
     let footprint = released(&module);
@@ -209,6 +210,7 @@ fn the_wasm_planner_plans_the_released_model_as_k3_plan_does() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "runs the wasm planner in Node.js, a Linux program under Wine")]
 fn the_wasm_planner_plans_a_synthetic_checkpoint_as_k3_plan_does() {
     let Some(module) = module() else { return };
     let dir = repo_root().join("fixtures/tiny-mxfp4");
@@ -237,6 +239,7 @@ fn the_wasm_planner_plans_a_synthetic_checkpoint_as_k3_plan_does() {
 /// The forecast has no CLI twin that takes given rates (`k3 forecast` measures this CPU), so
 /// the wasm module's forecasts are held to the same crate's answers built natively.
 #[test]
+#[cfg_attr(windows, ignore = "runs the wasm planner in Node.js, a Linux program under Wine")]
 fn the_wasm_planner_forecasts_every_preset_as_the_native_build_does() {
     let Some(module) = module() else { return };
     let footprint = released(&module);

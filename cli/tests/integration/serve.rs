@@ -329,6 +329,10 @@ fn run_python_client(script: &str, serve_args: &[&str], base: &str, env: &[(&str
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "drives Linux clients (python3, curl, Claude Code) that a Windows build under Wine cannot start"
+)]
 fn the_official_openai_python_client_works() {
     if require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
         run_python_client("test_openai_client.py", &[], "/v1", &[], "openai client: 4 checks passed");
@@ -339,6 +343,10 @@ fn the_official_openai_python_client_works() {
 /// gets alone, a client leaving mid-stream disturbs none, /health shows the batch
 /// (`tests/python/test_openai_concurrent.py`).
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "drives Linux clients (python3, curl, Claude Code) that a Windows build under Wine cannot start"
+)]
 fn concurrent_openai_clients_decode_together_and_each_gets_its_reply_alone() {
     if require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
         let args = ["--batch", "4", "--queue", "16"];
@@ -365,6 +373,10 @@ fn batch_client(served: &Served, mode: &str, batch_id: Option<&str>) -> String {
 /// Issue 40: the Batch API through the `openai` client's own `files` and `batches` calls:
 /// results equal the requests asked live, an invalid request in the error file.
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "drives Linux clients (python3, curl, Claude Code) that a Windows build under Wine cannot start"
+)]
 fn the_openai_client_runs_a_batch_whose_results_equal_live_requests() {
     if require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -377,6 +389,10 @@ fn the_openai_client_runs_a_batch_whose_results_equal_live_requests() {
 /// Issue 40: a batch whose server is killed (SIGKILL) mid-run resumes when the server starts
 /// again: every request answered exactly once, each equal to the request asked live.
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "drives Linux clients (python3, curl, Claude Code) that a Windows build under Wine cannot start"
+)]
 fn a_batch_killed_mid_run_resumes_with_nothing_lost_or_run_twice() {
     if require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -416,6 +432,10 @@ fn requests_past_the_batch_and_the_queue_get_429_with_retry_after() {
 /// Issue 39: a tool loop, a streamed call, a json_schema reply and the agent 400s through
 /// the official client, on the demo model (`tests/python/test_openai_tools.py`).
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "drives Linux clients (python3, curl, Claude Code) that a Windows build under Wine cannot start"
+)]
 fn the_official_openai_client_runs_a_tool_loop() {
     if require("python3 with the openai package", have("python3", &["-c", "import openai"])) {
         run_python_client("test_openai_tools.py", &[], "/v1", &[], "openai tools: 11 checks passed");
@@ -425,6 +445,10 @@ fn the_official_openai_client_runs_a_tool_loop() {
 /// Issue 39: the same loop through Anthropic's client on `/v1/messages`, with a key sent
 /// as `x-api-key` (`tests/python/test_anthropic_client.py`).
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "drives Linux clients (python3, curl, Claude Code) that a Windows build under Wine cannot start"
+)]
 fn the_official_anthropic_client_runs_a_tool_loop() {
     if require("python3 with the anthropic package", have("python3", &["-c", "import anthropic"])) {
         let key = [("K3_KEY", "anthropic-key")];
@@ -456,6 +480,10 @@ fn claude_code() -> PathBuf {
 /// sampling draws) with arguments Claude Code's schema accepts, Claude Code runs the tool
 /// and sends its result back, and the model answers in text.
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "drives Linux clients (python3, curl, Claude Code) that a Windows build under Wine cannot start"
+)]
 fn claude_code_runs_a_tool_loop_against_k3_serve() {
     let claude = claude_code();
     if !require("Claude Code (tools/agents)", claude.exists()) {
@@ -503,6 +531,10 @@ fn claude_code_runs_a_tool_loop_against_k3_serve() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "drives Linux clients (python3, curl, Claude Code) that a Windows build under Wine cannot start"
+)]
 fn curl_streams_a_chat_completion() {
     if !require("curl", have("curl", &["--version"])) {
         return;

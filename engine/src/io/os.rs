@@ -9,8 +9,9 @@
 //! name ([`no_follow`]); owner-only new files ([`owner_only`]); a folder's durability
 //! ([`sync_dir`]); whether an opened file is the one checked before the open
 //! ([`same_file`]); and the name of a non-regular file's kind ([`special_kind`]).
-//! Must not: retry, loop or interpret results (the callers in `io::direct`, `io::storage`
-//! and `format` do that, the same on every system).
+//! Must not: interpret results: the callers in `io::direct`, `io::storage` and `format`
+//! judge them, the same on every system ([`read_exact_at`] and [`write_all_at`] only
+//! continue short and interrupted transfers).
 //! Easy to break: `O_DIRECT` and `FILE_FLAG_NO_BUFFERING` need the buffer address, the
 //! file offset and the length aligned ([`CacheBypass::needs_alignment`]): 4096 bytes, a
 //! multiple of every sector size in use (512 and 4096). `F_NOCACHE` needs no alignment.
