@@ -44,13 +44,6 @@ pub(super) fn create_uncached(path: &Path) -> io::Result<(File, CacheBypass)> {
     Ok((file, bypass))
 }
 
-#[cfg(target_os = "macos")]
-pub(super) fn open_uncached(path: &Path) -> io::Result<(File, CacheBypass)> {
-    let file = File::open(path)?;
-    let bypass = nocache(&file);
-    Ok((file, bypass))
-}
-
 /// `F_NOCACHE` on, read-ahead off (macOS).
 #[cfg(target_os = "macos")]
 fn nocache(file: &File) -> CacheBypass {
@@ -72,7 +65,7 @@ fn nocache(_file: &File) -> CacheBypass {
     CacheBypass::Buffered { why: "this system has no cache bypass the engine knows" }
 }
 
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+#[cfg(not(target_os = "linux"))]
 pub(super) fn open_uncached(path: &Path) -> io::Result<(File, CacheBypass)> {
     let file = File::open(path)?;
     let bypass = nocache(&file);
