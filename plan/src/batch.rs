@@ -96,6 +96,18 @@ fn fit_of(fp: &Footprint, one: &MemoryPlan, machine: MachineMemory, context_leng
     }
 }
 
+/// [`Footprint::for_sequences`] of `sequences`, refused as [`PlanError::Overflow`] where
+/// the state or the KV bytes per position of them all pass 64 bits: saturated, the plan
+/// would cost less than the batch needs (CI's fuzz campaign planned 4 × 2^62 bytes of
+/// state as 2^64 - 1).
+fn batch_footprint(fp: &Footprint, sequences: u64) -> Result<Footprint, PlanError> {
+    fp.state_bytes.checked_mul(sequences).ok_or(PlanError::Overflow { what: "the batch's recurrent state" })?;
+    fp.kv_bytes_per_position
+        .checked_mul(sequences)
+        .ok_or(PlanError::Overflow { what: "the batch's KV bytes per position" })?;
+    Ok(fp.for_sequences(sequences))
+}
+
 /// The plan for `sequences` live sequences of `fp` (one sequence's footprint): as
 /// [`plan_memory_by`] of [`Footprint::for_sequences`]. With `refuse_beyond_available`, more
 /// than one sequence beyond what the machine has available is refused as
@@ -110,7 +122,7 @@ pub fn plan_sequences(
     if sequences == 0 || sequences > MAX_SEQUENCES {
         return Err(PlanError::Sequences { requested: sequences, maximum: MAX_SEQUENCES });
     }
-    let many = fp.for_sequences(sequences);
+    let many = batch_footprint(fp, sequences)?;
     match plan_memory_by(&many, req, machine, refuse_beyond_available, (rule, coded)) {
         Err(PlanError::ExceedsAvailable { needed_bytes, available_bytes }) if sequences > 1 => {
             let one = plan_memory_by(fp, req, machine, false, (rule, coded))?;
@@ -189,5 +201,36 @@ mod tests {
         }
         let small = MachineMemory::new(2 * GB, GB);
         assert_eq!(batch_fit(&fp, Preset::Laptop.choice(), shape(), small, 4096).unwrap().largest, 0);
+    }
+
+    /// CI's fuzz campaign (plan_numbers): a footprint of nothing but a 2^62-byte state on a
+    /// machine with 2^64 - 1 bytes available. Four sequences' state passes 64 bits;
+    /// saturated, it planned at u64::MAX bytes, one sequence past the largest batch of 3.
+    #[test]
+    fn a_batch_whose_state_passes_64_bits_is_refused_not_planned_saturated() {
+        let fp = Footprint {
+            layer_trunk_bytes: Vec::new(),
+            expert_bytes: 0,
+            n_experts_total: 0,
+            top_k: 0,
+            moe_layers: 0,
+            resident_bytes: 0,
+            head_bytes: 0,
+            embed_bytes: 0,
+            vocab_rows: 0,
+            state_bytes: 1 << 62,
+            kv_bytes_per_position: 0,
+            scratch_bytes: 0,
+            layer_pieces: Vec::new(),
+        };
+        let machine = MachineMemory::new(u64::MAX, u64::MAX);
+        let fixed = BudgetChoice::Fixed(crate::Budget { trunk_bytes: 0, cache_bytes: 0 });
+        let fit = batch_fit(&fp, fixed, shape(), machine, 1).unwrap();
+        assert_eq!(fit.largest, 3);
+        let req = MemoryRequest { choice: fixed, streamed_trunk: true, context_length: 1, io_threads: 4 };
+        let three = plan_sequences(&fp, &req, machine, true, (ResidencyRule::Prefix, None, 3)).unwrap();
+        assert_eq!(three.total_bytes, 3 << 62);
+        let four = plan_sequences(&fp, &req, machine, true, (ResidencyRule::Prefix, None, 4));
+        assert!(matches!(four, Err(PlanError::Overflow { .. })), "{four:?}");
     }
 }
