@@ -5,7 +5,8 @@
 #                               the end-to-end test in a real window, and Debian's Chromium
 #                               for ui/tests/browser.mjs (playwright-core never downloads one),
 #                               and gnome-keyring (a Secret Service for scripts/keyring-test.sh),
-#                               the OpenAI and Anthropic Python clients and Claude Code (npm),
+#                               the OpenAI and Anthropic Python clients, Claude Code and the
+#                               reference MCP servers (npm),
 #                               and for scripts/other-systems.sh qemu-user, the aarch64 and
 #                               mingw-w64 cross compilers, Wine and the three Rust targets
 # Needs root (or sudo) only when a Debian package is missing.
@@ -60,6 +61,12 @@ if [ "$mode" = test ]; then
   if [ ! -f tools/agents/node_modules/.package-lock.json ] \
     || ! cmp -s tools/agents/package-lock.json tools/agents/node_modules/.k3-installed-lock; then
     (cd tools/agents && npm ci --no-audit --no-fund --ignore-scripts && cp package-lock.json node_modules/.k3-installed-lock)
+  fi
+  # Real MCP servers for k3-app's tool tests: the reference filesystem and "everything"
+  # servers, pinned in tools/mcp-servers (Node runs them; nothing of theirs is built).
+  if [ ! -f tools/mcp-servers/node_modules/.package-lock.json ] \
+    || ! cmp -s tools/mcp-servers/package-lock.json tools/mcp-servers/node_modules/.k3-installed-lock; then
+    (cd tools/mcp-servers && npm ci --no-audit --no-fund --ignore-scripts && cp package-lock.json node_modules/.k3-installed-lock)
   fi
   command -v tauri-driver >/dev/null || cargo install tauri-driver --locked --version 2.1.0
   # The Rust standard libraries of the other systems' targets (no-ops when present).

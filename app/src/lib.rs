@@ -3,9 +3,12 @@
 //! records into wire types and its events; nothing here knows of Tauri or the webview.
 //!
 //! Layout: `queue` (the overnight queue of prompts: journaled, resumed after a restart) ·
-//! `settings` (one versioned record per settings file, read once, with change events).
+//! `settings` (one versioned record per settings file, read once, with change events) ·
+//! `tools` (MCP servers the user adds, their tools offered to the model, calls run with
+//! the user's permission).
 //! Depends on: `k3-runtime` (replies run on the runtime the window's chats use) and
 //! `k3-engine`'s chat and sampling types.
 
 pub mod queue;
 pub mod settings;
+pub mod tools;
