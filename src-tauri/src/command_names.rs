@@ -68,4 +68,13 @@ pub const COMMANDS: &[&str] = &[
     "queue_clear_finished",
     "queue_export",
     "queue_save_export",
+    "continue_reply",
+    "tool_servers",
+    "save_tool_server",
+    "remove_tool_server",
+    "list_server_tools",
+    "revoke_tool_permission",
+    "pending_tool_calls",
+    "decide_tool_call",
+    "stop_tool_call",
 ];

@@ -26,6 +26,7 @@ pub mod saved_states;
 pub mod setup;
 pub mod slug;
 pub mod state;
+pub mod tools;
 pub mod worker;
 
 include!("command_names.rs");
@@ -36,7 +37,7 @@ use tauri::Manager;
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     use commands::{
         backends::*, conversations::*, dashboard::*, generate::*, links::*, local_api::*, memory::*, model::*,
-        queue::*, settings::*, setup::*,
+        queue::*, settings::*, setup::*, tools::*,
     };
     builder.invoke_handler(tauri::generate_handler![
         current_model,
@@ -102,6 +103,15 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
         queue_clear_finished,
         queue_export,
         queue_save_export,
+        continue_reply,
+        tool_servers,
+        save_tool_server,
+        remove_tool_server,
+        list_server_tools,
+        revoke_tool_permission,
+        pending_tool_calls,
+        decide_tool_call,
+        stop_tool_call,
     ])
 }
 

@@ -45,6 +45,9 @@ pub struct AppState {
     pub queue: Arc<crate::queue_host::QueueHost>,
     /// Remote backends conversations can be answered by (Settings › Backends).
     pub backends: Arc<crate::backends::Backends>,
+    /// MCP tool servers, their connections and the conversations' running calls
+    /// (Settings › Tools; the tool loop in the chat).
+    pub tools: Arc<crate::tools::ToolsHost>,
     /// The thread counts the environment asks for (Settings › Performance shows them).
     pub env_threads: Threads,
     /// The log file the viewer reads: `<data>/logs/` with `K3APP_DATA_DIR`, else the
@@ -80,6 +83,7 @@ impl AppState {
         let local_api = Arc::new(crate::local_api::LocalApi::open(worker.runtime(), settings.clone()));
         let queue = Arc::new(crate::queue_host::QueueHost::open(data_dir, worker.runtime()));
         let backends = Arc::new(crate::backends::Backends::open(data_dir, settings.clone(), options.keyring));
+        let tools = Arc::new(crate::tools::ToolsHost::open(data_dir, settings.clone(), options.keyring));
         Ok(AppState {
             worker: Arc::new(worker),
             store,
@@ -94,6 +98,7 @@ impl AppState {
             queue,
             settings,
             backends,
+            tools,
             env_threads: options.threads,
             log_file: crate::logging::log_file(Some(data_dir).filter(|_| options.data_dir.is_some()), None),
         })

@@ -50,7 +50,18 @@ pub struct ToolOffer {
     pub problems: Vec<(String, ToolError)>,
 }
 
+/// How a conversation names one server's tool it turned off: `<server id>/<tool>`.
+pub fn tool_key(server_id: &str, tool: &str) -> String {
+    format!("{server_id}/{tool}")
+}
+
 impl ToolOffer {
+    /// This offer without the tools `off` names ([`tool_key`]s).
+    pub fn without(mut self, off: &[String]) -> ToolOffer {
+        self.tools.retain(|t| !off.contains(&tool_key(&t.server_id, &t.tool)));
+        self
+    }
+
     /// The declarations the model reads.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|t| t.spec.clone()).collect()

@@ -20,7 +20,7 @@ pub mod pending;
 pub mod record;
 
 pub use error::ToolError;
-pub use hub::{OfferedTool, Permission, ToolHub, ToolOffer};
+pub use hub::{tool_key, OfferedTool, Permission, ToolHub, ToolOffer};
 pub use outcome::{CallOutcome, MAX_RESULT_BYTES};
 pub use pending::{pending_calls, PendingCall};
 pub use record::{EnvVarRecord, ServerTransportRecord, ToolServerRecord, ToolServersRecord};

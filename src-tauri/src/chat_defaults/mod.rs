@@ -62,7 +62,8 @@ impl ChatDefaults {
         Ok(settings.set(ChatDefaultsRecord::from(self))?)
     }
 
-    /// A new conversation's sampling settings with `seed`.
+    /// A new conversation's sampling settings with `seed` (no tool servers: the caller
+    /// adds the ones Settings › Tools offers to new conversations).
     pub fn sampling(&self, seed: u64) -> SamplingSettings {
         SamplingSettings {
             temperature: self.temperature,
@@ -71,6 +72,9 @@ impl ChatDefaults {
             max_tokens: self.max_tokens,
             thinking: self.thinking,
             thinking_effort: None,
+            tool_servers: Vec::new(),
+            tools_off: Vec::new(),
+            tool_choice: crate::ipc::dto::ToolUse::Auto,
         }
     }
 

@@ -30,7 +30,11 @@ pub async fn create_conversation(state: State<'_, AppState>) -> Result<Conversat
     // Settings › New chats: the saved defaults, with a fresh seed for each chat.
     let defaults = ChatDefaults::load(&state.settings);
     let store = state.history()?;
-    let created = store.create_with_prompt(&defaults.sampling(fresh_seed()), &defaults.system_prompt)?;
+    let sampling = SamplingSettings {
+        tool_servers: crate::tools::offered_to_new_chats(&state.settings),
+        ..defaults.sampling(fresh_seed())
+    };
+    let created = store.create_with_prompt(&sampling, &defaults.system_prompt)?;
     // A default backend removed since it was chosen: the chat starts on this computer (prompts stay here).
     match defaults.backend.as_deref() {
         Some(id) if state.backends.host(id).is_some() => Ok(store.set_backend(created.id, Some(id))?),

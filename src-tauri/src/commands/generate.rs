@@ -12,14 +12,21 @@ use crate::state::AppState;
 use crate::worker::{JobKind, LocalReply};
 
 /// Where conversation `id`'s reply goes and how the local engine answers it: the saved
-/// speculative decoding choice, and the state file (room made for it among the kept
-/// ones), both read per reply so a change applies from the next one.
-fn route(state: &AppState, id: i64) -> Result<(&crate::backends::Backends, LocalReply), IpcError> {
+/// speculative decoding choice, the state file (room made for it among the kept ones),
+/// and the tools of the conversation's servers (`ToolsHost::for_reply`), all read per
+/// reply so a change applies from the next one.
+async fn route(
+    state: &AppState,
+    id: i64,
+    after_tools: bool,
+) -> Result<(&crate::backends::Backends, LocalReply), IpcError> {
     let resume = ResumeChoice::load(&state.settings);
     let state_file = saved_states::state_file(&state.data_dir, id, resume);
     saved_states::prune(&state.data_dir, resume.keep, state_file.as_deref())?;
     let mode = SpeculationChoice::load(&state.settings).decode_mode();
-    Ok((&state.backends, LocalReply { mode, state_file }))
+    let settings = state.history()?.get(id)?.settings;
+    let (tools, tool_choice) = state.tools.for_reply(&settings, after_tools).await;
+    Ok((&state.backends, LocalReply { mode, state_file, tools, tool_choice }))
 }
 
 #[tauri::command]
@@ -36,7 +43,7 @@ pub async fn send_message(
         conversation_id,
         JobKind::Send { text },
         channel_emitter(on_event),
-        route(&state, conversation_id)?,
+        route(&state, conversation_id, false).await?,
     )
 }
 
@@ -50,7 +57,7 @@ pub async fn regenerate(
         conversation_id,
         JobKind::Regenerate,
         channel_emitter(on_event),
-        route(&state, conversation_id)?,
+        route(&state, conversation_id, false).await?,
     )
 }
 
@@ -66,7 +73,24 @@ pub async fn edit_message(
         return Err(IpcError::invalid("the message is empty"));
     }
     let kind = JobKind::Edit { message_id, text };
-    state.worker.generate(conversation_id, kind, channel_emitter(on_event), route(&state, conversation_id)?)
+    state.worker.generate(
+        conversation_id,
+        kind,
+        channel_emitter(on_event),
+        route(&state, conversation_id, false).await?,
+    )
+}
+
+/// Answers the tool results after conversation `conversation_id`'s last reply: the next
+/// step of a tool loop, once every call of that reply has its result.
+#[tauri::command]
+pub async fn continue_reply(
+    state: State<'_, AppState>,
+    conversation_id: i64,
+    on_event: Channel<GenerationEvent>,
+) -> Result<u64, IpcError> {
+    let route = route(&state, conversation_id, true).await?;
+    state.worker.generate(conversation_id, JobKind::Continue, channel_emitter(on_event), route)
 }
 
 /// Stops job `job_id` (queued or running); false when it already ended.

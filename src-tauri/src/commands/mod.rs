@@ -11,3 +11,4 @@ pub mod model;
 pub mod queue;
 pub mod settings;
 pub mod setup;
+pub mod tools;

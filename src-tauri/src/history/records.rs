@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ipc::dto::{FinishReason, MessageStats, SamplingSettings, ThinkingEffort, ToolAnswer, ToolCall};
+use crate::ipc::dto::{FinishReason, MessageStats, SamplingSettings, ThinkingEffort, ToolAnswer, ToolCall, ToolUse};
 
 /// `conversations.settings`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,6 +28,31 @@ pub(super) struct SettingsRecord {
     /// Since schema 3: absent when the model's default effort is used.
     #[serde(rename = "thinkingEffort", default, skip_serializing_if = "Option::is_none")]
     thinking_effort: Option<EffortRecord>,
+    /// Since tools in the window: the tool servers the conversation offers (absent: none).
+    #[serde(rename = "toolServers", default, skip_serializing_if = "Vec::is_empty")]
+    tool_servers: Vec<String>,
+    /// Since tools in the window: tools of those servers turned off (`<server>/<tool>`).
+    #[serde(rename = "toolsOff", default, skip_serializing_if = "Vec::is_empty")]
+    tools_off: Vec<String>,
+    /// Since tools in the window: absent when the model decides.
+    #[serde(rename = "toolChoice", default, skip_serializing_if = "ToolUseRecord::is_auto")]
+    tool_choice: ToolUseRecord,
+}
+
+/// A stored tool choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+enum ToolUseRecord {
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    #[serde(rename = "required")]
+    Required,
+}
+
+impl ToolUseRecord {
+    fn is_auto(&self) -> bool {
+        *self == ToolUseRecord::Auto
+    }
 }
 
 /// A stored thinking effort.
@@ -63,6 +88,12 @@ pub(super) struct ToolAnswerRecord {
     tool: String,
     #[serde(rename = "index")]
     index: u32,
+    /// Since tools in the window: the server that answered.
+    #[serde(rename = "server", default, skip_serializing_if = "Option::is_none")]
+    server: Option<String>,
+    /// Since tools in the window: the result's size before it was cut.
+    #[serde(rename = "cutFromBytes", default, skip_serializing_if = "Option::is_none")]
+    cut_from_bytes: Option<u32>,
 }
 
 impl From<&ToolCall> for ToolCallRecord {
@@ -79,13 +110,25 @@ impl From<ToolCallRecord> for ToolCall {
 
 impl From<&ToolAnswer> for ToolAnswerRecord {
     fn from(a: &ToolAnswer) -> Self {
-        ToolAnswerRecord { call_id: a.call_id.clone(), tool: a.tool.clone(), index: a.index }
+        ToolAnswerRecord {
+            call_id: a.call_id.clone(),
+            tool: a.tool.clone(),
+            index: a.index,
+            server: a.server.clone(),
+            cut_from_bytes: a.cut_from_bytes,
+        }
     }
 }
 
 impl From<ToolAnswerRecord> for ToolAnswer {
     fn from(r: ToolAnswerRecord) -> Self {
-        ToolAnswer { call_id: r.call_id, tool: r.tool, index: r.index }
+        ToolAnswer {
+            call_id: r.call_id,
+            tool: r.tool,
+            index: r.index,
+            server: r.server,
+            cut_from_bytes: r.cut_from_bytes,
+        }
     }
 }
 
@@ -168,6 +211,12 @@ impl From<&SamplingSettings> for SettingsRecord {
             max_tokens: s.max_tokens,
             thinking: s.thinking,
             thinking_effort: s.thinking_effort.map(EffortRecord::from),
+            tool_servers: s.tool_servers.clone(),
+            tools_off: s.tools_off.clone(),
+            tool_choice: match s.tool_choice {
+                ToolUse::Auto => ToolUseRecord::Auto,
+                ToolUse::Required => ToolUseRecord::Required,
+            },
         }
     }
 }
@@ -181,6 +230,12 @@ impl From<SettingsRecord> for SamplingSettings {
             max_tokens: r.max_tokens,
             thinking: r.thinking,
             thinking_effort: r.thinking_effort.map(ThinkingEffort::from),
+            tool_servers: r.tool_servers,
+            tools_off: r.tools_off,
+            tool_choice: match r.tool_choice {
+                ToolUseRecord::Auto => ToolUse::Auto,
+                ToolUseRecord::Required => ToolUse::Required,
+            },
         }
     }
 }

@@ -43,6 +43,15 @@ pub struct HistoryStore {
     path: PathBuf,
 }
 
+/// A message status as the `status` column spells it.
+fn status_text(status: MessageStatus) -> &'static str {
+    match status {
+        MessageStatus::Complete => "complete",
+        MessageStatus::Stopped => "stopped",
+        MessageStatus::Failed => "failed",
+    }
+}
+
 fn now_ms() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
@@ -346,11 +355,7 @@ impl HistoryStore {
             ),
             None => None,
         };
-        let status = match reply.status {
-            MessageStatus::Complete => "complete",
-            MessageStatus::Stopped => "stopped",
-            MessageStatus::Failed => "failed",
-        };
+        let status = status_text(reply.status);
         let calls = reply.tool_calls.iter().map(ToolCallRecord::from).collect::<Vec<_>>();
         let calls = (!calls.is_empty()).then(|| serde_json::to_string(&calls)).transpose().map_err(invalid)?;
         self.insert_message(conversation_id, |tx, now| {
@@ -362,19 +367,22 @@ impl HistoryStore {
         })
     }
 
-    /// Saves a tool's result, answering the call `answer` names.
+    /// Saves a tool's result, answering the call `answer` names: `Complete`, `Failed`
+    /// (the tool or its server reported an error, or the user denied it) or `Stopped`.
     pub fn add_tool_message(
         &mut self,
         conversation_id: i64,
         answer: &ToolAnswer,
         content: &str,
+        status: MessageStatus,
     ) -> Result<Message, HistoryError> {
         let answer = serde_json::to_string(&ToolAnswerRecord::from(answer)).map_err(invalid)?;
+        let status = status_text(status);
         self.insert_message(conversation_id, |tx, now| {
             tx.execute(
                 "INSERT INTO messages (conversation_id, role, content, status, created_at, tool_answer)
-                 VALUES (?1, 'tool', ?2, 'complete', ?3, ?4)",
-                params![conversation_id, content, now, answer],
+                 VALUES (?1, 'tool', ?2, ?3, ?4, ?5)",
+                params![conversation_id, content, status, now, answer],
             )
         })
     }

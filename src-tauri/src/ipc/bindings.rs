@@ -105,6 +105,14 @@ pub fn render_typescript() -> String {
         decl::<super::queue::QueueState>(&cfg),
         decl::<super::queue::QueueImportFormat>(&cfg),
         decl::<super::queue::QueueExportFormat>(&cfg),
+        decl::<ToolUse>(&cfg),
+        decl::<super::tools::EnvVar>(&cfg),
+        decl::<super::tools::ToolTransport>(&cfg),
+        decl::<super::tools::ToolServer>(&cfg),
+        decl::<super::tools::ToolServerInput>(&cfg),
+        decl::<super::tools::ServerToolInfo>(&cfg),
+        decl::<super::tools::PendingToolCall>(&cfg),
+        decl::<super::tools::ToolDecision>(&cfg),
     ];
     format!("{HEADER}\n{}", decls.join("\n"))
 }

@@ -53,6 +53,27 @@ pub struct SamplingSettings {
     pub thinking: bool,
     /// How long K3 thinks (thinking on only); `None`: the model's default.
     pub thinking_effort: Option<ThinkingEffort>,
+    /// The tool servers (Settings › Tools ids) whose tools this conversation offers.
+    #[serde(default)]
+    pub tool_servers: Vec<String>,
+    /// Tools of those servers turned off in this conversation, each `<server id>/<tool>`.
+    #[serde(default)]
+    pub tools_off: Vec<String>,
+    /// Whether the reply to a user message must call a tool.
+    #[serde(default)]
+    pub tool_choice: ToolUse,
+}
+
+/// Whether the reply to a user message must call a tool (the replies after tool results
+/// always decide for themselves, or the loop would never end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolUse {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// At least one call.
+    Required,
 }
 
 impl Default for SamplingSettings {
@@ -64,6 +85,9 @@ impl Default for SamplingSettings {
             max_tokens: 512,
             thinking: false,
             thinking_effort: None,
+            tool_servers: Vec::new(),
+            tools_off: Vec::new(),
+            tool_choice: ToolUse::Auto,
         }
     }
 }
@@ -106,6 +130,12 @@ pub struct ToolAnswer {
     pub call_id: String,
     pub tool: String,
     pub index: u32,
+    /// The name of the tool server that answered (`None`: not run by one, or saved before).
+    #[serde(default)]
+    pub server: Option<String>,
+    /// The result's whole size when it was cut for the model.
+    #[serde(default)]
+    pub cut_from_bytes: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

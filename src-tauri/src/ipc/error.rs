@@ -30,6 +30,8 @@ pub enum ErrorCode {
     Download,
     /// A remote backend (Settings › Backends) refused, failed or could not be reached.
     Remote,
+    /// A tool server (Settings › Tools) could not be started, reached or used.
+    Tool,
     NotFound,
     History,
     Io,

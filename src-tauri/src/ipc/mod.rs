@@ -5,3 +5,4 @@ pub mod dto;
 pub mod error;
 pub mod events;
 pub mod queue;
+pub mod tools;

@@ -136,17 +136,27 @@ impl Worker {
 }
 
 /// How the local engine answers a reply: its decode mode (speculative or not: the same
-/// reply) and where the conversation's engine state is saved (`None`: nowhere).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// reply), where the conversation's engine state is saved (`None`: nowhere), and the
+/// tools it is offered.
+#[derive(Debug, Clone, PartialEq)]
 pub struct LocalReply {
     pub mode: DecodeMode,
     pub state_file: Option<std::path::PathBuf>,
+    /// The tools the conversation's servers offer (Settings › Tools).
+    pub tools: Vec<k3_engine::chat::ToolSpec>,
+    /// Whether this reply must call one of them.
+    pub tool_choice: k3_engine::chat::ToolChoice,
 }
 
 impl LocalReply {
-    /// One token per pass, nothing saved.
+    /// One token per pass, nothing saved, no tools.
     pub fn serial() -> Self {
-        LocalReply { mode: DecodeMode::Incremental, state_file: None }
+        LocalReply {
+            mode: DecodeMode::Incremental,
+            state_file: None,
+            tools: Vec::new(),
+            tool_choice: k3_engine::chat::ToolChoice::Auto,
+        }
     }
 }
 

@@ -36,6 +36,8 @@ pub enum JobKind {
     Regenerate,
     /// Replace a user message's text, drop everything after it, answer it.
     Edit { message_id: i64, text: String },
+    /// Answer the tool results after the last reply (the next step of a tool loop).
+    Continue,
 }
 
 /// A reply to one conversation, saved to the history and streamed to the window.
@@ -74,9 +76,10 @@ impl HistoryReply {
 /// The stored state a job starts from.
 struct Prepared {
     conversation: Conversation,
-    /// Messages before the one being answered.
+    /// Messages before the ones being answered.
     history: Vec<Message>,
-    user_text: String,
+    /// What the reply answers: a user message, or the tool results after the last reply.
+    input: Vec<Message>,
     new_user_message: Option<Message>,
 }
 
@@ -85,18 +88,34 @@ fn prepare(store: &Mutex<HistoryStore>, conversation_id: i64, kind: &JobKind) ->
     let (answered, new_user_message) = match kind {
         JobKind::Send { text } => {
             let m = store.add_user_message(conversation_id, text)?;
-            (m.clone(), Some(m))
+            (Some(m.clone()), Some(m))
         }
-        JobKind::Regenerate => (store.drop_last_reply(conversation_id)?, None),
+        JobKind::Regenerate => (Some(store.drop_last_reply(conversation_id)?), None),
         JobKind::Edit { message_id, text } => {
             let m = store.edit_user_message(conversation_id, *message_id, text)?;
-            (m.clone(), Some(m))
+            (Some(m.clone()), Some(m))
         }
+        JobKind::Continue => (None, None),
     };
     let conversation = store.get(conversation_id)?;
-    let at = conversation.messages.iter().position(|m| m.id == answered.id).unwrap_or(conversation.messages.len());
-    let history = conversation.messages[..at].to_vec();
-    Ok(Prepared { conversation, history, user_text: answered.content, new_user_message })
+    let messages = &conversation.messages;
+    let at = match answered {
+        Some(answered) => messages.iter().position(|m| m.id == answered.id).unwrap_or(messages.len()),
+        None => tool_results_start(messages)?,
+    };
+    let (history, input) = (messages[..at].to_vec(), messages[at..].to_vec());
+    Ok(Prepared { conversation, history, input, new_user_message })
+}
+
+/// Where the tool results after the last reply begin; refused when the conversation does
+/// not end with them (there is nothing to continue from).
+fn tool_results_start(messages: &[Message]) -> Result<usize, IpcError> {
+    let results = messages.iter().rev().take_while(|m| m.role == Role::Tool).count();
+    let at = messages.len() - results;
+    match at.checked_sub(1).map(|i| &messages[i]) {
+        Some(reply) if results > 0 && reply.role == Role::Assistant && !reply.tool_calls.is_empty() => Ok(at),
+        _ => Err(IpcError::invalid("the conversation does not end with tool results to answer")),
+    }
 }
 
 impl ReplyHandler for HistoryReply {
@@ -124,8 +143,15 @@ impl ReplyHandler for HistoryReply {
             mode: if settings.thinking { ChatMode::Thinking } else { ChatMode::Instruct },
             history: prepared.history.iter().map(engine_message).collect(),
             input: TurnInput {
-                options: ChatOptions { effort: effort(&settings), ..ChatOptions::default() },
-                ..TurnInput::user(prepared.user_text)
+                messages: prepared.input.iter().map(engine_message).collect(),
+                options: ChatOptions {
+                    effort: effort(&settings),
+                    tools: self.local.tools.clone(),
+                    tool_choice: self.local.tool_choice.clone(),
+                    ..ChatOptions::default()
+                },
+                call_id_prefix: format!("call_{}_", prepared.conversation.messages.len()),
+                single_call: false,
             },
             params: generate_params(&settings, self.local.mode),
             state_file: self.local.state_file.clone(),
@@ -143,8 +169,8 @@ impl ReplyHandler for HistoryReply {
                 let think = channel == Channel::Think;
                 GenerationEvent::Token { job_id: job, index: index as u32, text, think }
             }
-            // The window's turns declare no tools yet, so no call forms (an undeclared
-            // one is the reply's call error); a finished reply's calls are saved with it.
+            // A finished reply's calls are saved with it and shown then, each waiting for
+            // the user's Allow (`crate::tools`).
             ReplyProgress::ToolCall(_) => return,
             ReplyProgress::Figures(f) => GenerationEvent::Stats {
                 job_id: job,
@@ -187,14 +213,20 @@ impl HistoryReply {
             stats.prompt_tokens,
             stats.bytes_read as f64 / 1e6
         );
+        // A stopped reply makes no call (Stop ends the tool loop), and calls the model got
+        // wrong are not run: the reply says why instead.
+        let (tool_calls, failure) = match (reply.finish, reply.call_error) {
+            (EngineFinish::Cancelled, _) => (Vec::new(), None),
+            (_, Some(e)) => (Vec::new(), Some(format!("The model's tool call could not be used: {e}"))),
+            (_, None) => (reply.tool_calls, None),
+        };
         let new = NewAssistantMessage {
             content: reply.text,
             think: reply.think,
             status,
             stats: Some(stats.clone()),
-            failure: None,
-            tool_calls: reply
-                .tool_calls
+            failure,
+            tool_calls: tool_calls
                 .into_iter()
                 .map(|c| ToolCall { id: c.id, tool: c.tool, index: c.index, arguments: c.arguments })
                 .collect(),
@@ -325,7 +357,8 @@ mod tests {
             asked.tool_calls,
             [EngineToolCall { index: 1, id: "c1".into(), tool: "weather".into(), arguments: "{}".into() }]
         );
-        let answer = ToolAnswer { call_id: "c1".into(), tool: "weather".into(), index: 1 };
+        let answer =
+            ToolAnswer { call_id: "c1".into(), tool: "weather".into(), index: 1, server: None, cut_from_bytes: None };
         let result = engine_message(&Message { tool_answer: Some(answer), ..message(Role::Tool) });
         assert_eq!(
             (result.role, result.answers),

@@ -264,8 +264,14 @@ fn agent_conversations_keep_their_calls_results_and_effort_and_schema_2_files_mi
         ToolCall { id: "call_2".into(), tool: "clock".into(), index: 2, arguments: "{}".into() },
     ];
     store.add_assistant_message(c.id, &NewAssistantMessage { tool_calls: calls.clone(), ..reply("") }).unwrap();
-    let answer = ToolAnswer { call_id: "call_1".into(), tool: "weather".into(), index: 1 };
-    let result = store.add_tool_message(c.id, &answer, "Rain, 12 ```degrees```.").unwrap();
+    let answer = ToolAnswer {
+        call_id: "call_1".into(),
+        tool: "weather".into(),
+        index: 1,
+        server: Some("Weather desk".into()),
+        cut_from_bytes: None,
+    };
+    let result = store.add_tool_message(c.id, &answer, "Rain, 12 ```degrees```.", MessageStatus::Complete).unwrap();
     assert_eq!((result.role, result.tool_answer.as_ref()), (Role::Tool, Some(&answer)));
     drop(store);
     let store = HistoryStore::open(&path).unwrap();

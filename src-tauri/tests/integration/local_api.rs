@@ -136,14 +136,7 @@ fn a_chat_in_the_window_queues_behind_a_busy_server_instead_of_failing() {
     });
     wait_generating(&state);
 
-    let s = SamplingSettings {
-        temperature: 0.0,
-        top_p: 1.0,
-        seed: 0,
-        max_tokens: 8,
-        thinking: false,
-        thinking_effort: None,
-    };
+    let s = SamplingSettings { temperature: 0.0, top_p: 1.0, seed: 0, max_tokens: 8, ..SamplingSettings::default() };
     let id = {
         let store = state.history().unwrap();
         let c = store.create(&s).unwrap();

@@ -8,4 +8,5 @@ mod contract;
 mod history;
 mod history_corrupt;
 mod local_api;
+mod tools;
 mod worker;

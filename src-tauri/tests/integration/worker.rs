@@ -60,7 +60,7 @@ fn drain(rx: &Receiver<(Instant, GenerationEvent)>) -> Vec<GenerationEvent> {
 }
 
 fn settings(max_tokens: u32) -> SamplingSettings {
-    SamplingSettings { temperature: 0.0, top_p: 1.0, seed: 0, max_tokens, thinking: false, thinking_effort: None }
+    SamplingSettings { temperature: 0.0, top_p: 1.0, seed: 0, max_tokens, ..SamplingSettings::default() }
 }
 
 fn conversation(h: &Harness, s: &SamplingSettings) -> i64 {
@@ -135,7 +135,7 @@ fn replies_decoded_speculatively_are_saved_exactly_as_serial_replies() {
     for text in ["Say something long", "And then?"] {
         for (id, mode) in [(serial, DecodeMode::Incremental), (fast, DecodeMode::Speculative { max_draft: 4 })] {
             let (emit, rx) = recorder();
-            let local = LocalReply { mode, state_file: None };
+            let local = LocalReply { mode, ..LocalReply::serial() };
             h.worker.generate(id, JobKind::Send { text: text.into() }, emit, (&h.backends, local)).unwrap();
             let events = drain(&rx);
             let (_, message) = finished(&events);
@@ -195,7 +195,7 @@ fn a_restart_with_the_saved_state_prefills_only_the_new_message() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("states").join("1.k3state");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    let saving = || LocalReply { mode: DecodeMode::Incremental, state_file: Some(file.clone()) };
+    let saving = || LocalReply { state_file: Some(file.clone()), ..LocalReply::serial() };
     let ask = |h: &Harness, id: i64, text: &str, local: LocalReply| {
         let (emit, rx) = recorder();
         h.worker.generate(id, JobKind::Send { text: text.into() }, emit, (&h.backends, local)).unwrap();

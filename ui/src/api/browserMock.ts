@@ -19,6 +19,8 @@ import type {
   MessageStats,
   ModelInfo,
   SamplingSettings,
+  ToolServer,
+  ToolServerInput,
 } from "../generated/ipc";
 import type { GenerationCommand, Transport } from "./engine";
 
@@ -26,7 +28,10 @@ const DEMO: ModelInfo = {
   path: "(bundled demo)", name: "k3-tiny-demo", isDemo: true, layers: 4, hiddenSize: 64, vocabSize: 163840,
   routedExperts: 16, expertsPerToken: 4, checkpointBytes: 41_943_040, memory: "all resident (0.04 GB)", loadMs: 120,
 };
-const DEFAULTS: SamplingSettings = { temperature: 0.6, topP: 0.95, seed: 42, maxTokens: 1024, thinking: false, thinkingEffort: null };
+const DEFAULTS: SamplingSettings = {
+  temperature: 0.6, topP: 0.95, seed: 42, maxTokens: 1024, thinking: false, thinkingEffort: null,
+  toolServers: [], toolsOff: [], toolChoice: "auto",
+};
 const WORDS = "the expert router picks sixteen of many experts per token while **trunk** layers stay pinned in memory and `reads` stream from disk".split(" ");
 
 /** What a browser test (ui/tests/browser.mjs) puts at `globalThis.__k3Mock` before the page loads:
@@ -55,6 +60,7 @@ export function createMockTransport(): Transport {
   const cancelled = new Set<number>();
   const now = () => Date.now();
   let backends: BackendView[] = [];
+  let toolServers: ToolServer[] = [];
   let apiStatus: ApiStatus = {
     settings: { enabled: false, port: 8000, apiKey: "", lan: false, lanAddress: "" },
     running: false, baseUrl: null, generationsInFlight: 0, requests: 0, log: [], problem: null,
@@ -180,6 +186,34 @@ export function createMockTransport(): Transport {
       c.backend = (a.backend as string | null) ?? null;
       return c;
     },
+    // The browser preview starts no programs: servers can be saved, never reached.
+    tool_servers: () => toolServers,
+    save_tool_server: (a) => {
+      const input = a.server as ToolServerInput;
+      const id = input.id || input.name.toLowerCase().replace(/[^a-z0-9]+/g, "-") || "server";
+      const old = toolServers.find((t) => t.id === id);
+      const transport = input.transport.kind === "http" ? { ...input.transport, hasKey: !!input.key } : input.transport;
+      const saved: ToolServer = {
+        id, name: input.name, transport, enabled: input.enabled, alwaysAllowed: old?.alwaysAllowed ?? [], timeoutSeconds: input.timeoutSeconds,
+      };
+      toolServers = [...toolServers.filter((t) => t.id !== id), saved];
+      return saved;
+    },
+    remove_tool_server: (a) => ((toolServers = toolServers.filter((t) => t.id !== a.id)), null),
+    list_server_tools: (a) => {
+      throw fail("TOOL", `could not start tool server ${String(a.id)}: the browser preview starts no programs`);
+    },
+    revoke_tool_permission: (a) => {
+      const server = toolServers.find((t) => t.id === a.id);
+      if (!server) throw fail("NOT_FOUND", `no tool server has the id ${String(a.id)}`);
+      server.alwaysAllowed = server.alwaysAllowed.filter((t) => t !== a.tool);
+      return server;
+    },
+    pending_tool_calls: () => [],
+    decide_tool_call: () => {
+      throw fail("TOOL", "the browser preview runs no tools");
+    },
+    stop_tool_call: () => false,
     cancel_generation: (a) => {
       cancelled.add(Number(a.jobId));
       return true;
@@ -256,10 +290,13 @@ export function createMockTransport(): Transport {
         conv.messages.splice(idx + 1);
         userMessage = { ...conv.messages[idx]!, content: String(a.text) };
         conv.messages[idx] = userMessage;
-      } else {
+      } else if (cmd === "regenerate") {
         const last = conv.messages[conv.messages.length - 1];
         if (!last || last.role !== "assistant") throw fail("INVALID_ARGUMENT", "There is no reply to regenerate.");
         conv.messages.pop();
+      } else {
+        const last = conv.messages[conv.messages.length - 1];
+        if (!last || last.role !== "tool") throw fail("INVALID_ARGUMENT", "the conversation does not end with tool results to answer");
       }
       setTimeout(() => run(jobId, conv, userMessage, emit), 0);
       return jobId;

@@ -20,7 +20,7 @@ beforeEach(() => {
 
 describe("commands", () => {
   it("use the snake_case names and camelCase keys of the contract", async () => {
-    const settings = { temperature: 0, topP: 0.9, seed: 3, maxTokens: 8, thinking: true, thinkingEffort: "high" as const };
+    const settings = { temperature: 0, topP: 0.9, seed: 3, maxTokens: 8, thinking: true, thinkingEffort: "high" as const, toolServers: [], toolsOff: [], toolChoice: "auto" as const };
     await engine.currentModel();
     await engine.openModel(null);
     await engine.openModel("/models/k3");
@@ -50,6 +50,31 @@ describe("commands", () => {
       ["export_conversation", { id: 4, format: "json" }],
       ["save_export", { id: 4, format: "markdown" }],
       ["cancel_generation", { jobId: 12 }],
+    ]);
+  });
+
+  it("call the tool commands with the keys the tools commands take", async () => {
+    const server = {
+      id: "", name: "Files", transport: { kind: "stdio" as const, command: "npx", args: ["-y"], env: [], workingDir: null },
+      enabled: true, timeoutSeconds: 60, key: null, clearKey: false,
+    };
+    await engine.toolServers();
+    await engine.saveToolServer(server);
+    await engine.removeToolServer("files");
+    await engine.listServerTools("files");
+    await engine.revokeToolPermission("files", "read_text_file");
+    await engine.pendingToolCalls(4);
+    await engine.decideToolCall(4, "call_1_0", "alwaysAllow");
+    await engine.stopToolCall(4);
+    expect(invoke.mock.calls).toEqual([
+      ["tool_servers", {}],
+      ["save_tool_server", { server }],
+      ["remove_tool_server", { id: "files" }],
+      ["list_server_tools", { id: "files" }],
+      ["revoke_tool_permission", { id: "files", tool: "read_text_file" }],
+      ["pending_tool_calls", { conversationId: 4 }],
+      ["decide_tool_call", { conversationId: 4, callId: "call_1_0", decision: "alwaysAllow" }],
+      ["stop_tool_call", { conversationId: 4 }],
     ]);
   });
 

@@ -8,6 +8,12 @@
 // mock backend, loaded lazily so it stays out of the main chunk.
 import { Channel, invoke, isTauri } from "@tauri-apps/api/core";
 import type {
+  Message,
+  PendingToolCall,
+  ServerToolInfo,
+  ToolDecision,
+  ToolServer,
+  ToolServerInput,
   Conversation,
   ConversationSummary,
   ExportFile,
@@ -65,7 +71,7 @@ export interface Transport {
 
 export type StreamCommand = "setup_speed_test" | "setup_run" | "apply_memory" | "verify_model_folder";
 
-export type GenerationCommand = "send_message" | "regenerate" | "edit_message";
+export type GenerationCommand = "send_message" | "regenerate" | "edit_message" | "continue_reply";
 
 const tauriTransport: Transport = {
   call: (cmd, args) => invoke(cmd, args),
@@ -107,7 +113,7 @@ export function inTauri(): boolean {
 const ERROR_CODE_TABLE: Record<IpcError["code"], true> = {
   MODEL_NOT_LOADED: true, MODEL_FOLDER: true, MODEL_CONFIG: true, CHECKPOINT: true, TOKENIZER: true,
   TEMPLATE: true, INVALID_ARGUMENT: true, CONTEXT_LIMIT: true, BUDGET_TOO_SMALL: true, EXPERT_READ: true, REMOTE: true,
-  DOWNLOAD: true, NOT_FOUND: true, HISTORY: true, IO: true, INTERNAL: true,
+  DOWNLOAD: true, TOOL: true, NOT_FOUND: true, HISTORY: true, IO: true, INTERNAL: true,
 };
 const ERROR_CODES = new Set<string>(Object.keys(ERROR_CODE_TABLE));
 
@@ -181,7 +187,8 @@ export const saveExport = (id: number, format: ExportFormat) => call<string | nu
 export type GenerationRequest =
   | { kind: "send"; conversationId: number; text: string }
   | { kind: "regenerate"; conversationId: number }
-  | { kind: "edit"; conversationId: number; messageId: number; text: string };
+  | { kind: "edit"; conversationId: number; messageId: number; text: string }
+  | { kind: "continue"; conversationId: number };
 
 /** Start a generation; events arrive on `onEvent` in order. Resolves to the job id. */
 export function startGeneration(req: GenerationRequest, onEvent: (e: GenerationEvent) => void): Promise<number> {
@@ -196,6 +203,8 @@ export function startGeneration(req: GenerationRequest, onEvent: (e: GenerationE
         { conversationId: req.conversationId, messageId: req.messageId, text: req.text },
         onEvent,
       );
+    case "continue":
+      return generate("continue_reply", { conversationId: req.conversationId }, onEvent);
   }
 }
 
@@ -259,6 +268,22 @@ export const testBackend = (id: string) => call<BackendTest>("test_backend", { i
 /** Who answers conversation `id`: a backend's id, or null for the local engine. */
 export const setConversationBackend = (id: number, backend: string | null) =>
   call<Conversation>("set_conversation_backend", { id, backend });
+
+// ---- tools (Settings › Tools; the calls of a reply, each run only when the user allows it) ----
+export const toolServers = () => call<ToolServer[]>("tool_servers");
+/** Adds (empty id) or changes a server; an HTTP server's key goes to the key vault. */
+export const saveToolServer = (server: ToolServerInput) => call<ToolServer>("save_tool_server", { server });
+export const removeToolServer = (id: string) => call<null>("remove_tool_server", { id });
+/** Starts or reaches the server and lists its tools. */
+export const listServerTools = (id: string) => call<ServerToolInfo[]>("list_server_tools", { id });
+export const revokeToolPermission = (id: string, tool: string) => call<ToolServer>("revoke_tool_permission", { id, tool });
+/** The calls of the conversation's last reply that wait for the user. */
+export const pendingToolCalls = (conversationId: number) => call<PendingToolCall[]>("pending_tool_calls", { conversationId });
+/** Runs or denies one call; the saved tool message. */
+export const decideToolCall = (conversationId: number, callId: string, decision: ToolDecision) =>
+  call<Message>("decide_tool_call", { conversationId, callId, decision });
+/** Stops the conversation's running call (its server is killed). */
+export const stopToolCall = (conversationId: number) => call<boolean>("stop_tool_call", { conversationId });
 
 // ---- dashboards (the Memory and Disk tabs; asked only while one is on screen) ----
 /** One reading, with the timeline's tokens after `after` (the `lastSeq` of the previous reading). */

@@ -245,7 +245,10 @@ describe("App", () => {
       id: 1,
       title: "Chat",
       systemPrompt: "Be brief.",
-      settings: { temperature: 0, topP: 1, seed: 1, maxTokens: 64, thinking: true, thinkingEffort: "max" },
+      settings: {
+        temperature: 0, topP: 1, seed: 1, maxTokens: 64, thinking: true, thinkingEffort: "max",
+        toolServers: [], toolsOff: [], toolChoice: "auto",
+      },
     });
     expect($("[role=alert]")).toBeNull();
   });

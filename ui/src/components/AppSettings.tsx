@@ -9,6 +9,7 @@ import { AppearanceSettings } from "./AppearanceSettings";
 import { DiagnosticsSettings } from "./DiagnosticsSettings";
 import { ModelFolderSettings } from "./ModelFolderSettings";
 import { PerformanceSettings } from "./PerformanceSettings";
+import { ToolSettings } from "./ToolSettings";
 import type { ModelInfo } from "../generated/ipc";
 
 type Section =
@@ -19,6 +20,7 @@ type Section =
   | "appearance"
   | "localApi"
   | "backends"
+  | "tools"
   | "diagnostics"
   | "shortcuts";
 
@@ -30,6 +32,7 @@ const SECTIONS: { id: Section; label: string }[] = [
   { id: "appearance", label: "Appearance" },
   { id: "localApi", label: "Local API" },
   { id: "backends", label: "Backends" },
+  { id: "tools", label: "Tools" },
   { id: "diagnostics", label: "Diagnostics" },
   { id: "shortcuts", label: "Shortcuts" },
 ];
@@ -94,6 +97,8 @@ export function AppSettings({
           <LocalApiSettings />
         ) : section === "backends" ? (
           <BackendSettings />
+        ) : section === "tools" ? (
+          <ToolSettings />
         ) : section === "diagnostics" ? (
           <DiagnosticsSettings />
         ) : (

@@ -1,12 +1,14 @@
-// The open conversation: its messages, the live reply, and scrolling that follows the reply while
-// the reader stays at the bottom.
+// The open conversation: its messages, the live reply, the tool calls waiting for the user, and
+// scrolling that follows the reply while the reader stays at the bottom.
 // Must not: decide which messages exist (state/chat.ts `shownMessages`, `liveStream` do).
 import { useEffect, useMemo, useRef } from "preact/hooks";
 import { type ChatState, liveStream, shownMessages } from "../state/chat";
 import type { ChatActions } from "../state/controller";
 import { isRunning } from "../state/stream";
+import { useToolLoop } from "../state/toolLoop";
 import { type MessageActions, MessageView } from "./MessageView";
 import { StreamingMessage } from "./StreamingMessage";
+import { ToolCalls } from "./ToolCalls";
 
 interface Props {
   state: ChatState;
@@ -21,6 +23,7 @@ export function ChatView({ state, actions }: Props) {
   const busy = isRunning(state.stream);
   const last = shown[shown.length - 1];
   const lastAssistantId = last && last.saved && last.message.role === "assistant" ? last.message.id : null;
+  const loop = useToolLoop(state, actions);
 
   const messageActions = useMemo<MessageActions>(
     () => ({
@@ -38,7 +41,7 @@ export function ChatView({ state, actions }: Props) {
     if (!el || !stick.current) return;
     el.scrollTop = el.scrollHeight;
     autoTop.current = el.scrollTop;
-  }, [live?.text, shown.length, state.current?.id]);
+  }, [live?.text, shown.length, state.current?.id, loop.pending.length, loop.running]);
 
   // Scroll events arrive a frame late, after more text may have landed: only a move *up* from where
   // we last scrolled means the reader left the bottom.
@@ -66,6 +69,7 @@ export function ChatView({ state, actions }: Props) {
         />
       ))}
       {live && <StreamingMessage stream={live} />}
+      <ToolCalls loop={loop} />
     </div>
   );
 }

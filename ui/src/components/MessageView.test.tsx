@@ -132,13 +132,13 @@ describe("MessageView", () => {
     expect(calls.querySelector(".markdown")).toBeNull();
 
     const result = view(
-      message({ id: 6, role: "tool", content: "<img src=x onerror=alert(1)>Rain", toolAnswer: { callId: "call_1", tool: "weather", index: 1 } }),
+      message({ id: 6, role: "tool", content: "<img src=x onerror=alert(1)>Rain", toolAnswer: { callId: "call_1", tool: "weather", index: 1, server: "Weather desk", cutFromBytes: null } }),
     );
     const article = result.querySelector("article.message")!;
     expect(article.getAttribute("data-role")).toBe("tool");
     expect(article.querySelector(".who")?.textContent).toBe("Tool");
     const block = result.querySelector("details.tool-result")!;
-    expect(block.querySelector("summary")?.textContent).toBe("Result of weather · call 1 · 32 characters");
+    expect(block.querySelector("summary")?.textContent).toBe("Result of weather · call 1 · Weather desk · 32 characters");
     expect(block.querySelector(".tool-text")?.textContent).toBe("<img src=x onerror=alert(1)>Rain");
     expect(block.querySelector("img")).toBeNull();
   });

@@ -75,10 +75,13 @@ function ToolCallBlock({ call }: { call: ToolCall }) {
 function ToolResultBlock({ m }: { m: Message }) {
   const a = m.toolAnswer;
   return (
-    <details class="tool-result">
+    <details class="tool-result" data-status={m.status}>
       <summary>
-        Result{a ? <> of <code>{a.tool}</code><span class="tool-meta"> · call {a.index}</span></> : null}
+        {m.status === "complete" ? "Result" : m.status === "stopped" ? "Stopped" : "Error"}
+        {a ? <> of <code>{a.tool}</code><span class="tool-meta"> · call {a.index}</span></> : null}
+        {a?.server ? <span class="tool-meta"> · {a.server}</span> : null}
         <span class="tool-meta"> · {formatCount(m.content.length)} characters</span>
+        {a?.cutFromBytes ? <span class="tool-meta"> · cut from {formatCount(a.cutFromBytes)} bytes</span> : null}
       </summary>
       <div class="tool-text content plain">
         <PlainText text={m.content} />
@@ -94,7 +97,8 @@ function copyText(text: string) {
 /** Memoized: while a reply streams the list re-renders every frame, but saved messages keep their
  *  object identity, so only the live bubble does work. */
 export const MessageView = memo(function MessageView({ message: m, saved, canRegenerate, canEdit, editing, actions }: Props) {
-  const label = STATUS_LABEL[m.status];
+  // A tool message's status is said on its result block.
+  const label = m.role === "tool" ? null : STATUS_LABEL[m.status];
   const who = m.role === "user" ? "You" : m.role === "tool" ? "Tool" : "K3";
   return (
     <article

@@ -29,7 +29,7 @@ const toForm = (d: ChatDefaults): Form => ({
 
 /** The defaults, or the first problem in words. */
 export function parseDefaults(f: Form): ChatDefaults | string {
-  const s = parseSettings({ ...f, title: "", seed: "0", thinkingEffort: "" });
+  const s = parseSettings({ ...f, title: "", seed: "0", thinkingEffort: "", toolServers: [], toolsOff: [], toolChoice: "auto" });
   if (typeof s === "string") return s;
   return {
     temperature: s.temperature,

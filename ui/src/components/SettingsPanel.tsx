@@ -1,9 +1,10 @@
-// Per-conversation settings: title, system prompt and sampling (temperature, 0 = greedy; top-p; seed;
-// max tokens; thinking and its effort), saved through update_conversation.
+// Per-conversation settings: title, system prompt, sampling (temperature, 0 = greedy; top-p; seed;
+// max tokens; thinking and its effort) and tools, saved through update_conversation.
 // Owns: parsing the form into SamplingSettings; a value out of range is reported, never clamped silently.
 import { useEffect, useState } from "preact/hooks";
 import type { Conversation, SamplingSettings, ThinkingEffort } from "../generated/ipc";
 import type { SettingsUpdate } from "../state/controller";
+import { ConversationTools, type ToolsForm } from "./ConversationTools";
 
 interface Props {
   conversation: Conversation;
@@ -12,7 +13,7 @@ interface Props {
   onClose(): void;
 }
 
-interface Form {
+interface Form extends ToolsForm {
   title: string;
   systemPrompt: string;
   temperature: string;
@@ -42,6 +43,9 @@ function toForm(c: Conversation): Form {
     maxTokens: String(s.maxTokens),
     thinking: s.thinking,
     thinkingEffort: s.thinkingEffort ?? "",
+    toolServers: s.toolServers,
+    toolsOff: s.toolsOff,
+    toolChoice: s.toolChoice,
   };
 }
 
@@ -56,7 +60,10 @@ export function parseSettings(f: Form): SamplingSettings | string {
   if (!(topP > 0 && topP <= 1)) return "Top-p must be above 0 and at most 1.";
   if (!Number.isSafeInteger(seed) || seed < 0) return "Seed must be a whole number, 0 or more.";
   if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) return "Max tokens must be a whole number, 1 or more.";
-  return { temperature, topP, seed, maxTokens, thinking: f.thinking, thinkingEffort: f.thinkingEffort || null };
+  return {
+    temperature, topP, seed, maxTokens, thinking: f.thinking, thinkingEffort: f.thinkingEffort || null,
+    toolServers: f.toolServers, toolsOff: f.toolsOff, toolChoice: f.toolChoice,
+  };
 }
 
 export function SettingsPanel({ conversation, onSave, onInvalid, onClose }: Props) {
@@ -112,6 +119,7 @@ export function SettingsPanel({ conversation, onSave, onInvalid, onClose }: Prop
           </select>
         </span>
       </div>
+      <ConversationTools form={form} onChange={(t) => set(t)} />
       <div class="settings-actions">
         <button type="submit" class="primary" aria-label="Save settings">
           Save

@@ -9,7 +9,7 @@ export type IpcError = { code: ErrorCode, message: string, details: string | nul
 /**
  * What kind of failure an [`IpcError`] reports.
  */
-export type ErrorCode = "MODEL_NOT_LOADED" | "MODEL_FOLDER" | "MODEL_CONFIG" | "CHECKPOINT" | "TOKENIZER" | "TEMPLATE" | "INVALID_ARGUMENT" | "CONTEXT_LIMIT" | "BUDGET_TOO_SMALL" | "EXPERT_READ" | "DOWNLOAD" | "REMOTE" | "NOT_FOUND" | "HISTORY" | "IO" | "INTERNAL";
+export type ErrorCode = "MODEL_NOT_LOADED" | "MODEL_FOLDER" | "MODEL_CONFIG" | "CHECKPOINT" | "TOKENIZER" | "TEMPLATE" | "INVALID_ARGUMENT" | "CONTEXT_LIMIT" | "BUDGET_TOO_SMALL" | "EXPERT_READ" | "DOWNLOAD" | "REMOTE" | "TOOL" | "NOT_FOUND" | "HISTORY" | "IO" | "INTERNAL";
 
 /**
  * The loaded model.
@@ -32,7 +32,19 @@ export type SamplingSettings = { temperature: number, topP: number, seed: number
 /**
  * How long K3 thinks (thinking on only); `None`: the model's default.
  */
-thinkingEffort: ThinkingEffort | null, };
+thinkingEffort: ThinkingEffort | null, 
+/**
+ * The tool servers (Settings › Tools ids) whose tools this conversation offers.
+ */
+toolServers: Array<string>, 
+/**
+ * Tools of those servers turned off in this conversation, each `<server id>/<tool>`.
+ */
+toolsOff: Array<string>, 
+/**
+ * Whether the reply to a user message must call a tool.
+ */
+toolChoice: ToolUse, };
 
 /**
  * The thinking efforts K3 was trained at.
@@ -61,7 +73,15 @@ arguments: string, };
 /**
  * The call a tool message answers.
  */
-export type ToolAnswer = { callId: string, tool: string, index: number, };
+export type ToolAnswer = { callId: string, tool: string, index: number, 
+/**
+ * The name of the tool server that answered (`None`: not run by one, or saved before).
+ */
+server: string | null, 
+/**
+ * The result's whole size when it was cut for the model.
+ */
+cutFromBytes: number | null, };
 
 export type MessageStatus = "complete" | "stopped" | "failed";
 
@@ -863,3 +883,74 @@ export type QueueImportFormat = "lines" | "jsonl" | "csv";
  * How to export the answers.
  */
 export type QueueExportFormat = "jsonl" | "csv";
+
+/**
+ * Whether the reply to a user message must call a tool (the replies after tool results
+ * always decide for themselves, or the loop would never end).
+ */
+export type ToolUse = "auto" | "required";
+
+/**
+ * One environment variable of a stdio server.
+ */
+export type EnvVar = { name: string, value: string, };
+
+/**
+ * How a server is reached.
+ */
+export type ToolTransport = { "kind": "stdio", command: string, args: Array<string>, env: Array<EnvVar>, workingDir: string | null, } | { "kind": "http", url: string, 
+/**
+ * True when a key is kept for it (the key itself never crosses to the window).
+ */
+hasKey: boolean, };
+
+/**
+ * A tool server as Settings › Tools shows it.
+ */
+export type ToolServer = { id: string, name: string, transport: ToolTransport, 
+/**
+ * Offered to new conversations.
+ */
+enabled: boolean, 
+/**
+ * Tools that run without asking (each revocable).
+ */
+alwaysAllowed: Array<string>, timeoutSeconds: number, };
+
+/**
+ * A server to add or change. `id` empty adds one; `key` (HTTP only) replaces the kept
+ * key when given, and `clear_key` removes it.
+ */
+export type ToolServerInput = { id: string, name: string, transport: ToolTransport, enabled: boolean, timeoutSeconds: number, key: string | null, clearKey: boolean, };
+
+/**
+ * One tool of a server, as its server declares it.
+ */
+export type ServerToolInfo = { name: string, description: string | null, 
+/**
+ * The JSON schema of its arguments, as text.
+ */
+schema: string, };
+
+/**
+ * A call of the conversation's last reply that no result answers yet.
+ */
+export type PendingToolCall = { messageId: number, callId: string, 
+/**
+ * The name the model called.
+ */
+tool: string, arguments: string, 
+/**
+ * The server that would run it; `None` when no enabled server offers the tool (it
+ * can only be denied).
+ */
+serverId: string | null, serverName: string | null, 
+/**
+ * It runs without asking (Settings › Tools).
+ */
+alwaysAllowed: boolean, };
+
+/**
+ * What the user decided about a call.
+ */
+export type ToolDecision = "allow" | "alwaysAllow" | "deny" | "auto";

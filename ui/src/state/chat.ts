@@ -87,11 +87,13 @@ function applyRequest(messages: Message[], s: Stream, user: Message): Message[] 
       const i = messages.findIndex((m) => m.id === id);
       return i < 0 ? messages : [...messages.slice(0, i), user];
     }
+    case "continue":
+      return messages;
   }
 }
 
 function previewUser(messages: Message[], s: Stream): Message {
-  const text = s.mode.kind === "regenerate" ? "" : s.mode.text;
+  const text = s.mode.kind === "send" || s.mode.kind === "edit" ? s.mode.text : "";
   const id = s.mode.kind === "edit" ? s.mode.messageId : -s.localId;
   const old = messages.find((m) => m.id === id);
   return {

@@ -29,6 +29,10 @@ export interface ChatActions {
   send(text: string): Promise<boolean>;
   regenerate(): Promise<void>;
   resend(messageId: number, text: string): Promise<void>;
+  /** Answers the tool results after the last reply (the tool loop's next step). */
+  continueReply(): Promise<void>;
+  /** Reads the open conversation again (a tool message was saved beside the stream). */
+  reload(): Promise<void>;
   stop(): Promise<void>;
   openModelFolder(): Promise<void>;
   /** A model another screen loaded (the setup wizard's first load). */
@@ -87,7 +91,7 @@ export function createActions(dispatch: (a: ChatAction) => void, get: () => Chat
         ? { kind: "send", conversationId, text: mode.text }
         : mode.kind === "edit"
           ? { kind: "edit", conversationId, messageId: mode.messageId, text: mode.text }
-          : { kind: "regenerate", conversationId };
+          : { kind: mode.kind, conversationId };
     try {
       const jobId = await engine.startGeneration(req, push);
       dispatch({ type: "generationJob", localId, jobId });
@@ -192,6 +196,14 @@ export function createActions(dispatch: (a: ChatAction) => void, get: () => Chat
     async resend(messageId, text) {
       const cur = get().current;
       if (cur && text.trim()) await generate({ kind: "edit", messageId, text }, cur.id);
+    },
+    async continueReply() {
+      const cur = get().current;
+      if (cur) await generate({ kind: "continue" }, cur.id);
+    },
+    async reload() {
+      const cur = get().current;
+      if (cur) await open(cur.id);
     },
     async stop() {
       const s = get().stream;

@@ -10,7 +10,9 @@ import type { FinishReason, GenerationEvent, IpcError, Message } from "../genera
 export type GenerationMode =
   | { kind: "send"; text: string }
   | { kind: "regenerate" }
-  | { kind: "edit"; messageId: number; text: string };
+  | { kind: "edit"; messageId: number; text: string }
+  /** The reply to the tool results after the last reply (the next step of a tool loop). */
+  | { kind: "continue" };
 
 export type Phase =
   | { kind: "starting" }

@@ -34,7 +34,10 @@ export function conversation(over: Partial<Conversation> = {}): Conversation {
     id: 1,
     title: "Chat",
     systemPrompt: "",
-    settings: { temperature: 0, topP: 1, seed: 1, maxTokens: 100, thinking: false, thinkingEffort: null },
+    settings: {
+      temperature: 0, topP: 1, seed: 1, maxTokens: 100, thinking: false, thinkingEffort: null,
+      toolServers: [], toolsOff: [], toolChoice: "auto",
+    },
     createdAt: 1,
     updatedAt: 1,
     backend: null,

@@ -1,0 +1,242 @@
+// Settings › Tools: the MCP servers K3 may call in chats. Each is a program this app starts (its
+// whole environment is what the form lists) or a Streamable HTTP address (http:// on this machine,
+// https:// elsewhere, with an optional key).
+// Owns: the list (how each is reached, the tools it always allows, each revocable), the form that
+// adds or edits one, "List tools" (its tools and their argument schemas), Remove.
+// Must not: show a kept key; start a server except on "List tools".
+import { useEffect, useState } from "preact/hooks";
+import * as engine from "../api/engine";
+import type { ServerToolInfo, ToolServer, ToolServerInput } from "../generated/ipc";
+import { PlainText } from "./PlainText";
+
+interface Form {
+  id: string;
+  name: string;
+  kind: "stdio" | "http";
+  command: string;
+  /** One argument per line. */
+  args: string;
+  /** NAME=value, one per line. */
+  env: string;
+  url: string;
+  key: string;
+  enabled: boolean;
+  timeout: string;
+}
+
+const EMPTY: Form = { id: "", name: "", kind: "stdio", command: "", args: "", env: "", url: "", key: "", enabled: true, timeout: "60" };
+
+function toForm(s: ToolServer): Form {
+  const t = s.transport;
+  return t.kind === "stdio"
+    ? { ...EMPTY, id: s.id, name: s.name, command: t.command, args: t.args.join("\n"), env: t.env.map((v) => `${v.name}=${v.value}`).join("\n"), enabled: s.enabled, timeout: String(s.timeoutSeconds) }
+    : { ...EMPTY, id: s.id, name: s.name, kind: "http", url: t.url, enabled: s.enabled, timeout: String(s.timeoutSeconds) };
+}
+
+const lines = (text: string) => text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+
+/** The server the form describes, or its first problem in words. */
+export function parseToolForm(f: Form): ToolServerInput | string {
+  if (!f.name.trim()) return "Give the server a name.";
+  const timeout = Number(f.timeout);
+  if (!Number.isInteger(timeout) || timeout < 1 || timeout > 3600) return "The timeout is a whole number of seconds, 1 to 3600.";
+  const base = { id: f.id, name: f.name.trim(), enabled: f.enabled, timeoutSeconds: timeout, key: null, clearKey: false };
+  if (f.kind === "http") {
+    if (!/^https?:\/\/\S+$/i.test(f.url.trim())) return "The address starts with http:// (this machine) or https://.";
+    return { ...base, transport: { kind: "http", url: f.url.trim(), hasKey: false }, key: f.key.trim() || null };
+  }
+  if (!f.command.trim()) return "Enter the program to start (for example npx).";
+  const env = [];
+  for (const line of lines(f.env)) {
+    const at = line.indexOf("=");
+    if (at <= 0) return `“${line}” is not NAME=value.`;
+    env.push({ name: line.slice(0, at).trim(), value: line.slice(at + 1) });
+  }
+  return { ...base, transport: { kind: "stdio", command: f.command.trim(), args: lines(f.args), env, workingDir: null } };
+}
+
+function reachedBy(s: ToolServer): string {
+  const t = s.transport;
+  if (t.kind === "http") return `${t.url}${t.hasKey ? " · key kept" : ""}`;
+  const env = t.env.length === 0 ? "no environment" : `environment: ${t.env.map((v) => v.name).join(", ")}`;
+  return `${[t.command, ...t.args].join(" ")} · ${env}`;
+}
+
+export function ToolSettings() {
+  const [list, setList] = useState<ToolServer[] | null>(null);
+  const [form, setForm] = useState<Form>(EMPTY);
+  const [message, setMessage] = useState<string | null>(null);
+  const [listed, setListed] = useState<Record<string, ServerToolInfo[] | string>>({});
+  useEffect(() => {
+    void engine.toolServers().then(setList).catch((e) => setMessage(engine.toIpcError(e).message));
+  }, []);
+  const set = (patch: Partial<Form>) => setForm({ ...form, ...patch });
+  const replace = (s: ToolServer) => setList([...(list ?? []).filter((x) => x.id !== s.id), s]);
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    const parsed = parseToolForm(form);
+    if (typeof parsed === "string") return setMessage(parsed);
+    try {
+      replace(await engine.saveToolServer(parsed));
+      setListed(({ [parsed.id]: _, ...rest }) => rest);
+      setForm(EMPTY);
+      setMessage(null);
+    } catch (err) {
+      setMessage(engine.toIpcError(err).message);
+    }
+  };
+  const listTools = async (id: string) => {
+    setListed((l) => ({ ...l, [id]: "Starting the server and listing its tools…" }));
+    try {
+      const tools = await engine.listServerTools(id);
+      setListed((l) => ({ ...l, [id]: tools }));
+    } catch (err) {
+      setListed((l) => ({ ...l, [id]: engine.toIpcError(err).message }));
+    }
+  };
+  const act = async (f: () => Promise<unknown>) => {
+    try {
+      await f();
+      setMessage(null);
+    } catch (err) {
+      setMessage(engine.toIpcError(err).message);
+    }
+  };
+
+  return (
+    <section class="settings-section" aria-labelledby="tools-title" data-testid="tool-settings">
+      <h2 id="tools-title">Tools</h2>
+      <p class="muted">
+        MCP servers whose tools K3 may call in a chat. No call runs until you allow it, unless you chose “Always allow” for
+        that tool; a chat offers the servers its settings turn on.
+      </p>
+      {list === null ? (
+        <p class="muted">Reading the tool servers…</p>
+      ) : list.length === 0 ? (
+        <p class="muted">No tool servers: K3 only talks.</p>
+      ) : (
+        <ul class="tool-server-list" data-testid="tool-server-list">
+          {list.map((s) => (
+            <li key={s.id} data-server={s.id}>
+              <strong>{s.name}</strong> <span class="muted">{reachedBy(s)}</span>
+              <span class="muted">
+                {" "}· {s.enabled ? "offered to new chats" : "not offered to new chats"} · calls time out after {s.timeoutSeconds} s
+              </span>
+              <span class="row">
+                <button type="button" data-testid="tool-list" onClick={() => void listTools(s.id)}>
+                  List tools
+                </button>
+                <button type="button" onClick={() => setForm(toForm(s))}>
+                  Edit
+                </button>
+                <button type="button" onClick={() => void act(async () => (await engine.removeToolServer(s.id), setList((list ?? []).filter((x) => x.id !== s.id))))}>
+                  Remove
+                </button>
+              </span>
+              {s.alwaysAllowed.length > 0 && (
+                <p class="always-allowed">
+                  Always allowed:{" "}
+                  {s.alwaysAllowed.map((t) => (
+                    <span class="chip" key={t}>
+                      <code>{t}</code>
+                      <button type="button" aria-label={`Ask again before ${t}`} onClick={() => void act(async () => replace(await engine.revokeToolPermission(s.id, t)))}>
+                        Revoke
+                      </button>
+                    </span>
+                  ))}
+                </p>
+              )}
+              <ListedTools listed={listed[s.id]} />
+            </li>
+          ))}
+        </ul>
+      )}
+      <ServerForm form={form} set={set} onSubmit={save} onCancel={() => setForm(EMPTY)} />
+      {message && <p class="field-error" role="alert">{message}</p>}
+    </section>
+  );
+}
+
+function ListedTools({ listed }: { listed: ServerToolInfo[] | string | undefined }) {
+  if (listed === undefined) return null;
+  if (typeof listed === "string") return <p class="muted" role="status" data-testid="tool-list-result">{listed}</p>;
+  return (
+    <div class="listed-tools" data-testid="tool-list-result">
+      {listed.length === 0 && <p class="muted">The server offers no tools.</p>}
+      {listed.map((t) => (
+        <details key={t.name} data-tool={t.name}>
+          <summary>
+            <code>{t.name}</code> <span class="muted">{t.description ?? ""}</span>
+          </summary>
+          <div class="tool-text">
+            <PlainText text={t.schema} />
+          </div>
+        </details>
+      ))}
+    </div>
+  );
+}
+
+function ServerForm({ form, set, onSubmit, onCancel }: { form: Form; set(p: Partial<Form>): void; onSubmit(e: Event): void; onCancel(): void }) {
+  return (
+    <form class="settings-grid tool-form" aria-label={form.id ? `Edit ${form.name}` : "Add a tool server"} noValidate onSubmit={onSubmit}>
+      <label>
+        Name
+        <input type="text" data-testid="tool-name" value={form.name} placeholder="Files" onInput={(e) => set({ name: e.currentTarget.value })} />
+      </label>
+      <label>
+        Reached by
+        <select data-testid="tool-kind" value={form.kind} onChange={(e) => set({ kind: e.currentTarget.value as Form["kind"] })}>
+          <option value="stdio">A program this app starts (stdio)</option>
+          <option value="http">An address (Streamable HTTP)</option>
+        </select>
+      </label>
+      {form.kind === "stdio" ? (
+        <>
+          <label>
+            Program
+            <input type="text" spellcheck={false} data-testid="tool-command" value={form.command} placeholder="npx" onInput={(e) => set({ command: e.currentTarget.value })} />
+          </label>
+          <label>
+            Arguments, one per line
+            <textarea rows={3} spellcheck={false} data-testid="tool-args" value={form.args} placeholder={"-y\n@modelcontextprotocol/server-filesystem\n/home/me/Documents"} onInput={(e) => set({ args: e.currentTarget.value })} />
+          </label>
+          <label>
+            Environment, NAME=value per line
+            <textarea rows={2} spellcheck={false} data-testid="tool-env" value={form.env} placeholder="PATH=/usr/local/bin:/usr/bin" onInput={(e) => set({ env: e.currentTarget.value })} />
+            <small class="muted">The program gets only these variables. npx and other scripts need PATH to find node.</small>
+          </label>
+        </>
+      ) : (
+        <>
+          <label>
+            Address
+            <input type="url" spellcheck={false} data-testid="tool-url" value={form.url} placeholder="http://127.0.0.1:3001/mcp" onInput={(e) => set({ url: e.currentTarget.value })} />
+          </label>
+          <label>
+            Key (optional{form.id ? "; empty keeps the one kept" : ""})
+            <input type="password" autoComplete="off" data-testid="tool-key" value={form.key} onInput={(e) => set({ key: e.currentTarget.value })} />
+          </label>
+        </>
+      )}
+      <label>
+        Timeout of a call, seconds
+        <input type="number" min="1" max="3600" data-testid="tool-timeout" value={form.timeout} onInput={(e) => set({ timeout: e.currentTarget.value })} />
+      </label>
+      <label class="check">
+        <input type="checkbox" checked={form.enabled} onChange={(e) => set({ enabled: e.currentTarget.checked })} /> Offer to new chats
+      </label>
+      <span class="row">
+        <button type="submit" class="primary" data-testid="tool-save">
+          {form.id ? "Save server" : "Add server"}
+        </button>
+        {form.id && (
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </span>
+    </form>
+  );
+}
