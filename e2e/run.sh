@@ -7,6 +7,8 @@
 # Then the dashboards and Settings › Memory on a synthetic checkpoint with a packed trunk
 # (dashboards.e2e.mjs; `k3 synth` + `k3 pack` from target/debug/k3, built by `cargo test`).
 # Then the queue journey on the demo model (queue.e2e.mjs: import, SIGKILL mid-queue, pause).
+# Then tools in the window (tools.e2e.mjs: an MCP server added, a call allowed, SIGKILL while a
+# call waits, denied).
 # Usage: bash e2e/run.sh target/debug/k3-desktop
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +41,16 @@ export K3APP_DATA_DIR="$queue_data/app"
 restart_driver
 node e2e/queue.e2e.mjs "$app" "$queue_data/app"
 rm -rf "$queue_data"
+
+# The tools journey: a fresh data folder on the demo model, and the reference MCP filesystem server
+# from npm (tools/mcp-servers, installed by scripts/deps.sh test) reading a folder of its own.
+tools_data=$(mktemp -d -p "$PWD/target")
+mkdir -p "$tools_data/files"
+echo "A note for the tools journey." > "$tools_data/files/note.txt"
+export K3APP_DATA_DIR="$tools_data/app"
+restart_driver
+node e2e/tools.e2e.mjs "$app" "$tools_data/app" "$PWD/tools/mcp-servers/node_modules/.bin/mcp-server-filesystem" "$tools_data/files"
+rm -rf "$tools_data"
 
 # The setup journey: a throttled hub (0.1 MB/s per file) that drops one connection once, serving
 # the demo model's files (so the downloaded copy must answer exactly as the bundled demo did).

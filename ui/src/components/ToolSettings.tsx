@@ -180,7 +180,8 @@ function ListedTools({ listed }: { listed: ServerToolInfo[] | string | undefined
 
 function ServerForm({ form, set, onSubmit, onCancel }: { form: Form; set(p: Partial<Form>): void; onSubmit(e: Event): void; onCancel(): void }) {
   return (
-    <form class="settings-grid tool-form" aria-label={form.id ? `Edit ${form.name}` : "Add a tool server"} noValidate onSubmit={onSubmit}>
+    <form class="tool-form" aria-label={form.id ? `Edit ${form.name}` : "Add a tool server"} noValidate onSubmit={onSubmit}>
+      <h3>{form.id ? `Edit ${form.name}` : "Add a tool server"}</h3>
       <label>
         Name
         <input type="text" data-testid="tool-name" value={form.name} placeholder="Files" onInput={(e) => set({ name: e.currentTarget.value })} />

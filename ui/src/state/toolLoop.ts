@@ -77,10 +77,12 @@ export function useToolLoop(state: ChatState, actions: ChatActions): ToolLoop {
         await engine.decideToolCall(conv.id, callId, decision);
       } catch (e) {
         setError(engine.toIpcError(e).message);
-      } finally {
-        setRunning(null);
-        await actions.reload();
       }
+      // The decided call leaves the list at once, and nothing else is decided until the
+      // conversation is read again (with its result) and its calls asked for anew.
+      setFetched((f) => ({ ...f, pending: f.pending.filter((p) => p.callId !== callId) }));
+      await actions.reload();
+      setRunning(null);
     },
     [conv?.id, running, actions],
   );
