@@ -126,6 +126,15 @@ pub(super) fn budget_choice(args: &MemoryArgs) -> Result<Option<BudgetChoice>, F
         .map_err(|e| input_error(format!("{flag}: {e}")))
 }
 
+/// What one budget given alone leaves unlimited, said (probe finding: it was silent).
+fn one_budget_note(args: &MemoryArgs) -> Option<&'static str> {
+    match (&args.preset, &args.trunk_budget, &args.cache_budget) {
+        (None, Some(_), None) => Some("no --cache-budget: the expert cache may hold every routed expert"),
+        (None, None, Some(_)) => Some("no --trunk-budget: every trunk layer stays in RAM"),
+        _ => None,
+    }
+}
+
 /// Memory flags → engine memory options (resident when no budget flag is given).
 pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure> {
     let mut opts = MemoryOptions::resident();
@@ -135,6 +144,9 @@ pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure
     if let Some(dir) = &args.trunk {
         require_dir("--trunk", dir)?;
         opts.trunk_dir = Some(dir.clone());
+    }
+    if let Some(note) = one_budget_note(args) {
+        eprintln!("note: {note}");
     }
     opts.cache_policy = k3_engine::stream::CachePolicy::parse(&args.cache_policy)
         .ok_or_else(|| input_error(format!("--cache-policy {}: use lru or layer-ahead", args.cache_policy)))?;

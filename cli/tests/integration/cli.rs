@@ -91,6 +91,23 @@ fn assert_input_error(args: &[&str], needle: &str) {
     assert!(err.contains(needle), "stderr `{err}` should mention `{needle}`");
 }
 
+/// Probe finding: one budget given alone silently left the other unlimited; it is said.
+#[test]
+fn one_budget_alone_says_what_the_other_leaves_unlimited() {
+    let model = fixture("tiny-mxfp4");
+    let m = model.to_str().unwrap();
+    let out = k3(&["run", "--model", m, "--ids", "1", "--gen", "1", "--cache-budget", "60KB"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("note: no --trunk-budget: every trunk layer stays in RAM"), "{err}");
+    let out = k3(&["run", "--model", m, "--ids", "1", "--gen", "1", "--trunk-budget", "1GB"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("note: no --cache-budget: the expert cache may hold every routed expert"), "{err}");
+    let both = k3(&["run", "--model", m, "--ids", "1", "--gen", "1", "--trunk-budget", "1GB", "--cache-budget", "60KB"]);
+    assert!(!String::from_utf8_lossy(&both.stderr).contains("note: no --"), "both given: nothing to say");
+}
+
 #[test]
 fn unusable_input_exits_2_with_a_named_one_line_message() {
     let model = fixture("tiny-mxfp4");
