@@ -7,6 +7,7 @@ mod args;
 #[macro_use]
 mod out;
 mod commands;
+mod progress;
 
 use std::process::ExitCode;
 

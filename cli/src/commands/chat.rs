@@ -255,7 +255,14 @@ fn slash_command(runtime: &Runtime, conversation: &mut Conversation, slash: Slas
 }
 
 fn replan(runtime: &Runtime, choice: BudgetChoice) -> Result<ModelSummary, Failure> {
-    let progress = Box::new(|done: usize, total: usize| eprint!("\r(pinning trunk layers: {done}/{total})"));
+    let mut line = crate::progress::StepLine::new();
+    let progress = Box::new(move |done: usize, total: usize| {
+        let step = format!("(pinning trunk layers: {done}/{total})");
+        line.show(&step, &step);
+        if done == total {
+            line.finish();
+        }
+    });
     let summary = runtime.replan(Some(choice), progress)?;
     Ok(summary)
 }

@@ -1,6 +1,5 @@
 //! `k3 pack`: writes trunk.bin + trunk.json + experts.crc32c.json, showing progress on stderr.
 
-use std::io::Write;
 use std::time::Instant;
 
 use k3_engine::stream::trunk_codec::TrunkCodec;
@@ -30,6 +29,7 @@ pub fn pack(args: PackArgs) -> Result<(), Failure> {
     require_dir("--model", &args.model)?;
     let start = Instant::now();
     let mut last_percent = u64::MAX;
+    let mut line = crate::progress::StepLine::new();
     let mut report = |p: PackProgress| {
         let percent = (p.bytes_done * 100).checked_div(p.bytes_total).unwrap_or(100);
         if percent != last_percent {
@@ -39,13 +39,13 @@ pub fn pack(args: PackArgs) -> Result<(), Failure> {
                 PackStage::Trunk => "packing layer",
                 PackStage::ExpertSums => "checksumming the experts of layer",
             };
-            eprint!("\r{what} {}/{} · {}% · {rate:.0} MB/s   ", p.layer_idx + 1, p.n_layers, percent);
-            let _ = std::io::stderr().flush();
+            let step = format!("{what} {}/{}", p.layer_idx + 1, p.n_layers);
+            line.show(&step, &format!("{step} · {percent}% · {rate:.0} MB/s"));
         }
     };
     let codec = choose_codec(&args)?;
     let summary = pack_trunk_coded(&args.model, &args.out, codec, &mut report)?;
-    eprintln!();
+    line.finish();
     let secs = start.elapsed().as_secs_f64();
     if args.json {
         let v = json!({

@@ -11,17 +11,16 @@ use crate::args::VerifyArgs;
 pub fn verify(args: VerifyArgs) -> Result<(), Failure> {
     let mut last = std::time::Instant::now();
     let mut done = 0u64;
+    let mut line = crate::progress::StepLine::new();
     let report = verify_store(&args.model, &mut |path, n| {
         done += n;
         if !args.json && last.elapsed().as_millis() >= 500 {
             last = std::time::Instant::now();
-            eprint!("\rhashing {path} · {} done   ", tb(done));
+            line.show(path, &format!("hashing {path} · {} done", tb(done)));
         }
     })
     .map_err(|e| input_error(e.to_string()))?;
-    if !args.json {
-        eprint!("\r");
-    }
+    line.finish();
     if args.json {
         outln!(
             "{}",

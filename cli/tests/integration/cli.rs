@@ -104,7 +104,8 @@ fn one_budget_alone_says_what_the_other_leaves_unlimited() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("note: no --cache-budget: the expert cache may hold every routed expert"), "{err}");
-    let both = k3(&["run", "--model", m, "--ids", "1", "--gen", "1", "--trunk-budget", "1GB", "--cache-budget", "60KB"]);
+    let both =
+        k3(&["run", "--model", m, "--ids", "1", "--gen", "1", "--trunk-budget", "1GB", "--cache-budget", "60KB"]);
     assert!(!String::from_utf8_lossy(&both.stderr).contains("note: no --"), "both given: nothing to say");
 }
 
@@ -652,6 +653,25 @@ fn plan_by_cost_prints_each_layers_residency_and_both_forecasts() {
     let base = ["plan", "--released", "--streamed-trunk", "--preset", "laptop", "--residency"];
     assert_input_error(&[&base[..], &["fastest"]].concat(), "--residency fastest");
     assert_input_error(&[&base[..], &["cost"]].concat(), "--residency-disk-gbps");
+}
+
+/// Probe finding: a long command's progress went to a log as one endless line of carriage
+/// returns; off a terminal it is one line per step.
+#[test]
+fn pack_writes_one_progress_line_per_step_when_stderr_is_not_a_terminal() {
+    let model = fixture("tiny-mxfp4");
+    let trunk = tmp("pack-progress-trunk");
+    let packed = k3(&["pack", "--model", model.to_str().unwrap(), "--out", trunk.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&packed.stderr);
+    assert!(packed.status.success(), "{err}");
+    assert!(!err.contains('\r'), "a carriage return in a piped log: {err:?}");
+    let steps: Vec<&str> = err.lines().filter(|l| l.starts_with("packing layer ")).collect();
+    let layers = 13;
+    assert_eq!(steps.len(), layers, "one line per layer: {err}");
+    assert!(
+        steps.iter().enumerate().all(|(i, l)| l.starts_with(&format!("packing layer {}/{layers} · ", i + 1))),
+        "{err}"
+    );
 }
 
 #[test]
