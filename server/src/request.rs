@@ -197,6 +197,67 @@ pub struct CompletionRequest {
     pub sampling: SamplingFields,
 }
 
+/// The response header naming a request's top-level fields this server ignores (a misspelt
+/// `max_token`, an option it does not implement), so a client can see them (probe finding:
+/// they were dropped silently).
+pub const IGNORED_FIELDS_HEADER: &str = "x-k3-ignored-fields";
+
+/// The most ignored fields one header names.
+const MAX_IGNORED_NAMED: usize = 16;
+
+impl ChatRequest {
+    /// The top-level fields `POST /v1/chat/completions` reads.
+    pub const FIELDS: &'static [&'static str] = &[
+        "model",
+        "messages",
+        "stream",
+        "temperature",
+        "top_p",
+        "seed",
+        "max_tokens",
+        "max_completion_tokens",
+        "stop",
+        "n",
+        "thinking",
+        "reasoning_effort",
+        "chat_template_kwargs",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "response_format",
+    ];
+}
+
+impl CompletionRequest {
+    /// The top-level fields `POST /v1/completions` reads.
+    pub const FIELDS: &'static [&'static str] = &[
+        "model",
+        "prompt",
+        "stream",
+        "temperature",
+        "top_p",
+        "seed",
+        "max_tokens",
+        "max_completion_tokens",
+        "stop",
+        "n",
+    ];
+}
+
+/// The top-level fields of `body` (a JSON object) that are not in `known`, in the order
+/// written, at most [`MAX_IGNORED_NAMED`], each shown as printable ASCII (others as `?`).
+/// Empty when `body` is not an object.
+pub fn unknown_fields(body: &[u8], known: &[&str]) -> Vec<String> {
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Vec::new();
+    };
+    map.keys()
+        .filter(|k| !known.contains(&k.as_str()))
+        .take(MAX_IGNORED_NAMED)
+        .map(|k| k.chars().take(64).map(|c| if c.is_ascii_graphic() { c } else { '?' }).collect())
+        .collect()
+}
+
 /// Parses a JSON body into `T`; every failure is a 400 in OpenAI's shape. The body must
 /// first be UTF-8 and strict JSON (`k3_engine::json`: no key repeated in any object):
 /// serde checks neither for a field it ignores (fuzz findings: `{"typ\xffe": …}` in a

@@ -41,6 +41,24 @@ pub struct MessagesRequest {
     pub output_config: Option<OutputConfig>,
 }
 
+impl MessagesRequest {
+    /// The top-level fields `POST /v1/messages` reads.
+    pub const FIELDS: &'static [&'static str] = &[
+        "model",
+        "max_tokens",
+        "messages",
+        "system",
+        "stream",
+        "temperature",
+        "top_p",
+        "stop_sequences",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "output_config",
+    ];
+}
+
 #[derive(Debug, Deserialize)]
 pub struct OutputConfig {
     pub effort: Option<String>,

@@ -4,25 +4,25 @@
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use k3_engine::chat::ChatMode;
 
 use crate::api_error::ApiError;
 use crate::body::read_json;
 use crate::generation::{start, Generation};
 use crate::reply::ApiTurn;
-use crate::request::{parse, ChatRequest};
+use crate::request::{parse, unknown_fields, ChatRequest};
 use crate::split::{Channels, ReplyText};
 use crate::state::AppState;
 use crate::turn::chat_turn;
 
 pub async fn chat_completions(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    super::answer(&state, prepare(&state, &headers, body).await).await
-}
-
-async fn prepare(state: &AppState, headers: &HeaderMap, body: Body) -> Result<(Generation, bool), ApiError> {
-    let bytes = read_json(headers, body, state.limits.max_body_bytes).await?;
-    prepare_bytes(state, &bytes)
+    let bytes = match read_json(&headers, body, state.limits.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(e) => return e.into_response(),
+    };
+    let ignored = unknown_fields(&bytes, ChatRequest::FIELDS);
+    super::with_ignored(super::answer(&state, prepare_bytes(&state, &bytes)).await, &ignored)
 }
 
 /// A request body (JSON bytes) checked and queued: the live route's and each request of a

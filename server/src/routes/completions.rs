@@ -4,14 +4,14 @@
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use k3_runtime::CompletionTurn;
 
 use crate::api_error::ApiError;
 use crate::body::read_json;
 use crate::generation::{start, Generation};
 use crate::reply::ApiTurn;
-use crate::request::{parse, CompletionRequest};
+use crate::request::{parse, unknown_fields, CompletionRequest};
 use crate::split::{Channels, ReplyText};
 use crate::state::AppState;
 
@@ -19,12 +19,16 @@ use crate::state::AppState;
 const DEFAULT_MAX_TOKENS: usize = 16;
 
 pub async fn completions(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    super::answer(&state, prepare(&state, &headers, body).await).await
+    let bytes = match read_json(&headers, body, state.limits.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(e) => return e.into_response(),
+    };
+    let ignored = unknown_fields(&bytes, CompletionRequest::FIELDS);
+    super::with_ignored(super::answer(&state, prepare(&state, &bytes)).await, &ignored)
 }
 
-async fn prepare(state: &AppState, headers: &HeaderMap, body: Body) -> Result<(Generation, bool), ApiError> {
-    let bytes = read_json(headers, body, state.limits.max_body_bytes).await?;
-    let request: CompletionRequest = parse(&bytes)?;
+fn prepare(state: &AppState, bytes: &[u8]) -> Result<(Generation, bool), ApiError> {
+    let request: CompletionRequest = parse(bytes)?;
     let model = state.registry.resolve(&request.model).ok_or(ApiError::ModelNotFound { model: request.model })?;
     let params = request.sampling.params(DEFAULT_MAX_TOKENS, model.context_length)?;
     let text = ReplyText::new(Channels::Raw, request.sampling.stops()?);

@@ -18,21 +18,26 @@ use crate::api_error::ApiError;
 use crate::body::read_json;
 use crate::generation::{start, Generation};
 use crate::reply::ApiTurn;
-use crate::request::parse;
+use crate::request::{parse, unknown_fields};
 use crate::split::{Channels, ReplyText};
 use crate::state::AppState;
 
 pub async fn messages(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    match prepare(&state, &headers, body).await {
+    let bytes = match read_json(&headers, body, state.limits.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(e) => return error_response(&e),
+    };
+    let ignored = unknown_fields(&bytes, MessagesRequest::FIELDS);
+    let response = match prepare(&state, &bytes) {
         Ok((generation, true)) => generation.stream(&state),
         Ok((generation, false)) => generation.collect().await,
         Err(e) => error_response(&e),
-    }
+    };
+    super::with_ignored(response, &ignored)
 }
 
-async fn prepare(state: &AppState, headers: &HeaderMap, body: Body) -> Result<(Generation, bool), ApiError> {
-    let bytes = read_json(headers, body, state.limits.max_body_bytes).await?;
-    let request: MessagesRequest = parse(&bytes)?;
+fn prepare(state: &AppState, bytes: &[u8]) -> Result<(Generation, bool), ApiError> {
+    let request: MessagesRequest = parse(bytes)?;
     let model = state
         .registry
         .resolve(&request.model)

@@ -37,6 +37,17 @@ async fn answer(state: &AppState, prepared: Result<(crate::generation::Generatio
     }
 }
 
+/// `response` with the fields the request named that this server ignores, when there are any
+/// ([`crate::request::IGNORED_FIELDS_HEADER`]).
+fn with_ignored(mut response: Response, ignored: &[String]) -> Response {
+    if let Ok(value) = axum::http::HeaderValue::from_str(&ignored.join(", ")) {
+        if !ignored.is_empty() {
+            response.headers_mut().insert(crate::request::IGNORED_FIELDS_HEADER, value);
+        }
+    }
+    response
+}
+
 /// The largest file `POST /v1/files` takes.
 pub const MAX_UPLOAD_BYTES: usize = 200 << 20;
 

@@ -119,6 +119,32 @@ fn a_full_queue_answers_429_with_retry_after() {
     assert_eq!(ok.status, 200);
 }
 
+/// Probe finding: misspelt and unknown fields (`max_token`, `temprature`) were accepted
+/// silently; the answer names them in `x-k3-ignored-fields`, on every endpoint, whether the
+/// request succeeds or is refused, and a request of known fields gets no such header.
+#[test]
+fn ignored_request_fields_are_named_in_a_header() {
+    let (_rt, server) = common::start(common::config());
+    let addr = server.local_addr();
+    let chat = format!(
+        r#"{{"model":"{MODEL}","messages":[{{"role":"user","content":"x"}}],"max_token":3,"temprature":0.1,"max_tokens":2}}"#
+    );
+    let answer = post_json(addr, "/v1/chat/completions", &chat);
+    assert_eq!(answer.status, 200, "{}", String::from_utf8_lossy(&answer.body));
+    assert_eq!(answer.header("x-k3-ignored-fields"), Some("max_token, temprature"));
+    let known =
+        format!(r#"{{"model":"{MODEL}","messages":[{{"role":"user","content":"x"}}],"max_tokens":2,"seed":1}}"#);
+    assert_eq!(post_json(addr, "/v1/chat/completions", &known).header("x-k3-ignored-fields"), None);
+    let refused = format!(r#"{{"model":"{MODEL}","messages":[],"logprobs":true}}"#);
+    let answer = post_json(addr, "/v1/chat/completions", &refused);
+    assert_eq!((answer.status, answer.header("x-k3-ignored-fields")), (400, Some("logprobs")));
+    let completion = format!(r#"{{"model":"{MODEL}","prompt":"x","max_tokens":1,"best_of":2}}"#);
+    assert_eq!(post_json(addr, "/v1/completions", &completion).header("x-k3-ignored-fields"), Some("best_of"));
+    let message =
+        format!(r#"{{"model":"{MODEL}","max_tokens":1,"messages":[{{"role":"user","content":"x"}}],"top_kk":3}}"#);
+    assert_eq!(post_json(addr, "/v1/messages", &message).header("x-k3-ignored-fields"), Some("top_kk"));
+}
+
 #[test]
 fn malformed_bodies_get_400_404_in_openai_shape() {
     let (_rt, server) = common::start(common::config());
