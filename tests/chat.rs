@@ -59,6 +59,29 @@ fn checkpoint(name: &str) -> (k3_engine::Engine, Tokenizer, ChatTemplate) {
     (engine(name, None), tok, template)
 }
 
+/// Probe finding: a 4 MB message was encoded whole (+172 MB) before being refused as over
+/// the context. A message whose size alone shows it cannot fit is refused before it is
+/// encoded (`PromptTooLong`, which only that check raises), and the session is untouched.
+#[test]
+fn a_prompt_too_long_for_the_context_by_its_size_is_refused_before_it_is_encoded() {
+    let (e, tok, template) = checkpoint("k3-demo");
+    let limit = e.context_length();
+    let mut chat = ChatSession::new(&e, template, ChatMode::Instruct, None);
+    let cancel = CancelToken::new();
+    let huge = "a".repeat(4 << 20);
+    assert!(tok.min_tokens_for(huge.len()) > limit, "the test needs a message over the context by its size");
+    match chat.send(&e, &tok, &huge, &params(1), &cancel, &mut NullSink) {
+        Err(k3_engine::Error::PromptTooLong { bytes, at_least, room, limit: l }) => {
+            assert_eq!((bytes, room, l), (4 << 20, limit, limit));
+            assert!(at_least >= (4 << 20) / tok.max_token_bytes() && at_least > limit, "{at_least}");
+        }
+        other => panic!("expected PromptTooLong, got {:?}", other.map(|r| r.text)),
+    }
+    assert!(chat.tokens().is_empty(), "nothing was fed");
+    // The bound only refuses what cannot fit: a short message is answered as before.
+    assert!(chat.send(&e, &tok, "Hello there", &params(2), &cancel, &mut NullSink).is_ok());
+}
+
 #[test]
 fn second_turn_prefills_only_the_new_message_and_matches_a_full_prefill() {
     // The trained demo (its reply is clean text) and a random fixture whose six tokens are

@@ -135,6 +135,14 @@ pub enum Error {
     #[error("a sequence of {requested} positions exceeds the context length of {limit} (raise --context-length)")]
     ContextLimit { requested: usize, limit: usize },
 
+    /// A prompt too long for the context from its size alone: refused before it is encoded
+    /// (a 4 MB message was encoded whole, +172 MB, before this).
+    #[error(
+        "the prompt is at least {at_least} tokens (from its {bytes} bytes), more than the {room} positions the \
+         context length of {limit} has room for (raise --context-length)"
+    )]
+    PromptTooLong { bytes: usize, at_least: usize, room: usize, limit: usize },
+
     /// A tokenizer file (`tiktoken.model`, `tokenizer_config.json`) is unusable.
     #[error("{}{}: {reason}", path.display(), line.map(|l| format!(" line {l}")).unwrap_or_default())]
     Tokenizer {
@@ -207,6 +215,7 @@ impl Error {
             | Error::TokenId { .. }
             | Error::Option { .. }
             | Error::ContextLimit { .. }
+            | Error::PromptTooLong { .. }
             | Error::Tokenizer { .. }
             | Error::Template { .. }
             | Error::Constraint { .. }

@@ -20,6 +20,13 @@ pub(crate) fn run_completion(
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
 ) -> Result<FinishedReply, RuntimeError> {
+    // A prompt whose size alone shows it cannot fit is refused before it is encoded.
+    let limit = model.engine.context_length();
+    let at_least = model.tokenizer.min_tokens_for(turn.prompt.len());
+    if at_least > limit {
+        let bytes = turn.prompt.len();
+        return Err(k3_engine::Error::PromptTooLong { bytes, at_least, room: limit, limit }.into());
+    }
     let prompt = model.tokenizer.encode(&turn.prompt);
     let mut session = model.engine.new_session();
     let generation = model.engine.generate(&mut session, &prompt, &turn.params, cancel, sink)?;

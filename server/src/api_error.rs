@@ -149,7 +149,7 @@ impl ApiError {
 fn request_fault(e: &k3_engine::Error) -> Option<&'static str> {
     use k3_engine::Error as E;
     match e {
-        E::ContextLimit { .. } => Some("context"),
+        E::ContextLimit { .. } | E::PromptTooLong { .. } => Some("context"),
         E::Option { .. } => Some("sampling"),
         E::TokenId { .. } | E::Template { .. } | E::Empty { .. } => Some("messages"),
         E::Constraint { .. } => Some("tools"),

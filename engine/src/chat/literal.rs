@@ -26,6 +26,18 @@ const CLOSE: char = '\u{E001}';
 /// Set in a marker's index when it stands for the message's reasoning (`think`).
 const THINK: usize = 0x8000_0000;
 
+/// The positions a prompt may take: those `left` of a context of `context_length`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Room {
+    pub left: usize,
+    pub context_length: usize,
+}
+
+impl Room {
+    /// No bound (counting a prompt's tokens, not feeding them).
+    pub const UNBOUNDED: Room = Room { left: usize::MAX, context_length: usize::MAX };
+}
+
 /// The markers of one session.
 #[derive(Debug, Clone)]
 pub struct Literals {
@@ -78,8 +90,15 @@ impl Literals {
     }
 
     /// Token ids of `marked_tail` (the part of a marked render not yet fed): template text
-    /// with added tokens, marked contents as plain text.
-    pub fn encode(&self, tokenizer: &Tokenizer, marked_tail: &str, messages: &[ChatMessage]) -> Result<Vec<u32>> {
+    /// with added tokens, marked contents as plain text. A content whose size alone shows
+    /// the prompt cannot fit `room` positions is refused before it is encoded
+    /// ([`Error::PromptTooLong`]); `room` bounds nothing else.
+    pub fn encode(
+        &self,
+        tokenizer: &Tokenizer,
+        (marked_tail, room): (&str, Room),
+        messages: &[ChatMessage],
+    ) -> Result<Vec<u32>> {
         let mut ids = Vec::new();
         let mut rest = marked_tail;
         while let Some(open) = rest.find(OPEN) {
@@ -90,6 +109,11 @@ impl Literals {
             let message = messages.get(index & !THINK).ok_or_else(altered)?;
             let content =
                 if index & THINK != 0 { message.think.as_deref().ok_or_else(altered)? } else { &message.content };
+            let at_least = ids.len().saturating_add(tokenizer.min_tokens_for(content.len()));
+            if at_least > room.left {
+                let (bytes, limit) = (content.len(), room.context_length);
+                return Err(Error::PromptTooLong { bytes, at_least, room: room.left, limit });
+            }
             ids.extend(tokenizer.encode_ordinary(content));
             rest = &after[close + CLOSE.len_utf8()..];
         }

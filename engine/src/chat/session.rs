@@ -19,7 +19,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::chat::calls::CallError;
-use crate::chat::literal::Literals;
+use crate::chat::literal::{Literals, Room};
 use crate::chat::message::{ChatMessage, Role, ToolCall, ToolSpec};
 use crate::chat::options::{ChatMode, ChatOptions};
 use crate::chat::reply::ReplyReader;
@@ -260,7 +260,9 @@ impl ChatSession {
             self.fed_text.clear();
             &full[..]
         };
-        let prompt = self.literals.encode(tokenizer, new_text, &conversation)?;
+        let context_length = engine.context_length();
+        let room = Room { left: context_length.saturating_sub(self.session.tokens().len()), context_length };
+        let prompt = self.literals.encode(tokenizer, (new_text, room), &conversation)?;
         let mut params = params.clone();
         if let Some(eos) = tokenizer.eos_id() {
             if !params.stop_ids.contains(&eos) {
@@ -300,7 +302,7 @@ pub fn prompt_tokens(
         system.into_iter().chain(history.iter().cloned()).chain(input.messages.iter().cloned()).collect();
     let literals = Literals::new();
     let full = template.render_with(&literals.mark(&conversation, tokenizer), &input.options, mode, true)?;
-    literals.encode(tokenizer, &full, &conversation)
+    literals.encode(tokenizer, (&full, Room::UNBOUNDED), &conversation)
 }
 
 /// The names of the tools a reply may call: the request's, and those declared by system

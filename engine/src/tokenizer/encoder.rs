@@ -33,6 +33,8 @@ pub struct Tokenizer {
     eos_id: Option<u32>,
     chat_template: Option<String>,
     vocab_size: usize,
+    /// The most bytes one token stands for (a rank's bytes or an added token's text).
+    max_token_bytes: usize,
 }
 
 impl Tokenizer {
@@ -77,6 +79,9 @@ impl Tokenizer {
         })?;
         let max_added = config.added.iter().map(|t| t.id as usize + 1).max().unwrap_or(0);
         let vocab_size = ranks.bytes_of.len().max(max_added);
+        let longest_rank = ranks.bytes_of.iter().map(Vec::len).max().unwrap_or(1);
+        let longest_added = config.added.iter().map(|t| t.content.len()).max().unwrap_or(1);
+        let max_token_bytes = longest_rank.max(longest_added).max(1);
         Ok(Tokenizer {
             bpe,
             added_by_first_byte: group_by_first_byte(&config.added),
@@ -87,7 +92,20 @@ impl Tokenizer {
             eos_id,
             chat_template: config.chat_template,
             vocab_size,
+            max_token_bytes,
         })
+    }
+
+    /// The fewest tokens `bytes` of text can encode to (each token stands for at most
+    /// [`Tokenizer::max_token_bytes`] bytes): a prompt can be refused as too long for the
+    /// context from its size alone, before a byte of it is encoded.
+    pub fn min_tokens_for(&self, bytes: usize) -> usize {
+        bytes.div_ceil(self.max_token_bytes)
+    }
+
+    /// The most bytes one token stands for.
+    pub fn max_token_bytes(&self) -> usize {
+        self.max_token_bytes
     }
 
     /// Ids `0..vocab_size` cover every rank and added token.

@@ -100,7 +100,7 @@ impl From<&k3_engine::Error> for IpcError {
             E::Template { .. } => ErrorCode::Template,
             // A checksum mismatch is a failed expert read to the window; the message names it.
             E::ExpertRead { .. } | E::ExpertChecksum { .. } => ErrorCode::ExpertRead,
-            E::ContextLimit { .. } => ErrorCode::ContextLimit,
+            E::ContextLimit { .. } | E::PromptTooLong { .. } => ErrorCode::ContextLimit,
             E::Option { .. } | E::TokenId { .. } | E::Empty { .. } | E::Constraint { .. } => ErrorCode::InvalidArgument,
             E::Budget(_) => ErrorCode::BudgetTooSmall,
             E::Io { .. } | E::Read { .. } | E::OutputFolder { .. } => ErrorCode::Io,
