@@ -117,8 +117,11 @@ fn replanning_between_residencies_changes_no_token_or_logit() {
     std::fs::remove_dir_all(trunk).ok();
 }
 
+/// A layer held coded is checked by its `stored_crc32` when it is loaded (probe finding:
+/// the field was written and never read), so a damaged one is refused then, naming it,
+/// before any decode.
 #[test]
-fn a_damaged_layer_held_coded_fails_the_generation_with_a_named_error() {
+fn a_damaged_layer_held_coded_is_refused_when_it_is_loaded_naming_it() {
     let name = "tiny-bf16-nonorm";
     let trunk = pack_coded(&fixture(name), "cost-damaged");
     let cache = cache_of(name, &crate::gates::engine(name, Some(1)));
@@ -139,11 +142,18 @@ fn a_damaged_layer_held_coded_fails_the_generation_with_a_named_error() {
     let at = (off + stored / 2) as usize;
     bytes[at] ^= 0x10;
     std::fs::write(&bin, &bytes).unwrap();
-    let e = load(name, &trunk, (budget, cache), 1).unwrap();
-    let err = generate_once(&e, name).unwrap_err();
+    let err = match load(name, &trunk, (budget, cache), 1) {
+        Err(e) => e,
+        Ok(_) => panic!("a layer held coded with a damaged byte was loaded"),
+    };
     let text = err.to_string();
     assert!(matches!(err, Error::Trunk { .. }), "{err:?}");
     assert!(text.contains(&format!("layer {layer}")) && text.contains("trunk.bin"), "{text}");
+    assert!(text.contains("coded bytes fail their CRC-32 check"), "{text}");
+    bytes[at] ^= 0x10;
+    std::fs::write(&bin, &bytes).unwrap();
+    let e = load(name, &trunk, (budget, cache), 1).unwrap();
+    generate_once(&e, name).unwrap();
     std::fs::remove_dir_all(trunk).ok();
 }
 

@@ -186,5 +186,9 @@ fn a_coded_manifest_that_is_truncated_or_names_another_codec_is_refused() {
     v["layers"][last]["stored_nbytes"] = 1000.into();
     std::fs::write(trunk.join("trunk.json"), v.to_string()).unwrap();
     expect(load(&model, &trunk, (300_000, 1 << 20), 1), "stored_nbytes");
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v["layers"][last].as_object_mut().unwrap().remove("stored_crc32");
+    std::fs::write(trunk.join("trunk.json"), v.to_string()).unwrap();
+    expect(load(&model, &trunk, (300_000, 1 << 20), 1), "`stored_crc32` missing");
     std::fs::remove_dir_all(trunk).ok();
 }

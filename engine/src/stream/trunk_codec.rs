@@ -100,6 +100,9 @@ pub const DECODE_OVER_DRIVE: f64 = 1.5;
 pub struct CodedSpan {
     /// Coded bytes at the layer's `file_off` (a multiple of 4096).
     pub stored_len: u64,
+    /// CRC-32 of those `stored_len` bytes (`stored_crc32`): a layer held coded in RAM is
+    /// checked by it when it is loaded, before any decode.
+    pub stored_crc32: u32,
 }
 
 /// A layer's run coded for `trunk.bin`, or `None` when coding would not make it smaller.
@@ -108,7 +111,7 @@ pub fn code_run(raw: &[u8]) -> Option<(Vec<u8>, CodedSpan)> {
     if coded.bytes.len() >= k3_codec::aligned(raw.len()) {
         return None;
     }
-    let span = CodedSpan { stored_len: coded.bytes.len() as u64 };
+    let span = CodedSpan { stored_len: coded.bytes.len() as u64, stored_crc32: crc32fast::hash(&coded.bytes) };
     Some((coded.bytes, span))
 }
 
@@ -268,7 +271,17 @@ pub struct HeldCoded {
 pub fn load_coded_layer(r: &CodedRead, (layer_idx, p): (usize, &PackedLayer), span: CodedSpan) -> Result<HeldCoded> {
     let stored = span.stored_len as usize;
     let mut blob = Blob::zeroed(stored);
-    r.io.read_window_until(r.file, &mut blob, (p.file_off, stored), (Urgency::Next, Checksum::None), r.stop)?;
+    let read =
+        r.io.read_window_until(r.file, &mut blob, (p.file_off, stored), (Urgency::Next, Checksum::Crc32), r.stop)?;
+    if read.checksum != span.stored_crc32 {
+        return Err(Error::Trunk {
+            path: r.bin_path.to_path_buf(),
+            reason: format!(
+                "layer {layer_idx}'s coded bytes fail their CRC-32 check (stored {:08x}, read {:08x}): re-run `k3 pack`",
+                span.stored_crc32, read.checksum
+            ),
+        });
+    }
     let bytes = &blob.bytes()[..stored];
     let undecodable = |e: k3_codec::CodecError| Error::Trunk {
         path: r.bin_path.to_path_buf(),
@@ -387,7 +400,10 @@ mod tests {
             run_len: raw.len() as u64,
             file_off: 0,
             crc32: crc32fast::hash(&raw),
-            coding: Some(CodedSpan { stored_len: coded.bytes.len() as u64 }),
+            coding: Some(CodedSpan {
+                stored_len: coded.bytes.len() as u64,
+                stored_crc32: crc32fast::hash(&coded.bytes),
+            }),
             tensors: Vec::new(),
         };
         let io = Reader::new(ReadPattern { request_bytes: 1 << 20, depth: 4 }).unwrap();

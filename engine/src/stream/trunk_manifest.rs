@@ -297,7 +297,7 @@ fn check_layer(path: &Path, l: usize, entry: &Value, index: &TensorIndex) -> Res
     Ok(PackedLayer { shard_idx: run.shard_idx, run_start, run_len, file_off, crc32, coding, tensors: packed_tensors })
 }
 
-/// A coded layer's span (`codec`, `stored_nbytes`), `None` for a raw one.
+/// A coded layer's span (`codec`, `stored_nbytes`, `stored_crc32`), `None` for a raw one.
 fn check_coding(path: &Path, l: usize, entry: &Value) -> Result<Option<CodedSpan>> {
     let Some(codec) = entry.get("codec") else { return Ok(None) };
     if codec.as_str() != Some(TrunkCodec::Huffman.name()) {
@@ -308,7 +308,11 @@ fn check_coding(path: &Path, l: usize, entry: &Value) -> Result<Option<CodedSpan
             bad(path, format!("layer {l}: `{k}` missing or not a positive multiple of 4096 (re-run `k3 pack`)"))
         })
     };
-    Ok(Some(CodedSpan { stored_len: aligned_field("stored_nbytes")? }))
+    let stored_crc32 =
+        entry.get("stored_crc32").and_then(Value::as_u64).and_then(|c| u32::try_from(c).ok()).ok_or_else(|| {
+            bad(path, format!("layer {l}: `stored_crc32` missing or not a 32-bit integer (re-run `k3 pack`)"))
+        })?;
+    Ok(Some(CodedSpan { stored_len: aligned_field("stored_nbytes")?, stored_crc32 }))
 }
 
 /// Refuses a trunk packed from other shards than the ones here: every shard's name, size

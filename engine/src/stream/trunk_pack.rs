@@ -480,7 +480,7 @@ fn pack_coded_run(
     let mut entry = manifest_entry(layer_idx, run, shard_path, (file_off, span.stored_len), &crcs);
     entry["codec"] = json!(TrunkCodec::Huffman.name());
     entry["stored_nbytes"] = json!(span.stored_len);
-    entry["stored_crc32"] = json!(crc32fast::hash(&coded));
+    entry["stored_crc32"] = json!(span.stored_crc32);
     Ok((entry, span.stored_len))
 }
 
