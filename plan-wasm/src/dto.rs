@@ -169,6 +169,11 @@ pub struct PlanJson {
     pub ring_slot_bytes: u64,
     /// The small tensors' buffers of the layers larger than a slot (streamed in pieces).
     pub piece_eager_bytes: u64,
+    /// Layers held coded in RAM (decoded every pass).
+    pub pinned_coded_bytes: u64,
+    /// Staging buffers of coded reads (a coded trunk's streamed layers).
+    pub staging_bytes: u64,
+    /// Pinned + pinned coded + ring + piece buffers + staging.
     pub trunk_bytes: u64,
     pub trunk_streamed: bool,
     pub cache_slots: u64,
@@ -235,6 +240,8 @@ impl PlanJson {
             ring_slots: p.ring_slots,
             ring_slot_bytes: p.ring_slot_bytes,
             piece_eager_bytes: p.piece_eager_bytes,
+            pinned_coded_bytes: p.pinned_coded_bytes,
+            staging_bytes: p.staging_bytes,
             trunk_bytes: p.trunk_bytes,
             trunk_streamed: cx.trunk_streamed,
             cache_slots: p.cache_slots,

@@ -91,8 +91,16 @@ pub fn plan(args: PlanArgs) -> Result<(), Failure> {
     } else {
         String::new()
     };
+    // Every part of the trunk's bytes is on its line (probe finding: a coded trunk's
+    // staging was in the total and on no line above it).
+    let staging = if p.staging_bytes > 0 {
+        format!(", staging for coded reads {}", format_bytes(p.staging_bytes))
+    } else {
+        String::new()
+    };
     outln!(
-        "trunk: {}/{} layers pinned ({}), ring {} × {}{pieces}",
+        "trunk: {} — {}/{} layers pinned ({}), ring {} × {}{pieces}{staging}",
+        format_bytes(p.trunk_bytes),
         p.pinned_layers,
         v.layers,
         format_bytes(p.pinned_bytes),

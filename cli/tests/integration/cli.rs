@@ -674,6 +674,28 @@ fn pack_writes_one_progress_line_per_step_when_stderr_is_not_a_terminal() {
     );
 }
 
+/// Probe finding: a coded trunk's staging was in `k3 plan`'s total and on no line above it.
+/// The trunk line names its total and the staging, and the JSON has both.
+#[test]
+fn plan_names_a_coded_trunks_staging_beside_its_total() {
+    let model = fixture("tiny-bf16-nonorm");
+    let trunk = tmp("plan-staging-trunk");
+    let m = model.to_str().unwrap();
+    let packed = k3(&["pack", "--model", m, "--out", trunk.to_str().unwrap(), "--codec", "huffman"]);
+    assert!(packed.status.success(), "{}", String::from_utf8_lossy(&packed.stderr));
+    let args =
+        ["plan", "--model", m, "--trunk", trunk.to_str().unwrap(), "--trunk-budget", "400KB", "--cache-budget", "1MB"];
+    let v = stdout_json(&k3(&[&args[..], &["--json"]].concat()));
+    let staging = v["staging_bytes"].as_u64().expect("staging_bytes in the JSON");
+    assert!(staging > 0, "streamed coded layers need staging: {v}");
+    let parts = ["pinned_bytes", "pinned_coded_bytes", "piece_eager_bytes"].map(|k| v[k].as_u64().unwrap());
+    let ring = v["ring_slots"].as_u64().unwrap() * v["ring_slot_bytes"].as_u64().unwrap();
+    assert_eq!(parts.iter().sum::<u64>() + ring + staging, v["trunk_bytes"].as_u64().unwrap(), "{v}");
+    let text = String::from_utf8(k3(&args).stdout).unwrap();
+    let line = text.lines().find(|l| l.starts_with("trunk: ")).expect("a trunk line");
+    assert!(line.contains(" — ") && line.contains("staging for coded reads"), "{line}");
+}
+
 #[test]
 fn bench_stream_compares_two_residency_rules_in_one_run() {
     let model = fixture("tiny-bf16-nonorm");
