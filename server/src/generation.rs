@@ -47,9 +47,9 @@ pub fn start(
         ApiTurn::Completion(_) => Endpoint::Completion,
     };
     let (tx, events) = unbounded_channel();
-    let watch = JobWatch::new(state.stats.clone());
+    let watch = JobWatch::new(state.stats.clone(), slot);
     let runtime = state.runtime.clone();
-    let handler = Box::new(ApiReply::new(turn, text, tx, runtime.clone(), watch.clone(), slot));
+    let handler = Box::new(ApiReply::new(turn, text, tx, runtime.clone(), watch.clone()));
     let job = match endpoint {
         Endpoint::Chat | Endpoint::Messages => runtime.reply(handler),
         Endpoint::Completion => runtime.complete(handler),

@@ -4,8 +4,9 @@
 //! Owns: counting this server's generations in flight (running + waiting); a request
 //! over `batch + capacity` is refused (429, with `Retry-After`) instead of queued. The order itself is the
 //! runtime's FIFO, which the app's and the CLI's jobs share.
-//! Must not: release a slot before the engine job has ended: the [`Slot`] travels inside
-//! the reply handler, which the runtime drops after the job's `end`.
+//! Must not: release a slot before the engine job has ended (the [`Slot`] is held by the
+//! job's `JobWatch` until its `end`), except for a job whose client left while it was
+//! still queued: that job's `begin` refuses it, so it never runs.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -6,10 +6,10 @@
 //! gets (cut at the token that completed the stop string), and the [`JobWatch`] that
 //! times a cancel-on-disconnect.
 //! Must not: block the engine thread (the channel is unbounded; its length is bounded by
-//! the reply's max tokens), or outlive its admission [`Slot`] (dropped with the handler,
-//! after the job's `end`).
+//! the reply's max tokens), or free its admission [`Slot`] before the job's `end` — unless
+//! the client left while the job was still queued, which the job's `begin` then refuses.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -55,32 +55,65 @@ pub enum ApiTurn {
     Completion(CompletionTurn),
 }
 
-/// Shared by the handler and the HTTP side: when the client left, whether the job ended.
+/// Where a generation is, as the handler and the HTTP side both see it.
+const QUEUED: u8 = 0;
+const STARTED: u8 = 1;
+/// The client left before the engine took the job: it will never run.
+const ABANDONED: u8 = 2;
+
+/// Shared by the handler and the HTTP side: when the client left, whether the job started
+/// or ended, and the admission [`Slot`] (freed when the job ends, or at once when the
+/// client leaves a job still queued: it will never run, so it must not count against the
+/// queue until the jobs ahead of it end — probe finding).
 #[derive(Debug)]
 pub struct JobWatch {
     left_at: Mutex<Option<Instant>>,
     ended: AtomicBool,
+    state: AtomicU8,
+    slot: Mutex<Option<Slot>>,
     stats: Arc<ServerStats>,
 }
 
 impl JobWatch {
-    pub fn new(stats: Arc<ServerStats>) -> Arc<Self> {
-        Arc::new(JobWatch { left_at: Mutex::new(None), ended: AtomicBool::new(false), stats })
+    pub fn new(stats: Arc<ServerStats>, slot: Slot) -> Arc<Self> {
+        Arc::new(JobWatch {
+            left_at: Mutex::new(None),
+            ended: AtomicBool::new(false),
+            state: AtomicU8::new(QUEUED),
+            slot: Mutex::new(Some(slot)),
+            stats,
+        })
     }
 
     /// The client went away: returns true when the job still runs (so it must be stopped).
+    /// A job the engine has not taken yet is abandoned here: its slot is freed now and its
+    /// cancel counted as immediate.
     pub fn client_left(&self) -> bool {
         let mut left = self.left_at.lock().unwrap_or_else(|p| p.into_inner());
         left.get_or_insert_with(Instant::now);
+        drop(left);
+        if self.state.compare_exchange(QUEUED, ABANDONED, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            self.job_ended();
+            return false;
+        }
         !self.ended.load(Ordering::Acquire)
+    }
+
+    /// The engine takes the job: false when its client already left (the job is refused).
+    fn start(&self) -> bool {
+        self.state.compare_exchange(QUEUED, STARTED, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
     fn job_ended(&self) {
         let left = self.left_at.lock().unwrap_or_else(|p| p.into_inner());
-        self.ended.store(true, Ordering::Release);
+        if self.ended.swap(true, Ordering::AcqRel) {
+            return;
+        }
         if let Some(at) = *left {
             self.stats.disconnect_cancelled(at.elapsed());
         }
+        drop(left);
+        self.slot.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 }
 
@@ -93,7 +126,6 @@ pub struct ApiReply {
     watch: Arc<JobWatch>,
     /// The index of the token that completed a stop string.
     stop_token: Option<usize>,
-    _slot: Slot,
 }
 
 impl ApiReply {
@@ -103,9 +135,8 @@ impl ApiReply {
         events: UnboundedSender<ReplyEvent>,
         runtime: Arc<Runtime>,
         watch: Arc<JobWatch>,
-        slot: Slot,
     ) -> Self {
-        ApiReply { turn: Some(turn), text, events, runtime, watch, stop_token: None, _slot: slot }
+        ApiReply { turn: Some(turn), text, events, runtime, watch, stop_token: None }
     }
 
     fn send(&self, event: ReplyEvent) {
@@ -141,6 +172,9 @@ impl ReplyHandler for ApiReply {
     fn queued(&mut self, _job: JobId, _position: usize) {}
 
     fn begin(&mut self, _job: JobId) -> Option<ChatTurn> {
+        if !self.watch.start() {
+            return None;
+        }
         match self.turn.take() {
             Some(ApiTurn::Chat(turn)) => Some(*turn),
             Some(ApiTurn::Completion(_)) | None => None,
@@ -148,6 +182,9 @@ impl ReplyHandler for ApiReply {
     }
 
     fn begin_completion(&mut self, _job: JobId) -> Option<CompletionTurn> {
+        if !self.watch.start() {
+            return None;
+        }
         match self.turn.take() {
             Some(ApiTurn::Completion(turn)) => Some(turn),
             Some(ApiTurn::Chat(_)) | None => None,

@@ -119,6 +119,40 @@ fn a_full_queue_answers_429_with_retry_after() {
     assert_eq!(ok.status, 200);
 }
 
+/// Probe findings: a queued request whose client left kept its place against the queue
+/// until the running job ended ("ghosts"), and `/health` then counted a multi-second cancel
+/// latency for it. The slot is freed as the client leaves, the job never runs, and its
+/// cancel is counted at once; the running job goes on undisturbed.
+#[test]
+fn a_queued_request_whose_client_leaves_frees_its_place_at_once_and_never_runs() {
+    let config = ServerConfig { queue_capacity: 1, ..common::config() };
+    let (runtime, server) = common::start(config);
+    let addr = server.local_addr();
+    let mut running = long_completion(addr, true);
+    read_some(&mut running, 512);
+    let mut waiting = long_completion(addr, true);
+    read_some(&mut waiting, 10);
+    assert_eq!(server.status().generations_in_flight, 2);
+    waiting.shutdown(Shutdown::Both).expect("close");
+    drop(waiting);
+    let start = Instant::now();
+    while server.status().generations_in_flight > 1 {
+        assert!(start.elapsed() < Duration::from_secs(5), "the queued request still holds its place");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(matches!(runtime.probe().snapshot().activity, Activity::Generating { .. }), "the running job goes on");
+    let stats = server.status().stats;
+    assert_eq!(stats.disconnect_cancels, 1);
+    let latency = stats.last_cancel_seconds.expect("a cancel latency");
+    assert!(latency < 1.0, "a job that never ran was cancelled in {latency} s");
+    // Its place is free while the first still runs: a new request is queued, not refused.
+    let mut next = long_completion(addr, true);
+    read_some(&mut next, 10);
+    assert_eq!(server.status().stats.queue_full, 0, "refused while a place was free");
+    drop(running);
+    drop(next);
+}
+
 /// Probe finding: misspelt and unknown fields (`max_token`, `temprature`) were accepted
 /// silently; the answer names them in `x-k3-ignored-fields`, on every endpoint, whether the
 /// request succeeds or is refused, and a request of known fields gets no such header.
