@@ -27,6 +27,8 @@ pub enum ApiError {
     UnsupportedMedia { message: String },
     /// The body is larger than the limit.
     TooLarge { limit: usize },
+    /// The body did not arrive in time after the request head (a slow or stalled client).
+    BodyTimeout { seconds: u64 },
     /// `model` names no model of the registry.
     ModelNotFound { model: String },
     /// No model is loaded (or the engine worker stopped).
@@ -57,6 +59,7 @@ impl ApiError {
             }
             ApiError::UnsupportedMedia { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ApiError::ModelNotFound { .. } | ApiError::NotFound => StatusCode::NOT_FOUND,
             ApiError::NoModel => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
@@ -75,6 +78,7 @@ impl ApiError {
             ApiError::ContextLength { .. } => ("invalid_request_error", "context_length_exceeded", Some("messages")),
             ApiError::UnsupportedMedia { .. } => ("invalid_request_error", "unsupported_media_type", None),
             ApiError::TooLarge { .. } => ("invalid_request_error", "request_too_large", None),
+            ApiError::BodyTimeout { .. } => ("invalid_request_error", "request_timeout", None),
             ApiError::ModelNotFound { .. } => ("invalid_request_error", "model_not_found", Some("model")),
             ApiError::NoModel => ("server_error", "model_not_loaded", None),
             ApiError::Unauthorized => ("authentication_error", "invalid_api_key", None),
@@ -97,6 +101,7 @@ impl ApiError {
             | ApiError::Engine { message }
             | ApiError::ModelOutput { message } => message.clone(),
             ApiError::TooLarge { limit } => format!("the request body is larger than {limit} bytes"),
+            ApiError::BodyTimeout { seconds } => format!("the request body did not arrive within {seconds} s"),
             ApiError::ModelNotFound { model } => {
                 format!("the model `{}` does not exist; GET /v1/models lists the ids", cut(model, 64))
             }

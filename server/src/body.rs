@@ -2,7 +2,8 @@
 //!
 //! Owns: refusing a non-JSON `Content-Type` (a CSRF form post is `text/plain`) and any
 //! `Content-Encoding` (415), a declared length over the cap at once without reading it,
-//! and a chunked body as soon as it passes the cap (413) — memory stays within the cap.
+//! and a chunked body as soon as it passes the cap (413) — memory stays within the cap;
+//! a body not whole within the body timeout (408).
 //! Must not: buffer more than `limit` + one frame.
 
 use axum::body::{Body, Bytes};
@@ -10,6 +11,7 @@ use axum::http::{header, HeaderMap};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use crate::api_error::ApiError;
+use crate::state::Limits;
 
 fn unsupported(message: &str) -> ApiError {
     ApiError::UnsupportedMedia { message: message.into() }
@@ -33,12 +35,17 @@ fn check_headers(headers: &HeaderMap, limit: usize) -> Result<(), ApiError> {
     }
 }
 
-/// The body, at most `limit` bytes.
-pub async fn read_json(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes, ApiError> {
+/// The body, at most `limits.max_body_bytes` bytes, whole within `limits.body_read_timeout`
+/// of the head (probe finding: a client that sent the head and part of a body was never
+/// timed out, and 64 of them filled the accept loop).
+pub async fn read_json(headers: &HeaderMap, body: Body, limits: &Limits) -> Result<Bytes, ApiError> {
+    let limit = limits.max_body_bytes;
     check_headers(headers, limit)?;
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(ApiError::TooLarge { limit }),
-        Err(e) => Err(ApiError::BadJson { message: format!("reading the request body: {e}") }),
+    let deadline = limits.body_read_timeout;
+    match tokio::time::timeout(deadline, Limited::new(body, limit).collect()).await {
+        Err(_) => Err(ApiError::BodyTimeout { seconds: deadline.as_secs().max(1) }),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(ApiError::TooLarge { limit }),
+        Ok(Err(e)) => Err(ApiError::BadJson { message: format!("reading the request body: {e}") }),
     }
 }

@@ -41,6 +41,8 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// A client that has not sent a whole request head within this is disconnected.
     pub header_read_timeout: Duration,
+    /// A request body not whole within this after its head is refused with 408.
+    pub body_read_timeout: Duration,
     /// Open connections at once; more are closed on accept.
     pub max_connections: usize,
     /// Generations waiting behind the running one; more get 429.
@@ -81,6 +83,7 @@ impl Default for ServerConfig {
             allowed_origins: Vec::new(),
             max_body_bytes: 4 << 20,
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
             max_connections: 64,
             queue_capacity: 8,
             retry_after_seconds: 5,
@@ -102,6 +105,7 @@ impl fmt::Debug for ServerConfig {
             .field("allowed_origins", &self.allowed_origins)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_read_timeout", &self.body_read_timeout)
             .field("max_connections", &self.max_connections)
             .field("queue_capacity", &self.queue_capacity)
             .field("batch_dir", &self.batch_dir)

@@ -119,6 +119,7 @@ impl Server {
             stats: stats.clone(),
             limits: Arc::new(Limits {
                 max_body_bytes: config.max_body_bytes,
+                body_read_timeout: config.body_read_timeout,
                 keepalive_interval: config.keepalive_interval,
                 retry_after_seconds: config.retry_after_seconds,
                 default_max_tokens: config.default_max_tokens,

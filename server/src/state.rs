@@ -16,6 +16,8 @@ use crate::stats::ServerStats;
 #[derive(Debug, Clone)]
 pub struct Limits {
     pub max_body_bytes: usize,
+    /// `ServerConfig::body_read_timeout`.
+    pub body_read_timeout: Duration,
     pub keepalive_interval: Duration,
     pub retry_after_seconds: u64,
     pub default_max_tokens: usize,

@@ -100,7 +100,7 @@ pub async fn file_content(State(state): State<AppState>, Path(id): Path<String>)
 pub async fn create(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
     let result = async {
         let api = api(&state)?.clone();
-        let bytes = read_json(&headers, body, state.limits.max_body_bytes).await?;
+        let bytes = read_json(&headers, body, &state.limits).await?;
         let request: Value = crate::request::parse(&bytes)?;
         Ok(to_json(&api.create(&state, &request)?))
     }

@@ -17,7 +17,7 @@ use crate::state::AppState;
 use crate::turn::chat_turn;
 
 pub async fn chat_completions(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    let bytes = match read_json(&headers, body, state.limits.max_body_bytes).await {
+    let bytes = match read_json(&headers, body, &state.limits).await {
         Ok(bytes) => bytes,
         Err(e) => return e.into_response(),
     };

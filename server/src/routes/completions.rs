@@ -19,7 +19,7 @@ use crate::state::AppState;
 const DEFAULT_MAX_TOKENS: usize = 16;
 
 pub async fn completions(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    let bytes = match read_json(&headers, body, state.limits.max_body_bytes).await {
+    let bytes = match read_json(&headers, body, &state.limits).await {
         Ok(bytes) => bytes,
         Err(e) => return e.into_response(),
     };

@@ -23,7 +23,7 @@ use crate::split::{Channels, ReplyText};
 use crate::state::AppState;
 
 pub async fn messages(State(state): State<AppState>, headers: HeaderMap, body: Body) -> Response {
-    let bytes = match read_json(&headers, body, state.limits.max_body_bytes).await {
+    let bytes = match read_json(&headers, body, &state.limits).await {
         Ok(bytes) => bytes,
         Err(e) => return error_response(&e),
     };
@@ -63,7 +63,7 @@ pub async fn count_tokens(State(state): State<AppState>, headers: HeaderMap, bod
 }
 
 async fn count(state: &AppState, headers: &HeaderMap, body: Body) -> Result<usize, ApiError> {
-    let bytes = read_json(headers, body, state.limits.max_body_bytes).await?;
+    let bytes = read_json(headers, body, &state.limits).await?;
     let request: MessagesRequest = parse(&bytes)?;
     state.registry.resolve(&request.model).ok_or_else(|| ApiError::ModelNotFound { model: request.model.clone() })?;
     // Nothing is generated: the parameters only complete the turn.

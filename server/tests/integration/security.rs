@@ -241,6 +241,37 @@ fn slow_and_idle_clients_are_closed_by_the_header_timeout() {
     assert_eq!(get(addr, "/health").status, 200);
 }
 
+/// Probe finding: a client that sent a request head and part of its body was never timed
+/// out, and 64 of them filled the accept loop's cap. A body not whole within the body
+/// timeout gets 408, and the connections are freed: with the cap at 4, four stalled
+/// bodies then a fifth client, which is answered once they are refused.
+#[test]
+fn a_body_that_stalls_gets_408_and_frees_its_connection() {
+    let config = ServerConfig { body_read_timeout: Duration::from_secs(1), max_connections: 4, ..common::config() };
+    let (_rt, server) = common::start(config);
+    let addr = server.local_addr();
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"model\":",
+        addr.port()
+    );
+    let stalled: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut s = TcpStream::connect(addr).expect("connect");
+            s.write_all(head.as_bytes()).expect("write");
+            s
+        })
+        .collect();
+    for mut s in stalled {
+        s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        let mut answer = Vec::new();
+        let _ = s.read_to_end(&mut answer);
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.starts_with("HTTP/1.1 408"), "a stalled body: {text}");
+        assert!(text.contains("request_timeout") && text.contains("did not arrive within 1 s"), "{text}");
+    }
+    assert_eq!(get(addr, "/health").status, 200, "the connections were freed");
+}
+
 #[test]
 fn only_loopback_without_a_key_and_never_every_interface() {
     let runtime = common::runtime();
