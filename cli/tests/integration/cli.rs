@@ -374,6 +374,39 @@ fn bench_disk_reads_whole_experts_at_depth_1_and_16_and_removes_its_scratch_file
     let _ = std::fs::remove_dir(&dir);
 }
 
+/// Probe findings: a 10 TB scratch size wrote until the file system was full,
+/// `--seconds 1e19` panicked, and SIGTERM or SIGHUP left the 2 GiB scratch file behind.
+#[test]
+fn bench_disk_refuses_a_scratch_file_the_drive_cannot_hold_bounds_its_seconds_and_cleans_up_on_sigterm() {
+    let dir = drive_dir("bench-bounds");
+    let d = dir.to_str().unwrap();
+    assert_input_error(&["bench", "disk", "--path", d, "--scratch-size", "1000TB", "--seconds", "1"], "1 GiB free");
+    assert_input_error(&["bench", "disk", "--path", d, "--seconds", "1e19"], "at most 3600");
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "nothing written for a refused size");
+    #[cfg(unix)]
+    for signal in ["TERM", "HUP"] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_k3"))
+            .args(["bench", "disk", "--path", d, "--scratch-size", "64MB", "--seconds", "30", "--json"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let began = std::time::Instant::now();
+        // Signalled once its scratch file exists (written, or being written).
+        while std::fs::read_dir(&dir).unwrap().next().is_none() {
+            assert!(began.elapsed() < std::time::Duration::from_secs(30), "no scratch file appeared");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let kill = std::process::Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
+        assert!(kill.unwrap().success());
+        let out = child.wait_with_output().unwrap();
+        assert!(!out.status.success(), "SIG{signal}: the bench stopped with an error");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).collect();
+        assert!(left.is_empty(), "SIG{signal} left {left:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let _ = std::fs::remove_dir(&dir);
+}
+
 #[test]
 fn bench_disk_sweeps_a_scratch_file_and_its_saved_pattern_drives_the_engine() {
     let dir = k3_tests::scratch_dir("cli-bench-disk");

@@ -27,6 +27,12 @@ pub enum DiskBenchError {
     /// The file lives in RAM: any figure would be memory speed.
     #[error("{} is on {fs}, a file system in RAM: its reads are memory speed, not a drive's", path.display())]
     RamFileSystem { path: PathBuf, fs: &'static str },
+    /// The scratch file would not leave 1 GiB free on its drive.
+    #[error(
+        "a scratch file of {needs} bytes would leave less than 1 GiB free in {} ({free} bytes free): give a smaller --scratch-size",
+        dir.display()
+    )]
+    NoSpace { dir: PathBuf, needs: u64, free: u64 },
     /// The cancel flag was raised.
     #[error("cancelled")]
     Cancelled,
@@ -43,7 +49,8 @@ impl DiskBenchError {
             DiskBenchError::NoFiles
             | DiskBenchError::FilesTooSmall { .. }
             | DiskBenchError::BadRequest(_)
-            | DiskBenchError::RamFileSystem { .. } => true,
+            | DiskBenchError::RamFileSystem { .. }
+            | DiskBenchError::NoSpace { .. } => true,
             DiskBenchError::Read(e) => e.is_input_error(),
             DiskBenchError::Io { .. } | DiskBenchError::Cancelled => false,
         }

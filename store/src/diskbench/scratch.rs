@@ -5,7 +5,8 @@
 //! fallback where a file system refuses O_DIRECT (buffered writes, `fdatasync`, then
 //! `POSIX_FADV_DONTNEED`, a chunk at a time).
 //! Must not: leave the file behind: [`ScratchFile`] exists before the first byte is
-//! written, so every early return removes it.
+//! written, so every early return removes it; or fill the drive: a size that would leave
+//! less than [`SPACE_LEFT_FREE`] is refused before a byte is written.
 //! Easy to break: O_DIRECT writes need whole 4096-byte pages: sizes round up to MiB.
 
 use std::fs::File;
@@ -22,6 +23,9 @@ use super::{DiskBenchError, MIB};
 /// Bytes written per call.
 const CHUNK_BYTES: usize = 16 * MIB;
 
+/// Space a scratch file must leave free on its drive.
+pub const SPACE_LEFT_FREE: u64 = 1 << 30;
+
 /// Scratch files made by this process so far (names stay distinct).
 static MADE: AtomicUsize = AtomicUsize::new(0);
 
@@ -34,13 +38,18 @@ impl ScratchFile {
     /// Writes `bytes` (rounded up to MiB) of seeded random data into `dir`, keeping it out
     /// of the page cache; stops with [`DiskBenchError::Cancelled`] when `cancel` is raised.
     pub fn create(dir: &Path, bytes: u64, cancel: &AtomicBool) -> Result<ScratchFile, DiskBenchError> {
+        let total = bytes.div_ceil(MIB as u64).saturating_mul(MIB as u64);
+        // Probe finding: a 10 TB scratch size wrote until the file system was full.
+        let free = fs4::available_space(dir).map_err(|e| DiskBenchError::io(dir, e))?;
+        if total.saturating_add(SPACE_LEFT_FREE) > free {
+            return Err(DiskBenchError::NoSpace { dir: dir.to_path_buf(), needs: total, free });
+        }
         let n = MADE.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(format!(".k3-disk-bench-{}-{n}.bin", std::process::id()));
         let scratch = ScratchFile { path };
         let (file, direct) = open_for_writing(&scratch.path)?;
         let mut rng = ChaCha8Rng::seed_from_u64(0x6b33);
         let mut chunk = Blob::zeroed(CHUNK_BYTES);
-        let total = bytes.div_ceil(MIB as u64) * MIB as u64;
         let mut done = 0u64;
         while done < total {
             if cancel.load(Ordering::Relaxed) {

@@ -19,9 +19,15 @@ use crate::commands::{input_error, Failure};
 /// The NVMe drives of the published speeds (spec §11): the memory ladder's and the headline's.
 const REFERENCE_DRIVES: [(f64, &str); 2] = [(3.2e9, "EPYC 7763 memory ladder"), (4.6e9, "headline speed box")];
 
+/// The longest a queue depth may read for (probe finding: `--seconds 1e19` panicked).
+const MAX_SECONDS: f64 = 3600.0;
+
 pub fn expert(args: BenchDiskArgs) -> Result<(), Failure> {
-    if !(args.seconds.is_finite() && args.seconds > 0.0) {
-        return Err(input_error(format!("--seconds {}: give a positive number", args.seconds)));
+    if !(args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= MAX_SECONDS) {
+        return Err(input_error(format!(
+            "--seconds {}: give a number above 0 and at most {MAX_SECONDS}",
+            args.seconds
+        )));
     }
     let cancel = ctrl_c_flag();
     let (files, _scratch) = targets(&args, "2GiB", &cancel)?;
@@ -59,6 +65,8 @@ const BUFFERED_NOTE: &str = "this file system refused O_DIRECT: reads were buffe
 fn ctrl_c_flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     let raised = Arc::clone(&flag);
+    // Ctrl-C, SIGTERM and SIGHUP (ctrlc's `termination`) stop the bench; its scratch file
+    // is removed as it unwinds.
     if ctrlc::set_handler(move || raised.store(true, Ordering::Relaxed)).is_err() {
         eprintln!("k3: Ctrl-C cannot be caught here; a scratch file may be left behind if interrupted");
     }

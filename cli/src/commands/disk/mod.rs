@@ -42,6 +42,7 @@ fn targets(
             let bytes = size_flag("--scratch-size", args.scratch_size.as_deref().unwrap_or(scratch_default))?;
             let s = ScratchFile::create(p, bytes, cancel).map_err(|e| match e {
                 DiskBenchError::Cancelled => runtime_error("bench disk: cancelled".into()),
+                e @ DiskBenchError::NoSpace { .. } => input_error(format!("--scratch-size: {e}")),
                 e => runtime_error(format!("writing a scratch file in {}: {e}", p.display())),
             })?;
             files.push(s.path().to_path_buf());
