@@ -385,7 +385,7 @@ fn bench_disk_refuses_a_scratch_file_the_drive_cannot_hold_bounds_its_seconds_an
     assert!(std::fs::read_dir(&dir).unwrap().next().is_none(), "nothing written for a refused size");
     #[cfg(unix)]
     for signal in ["TERM", "HUP"] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_k3"))
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_k3"))
             .args(["bench", "disk", "--path", d, "--scratch-size", "64MB", "--seconds", "30", "--json"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
