@@ -2,6 +2,7 @@
 //! One test binary for the crate's integration tests (each file a module): one link instead
 //! of one per file, the bulk of a CI build's link time.
 
+mod bench;
 mod chat_state;
 mod cli;
 mod context;
