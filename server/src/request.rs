@@ -205,19 +205,18 @@ pub const IGNORED_FIELDS_HEADER: &str = "x-k3-ignored-fields";
 /// The most ignored fields one header names.
 const MAX_IGNORED_NAMED: usize = 16;
 
+impl SamplingFields {
+    /// The top-level fields both endpoints read into [`SamplingFields`].
+    pub const FIELDS: &'static [&'static str] =
+        &["temperature", "top_p", "seed", "max_tokens", "max_completion_tokens", "stop", "n"];
+}
+
 impl ChatRequest {
-    /// The top-level fields `POST /v1/chat/completions` reads.
+    /// The top-level fields `POST /v1/chat/completions` reads besides the sampling ones.
     pub const FIELDS: &'static [&'static str] = &[
         "model",
         "messages",
         "stream",
-        "temperature",
-        "top_p",
-        "seed",
-        "max_tokens",
-        "max_completion_tokens",
-        "stop",
-        "n",
         "thinking",
         "reasoning_effort",
         "chat_template_kwargs",
@@ -229,30 +228,19 @@ impl ChatRequest {
 }
 
 impl CompletionRequest {
-    /// The top-level fields `POST /v1/completions` reads.
-    pub const FIELDS: &'static [&'static str] = &[
-        "model",
-        "prompt",
-        "stream",
-        "temperature",
-        "top_p",
-        "seed",
-        "max_tokens",
-        "max_completion_tokens",
-        "stop",
-        "n",
-    ];
+    /// The top-level fields `POST /v1/completions` reads besides the sampling ones.
+    pub const FIELDS: &'static [&'static str] = &["model", "prompt", "stream"];
 }
 
-/// The top-level fields of `body` (a JSON object) that are not in `known`, in the order
-/// written, at most [`MAX_IGNORED_NAMED`], each shown as printable ASCII (others as `?`).
-/// Empty when `body` is not an object.
-pub fn unknown_fields(body: &[u8], known: &[&str]) -> Vec<String> {
+/// The top-level fields of `body` (a JSON object) that are in none of the `known` lists, in
+/// the order written, at most [`MAX_IGNORED_NAMED`], each shown as printable ASCII (others
+/// as `?`). Empty when `body` is not an object.
+pub fn unknown_fields(body: &[u8], known: &[&[&str]]) -> Vec<String> {
     let Ok(serde_json::Value::Object(map)) = serde_json::from_slice::<serde_json::Value>(body) else {
         return Vec::new();
     };
     map.keys()
-        .filter(|k| !known.contains(&k.as_str()))
+        .filter(|k| !known.iter().any(|list| list.contains(&k.as_str())))
         .take(MAX_IGNORED_NAMED)
         .map(|k| k.chars().take(64).map(|c| if c.is_ascii_graphic() { c } else { '?' }).collect())
         .collect()

@@ -11,7 +11,7 @@ use crate::api_error::ApiError;
 use crate::body::read_json;
 use crate::generation::{start, Generation};
 use crate::reply::ApiTurn;
-use crate::request::{parse, unknown_fields, ChatRequest};
+use crate::request::{parse, unknown_fields, ChatRequest, SamplingFields};
 use crate::split::{Channels, ReplyText};
 use crate::state::AppState;
 use crate::turn::chat_turn;
@@ -21,7 +21,7 @@ pub async fn chat_completions(State(state): State<AppState>, headers: HeaderMap,
         Ok(bytes) => bytes,
         Err(e) => return e.into_response(),
     };
-    let ignored = unknown_fields(&bytes, ChatRequest::FIELDS);
+    let ignored = unknown_fields(&bytes, &[ChatRequest::FIELDS, SamplingFields::FIELDS]);
     super::with_ignored(super::answer(&state, prepare_bytes(&state, &bytes)).await, &ignored)
 }
 

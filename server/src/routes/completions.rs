@@ -11,7 +11,7 @@ use crate::api_error::ApiError;
 use crate::body::read_json;
 use crate::generation::{start, Generation};
 use crate::reply::ApiTurn;
-use crate::request::{parse, unknown_fields, CompletionRequest};
+use crate::request::{parse, unknown_fields, CompletionRequest, SamplingFields};
 use crate::split::{Channels, ReplyText};
 use crate::state::AppState;
 
@@ -23,7 +23,7 @@ pub async fn completions(State(state): State<AppState>, headers: HeaderMap, body
         Ok(bytes) => bytes,
         Err(e) => return e.into_response(),
     };
-    let ignored = unknown_fields(&bytes, CompletionRequest::FIELDS);
+    let ignored = unknown_fields(&bytes, &[CompletionRequest::FIELDS, SamplingFields::FIELDS]);
     super::with_ignored(super::answer(&state, prepare(&state, &bytes)).await, &ignored)
 }
 

@@ -27,7 +27,7 @@ pub async fn messages(State(state): State<AppState>, headers: HeaderMap, body: B
         Ok(bytes) => bytes,
         Err(e) => return error_response(&e),
     };
-    let ignored = unknown_fields(&bytes, MessagesRequest::FIELDS);
+    let ignored = unknown_fields(&bytes, &[MessagesRequest::FIELDS]);
     let response = match prepare(&state, &bytes) {
         Ok((generation, true)) => generation.stream(&state),
         Ok((generation, false)) => generation.collect().await,
