@@ -89,6 +89,29 @@ export async function killApp(d, app) {
   await d.quit().catch(() => undefined);
 }
 
+/** Starts `app` (a fresh install or a restart) through the WebDriver at `base` and waits for
+ * the chat on the demo model, choosing "Try the demo model" when the wizard offers it. */
+export async function launchOnDemo(base, app) {
+  const { WebDriver } = await import('./webdriver.mjs');
+  const driver = await WebDriver.start(base, app);
+  await driver.until('the composer and the demo banner', async () =>
+    (await driver.findAll('#composer')).length === 1 && (await driver.findAll('[data-testid=demo-banner]')).length === 1, 60000);
+  if ((await driver.findAll('[data-testid=try-demo]')).length > 0) {
+    await driver.click(await driver.find('[data-testid=try-demo]'));
+    await driver.until('the wizard to close', async () => (await driver.findAll('.wizard')).length === 0);
+  }
+  return driver;
+}
+
+/** Calls an app command from the page (what the window's buttons call); a refusal comes back as
+ * `{ failed }`. */
+export const invoke = (driver, cmd, args) =>
+  driver.cmd('POST', '/execute/async', {
+    script: `const done = arguments[arguments.length - 1];
+      window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]).then(done, (e) => done({ failed: e }));`,
+    args: [cmd, args],
+  });
+
 /** Opens Settings (the top bar's button) on `section`, named as its list shows it. */
 export async function openSettings(d, section) {
   await d.click(await d.find('button[aria-label="App settings"]'));

@@ -7,8 +7,8 @@
 //
 // Usage: node e2e/queue.e2e.mjs /absolute/path/to/k3-desktop DATA_DIR   (tauri-driver on 127.0.0.1:4444)
 import { readFileSync, writeFileSync } from 'node:fs';
-import { GOLDEN, check, journey, killApp, openSettings, retype, screenshot } from './harness.mjs';
-import { KEYS, WebDriver } from './webdriver.mjs';
+import { GOLDEN, check, invoke, journey, killApp, launchOnDemo, openSettings, retype, screenshot } from './harness.mjs';
+import { KEYS } from './webdriver.mjs';
 
 const app = process.argv[2];
 const dataDir = process.argv[3];
@@ -25,16 +25,7 @@ const run = journey(async () => {
 });
 
 /** Starts the app and waits for the chat on the demo model (a fresh install: "Try the demo model"). */
-async function launch() {
-  const driver = await WebDriver.start(base, app);
-  await driver.until('the composer and the demo banner', async () =>
-    (await driver.findAll('#composer')).length === 1 && (await driver.findAll('[data-testid=demo-banner]')).length === 1, 60000);
-  if ((await driver.findAll('[data-testid=try-demo]')).length > 0) {
-    await driver.click(await driver.find('[data-testid=try-demo]'));
-    await driver.until('the wizard to close', async () => (await driver.findAll('.wizard')).length === 0);
-  }
-  return driver;
-}
+const launch = () => launchOnDemo(base, app);
 
 async function openQueue(driver) {
   const opened = await driver.exec(
@@ -49,14 +40,6 @@ const rows = (driver) =>
   driver.exec(`return [...document.querySelectorAll('.queue-item')].map(li => ({
     id: Number(li.dataset.id), status: li.dataset.status, prompt: li.querySelector('.queue-prompt').textContent,
     progress: li.querySelector('[data-testid=queue-item-progress]').textContent }));`);
-
-/** Calls an app command from the page (what the window's buttons call). */
-const invoke = (driver, cmd, args) =>
-  driver.cmd('POST', '/execute/async', {
-    script: `const done = arguments[arguments.length - 1];
-      window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]).then(done, (e) => done({ failed: e }));`,
-    args: [cmd, args],
-  });
 
 /** Each finish line of the journal, by item id. */
 function finishLines() {

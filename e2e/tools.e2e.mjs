@@ -9,8 +9,8 @@
 // Usage: node e2e/tools.e2e.mjs /absolute/path/to/k3-desktop DATA_DIR SERVER_PROGRAM FILES_DIR
 import { execFileSync } from 'node:child_process';
 import { dirname } from 'node:path';
-import { check, journey, killApp, messages, openSettings, retype, screenshot } from './harness.mjs';
-import { KEYS, WebDriver } from './webdriver.mjs';
+import { check, invoke, journey, killApp, launchOnDemo, messages, openSettings, retype, screenshot } from './harness.mjs';
+import { KEYS } from './webdriver.mjs';
 
 const [app, dataDir, serverProgram, filesDir] = process.argv.slice(2);
 const base = process.env.WEBDRIVER_URL || 'http://127.0.0.1:4444';
@@ -24,23 +24,7 @@ const run = journey(async () => {
   console.log(`window text: ${await d.exec('return document.body.innerText.slice(0, 2000);')}`);
 });
 
-async function launch() {
-  const driver = await WebDriver.start(base, app);
-  await driver.until('the composer and the demo banner', async () =>
-    (await driver.findAll('#composer')).length === 1 && (await driver.findAll('[data-testid=demo-banner]')).length === 1, 60000);
-  if ((await driver.findAll('[data-testid=try-demo]')).length > 0) {
-    await driver.click(await driver.find('[data-testid=try-demo]'));
-    await driver.until('the wizard to close', async () => (await driver.findAll('.wizard')).length === 0);
-  }
-  return driver;
-}
-
-const invoke = (driver, cmd, args) =>
-  driver.cmd('POST', '/execute/async', {
-    script: `const done = arguments[arguments.length - 1];
-      window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1]).then(done, (e) => done({ failed: e }));`,
-    args: [cmd, args],
-  });
+const launch = () => launchOnDemo(base, app);
 
 const cards = (driver) =>
   driver.exec(`return [...document.querySelectorAll('.pending-call')].map(c => ({ tool: c.dataset.tool, call: c.dataset.call, text: c.textContent }));`);
