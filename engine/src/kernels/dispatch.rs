@@ -82,8 +82,8 @@ fn cpu_runs(isa: Isa) -> bool {
         #[cfg(target_arch = "x86_64")]
         Isa::Avx2 => std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma"),
         #[cfg(target_arch = "x86_64")]
-        // The AVX-512 level also runs the AVX2 bodies it has no wider twin of
-        // (`bf16_accumulate_tokens`), so it needs AVX2 and FMA too (every AVX-512 CPU has them).
+        // Every AVX-512 body has its own twin; the level still asks for AVX2 and FMA (every
+        // AVX-512 CPU has them) so that it is never weaker than the level below.
         Isa::Avx512 => {
             std::arch::is_x86_feature_detected!("avx512f")
                 && std::arch::is_x86_feature_detected!("avx512bw")
@@ -285,9 +285,13 @@ impl DetectedIsa {
         assert!(n == 0 || (n - 1) * x_stride + w.len() <= xs.len(), "bf16_accumulate_tokens activations");
         match self.isa {
             #[cfg(target_arch = "x86_64")]
-            // SAFETY: a `DetectedIsa` holds `Avx2` or `Avx512` only when the CPU has AVX2 and
-            // FMA (its invariant); lengths checked above.
-            Isa::Avx2 | Isa::Avx512 => unsafe { simd_avx2::bf16_accumulate_tokens(w, xs, x_stride, lanes) },
+            // SAFETY: a `DetectedIsa` holds `Avx2` only when the CPU has AVX2 and FMA (its
+            // invariant); lengths checked above.
+            Isa::Avx2 => unsafe { simd_avx2::bf16_accumulate_tokens(w, xs, x_stride, lanes) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx512` only when the CPU has AVX-512F (its
+            // invariant); lengths checked above.
+            Isa::Avx512 => unsafe { simd_x86::bf16_accumulate_tokens(w, xs, x_stride, lanes) },
             #[cfg(target_arch = "aarch64")]
             // SAFETY: a `DetectedIsa` holds `Neon` only when the CPU has NEON (its
             // invariant); lengths checked above.

@@ -28,8 +28,7 @@
 //!   (row, token) pair with exactly the single-vector arithmetic.
 //!
 //! * Bodies: portable (`dot.rs`), AVX2 + FMA (`simd_avx2.rs`) and AVX-512 (`simd_x86.rs`
-//!   dense, `mxfp4_avx512.rs` MXFP4; the AVX-512 level runs the AVX2 body of
-//!   `bf16_accumulate_tokens`, which has no wider twin) on x86-64, NEON (`simd_neon.rs`
+//!   dense, `mxfp4_avx512.rs` MXFP4) on x86-64, NEON (`simd_neon.rs`
 //!   dense, `mxfp4_neon.rs` MXFP4) on aarch64, picked by `dispatch` at run time; all
 //!   bit-identical, so the choice never shows in the logits.
 //! * Batched products (`bf16_batch`, `mxfp4_batch`) block rows, columns and tokens for the

@@ -2,7 +2,8 @@
 //! (the MXFP4 bodies live in `mxfp4_avx512.rs`).
 //!
 //! Owns: the dense (F32, BF16) rows and the memory-read probe, named after the kernel they
-//! implement (`dot_f32`, `dot_bf16`, `dot_bf16_rows4`, `read_sum`, `fma_probe_f64`) and visible only to
+//! implement (`dot_f32`, `dot_bf16`, `dot_bf16_rows4`, `bf16_accumulate_tokens`, `read_sum`,
+//! `fma_probe_f64`) and visible only to
 //! `kernels`, whose `dispatch` calls them. Depends on the leaf `dot` only. Each function keeps the FP
 //! contract's lane assignment exactly: element `i` goes to f64 lane `i % 16` (two 8-lane
 //! registers, lanes 0..8 and 8..16), reduced with the same scalar tree as the portable
@@ -91,6 +92,81 @@ pub(super) unsafe fn dot_bf16(w: &[u16], x: &[f64]) -> f32 {
     let tail = |j: usize| bf16_to_f64(w[j]);
     // SAFETY: features per caller; loader in bounds.
     unsafe { dot16_avx512(w.len(), x, load, tail) }
+}
+
+/// Adds one BF16 row span to the 16 lanes of `T` tokens at once: each 16-element block is
+/// widened once into two 8-lane registers (elements 0..8 and 8..16) and fed to the `2·T`
+/// accumulators (token `k`'s lanes 0..8 in `acc[k][0]`, 8..16 in `acc[k][1]`), exactly as
+/// `dot16_avx512` feeds one token's.
+///
+/// # Safety
+/// The CPU must support AVX-512F; `w.len()` is a multiple of 16 and every token's span
+/// `xs[k * x_stride..][..w.len()]` (`k < T`) is in bounds.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn bf16_span_tokens<const T: usize>(w: &[u16], xs: &[f64], x_stride: usize, lanes: &mut [[f64; 16]]) {
+    debug_assert!(lanes.len() == T && w.len().is_multiple_of(16));
+    let mut acc = [[_mm512_setzero_pd(); 2]; T];
+    for (a, l) in acc.iter_mut().zip(lanes.iter()) {
+        // SAFETY: each token's lanes are 16 f64; unaligned loads of 8 at 0 and 8.
+        *a = unsafe { [_mm512_loadu_pd(l.as_ptr()), _mm512_loadu_pd(l.as_ptr().add(8))] };
+    }
+    let mut i = 0;
+    while i < w.len() {
+        // SAFETY: i + 16 <= w.len().
+        let wv = unsafe { bf16x16(w.as_ptr().add(i)) };
+        let w_lo = _mm512_cvtps_pd(_mm512_castps512_ps256(wv));
+        let w_hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(wv))));
+        for (k, a) in acc.iter_mut().enumerate() {
+            // SAFETY: token k's span holds w.len() >= i + 16 elements from k * x_stride.
+            let x = unsafe { xs.as_ptr().add(k * x_stride + i) };
+            // SAFETY: x..x + 16 lies within the token's span.
+            let (x_lo, x_hi) = unsafe { (_mm512_loadu_pd(x), _mm512_loadu_pd(x.add(8))) };
+            a[0] = _mm512_fmadd_pd(w_lo, x_lo, a[0]);
+            a[1] = _mm512_fmadd_pd(w_hi, x_hi, a[1]);
+        }
+        i += 16;
+    }
+    for (a, l) in acc.iter().zip(lanes.iter_mut()) {
+        // SAFETY: each token's lanes are 16 f64; unaligned stores of 8 at 0 and 8.
+        unsafe {
+            _mm512_storeu_pd(l.as_mut_ptr(), a[0]);
+            _mm512_storeu_pd(l.as_mut_ptr().add(8), a[1]);
+        }
+    }
+}
+
+/// AVX-512 twin of `bf16_accumulate_tokens_portable`: tokens eight at a time (sixteen
+/// accumulators and the widened weights within the 32 registers), then four, two, one.
+///
+/// # Safety
+/// The CPU must support AVX-512F; `w.len()` is a multiple of 16 and, for
+/// `n = lanes.len() > 0`, `(n - 1) * x_stride + w.len() <= xs.len()`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn bf16_accumulate_tokens(w: &[u16], xs: &[f64], x_stride: usize, lanes: &mut [[f64; 16]]) {
+    let mut k = 0;
+    while k < lanes.len() {
+        let left = lanes.len() - k;
+        let xs_k = &xs[k * x_stride..];
+        // SAFETY: tokens k..k+n lie in bounds per the caller.
+        let n = unsafe {
+            match left {
+                8.. => bf16_span_tokens::<8>(w, xs_k, x_stride, &mut lanes[k..k + 8]),
+                4..=7 => bf16_span_tokens::<4>(w, xs_k, x_stride, &mut lanes[k..k + 4]),
+                2 | 3 => bf16_span_tokens::<2>(w, xs_k, x_stride, &mut lanes[k..k + 2]),
+                _ => bf16_span_tokens::<1>(w, xs_k, x_stride, &mut lanes[k..k + 1]),
+            }
+            match left {
+                8.. => 8,
+                4..=7 => 4,
+                2 | 3 => 2,
+                _ => 1,
+            }
+        };
+        k += n;
+    }
 }
 
 /// Four BF16 rows against one activation: each row's lanes, order and reduction are

@@ -12,7 +12,7 @@ fn bf16_against_several_tokens_equals_the_twin_on_every_isa() {
     let mut rng = Lcg(21);
     for body in available() {
         for n in dot_lengths() {
-            for n_tokens in [1usize, 2, 3, 4, 5, 7] {
+            for n_tokens in [1usize, 2, 3, 4, 5, 7, 8, 9, 12, 17] {
                 let w = bf16_bits(&mut rng, n);
                 let xs32 = rng.vec(n * n_tokens, 3.0);
                 let mut out = vec![0.0f32; n_tokens];
