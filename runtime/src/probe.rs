@@ -93,8 +93,8 @@ pub struct ProbeSnapshot {
     pub rss_bytes: Option<u64>,
     pub peak_rss_bytes: Option<u64>,
     pub machine: MachineMemory,
-    /// PSI `some avg10` of memory, in percent (`None` without PSI).
-    pub memory_pressure: Option<f64>,
+    /// Memory pressure as this system measures it (`None` where it says nothing).
+    pub memory_pressure: Option<k3_engine::io::pressure::MemoryPressure>,
     /// Pieces the reader pool is reading now (`None` without a loaded model).
     pub reads_in_flight: Option<u64>,
     /// `seq` of the newest timeline sample (0: none yet).
@@ -202,7 +202,7 @@ impl MetricsProbe {
             rss_bytes: sysinfo::current_rss_bytes(),
             peak_rss_bytes: sysinfo::peak_rss_bytes(),
             machine: sysinfo::machine_memory(),
-            memory_pressure: sysinfo::memory_pressure_avg10(),
+            memory_pressure: sysinfo::memory_pressure(),
             ..snapshot
         }
     }

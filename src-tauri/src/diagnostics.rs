@@ -65,7 +65,7 @@ pub fn report(i: &DiagnosticsInput<'_>) -> String {
         "memory: {} total, {} available, pressure {}, RSS {}, peak {}",
         gb(m.usable_total_bytes()),
         gb(m.usable_available_bytes()),
-        i.probe.memory_pressure.map_or("n/a".into(), |p| format!("{p:.1}%")),
+        i.probe.memory_pressure.map_or("n/a".into(), |p| p.describe()),
         i.probe.rss_bytes.map_or("n/a".into(), gb),
         i.probe.peak_rss_bytes.map_or("n/a".into(), gb),
     );

@@ -8,7 +8,7 @@
 //! positioned reads and writes, links, folder sync), [`reader`] (the one I/O engine:
 //! large reads split into aligned pieces in flight together, per the drive's measured
 //! pattern), [`sysinfo`] (the machine's memory and this process's resident set, as plain
-//! numbers), [`release`] (freed memory handed back to the OS after a replan) and
+//! numbers), [`pressure`] (memory pressure as each system measures it), [`release`] (freed memory handed back to the OS after a replan) and
 //! [`storage`] (the seam where reads and the pack's writes meet the OS, replaceable by
 //! tests that inject faults).
 //! Must not: be bypassed: every weight byte streamed at run time is read here.
@@ -18,6 +18,7 @@ pub mod blob;
 pub mod busy;
 pub mod direct;
 pub mod os;
+pub mod pressure;
 pub mod reader;
 pub mod release;
 pub mod storage;

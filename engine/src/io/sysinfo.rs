@@ -4,9 +4,8 @@
 //! and usage of this process's cgroup (`memory.max`, `memory.current`), swap, the
 //! process's current and peak resident set (`VmRSS`, `VmHWM`), and memory pressure (PSI
 //! `some avg10`). On macOS and Windows the same figures come from `sysinfo_other.rs` (the
-//! `sysinfo` crate, and each system's own call for the peak resident set); there is no
-//! cgroup, and pressure is unknown there (`None`), so the guard works from available
-//! memory alone.
+//! `sysinfo` crate, and each system's own call for the peak resident set and for memory
+//! pressure: macOS's pressure level, Windows' commit charge); there is no cgroup.
 //! Must not: decide anything: the planner gets [`MachineMemory`] and decides.
 //! Easy to break: `memory.max` is the word `max` when there is no limit; a missing file
 //! (cgroup v1, another OS) means "unknown", never zero.
@@ -18,7 +17,7 @@ use std::path::{Path, PathBuf};
 use k3_plan::{CgroupMemory, MachineMemory};
 
 #[cfg(not(target_os = "linux"))]
-pub use other::{current_rss_bytes, machine_memory, memory_pressure_avg10, peak_rss_bytes, swap_bytes};
+pub use other::{current_rss_bytes, machine_memory, memory_pressure, peak_rss_bytes, swap_bytes};
 
 #[cfg(not(target_os = "linux"))]
 #[path = "sysinfo_other.rs"]
@@ -61,8 +60,9 @@ pub fn peak_rss_bytes() -> Option<u64> {
 /// Memory pressure: the share of the last 10 s in which some task stalled on memory
 /// (`some avg10` of `/proc/pressure/memory`, in percent); `None` without PSI.
 #[cfg(target_os = "linux")]
-pub fn memory_pressure_avg10() -> Option<f64> {
-    psi_some_avg10(&std::fs::read_to_string("/proc/pressure/memory").ok()?)
+pub fn memory_pressure() -> Option<super::pressure::MemoryPressure> {
+    let avg10 = psi_some_avg10(&std::fs::read_to_string("/proc/pressure/memory").ok()?)?;
+    Some(super::pressure::MemoryPressure::StallPercent(avg10))
 }
 
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]

@@ -3,11 +3,16 @@
 //! call (`getrusage`'s `ru_maxrss` on macOS, `PeakWorkingSetSize` on Windows), which
 //! `sysinfo` does not give.
 //!
-//! Owns: the `unsafe` FFI of those two peak calls, each with its `SAFETY:` note.
+//! Memory pressure is each system's own measure (`io::pressure`): macOS's pressure level
+//! (`sysctlbyname`), Windows' commit charge (`GlobalMemoryStatusEx`), which `sysinfo`
+//! gives neither of.
+//! Owns: the `unsafe` FFI of those calls, each with its `SAFETY:` note.
 //! Must not: invent a figure: what a system does not say is `None` (or 0 in
 //! [`MachineMemory`], which the planner reads as unknown).
 
 use k3_plan::MachineMemory;
+
+use crate::io::pressure::{self, MemoryPressure};
 use sysinfo::{MemoryRefreshKind, Pid, ProcessRefreshKind, ProcessesToUpdate, System};
 
 fn memory() -> System {
@@ -40,8 +45,52 @@ pub fn current_rss_bytes() -> Option<u64> {
     system.process(pid).map(|p| p.memory())
 }
 
-/// Memory pressure as Linux's PSI measures it: unknown on this system.
-pub fn memory_pressure_avg10() -> Option<f64> {
+/// macOS's memory-pressure level (`sysctl kern.memorystatus_vm_pressure_level`).
+#[cfg(target_os = "macos")]
+pub fn memory_pressure() -> Option<MemoryPressure> {
+    let mut value: libc::c_int = 0;
+    let mut size = std::mem::size_of::<libc::c_int>();
+    // SAFETY: the name is a NUL-terminated C string; `sysctlbyname` writes at most `size`
+    // bytes into `value`, an aligned `c_int` of exactly that size that lives across the
+    // call, and sets `size` to what it wrote; no new value is given (null, 0).
+    let rc = unsafe {
+        libc::sysctlbyname(
+            c"kern.memorystatus_vm_pressure_level".as_ptr(),
+            (&mut value as *mut libc::c_int).cast(),
+            &mut size,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    (rc == 0 && size == std::mem::size_of::<libc::c_int>())
+        .then(|| pressure::level_of(value))
+        .flatten()
+        .map(MemoryPressure::Level)
+}
+
+/// Windows' commit charge against its limit (`GlobalMemoryStatusEx`: the page-file
+/// figures are the commit limit and what is left of it).
+#[cfg(windows)]
+pub fn memory_pressure() -> Option<MemoryPressure> {
+    use windows_sys::Win32::System::SystemInformation::{GlobalMemoryStatusEx, MEMORYSTATUSEX};
+    let mut status = std::mem::MaybeUninit::<MEMORYSTATUSEX>::zeroed();
+    // SAFETY: the struct is zeroed and aligned, lives across the call, and its `dwLength`
+    // is set to its size before the call, as `GlobalMemoryStatusEx` requires.
+    let ok = unsafe {
+        (*status.as_mut_ptr()).dwLength = std::mem::size_of::<MEMORYSTATUSEX>() as u32;
+        GlobalMemoryStatusEx(status.as_mut_ptr())
+    };
+    if ok == 0 {
+        return None;
+    }
+    // SAFETY: on success the call filled the struct (and it was zeroed before).
+    let status = unsafe { status.assume_init() };
+    pressure::commit_percent(status.ullTotalPageFile, status.ullAvailPageFile).map(MemoryPressure::CommitPercent)
+}
+
+/// Memory pressure: unknown on this system.
+#[cfg(not(any(target_os = "macos", windows)))]
+pub fn memory_pressure() -> Option<MemoryPressure> {
     None
 }
 
@@ -75,4 +124,18 @@ pub fn peak_rss_bytes() -> Option<u64> {
 #[cfg(not(any(target_os = "macos", windows)))]
 pub fn peak_rss_bytes() -> Option<u64> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    /// Windows (under Wine in CI) answers `GlobalMemoryStatusEx`: a commit charge between
+    /// 0 and 100 % of its limit.
+    #[cfg(windows)]
+    #[test]
+    fn windows_reports_its_commit_charge_as_the_pressure_reading() {
+        match super::memory_pressure() {
+            Some(super::MemoryPressure::CommitPercent(c)) => assert!((0.0..=100.0).contains(&c), "{c}"),
+            other => panic!("expected a commit charge, got {other:?}"),
+        }
+    }
 }

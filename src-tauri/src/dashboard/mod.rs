@@ -77,7 +77,7 @@ pub struct MemoryPart {
     pub detail: String,
 }
 
-/// The machine's memory (`/proc/meminfo`, PSI).
+/// The machine's memory and its pressure as the system measures it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SystemMemory {
@@ -85,8 +85,13 @@ pub struct SystemMemory {
     pub total_bytes: u64,
     #[ts(type = "number")]
     pub available_bytes: u64,
-    /// PSI `some avg10` in percent; `None` where the kernel has no PSI.
+    /// PSI `some avg10` in percent; `None` where the kernel has no PSI (macOS, Windows).
     pub pressure_avg10: Option<f64>,
+    /// The system's own pressure reading in words (PSI, macOS's level, Windows' commit
+    /// charge); `None` where it says nothing.
+    pub pressure: Option<String>,
+    /// The system says memory is short (`MemoryPressure::is_high`).
+    pub pressure_high: bool,
 }
 
 /// One generated token on the timeline.
@@ -155,7 +160,7 @@ pub fn read(now: &ProbeSnapshot, samples: &[TokenSample]) -> Dashboard {
     let pressure = match (model, plan) {
         (Some(m), Some(p)) => assess(&PressureInput {
             machine: now.machine,
-            pressure_avg10: now.memory_pressure,
+            pressure: now.memory_pressure,
             rss_bytes: now.rss_bytes.unwrap_or(0),
             plan_bytes: p.total_bytes,
             footprint: &m.footprint,
@@ -177,7 +182,9 @@ pub fn read(now: &ProbeSnapshot, samples: &[TokenSample]) -> Dashboard {
         system: SystemMemory {
             total_bytes: now.machine.usable_total_bytes(),
             available_bytes: now.machine.usable_available_bytes(),
-            pressure_avg10: now.memory_pressure,
+            pressure_avg10: now.memory_pressure.and_then(|p| p.stall_percent()),
+            pressure: now.memory_pressure.map(|p| p.describe()),
+            pressure_high: now.memory_pressure.is_some_and(|p| p.is_high()),
         },
         // With the head and embedding rows a streaming plan reads when used, as per token.
         trunk_bytes_read: stream.trunk_bytes_read + stream.vocab_bytes_read,

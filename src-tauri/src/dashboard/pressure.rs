@@ -4,16 +4,15 @@
 //! Owns: [`assess`] (a pure rule over numbers, unit-tested) and [`PressureWarning`].
 //! Must not: act: the window shows the warning and the user chooses the step-down.
 //! The rule: the plan may still grow by `plan − RSS` (slots not yet filled); the spare
-//! memory is `MemAvailable` less that growth. Below [`min_spare_bytes`], or with PSI
-//! `some avg10` at [`PSI_WARN_PERCENT`] or more, the guard warns, before the system swaps
-//! or the OOM killer acts.
+//! memory is `MemAvailable` less that growth. Below [`min_spare_bytes`], or when the
+//! system's own pressure reading is high (`MemoryPressure::is_high`: PSI `some avg10` at
+//! 10 % or more on Linux, a warning or critical level on macOS, a commit charge at 90 % or
+//! more on Windows), the guard warns, before the system swaps or the OOM killer acts.
 
+use k3_engine::io::pressure::MemoryPressure;
 use k3_plan::{plan_memory, BudgetChoice, Footprint, MachineMemory, MemoryRequest, Preset, GB};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
-
-/// PSI `some avg10` (percent of the last 10 s with a task stalled on memory) that warns.
-pub const PSI_WARN_PERCENT: f64 = 10.0;
 
 /// Spare memory below which the guard warns: 1 GB or 2 % of the machine, the larger.
 pub fn min_spare_bytes(machine: MachineMemory) -> u64 {
@@ -33,7 +32,10 @@ pub struct PressureWarning {
     pub spare_bytes: f64,
     #[ts(type = "number")]
     pub min_spare_bytes: u64,
+    /// PSI `some avg10` (Linux), when that is the system's measure.
     pub pressure_avg10: Option<f64>,
+    /// The system's own pressure reading in words, when it is high.
+    pub pressure: Option<String>,
     /// The largest preset that leaves enough spare memory, if any.
     pub step_down: Option<String>,
     #[ts(type = "number | null")]
@@ -44,7 +46,7 @@ pub struct PressureWarning {
 #[derive(Debug, Clone)]
 pub struct PressureInput<'a> {
     pub machine: MachineMemory,
-    pub pressure_avg10: Option<f64>,
+    pub pressure: Option<MemoryPressure>,
     pub rss_bytes: u64,
     pub plan_bytes: u64,
     pub footprint: &'a Footprint,
@@ -63,7 +65,7 @@ pub fn assess(input: &PressureInput<'_>) -> Option<PressureWarning> {
     let spare = available as f64 - growth as f64;
     let min_spare = min_spare_bytes(input.machine);
     let squeezed = spare < min_spare as f64;
-    let stalling = input.pressure_avg10.is_some_and(|p| p >= PSI_WARN_PERCENT);
+    let stalling = input.pressure.is_some_and(|p| p.is_high());
     if !squeezed && !stalling {
         return None;
     }
@@ -76,7 +78,8 @@ pub fn assess(input: &PressureInput<'_>) -> Option<PressureWarning> {
         plan_growth_bytes: growth,
         spare_bytes: spare,
         min_spare_bytes: min_spare,
-        pressure_avg10: input.pressure_avg10,
+        pressure_avg10: input.pressure.and_then(|p| p.stall_percent()),
+        pressure: input.pressure.filter(|p| p.is_high()).map(|p| p.describe()),
         step_down: step_down.map(|(p, _)| p.name().to_string()),
         step_down_plan_bytes: step_down.map(|(_, bytes)| bytes),
     })
@@ -107,7 +110,7 @@ mod tests {
     fn input(fp: &Footprint, available: u64, rss: u64, plan: u64, psi: Option<f64>) -> PressureInput<'_> {
         PressureInput {
             machine: MachineMemory::new(64 * GB, available),
-            pressure_avg10: psi,
+            pressure: psi.map(MemoryPressure::StallPercent),
             rss_bytes: rss,
             plan_bytes: plan,
             footprint: fp,
@@ -151,6 +154,22 @@ mod tests {
         assert_eq!(w.step_down.as_deref(), Some("ultra"), "below laptop, ultra");
         let w = assess(&input(&fp, 40 * GB, ultra, ultra, Some(25.0))).expect("PSI warns");
         assert_eq!(w.step_down, None, "ultra is the smallest preset");
+    }
+
+    /// macOS's level and Windows' commit charge warn as PSI does, each by its own rule.
+    #[test]
+    fn a_macos_pressure_level_or_a_windows_commit_charge_warns_by_its_own_rule() {
+        use k3_engine::io::pressure::PressureLevel;
+        let fp = k3_plan::released_footprint();
+        let with =
+            |p: MemoryPressure| PressureInput { pressure: Some(p), ..input(&fp, 40 * GB, 8 * GB, 10 * GB, None) };
+        assert_eq!(assess(&with(MemoryPressure::Level(PressureLevel::Normal))), None);
+        let w = assess(&with(MemoryPressure::Level(PressureLevel::Critical))).expect("critical warns");
+        assert_eq!(w.pressure.as_deref(), Some("critical (macOS memory pressure)"));
+        assert_eq!(w.pressure_avg10, None, "a level is not a PSI figure");
+        assert_eq!(assess(&with(MemoryPressure::CommitPercent(50.0))), None);
+        let w = assess(&with(MemoryPressure::CommitPercent(95.0))).expect("a commit charge near its limit warns");
+        assert_eq!(w.pressure.as_deref(), Some("95% of the commit limit in use"));
     }
 
     #[test]

@@ -141,7 +141,7 @@ function Breakdown({ parts, total }: { parts: MemoryPart[]; total: number }) {
 }
 
 function SystemBar({ d }: { d: Dashboard }) {
-  const { totalBytes, availableBytes, pressureAvg10 } = d.system;
+  const { totalBytes, availableBytes, pressure } = d.system;
   if (totalBytes <= 0) return null;
   const ours = Math.min(d.rssBytes ?? 0, totalBytes);
   const rest = Math.max(0, totalBytes - availableBytes - ours);
@@ -155,7 +155,7 @@ function SystemBar({ d }: { d: Dashboard }) {
       <p class="dash-figures" data-testid="system-memory">
         <span class="swatch sys-ours" aria-hidden="true" /> ours {formatGB(ours)} · <span class="swatch sys-rest" aria-hidden="true" /> others {formatGB(rest)} ·{" "}
         <span class="swatch sys-free" aria-hidden="true" /> available {formatGB(availableBytes)} of {formatGB(totalBytes)} · pressure{" "}
-        {pressureAvg10 === null ? "n/a (no PSI)" : `${pressureAvg10.toFixed(1)}% (some avg10)`}
+        {pressure ?? "n/a (this system gives no reading)"}
       </p>
     </div>
   );

@@ -40,7 +40,7 @@ export function PressureBanner({ busy }: { busy: boolean }) {
       <p>
         Memory is running short: {formatGB(warning.availableBytes)} available, the plan may still take {formatGB(warning.planGrowthBytes)} ({short}; the guard
         keeps {formatGB(warning.minSpareBytes)})
-        {warning.pressureAvg10 !== null && warning.pressureAvg10 >= 10 && `, and tasks stalled on memory ${warning.pressureAvg10.toFixed(0)}% of the last 10 s`}.
+        {warning.pressure !== null && `, and the system reports memory pressure: ${warning.pressure}`}.
         Other programs are taking memory the plan counted on; the system may start swapping.
       </p>
       {warning.stepDown ? (

@@ -466,13 +466,22 @@ export type MemoryPart = {
 key: string, label: string, bytes: number, detail: string, };
 
 /**
- * The machine's memory (`/proc/meminfo`, PSI).
+ * The machine's memory and its pressure as the system measures it.
  */
 export type SystemMemory = { totalBytes: number, availableBytes: number, 
 /**
- * PSI `some avg10` in percent; `None` where the kernel has no PSI.
+ * PSI `some avg10` in percent; `None` where the kernel has no PSI (macOS, Windows).
  */
-pressureAvg10: number | null, };
+pressureAvg10: number | null, 
+/**
+ * The system's own pressure reading in words (PSI, macOS's level, Windows' commit
+ * charge); `None` where it says nothing.
+ */
+pressure: string | null, 
+/**
+ * The system says memory is short (`MemoryPressure::is_high`).
+ */
+pressureHigh: boolean, };
 
 /**
  * One generated token on the timeline.
@@ -498,7 +507,15 @@ planGrowthBytes: number,
 /**
  * Available − growth (negative: short by that much).
  */
-spareBytes: number, minSpareBytes: number, pressureAvg10: number | null, 
+spareBytes: number, minSpareBytes: number, 
+/**
+ * PSI `some avg10` (Linux), when that is the system's measure.
+ */
+pressureAvg10: number | null, 
+/**
+ * The system's own pressure reading in words, when it is high.
+ */
+pressure: string | null, 
 /**
  * The largest preset that leaves enough spare memory, if any.
  */

@@ -9,7 +9,7 @@ const token = (seq: number, over: Partial<TokenPoint> = {}): TokenPoint => ({
 
 const reading = (at: number, read: number, tokens: TokenPoint[] = []): Dashboard => ({
   atSeconds: at, activity: { kind: "idle" }, rssBytes: 5e9, peakRssBytes: 6e9, planBytes: 8e9, breakdown: [],
-  pinnedLayers: 0, layers: 4, system: { totalBytes: 24e9, availableBytes: 10e9, pressureAvg10: 0 },
+  pinnedLayers: 0, layers: 4, system: { totalBytes: 24e9, availableBytes: 10e9, pressureAvg10: 0, pressure: "0.0% of the last 10 s stalled on memory (PSI some avg10)", pressureHigh: false },
   trunkBytesRead: read * 0.8, expertBytesRead: read * 0.2, readsInFlight: 3, tokens, lastSeq: tokens.at(-1)?.seq ?? 0,
   pressure: null,
 });
