@@ -250,3 +250,24 @@ async fn a_streamable_http_server_on_loopback_lists_and_calls_and_plain_http_els
     let far = hub.tools(&http("http://example.org/mcp")).await.unwrap_err();
     assert!(matches!(far, ToolError::Address { .. }) && far.to_string().contains("use https"), "{far}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_are_offered_together_and_a_name_two_servers_share_is_told_apart() {
+    let Some(bin) = servers_bin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let first = files_server(&bin, dir.path());
+    let second = ToolServerRecord { id: "files2".into(), ..files_server(&bin, dir.path()) };
+    let missing = stdio("gone", PathBuf::from("k3-no-such-mcp-server"), &[], Vec::new());
+    let offer = hub().offer(&[first, second, everything_server(&bin), missing]).await;
+    assert_eq!(offer.problems.len(), 1, "the missing program is the one problem: {:?}", offer.problems);
+    assert_eq!(offer.problems[0].0, "gone server");
+    let a = offer.route("files_read_text_file").expect("the first server's read_text_file, told apart");
+    let b = offer.route("files2_read_text_file").expect("the second's");
+    assert_eq!((a.server_id.as_str(), b.server_id.as_str(), a.tool.as_str()), ("files", "files2", "read_text_file"));
+    assert!(offer.route("read_text_file").is_none(), "a shared name is never offered bare");
+    let echo = offer.route("echo").expect("a name only one server has stays as it is");
+    assert_eq!(echo.server_id, "everything");
+    let names: Vec<&str> = offer.tools.iter().map(|t| t.name.as_str()).collect();
+    let unique: std::collections::HashSet<&str> = names.iter().copied().collect();
+    assert_eq!(unique.len(), names.len(), "every offered name is unique: {names:?}");
+}

@@ -103,12 +103,14 @@ impl ToolHub {
         }
     }
 
-    /// The tools of `servers` as the model will see them.
+    /// The tools of `servers` as the model will see them (the servers asked together, so
+    /// one slow to start delays the reply by its own time only).
     pub async fn offer(&self, servers: &[ToolServerRecord]) -> ToolOffer {
+        let answers = futures::future::join_all(servers.iter().map(|s| self.tools(s))).await;
         let mut listed = Vec::new();
         let mut problems = Vec::new();
-        for server in servers {
-            match self.tools(server).await {
+        for (server, answer) in servers.iter().zip(answers) {
+            match answer {
                 Ok(tools) => listed.push((server, tools)),
                 Err(e) => problems.push((server.name.clone(), e)),
             }

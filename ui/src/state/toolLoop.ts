@@ -54,6 +54,8 @@ export function useToolLoop(state: ChatState, actions: ChatActions): ToolLoop {
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
+    // A new last message starts afresh: an earlier refusal no longer holds the loop.
+    setError(null);
     if (!conv || busy || !last || last.role === "user" || last.status === "stopped" && last.role === "assistant") {
       setFetched({ forMessage: lastKey, pending: [] });
       return;
