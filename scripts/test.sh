@@ -59,13 +59,13 @@ timed "cargo clippy (wasm32)" cargo clippy --locked -p k3-plan-wasm --target was
 timed "cargo test" rust_tests
 timed "keyring (Secret Service)" keyring_test
 timed "kernel twins (release)" release_twins
-timed "fuzz (12 targets)" fuzz_targets
+timed "fuzz (13 targets)" fuzz_targets
 timed "other systems (aarch64 qemu, Windows Wine, macOS check)" other_systems
 # The bundle builds the app and the examples (the e2e's fake hub) with --workspace, so the
 # features resolve as they did for `cargo test`, which built them already: it only links
 # (-p alone would rebuild Tauri, zbus, rustix … with a narrower feature set, ~4 min).
 timed "bundle (.deb, dev profile)" bash scripts/bundle.sh --debug
-timed "e2e (6 journeys)" e2e_journeys
+timed "e2e (7 journeys)" e2e_journeys
 
 printf 'part timings: %s\n' "${timings[@]}"
 echo "test wall time: $(( $(date +%s) - start )) s"
