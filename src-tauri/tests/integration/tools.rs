@@ -228,16 +228,20 @@ impl Loop {
             .collect();
         let mut store = self.store.lock().unwrap();
         store.add_user_message(id, "Read them").unwrap();
-        let reply = NewAssistantMessage {
-            content: String::new(),
-            think: None,
-            status: MessageStatus::Complete,
-            stats: None,
-            failure: None,
-            tool_calls: calls.clone(),
-        };
-        store.add_assistant_message(id, &reply).unwrap();
+        store.add_assistant_message(id, &calling(calls.clone())).unwrap();
         calls
+    }
+}
+
+/// A stored reply that makes `calls` and says nothing else.
+fn calling(calls: Vec<ToolCall>) -> NewAssistantMessage {
+    NewAssistantMessage {
+        content: String::new(),
+        think: None,
+        status: MessageStatus::Complete,
+        stats: None,
+        failure: None,
+        tool_calls: calls,
     }
 }
 
@@ -295,15 +299,7 @@ fn stop_during_a_call_saves_it_as_stopped_at_once() {
         index: 1,
         arguments: r#"{"duration": 30, "steps": 3}"#.into(),
     };
-    let reply = NewAssistantMessage {
-        content: String::new(),
-        think: None,
-        status: MessageStatus::Complete,
-        stats: None,
-        failure: None,
-        tool_calls: vec![call.clone()],
-    };
-    l.store.lock().unwrap().add_assistant_message(id, &reply).unwrap();
+    l.store.lock().unwrap().add_assistant_message(id, &calling(vec![call])).unwrap();
     let running = {
         let l = l.clone();
         std::thread::spawn(move || l.decide(id, "call_1_0", ToolDecision::Allow))
