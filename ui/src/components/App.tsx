@@ -14,7 +14,7 @@ import { BackendPicker, RemoteMarker } from "./BackendPicker";
 import { SettingsPanel } from "./SettingsPanel";
 import { Sidebar } from "./Sidebar";
 import { DriveSpeed } from "./StatsLine";
-import { Wizard } from "./Wizard";
+import { Wizard } from "./wizard/Wizard";
 import { driveBestBytesPerS } from "../state/setup";
 import { DiskTab, MemoryTab, useDashboard } from "./Dashboards";
 import { PressureBanner } from "./PressureBanner";

@@ -4,8 +4,8 @@
 import { render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { setTransport, type Transport } from "../api/engine";
-import type { SetupEvent, SetupSettings } from "../generated/ipc";
+import { setTransport, type Transport } from "../../api/engine";
+import type { SetupEvent, SetupSettings } from "../../generated/ipc";
 import { Wizard } from "./Wizard";
 
 const settings: SetupSettings = {

@@ -1,0 +1,35 @@
+// The Hardware step: this machine's CPU and memory cards with the Rust side's verdict on each, and
+// Check again.
+import { type StepProps, useMachine } from "./stepProps";
+
+export function Hardware({ next, guard }: StepProps) {
+  const [view, again] = useMachine(null, guard);
+  return (
+    <div>
+      <h2>This machine</h2>
+      {!view && <p>Measuring…</p>}
+      {view && (
+        <div class="cards">
+          <div class={`card ${view.cpu.level}`} data-item="cpu">
+            <h3>{view.cpu.title}</h3>
+            <p>{view.cpuText}</p>
+            <p>{view.cpu.message}</p>
+          </div>
+          <div class={`card ${view.memory.level}`} data-item="memory">
+            <h3>{view.memory.title}</h3>
+            <p>{view.memoryText}</p>
+            <p>{view.memory.message}</p>
+          </div>
+        </div>
+      )}
+      <div class="wizard-actions">
+        <button type="button" onClick={again}>
+          Check again
+        </button>
+        <button type="button" class="primary" onClick={() => void next()} disabled={!view}>
+          Next
+        </button>
+      </div>
+    </div>
+  );
+}
