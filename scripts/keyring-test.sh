@@ -10,4 +10,4 @@ export XDG_DATA_HOME XDG_RUNTIME_DIR
 trap 'rm -rf "$XDG_DATA_HOME" "$XDG_RUNTIME_DIR"' EXIT
 printf 'k3-ci-throwaway' | gnome-keyring-daemon --unlock --components=secrets > /dev/null
 # --workspace: the features resolve as for `cargo test --workspace`, so nothing is rebuilt.
-cargo test --workspace --locked --test integration -- --ignored --exact worker::keys_go_to_the_system_keyring_when_one_answers
+cargo test --workspace --locked --test worker -- --ignored --exact keys_go_to_the_system_keyring_when_one_answers

@@ -9,6 +9,22 @@
 //! Depends on: `k3-runtime` (replies run on the runtime the window's chats use) and
 //! `k3-engine`'s chat and sampling types.
 
+pub mod backends;
+pub mod chat_defaults;
+pub mod dashboard;
+pub mod diagnostics;
+pub mod error;
+pub mod history;
+pub mod local_api;
+pub mod memory;
+pub mod model_folder;
+pub mod options;
+pub mod performance;
 pub mod queue;
+pub mod reply_event;
+pub mod saved_states;
 pub mod settings;
+pub mod setup;
+pub mod slug;
 pub mod tools;
+pub mod worker;

@@ -7,27 +7,13 @@
 //! Invariants: this is the only crate that knows Tauri, SQLite and wire JSON; commands
 //! are thin; every command is in `command_names.rs`, `generate_handler!` below and
 //! `capabilities/default.json` (checked by `tests/integration/contract.rs`).
-
-pub mod backends;
-pub mod chat_defaults;
+pub mod awake;
 pub mod commands;
-pub mod dashboard;
-pub mod diagnostics;
-pub mod history;
 pub mod ipc;
-pub mod local_api;
 pub mod logging;
-pub mod memory;
-pub mod model_folder;
-pub mod options;
-pub mod performance;
 pub mod queue_host;
-pub mod saved_states;
-pub mod setup;
-pub mod slug;
 pub mod state;
 pub mod tools;
-pub mod worker;
 
 include!("command_names.rs");
 
@@ -117,7 +103,7 @@ pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Bu
 
 /// Starts the app; returns when the last window closes.
 pub fn run() {
-    let options = options::AppOptions::from_env();
+    let options = k3_app::options::AppOptions::from_env();
     let builder = tauri::Builder::default()
         .plugin(logging::plugin(options.data_dir.as_deref()))
         .plugin(tauri_plugin_dialog::init())
@@ -135,7 +121,7 @@ pub fn run() {
             }
             log::info!("k3-desktop {} started; data in {}", env!("CARGO_PKG_VERSION"), data_dir.display());
             let handle = app.handle().clone();
-            state.queue.set_notifier(Box::new(move |title, body| setup::awake::notify(&handle, title, body)));
+            state.queue.set_notifier(Box::new(move |title, body| awake::notify(&handle, title, body)));
             app.manage(state);
             Ok(())
         });

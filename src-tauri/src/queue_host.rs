@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use k3_app::queue::{Counts, Queue, QueueNotice};
 use k3_runtime::Runtime;
 
+use crate::awake::{self, AwakeGuard};
 use crate::ipc::error::{ErrorCode, IpcError};
 use crate::ipc::queue::QueueState;
-use crate::setup::awake::{self, AwakeGuard};
 
 /// The queue's folder in the app's data folder.
 pub const QUEUE_DIR: &str = "queue";

@@ -11,14 +11,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use k3_app::settings::Settings;
 
-use crate::history::{open_for_app, HistoryError, HistoryStore};
-use crate::ipc::dto::HistoryNotice;
 use crate::ipc::error::IpcError;
-use crate::memory::preview::ComputeRatesOnce;
-use crate::memory::{MemoryChoice, MemoryFile, MemorySetting};
-use crate::options::{startup_model, AppOptions};
-use crate::performance::Threads;
-use crate::worker::{ModelTarget, Worker};
+use k3_app::history::HistoryNotice;
+use k3_app::history::{open_for_app, HistoryError, HistoryStore};
+use k3_app::memory::preview::ComputeRatesOnce;
+use k3_app::memory::{MemoryChoice, MemoryFile, MemorySetting};
+use k3_app::options::{startup_model, AppOptions};
+use k3_app::performance::Threads;
+use k3_app::worker::{ModelTarget, Worker};
 
 pub struct AppState {
     pub worker: Arc<Worker>,
@@ -36,15 +36,15 @@ pub struct AppState {
     /// Set to stop a running "Verify now" (Settings › Model folder).
     pub verify_stop: Arc<std::sync::atomic::AtomicBool>,
     /// The setup wizard's saved state and running job.
-    pub setup: Arc<crate::setup::SetupHost>,
+    pub setup: Arc<k3_app::setup::SetupHost>,
     /// The local OpenAI-compatible API over the same runtime (Settings › Local API).
-    pub local_api: Arc<crate::local_api::LocalApi>,
+    pub local_api: Arc<k3_app::local_api::LocalApi>,
     /// The settings files, each read once (`k3_app::settings`).
     pub settings: Arc<Settings>,
     /// The overnight queue of prompts, over the same runtime (the Queue view).
     pub queue: Arc<crate::queue_host::QueueHost>,
     /// Remote backends conversations can be answered by (Settings › Backends).
-    pub backends: Arc<crate::backends::Backends>,
+    pub backends: Arc<k3_app::backends::Backends>,
     /// MCP tool servers, their connections and the conversations' running calls
     /// (Settings › Tools; the tool loop in the chat).
     pub tools: Arc<crate::tools::ToolsHost>,
@@ -66,7 +66,7 @@ impl AppState {
         settings.watch(Box::new(|change| log::info!("settings saved: {}", change.file)));
         let (store, history_notice) = (Arc::new(Mutex::new(history.store)), history.notice);
         let setup =
-            Arc::new(crate::setup::SetupHost::load(settings.clone(), options.repo.as_deref(), options.speed_seconds));
+            Arc::new(k3_app::setup::SetupHost::load(settings.clone(), options.repo.as_deref(), options.speed_seconds));
         let saved = MemoryFile::load(&settings);
         let options =
             &AppOptions { context_length: saved.context_length.or(options.context_length), ..options.clone() };
@@ -79,10 +79,10 @@ impl AppState {
         let threads = Threads::load(&settings).or(options.threads);
         let worker = Worker::spawn(store.clone(), startup, threads)
             .map_err(|source| HistoryError::Folder { path: data_dir.into(), source })?;
-        let demo = ModelTarget { context_length: options.context_length, ..crate::options::demo_model(resource_dir) };
-        let local_api = Arc::new(crate::local_api::LocalApi::open(worker.runtime(), settings.clone()));
+        let demo = ModelTarget { context_length: options.context_length, ..k3_app::options::demo_model(resource_dir) };
+        let local_api = Arc::new(k3_app::local_api::LocalApi::open(worker.runtime(), settings.clone()));
         let queue = Arc::new(crate::queue_host::QueueHost::open(data_dir, worker.runtime()));
-        let backends = Arc::new(crate::backends::Backends::open(data_dir, settings.clone(), options.keyring));
+        let backends = Arc::new(k3_app::backends::Backends::open(data_dir, settings.clone(), options.keyring));
         let tools = Arc::new(crate::tools::ToolsHost::open(data_dir, settings.clone(), options.keyring));
         Ok(AppState {
             worker: Arc::new(worker),

@@ -2,59 +2,48 @@
 //! defaults), read, update, delete, export, the history's startup notice, and the new-chat
 //! defaults themselves.
 
-use serde::{Deserialize, Serialize};
+use k3_app::chat_defaults::{model_defaults, ChatDefaults as CoreDefaults};
+use k3_app::history::{export_conversation as render_export, SamplingSettings as CoreSampling};
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
-use ts_rs::TS;
 
-use crate::chat_defaults::{model_defaults, ChatDefaults, ModelDefaults};
-use crate::history::export_conversation as render_export;
+use crate::ipc::chat_defaults::{ChatDefaults, ChatDefaultsView};
 use crate::ipc::dto::{Conversation, ConversationSummary, ExportFile, ExportFormat, HistoryNotice, SamplingSettings};
 use crate::ipc::error::{ErrorCode, IpcError};
+use crate::ipc::twin::{FromWire, ToWire};
 use crate::state::AppState;
 
 /// What the history's startup check found (a damaged file set aside, a newer app's file
 /// left alone), or null when the history opened as it was.
 #[tauri::command]
 pub async fn history_notice(state: State<'_, AppState>) -> Result<Option<HistoryNotice>, IpcError> {
-    Ok(state.history_notice.clone())
+    Ok(state.history_notice.clone().to_wire())
 }
 
 #[tauri::command]
 pub async fn list_conversations(state: State<'_, AppState>) -> Result<Vec<ConversationSummary>, IpcError> {
-    Ok(state.history()?.list()?)
+    Ok(state.history()?.list()?.to_wire())
 }
 
 #[tauri::command]
 pub async fn create_conversation(state: State<'_, AppState>) -> Result<Conversation, IpcError> {
     // Settings › New chats: the saved defaults, with a fresh seed for each chat.
-    let defaults = ChatDefaults::load(&state.settings);
+    let defaults = CoreDefaults::load(&state.settings);
     let store = state.history()?;
-    let sampling = SamplingSettings {
+    let sampling = CoreSampling {
         tool_servers: crate::tools::offered_to_new_chats(&state.settings),
         ..defaults.sampling(fresh_seed())
     };
     let created = store.create_with_prompt(&sampling, &defaults.system_prompt)?;
     // A default backend removed since it was chosen: the chat starts on this computer (prompts stay here).
     match defaults.backend.as_deref() {
-        Some(id) if state.backends.host(id).is_some() => Ok(store.set_backend(created.id, Some(id))?),
+        Some(id) if state.backends.host(id).is_some() => Ok(store.set_backend(created.id, Some(id))?.to_wire()),
         Some(id) => {
             log::warn!("the default backend {id} was removed: the new chat is answered on this computer");
-            Ok(created)
+            Ok(created.to_wire())
         }
-        None => Ok(created),
+        None => Ok(created.to_wire()),
     }
-}
-
-/// What Settings › New chats shows: the saved defaults and the loaded model's own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ChatDefaultsView {
-    pub defaults: ChatDefaults,
-    /// The loaded model's `generation_config.json`, when it has a usable one.
-    pub model_defaults: Option<ModelDefaults>,
-    /// Why there are none (no file, or what is wrong with it).
-    pub model_note: Option<String>,
 }
 
 #[tauri::command]
@@ -62,25 +51,26 @@ pub async fn chat_defaults(state: State<'_, AppState>) -> Result<ChatDefaultsVie
     let model = state.worker.probe().snapshot().model;
     let (model_defaults, model_note) = match model.as_ref().map(|m| model_defaults(&m.path)) {
         None => (None, Some("No model is loaded.".to_string())),
-        Some(Ok(Some(d))) => (Some(d), None),
+        Some(Ok(Some(d))) => (Some(d.to_wire()), None),
         Some(Ok(None)) => (None, Some("This model has no generation_config.json.".to_string())),
         Some(Err(e)) => (None, Some(e)),
     };
-    Ok(ChatDefaultsView { defaults: ChatDefaults::load(&state.settings), model_defaults, model_note })
+    Ok(ChatDefaultsView { defaults: CoreDefaults::load(&state.settings).to_wire(), model_defaults, model_note })
 }
 
 /// Saves the defaults new chats start with (checked as a conversation's settings are).
 #[tauri::command]
 pub async fn set_chat_defaults(state: State<'_, AppState>, defaults: ChatDefaults) -> Result<ChatDefaults, IpcError> {
+    let defaults = CoreDefaults::from_wire(defaults);
     check_settings(&defaults.sampling(0))?;
     state.backends.check_known(defaults.backend.as_deref())?;
     defaults.save(&state.settings)?;
-    Ok(defaults)
+    Ok(defaults.to_wire())
 }
 
 #[tauri::command]
 pub async fn get_conversation(state: State<'_, AppState>, id: i64) -> Result<Conversation, IpcError> {
-    Ok(state.history()?.get(id)?)
+    Ok(state.history()?.get(id)?.to_wire())
 }
 
 #[tauri::command]
@@ -91,15 +81,16 @@ pub async fn update_conversation(
     system_prompt: String,
     settings: SamplingSettings,
 ) -> Result<Conversation, IpcError> {
+    let settings = CoreSampling::from_wire(settings);
     check_settings(&settings)?;
-    Ok(state.history()?.update(id, &title, &system_prompt, &settings)?)
+    Ok(state.history()?.update(id, &title, &system_prompt, &settings)?.to_wire())
 }
 
 #[tauri::command]
 pub async fn delete_conversation(state: State<'_, AppState>, id: i64) -> Result<(), IpcError> {
     state.history()?.delete(id)?;
     // Its saved engine state goes with it.
-    crate::saved_states::forget(&state.data_dir, id)
+    Ok(k3_app::saved_states::forget(&state.data_dir, id)?)
 }
 
 #[tauri::command]
@@ -108,7 +99,7 @@ pub async fn export_conversation(
     id: i64,
     format: ExportFormat,
 ) -> Result<ExportFile, IpcError> {
-    Ok(render_export(&state.history()?.get(id)?, format))
+    Ok(render_export(&state.history()?.get(id)?, FromWire::from_wire(format)).to_wire())
 }
 
 /// Asks where to save the export, writes it, and returns the path (null on cancel).
@@ -119,7 +110,7 @@ pub async fn save_export<R: Runtime>(
     id: i64,
     format: ExportFormat,
 ) -> Result<Option<String>, IpcError> {
-    save_through_dialog(&app, render_export(&state.history()?.get(id)?, format))
+    save_through_dialog(&app, render_export(&state.history()?.get(id)?, FromWire::from_wire(format)).to_wire())
 }
 
 /// Asks where to save `file` (its name suggested), writes it, and returns the path (null on cancel).
@@ -137,7 +128,7 @@ pub(crate) fn save_through_dialog<R: Runtime>(
 }
 
 /// Refuses settings the engine would refuse later (or silently read as greedy).
-fn check_settings(s: &SamplingSettings) -> Result<(), IpcError> {
+fn check_settings(s: &CoreSampling) -> Result<(), IpcError> {
     if !(s.temperature.is_finite() && s.temperature >= 0.0) {
         return Err(IpcError::invalid(format!(
             "temperature {} must be 0 (greedy) or a positive number",
@@ -147,7 +138,7 @@ fn check_settings(s: &SamplingSettings) -> Result<(), IpcError> {
     if s.max_tokens == 0 {
         return Err(IpcError::invalid("max tokens must be at least 1"));
     }
-    Ok(crate::worker::generate_params(s, k3_engine::DecodeMode::Incremental).sampling.validate()?)
+    Ok(k3_app::worker::generate_params(s, k3_engine::DecodeMode::Incremental).sampling.validate()?)
 }
 
 /// A seed for a new conversation's sampling (shown and stored, so a reply can be redone).

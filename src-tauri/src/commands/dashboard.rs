@@ -1,13 +1,15 @@
-//! Dashboard commands (the Memory and Disk tabs): thin adapters over [`crate::dashboard`];
-//! and Settings › Diagnostics' report ([`crate::diagnostics`]).
+//! Dashboard commands (the Memory and Disk tabs): thin adapters over [`k3_app::dashboard`];
+//! and Settings › Diagnostics' report ([`k3_app::diagnostics`]).
 //! The page calls them only while a dashboard is on screen, at most twice a second.
 
 use tauri::{AppHandle, Manager, Runtime, State, WebviewUrl, WebviewWindowBuilder};
 
 use crate::commands::model::join_error;
-use crate::dashboard::disk::{drive_usage, DriveUsage, OurFolders};
-use crate::dashboard::Dashboard;
+use k3_app::dashboard::disk::{drive_usage, OurFolders};
+
+use crate::ipc::dashboard::{Dashboard, DriveUsage};
 use crate::ipc::error::{ErrorCode, IpcError};
+use crate::ipc::twin::ToWire;
 use crate::state::AppState;
 
 /// One reading of memory, activity and reads, with the tokens after `after`.
@@ -15,7 +17,7 @@ use crate::state::AppState;
 pub fn dashboard(state: State<'_, AppState>, after: u64) -> Dashboard {
     let probe = state.worker.probe();
     let now = probe.snapshot();
-    crate::dashboard::read(&now, &probe.tokens_since(after))
+    k3_app::dashboard::read(&now, &probe.tokens_since(after)).to_wire()
 }
 
 /// Space on each drive that holds the model, its trunk or the app's data.
@@ -30,6 +32,7 @@ pub async fn disk_usage(state: State<'_, AppState>) -> Result<Vec<DriveUsage>, I
     tauri::async_runtime::spawn_blocking(move || drive_usage(&folders))
         .await
         .map_err(join_error)?
+        .map(ToWire::to_wire)
         .map_err(|e| IpcError::new(ErrorCode::Io, e))
 }
 
@@ -44,7 +47,7 @@ pub fn diagnostics(state: State<'_, AppState>) -> String {
     };
     let choice = state.memory_choice();
     let env = |name: &str| std::env::var(name).ok();
-    crate::diagnostics::report(&crate::diagnostics::DiagnosticsInput {
+    k3_app::diagnostics::report(&k3_app::diagnostics::DiagnosticsInput {
         probe: &probe,
         setup: &state.setup.settings(),
         memory_choice: choice.name(),

@@ -6,10 +6,10 @@ use tauri::State;
 
 use crate::ipc::error::IpcError;
 use crate::ipc::events::{channel_emitter, GenerationEvent};
-use crate::performance::SpeculationChoice;
-use crate::saved_states::{self, ResumeChoice};
 use crate::state::AppState;
-use crate::worker::{JobKind, LocalReply};
+use k3_app::performance::SpeculationChoice;
+use k3_app::saved_states::{self, ResumeChoice};
+use k3_app::worker::{JobKind, LocalReply};
 
 /// Where conversation `id`'s reply goes and how the local engine answers it: the saved
 /// speculative decoding choice, the state file (room made for it among the kept ones),
@@ -19,7 +19,7 @@ async fn route(
     state: &AppState,
     id: i64,
     after_tools: bool,
-) -> Result<(&crate::backends::Backends, LocalReply), IpcError> {
+) -> Result<(&k3_app::backends::Backends, LocalReply), IpcError> {
     let resume = ResumeChoice::load(&state.settings);
     let state_file = saved_states::state_file(&state.data_dir, id, resume);
     saved_states::prune(&state.data_dir, resume.keep, state_file.as_deref())?;
@@ -39,12 +39,12 @@ pub async fn send_message(
     if text.trim().is_empty() {
         return Err(IpcError::invalid("the message is empty"));
     }
-    state.worker.generate(
+    Ok(state.worker.generate(
         conversation_id,
         JobKind::Send { text },
         channel_emitter(on_event),
         route(&state, conversation_id, false).await?,
-    )
+    )?)
 }
 
 #[tauri::command]
@@ -53,12 +53,12 @@ pub async fn regenerate(
     conversation_id: i64,
     on_event: Channel<GenerationEvent>,
 ) -> Result<u64, IpcError> {
-    state.worker.generate(
+    Ok(state.worker.generate(
         conversation_id,
         JobKind::Regenerate,
         channel_emitter(on_event),
         route(&state, conversation_id, false).await?,
-    )
+    )?)
 }
 
 #[tauri::command]
@@ -73,12 +73,12 @@ pub async fn edit_message(
         return Err(IpcError::invalid("the message is empty"));
     }
     let kind = JobKind::Edit { message_id, text };
-    state.worker.generate(
+    Ok(state.worker.generate(
         conversation_id,
         kind,
         channel_emitter(on_event),
         route(&state, conversation_id, false).await?,
-    )
+    )?)
 }
 
 /// Answers the tool results after conversation `conversation_id`'s last reply: the next
@@ -90,7 +90,7 @@ pub async fn continue_reply(
     on_event: Channel<GenerationEvent>,
 ) -> Result<u64, IpcError> {
     let route = route(&state, conversation_id, true).await?;
-    state.worker.generate(conversation_id, JobKind::Continue, channel_emitter(on_event), route)
+    Ok(state.worker.generate(conversation_id, JobKind::Continue, channel_emitter(on_event), route)?)
 }
 
 /// Stops job `job_id` (queued or running); false when it already ended.

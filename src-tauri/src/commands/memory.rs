@@ -5,40 +5,19 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use k3_app::memory::preview::{cost_rule, memory_view, preview, ComputeRatesOnce, PreviewContext};
+use k3_app::memory::{MemoryChoice as CoreChoice, MemorySetting, Placement as CorePlacement};
+use k3_app::setup::SetupHost;
+use k3_app::worker::{model_info, Worker};
+use k3_runtime::ReplanRequest;
 use tauri::ipc::Channel;
 use tauri::State;
-use ts_rs::TS;
 
 use crate::commands::model::join_error;
-use crate::ipc::dto::ModelInfo;
 use crate::ipc::error::IpcError;
-use crate::memory::preview::{cost_rule, memory_view, preview, ComputeRatesOnce, PreviewContext};
-use crate::memory::{MemoryChoice, MemorySetting, MemoryView, Placement, PlanPreview};
-use crate::setup::SetupHost;
+use crate::ipc::memory::{MemoryApplied, MemoryChoice, MemoryView, Placement, PlanPreview, ReplanProgressEvent};
+use crate::ipc::twin::{FromWire, ToWire};
 use crate::state::AppState;
-use crate::worker::{model_info, Worker};
-use k3_runtime::ReplanRequest;
-
-/// Progress of an apply: trunk layers being pinned (0 of 0 while it waits for the reply
-/// in progress, or when nothing more is pinned).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ReplanProgressEvent {
-    pub layers_done: u32,
-    pub layers_total: u32,
-}
-
-/// What an apply returns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct MemoryApplied {
-    pub model: ModelInfo,
-    pub view: MemoryView,
-    /// Milliseconds from the call to the new plan in force (waiting for a reply included).
-    #[ts(type = "number")]
-    pub took_ms: u64,
-}
 
 /// What a preview reads, detached from the command's borrow so it can run off the async
 /// runtime (the first preview measures the CPU for ≈ 1.5 s).
@@ -64,7 +43,7 @@ impl Sources {
 #[derive(Debug, Clone, Copy, Default)]
 struct Asked {
     context_length: Option<usize>,
-    placement: Option<Placement>,
+    placement: Option<CorePlacement>,
 }
 
 async fn off_thread<T: Send + 'static>(
@@ -99,11 +78,11 @@ fn with_context<T>(state: &Sources, asked: Asked, f: impl FnOnce(&PreviewContext
     // The rates this run would place by cost with, or why it cannot (the page says so).
     let by_cost = cost_rule(&model, disk, &state.rates);
     let rule = match placement {
-        Placement::Prefix => Ok(k3_plan::ResidencyRule::Prefix),
-        Placement::Cost if in_force.placement() == Placement::Cost && asked.placement.is_none() => {
+        CorePlacement::Prefix => Ok(k3_plan::ResidencyRule::Prefix),
+        CorePlacement::Cost if in_force.placement() == CorePlacement::Cost && asked.placement.is_none() => {
             Ok(in_force.residency)
         }
-        Placement::Cost => by_cost.clone(),
+        CorePlacement::Cost => by_cost.clone(),
     };
     let cost_note = by_cost.err();
     let ctx = PreviewContext {
@@ -123,7 +102,7 @@ fn with_context<T>(state: &Sources, asked: Asked, f: impl FnOnce(&PreviewContext
 #[tauri::command]
 pub async fn memory_settings(state: State<'_, AppState>) -> Result<MemoryView, IpcError> {
     let current = state.memory();
-    off_thread(Sources::of(&state), Asked::default(), move |ctx| memory_view(ctx, &current)).await
+    off_thread(Sources::of(&state), Asked::default(), move |ctx| memory_view(ctx, &current).to_wire()).await
 }
 
 /// `choice`'s plan and forecast on the loaded model at `context_length` positions with its
@@ -136,8 +115,9 @@ pub async fn plan_preview(
     placement: Option<Placement>,
 ) -> Result<PlanPreview, IpcError> {
     check_context(context_length)?;
+    let (choice, placement) = (CoreChoice::from_wire(choice), Option::<CorePlacement>::from_wire(placement));
     let asked = Asked { context_length, placement };
-    off_thread(Sources::of(&state), asked, move |ctx| preview(ctx, choice, &ctx.placement.1)).await
+    off_thread(Sources::of(&state), asked, move |ctx| preview(ctx, choice, &ctx.placement.1).to_wire()).await
 }
 
 /// Every preset's plan at `context_length` positions, placed by `placement` (the one in
@@ -150,8 +130,8 @@ pub async fn memory_what_if(
 ) -> Result<MemoryView, IpcError> {
     check_context(Some(context_length))?;
     let current = state.memory();
-    let asked = Asked { context_length: Some(context_length), placement };
-    off_thread(Sources::of(&state), asked, move |ctx| memory_view(ctx, &current)).await
+    let asked = Asked { context_length: Some(context_length), placement: FromWire::from_wire(placement) };
+    off_thread(Sources::of(&state), asked, move |ctx| memory_view(ctx, &current).to_wire()).await
 }
 
 /// Applies `choice` (and `context_length` and `placement` when given) after the reply in
@@ -166,6 +146,7 @@ pub async fn apply_memory(
     on_event: Channel<ReplanProgressEvent>,
 ) -> Result<MemoryApplied, IpcError> {
     check_context(context_length)?;
+    let (choice, placement) = (CoreChoice::from_wire(choice), Option::<CorePlacement>::from_wire(placement));
     let started = std::time::Instant::now();
     let asked = Asked { context_length, placement };
     let residency = off_thread(Sources::of(&state), asked, |ctx| ctx.placement.1.clone())
@@ -195,5 +176,9 @@ pub async fn apply_memory(
     );
     state.set_memory(setting)?;
     let view = off_thread(Sources::of(&state), Asked::default(), move |ctx| memory_view(ctx, &setting)).await?;
-    Ok(MemoryApplied { model: model_info(&summary), view, took_ms: started.elapsed().as_millis() as u64 })
+    Ok(MemoryApplied {
+        model: model_info(&summary).to_wire(),
+        view: view.to_wire(),
+        took_ms: started.elapsed().as_millis() as u64,
+    })
 }

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use k3_app::model_folder::{self as core, folder_view};
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 
@@ -12,15 +13,16 @@ use tauri::ipc::Channel;
 
 use crate::ipc::dto::{ModelInfo, ModelStatus};
 use crate::ipc::error::{ErrorCode, IpcError};
-use crate::model_folder::{folder_view, ModelFolderView, VerifyOutcome, VerifyProgress};
+use crate::ipc::model_folder::{ModelFolderView, VerifyOutcome, VerifyProgress};
+use crate::ipc::twin::ToWire;
 use crate::state::AppState;
-use crate::worker::ModelTarget;
+use k3_app::worker::ModelTarget;
 
 /// The model in use (waits for the startup load).
 #[tauri::command]
 pub async fn current_model(state: State<'_, AppState>) -> Result<ModelStatus, IpcError> {
     let worker = state.worker.clone();
-    tauri::async_runtime::spawn_blocking(move || worker.status()).await.map_err(join_error)
+    tauri::async_runtime::spawn_blocking(move || worker.status().to_wire()).await.map_err(join_error)
 }
 
 /// Opens `path`, or the bundled demo when `path` is null; the old model stays on failure.
@@ -29,13 +31,14 @@ pub async fn open_model(state: State<'_, AppState>, path: Option<String>) -> Res
     let target = match path {
         Some(p) => {
             let path = PathBuf::from(p);
-            ModelTarget { trunk: crate::options::packed_trunk_of(&path), ..ModelTarget::folder(path, false) }
+            ModelTarget { trunk: k3_app::options::packed_trunk_of(&path), ..ModelTarget::folder(path, false) }
         }
         None => state.demo.clone(),
     };
     let target = state.memory().applied_to(target);
     let worker = state.worker.clone();
-    tauri::async_runtime::spawn_blocking(move || worker.open_model(target)).await.map_err(join_error)?
+    let opened = tauri::async_runtime::spawn_blocking(move || worker.open_model(target)).await.map_err(join_error)?;
+    Ok(opened?.to_wire())
 }
 
 /// A native folder picker; null when the user cancels.
@@ -64,7 +67,7 @@ pub fn no_model() -> IpcError {
 pub async fn model_folder(state: State<'_, AppState>) -> Result<ModelFolderView, IpcError> {
     let model = loaded_model(&state)?;
     tauri::async_runtime::spawn_blocking(move || {
-        folder_view(&model.path, &model.name, model.is_demo, model.trunk_dir.as_deref())
+        folder_view(&model.path, &model.name, model.is_demo, model.trunk_dir.as_deref()).into()
     })
     .await
     .map_err(join_error)
@@ -93,10 +96,10 @@ pub async fn verify_model_folder(
         };
         let report = k3_store::verify::verify_store_until(&model.path, &mut progress, &|| stop.load(Ordering::SeqCst))
             .map_err(|e| {
-                crate::setup::jobs::store_error(e).with_details(format!("Verifying {}", model.path.display()))
+                k3_app::setup::jobs::store_error(e).with_details(format!("Verifying {}", model.path.display()))
             })?;
         let view = folder_view(&model.path, &model.name, model.is_demo, model.trunk_dir.as_deref());
-        Ok(VerifyOutcome::of(&report, started.elapsed().as_secs_f64(), view))
+        Ok(core::VerifyOutcome::of(&report, started.elapsed().as_secs_f64(), view).into())
     })
     .await
     .map_err(join_error)?

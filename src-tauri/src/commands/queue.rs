@@ -5,12 +5,12 @@ use tauri::{AppHandle, Runtime, State};
 
 use k3_app::queue::{import, ItemDefaults, ItemSettings, Queue};
 
-use crate::chat_defaults::ChatDefaults;
 use crate::commands::conversations::save_through_dialog;
 use crate::ipc::dto::ExportFile;
 use crate::ipc::error::{ErrorCode, IpcError};
 use crate::ipc::queue::{QueueExportFormat, QueueImportFormat, QueueState};
 use crate::state::AppState;
+use k3_app::chat_defaults::ChatDefaults;
 
 fn queue_error(e: k3_app::queue::QueueError) -> IpcError {
     match e {

@@ -1,6 +1,6 @@
 //! Settings › Performance (thread counts, applied by reopening the model; speculative
 //! decoding, applied from the next reply) and the log
-//! viewer of Settings › Diagnostics: thin adapters over [`crate::performance`] and
+//! viewer of Settings › Diagnostics: thin adapters over [`k3_app::performance`] and
 //! [`crate::logging`].
 
 use tauri::State;
@@ -10,20 +10,21 @@ use k3_engine::io::ReadPattern;
 use crate::commands::model::join_error;
 use crate::ipc::dto::ModelInfo;
 use crate::ipc::error::{ErrorCode, IpcError};
+use crate::ipc::performance::{PerformanceView, SpeculationChoice, Threads};
+use crate::ipc::saved_states::ResumeChoice;
+use crate::ipc::twin::{FromWire, ToWire};
 use crate::logging::{read_tail, LogTail};
-use crate::performance::{
-    cores, PerformanceView, SpeculationChoice, Threads, ThreadsInUse, DEFAULT_IO_THREADS, MAX_IO_THREADS,
-};
-use crate::saved_states::{self, ResumeChoice};
 use crate::state::AppState;
-use crate::worker::ModelTarget;
+use k3_app::performance::{self as core, cores, ThreadsInUse, DEFAULT_IO_THREADS, MAX_IO_THREADS};
+use k3_app::saved_states;
+use k3_app::worker::ModelTarget;
 
 /// What Settings › Performance shows: the saved counts, the environment's, the model's.
 #[tauri::command]
 pub fn performance_settings(state: State<'_, AppState>) -> PerformanceView {
     let model = state.worker.probe().snapshot().model;
-    PerformanceView {
-        saved: Threads::load(&state.settings),
+    core::PerformanceView {
+        saved: core::Threads::load(&state.settings),
         from_env: state.env_threads,
         cores: cores(),
         default_io: DEFAULT_IO_THREADS,
@@ -36,17 +37,19 @@ pub fn performance_settings(state: State<'_, AppState>) -> PerformanceView {
         }),
         speed: state.setup.settings().speed,
         speed_test_dir: model.filter(|m| !m.is_demo).map(|m| m.path.display().to_string()),
-        speculation: SpeculationChoice::load(&state.settings),
+        speculation: core::SpeculationChoice::load(&state.settings),
         max_draft: k3_engine::speculate::MAX_DRAFT as u32,
-        resume: ResumeChoice::load(&state.settings),
+        resume: saved_states::ResumeChoice::load(&state.settings),
         max_keep: saved_states::MAX_KEEP,
         saved_states: saved_states::usage(&state.data_dir),
     }
+    .to_wire()
 }
 
 /// Saves how many conversations keep their engine state; the oldest beyond it go now.
 #[tauri::command]
 pub fn set_resume(state: State<'_, AppState>, choice: ResumeChoice) -> Result<(), IpcError> {
+    let choice = saved_states::ResumeChoice::from_wire(choice);
     choice.check()?;
     choice.save(&state.settings)?;
     saved_states::prune(&state.data_dir, choice.keep, None)?;
@@ -57,6 +60,7 @@ pub fn set_resume(state: State<'_, AppState>, choice: ResumeChoice) -> Result<()
 /// Saves the speculative decoding choice; the next reply decodes with it (no reopen).
 #[tauri::command]
 pub fn set_speculation(state: State<'_, AppState>, choice: SpeculationChoice) -> Result<(), IpcError> {
+    let choice = core::SpeculationChoice::from_wire(choice);
     choice.check()?;
     choice.save(&state.settings)?;
     log::info!("speculative decoding: up to {} draft tokens (0 = off)", choice.max_draft);
@@ -67,6 +71,7 @@ pub fn set_speculation(state: State<'_, AppState>, choice: SpeculationChoice) ->
 /// open), reading with the last speed test's pattern; the old model stays on failure.
 #[tauri::command]
 pub async fn apply_performance(state: State<'_, AppState>, threads: Threads) -> Result<ModelInfo, IpcError> {
+    let threads = core::Threads::from_wire(threads);
     threads.check(cores())?;
     threads.save(&state.settings)?;
     let used = threads.or(state.env_threads);
@@ -84,7 +89,8 @@ pub async fn apply_performance(state: State<'_, AppState>, threads: Threads) -> 
             ModelTarget { read_pattern, ..memory.applied_to(t) }
         })
     };
-    tauri::async_runtime::spawn_blocking(reopen).await.map_err(join_error)?
+    let opened = tauri::async_runtime::spawn_blocking(reopen).await.map_err(join_error)?;
+    Ok(opened?.to_wire())
 }
 
 /// The log viewer: the last `lines` entries of the app's log (at most 2,000).

@@ -2,57 +2,29 @@
 //! doctor, the speed test, the forecast and the long jobs).
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use k3_app::setup::facts::examine;
+use k3_app::setup::flow::{advance, Facts, SetupStep};
+use k3_app::setup::forecast::preset_rows;
+use k3_app::setup::jobs;
+use k3_app::setup::speed::speed_test;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Runtime, State};
-use ts_rs::TS;
 
+use crate::awake;
 use crate::commands::model::join_error;
 use crate::ipc::dto::ModelInfo;
 use crate::ipc::error::{ErrorCode, IpcError};
-use crate::setup::events::SetupEvent;
-use crate::setup::facts::{examine, MachineView};
-use crate::setup::flow::{advance, Blocker, Facts, SetupStep};
-use crate::setup::forecast::{preset_rows, PresetRow};
-use crate::setup::{awake, jobs, PatternSummary, SetupSettings, SpeedSummary};
+use crate::ipc::setup::{
+    MachineView, PresetRow, SetupAdvance, SetupChoice, SetupEvent, SetupSettings, SetupStatus, SpeedSummary,
+};
+use crate::ipc::twin::{FromWire, ToWire};
 use crate::state::AppState;
-
-/// Whether the wizard shows, and where it stands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct SetupStatus {
-    pub settings: SetupSettings,
-    pub wizard: bool,
-    pub running: bool,
-}
-
-/// What a `setup_next` did: the settings after it, and what still blocks the step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct SetupAdvance {
-    pub settings: SetupSettings,
-    pub blockers: Vec<Blocker>,
-}
-
-/// A choice made on a screen; absent fields stay as they are.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase", default)]
-pub struct SetupChoice {
-    pub store_dir: Option<String>,
-    pub trunk_dir: Option<String>,
-    pub preset: Option<String>,
-    /// A warning confirmed (`cpu`, `networkDrive`, `slowDrive`).
-    pub confirm: Option<String>,
-    /// Go back to an earlier screen.
-    pub back_to: Option<SetupStep>,
-}
 
 fn status_of(state: &AppState) -> SetupStatus {
     let settings = state.setup.settings();
-    SetupStatus { wizard: settings.wants_wizard(), running: state.setup.is_running(), settings }
+    SetupStatus { wizard: settings.wants_wizard(), running: state.setup.is_running(), settings: settings.to_wire() }
 }
 
 #[tauri::command]
@@ -64,41 +36,15 @@ pub fn setup_status(state: State<'_, AppState>) -> SetupStatus {
 #[tauri::command]
 pub async fn setup_examine(state: State<'_, AppState>, store: Option<String>) -> Result<MachineView, IpcError> {
     let (repo, ctx) = (state.setup.settings().repo, forecast_context(&state));
-    tauri::async_runtime::spawn_blocking(move || examine(store.as_deref(), &repo, ctx).map(|(v, _)| v))
+    tauri::async_runtime::spawn_blocking(move || examine(store.as_deref(), &repo, ctx).map(|(v, _)| v.to_wire()))
         .await
         .map_err(join_error)?
+        .map_err(IpcError::from)
 }
 
 #[tauri::command]
 pub fn setup_choose(state: State<'_, AppState>, choice: SetupChoice) -> Result<SetupSettings, IpcError> {
-    if let Some(step) = choice.back_to {
-        let now = state.setup.settings().step;
-        if !step.can_revisit()
-            || SetupStep::ALL.iter().position(|s| *s == step) > SetupStep::ALL.iter().position(|s| *s == now)
-        {
-            return Err(IpcError::invalid(format!("cannot go back to {step:?} from {now:?}")));
-        }
-    }
-    state.setup.update(|s| {
-        if let Some(d) = &choice.store_dir {
-            s.store_dir = Some(d.clone()).filter(|d| !d.trim().is_empty());
-            s.adopted = false;
-        }
-        if let Some(d) = &choice.trunk_dir {
-            s.trunk_dir = Some(d.clone()).filter(|d| !d.trim().is_empty());
-        }
-        if let Some(p) = &choice.preset {
-            s.preset = Some(p.clone());
-        }
-        if let Some(c) = &choice.confirm {
-            if !s.overrides.contains(c) {
-                s.overrides.push(c.clone());
-            }
-        }
-        if let Some(step) = choice.back_to {
-            s.step = step;
-        }
-    })
+    Ok(state.setup.choose(FromWire::from_wire(choice))?.to_wire())
 }
 
 /// Leaves the current screen when nothing blocks it.
@@ -118,8 +64,10 @@ pub async fn setup_next(state: State<'_, AppState>) -> Result<SetupAdvance, IpcE
     };
     let mut next = settings.clone();
     match advance(&mut next, &facts) {
-        Ok(_) => Ok(SetupAdvance { settings: state.setup.update(|s| s.step = next.step)?, blockers: Vec::new() }),
-        Err(blockers) => Ok(SetupAdvance { settings, blockers }),
+        Ok(_) => {
+            Ok(SetupAdvance { settings: state.setup.update(|s| s.step = next.step)?.to_wire(), blockers: Vec::new() })
+        }
+        Err(blockers) => Ok(SetupAdvance { settings: settings.to_wire(), blockers: blockers.to_wire() }),
     }
 }
 
@@ -131,69 +79,14 @@ pub async fn setup_speed_test(
     on_event: Channel<SetupEvent>,
 ) -> Result<SpeedSummary, IpcError> {
     let seconds = state.setup.speed_seconds;
-    let summary = tauri::async_runtime::spawn_blocking(move || speed_test(PathBuf::from(dir), seconds, on_event))
+    let mut emit = move |e: k3_app::setup::events::SetupEvent| {
+        let _ = on_event.send(e.to_wire());
+    };
+    let summary = tauri::async_runtime::spawn_blocking(move || speed_test(PathBuf::from(dir), seconds, &mut emit))
         .await
         .map_err(join_error)??;
     state.setup.update(|s| s.speed = Some(summary))?;
-    Ok(summary)
-}
-
-fn speed_test(dir: PathBuf, seconds: f64, channel: Channel<SetupEvent>) -> Result<SpeedSummary, IpcError> {
-    use k3_store::diskbench::{measure_expert_reads, ExpertReadRequest, ScratchFile};
-    let io = |e: &dyn std::fmt::Display| IpcError::new(ErrorCode::Io, format!("speed test in {}: {e}", dir.display()));
-    std::fs::create_dir_all(&dir).map_err(|e| io(&e))?;
-    let cancel = AtomicBool::new(false);
-    let scratch = ScratchFile::create(&dir, scratch_bytes(), &cancel).map_err(|e| io(&e))?;
-    let req = ExpertReadRequest::new(vec![scratch.path().to_path_buf()], seconds);
-    let report = measure_expert_reads(
-        &req,
-        &mut |p| {
-            let bytes_read = p.reads * k3_store::diskbench::EXPERT_BLOCK_BYTES as u64;
-            let _ = channel.send(SetupEvent::SpeedTest {
-                depth: p.depth as u32,
-                bytes_read,
-                mb_per_s: p.mb_per_s,
-                fraction: p.fraction(),
-            });
-        },
-        &cancel,
-    )
-    .map_err(|e| io(&e))?;
-    let pass = |depth: usize| report.at_depth(depth).cloned();
-    let (q1, q16) = (pass(1).ok_or_else(|| io(&"no depth-1 pass"))?, pass(16).ok_or_else(|| io(&"no depth-16 pass"))?);
-    let _ = channel.send(SetupEvent::SpeedTest { depth: 0, bytes_read: 0, mb_per_s: 0.0, fraction: 1.0 });
-    let read_pattern = best_pattern(scratch.path(), scratch_bytes()).map_err(|e| io(&e))?;
-    Ok(SpeedSummary {
-        qd1_mb_per_s: q1.mb_per_s,
-        qd16_mb_per_s: q16.mb_per_s,
-        qd1_experts_per_s: q1.experts_per_s,
-        qd16_experts_per_s: q16.experts_per_s,
-        direct: report.direct,
-        read_pattern,
-    })
-}
-
-/// The drive's best read pattern on the scratch file: the benchmarks' floor grid (8 and 32
-/// MiB × 8 and 32 in flight, random and sequential), at most 128 MB a point, so the engine
-/// reads the way this drive wants (issue 12). `None` when the file is too small to sweep.
-fn best_pattern(file: &std::path::Path, file_bytes: u64) -> k3_engine::Result<Option<PatternSummary>> {
-    use k3_store::diskbench::{floor_grid, sweep, SweepRequest};
-    let req =
-        SweepRequest { files: vec![file.to_path_buf()], bytes_per_point: file_bytes.min(128_000_000), ..floor_grid() };
-    Ok(sweep(&req)?.best().map(|p| PatternSummary {
-        request_bytes: p.request_bytes as u32,
-        depth: p.depth as u32,
-        mb_per_s: p.gbps * 1000.0,
-    }))
-}
-
-/// The speed test's scratch file: 2 GiB, or `K3APP_SPEED_SCRATCH_MB` (tests use less).
-fn scratch_bytes() -> u64 {
-    std::env::var("K3APP_SPEED_SCRATCH_MB")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|m| (64..=65536).contains(m))
-        .map_or(2 << 30, |m| m << 20)
+    Ok(summary.to_wire())
 }
 
 /// The context the wizard's plans and forecasts are shown at: the one set, else the
@@ -210,7 +103,7 @@ pub async fn setup_forecast(state: State<'_, AppState>) -> Result<Vec<PresetRow>
     let ctx = forecast_context(&state);
     let rows = tauri::async_runtime::spawn_blocking(move || preset_rows(&speed, ctx)).await.map_err(join_error)??;
     state.setup.remember_forecast(rows.clone());
-    Ok(rows)
+    Ok(rows.to_wire())
 }
 
 /// Runs the download, pack and first load from the saved step; `null` when paused. The
@@ -222,13 +115,13 @@ pub async fn setup_run<R: Runtime>(
     on_event: Channel<SetupEvent>,
 ) -> Result<Option<ModelInfo>, IpcError> {
     let stop = state.setup.begin_job()?;
-    let emit: jobs::Emit = Arc::new(move |e| {
-        let _ = on_event.send(e);
+    let emit: jobs::Emit = Arc::new(move |e: k3_app::setup::events::SetupEvent| {
+        let _ = on_event.send(e.to_wire());
     });
     let (awake, held) = tauri::async_runtime::spawn_blocking(|| awake::hold("Downloading and preparing Kimi K3"))
         .await
         .map_err(join_error)?;
-    emit(SetupEvent::Awake { held: held.is_ok(), detail: held.err() });
+    emit(k3_app::setup::events::SetupEvent::Awake { held: held.is_ok(), detail: held.err() });
     let result = jobs::run(state.setup.clone(), state.worker.clone(), emit.clone(), stop, state.context_length()).await;
     state.setup.end_job();
     let _ = tauri::async_runtime::spawn_blocking(move || drop(awake)).await;
@@ -237,11 +130,11 @@ pub async fn setup_run<R: Runtime>(
         Ok(None) => log::info!("setup paused at {:?}", state.setup.settings().step),
         Err(e) => {
             log::warn!("setup stopped at {:?}: {}", state.setup.settings().step, e.message);
-            emit(SetupEvent::Failed { error: e.clone() });
+            emit(k3_app::setup::events::SetupEvent::Failed { error: e.clone() });
             tell(&app, "Kimi K3 setup stopped", &e.message);
         }
     }
-    result
+    Ok(result?.to_wire())
 }
 
 /// A desktop notification; a desktop without a notification service only loses the toast.
@@ -255,7 +148,7 @@ fn tell<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str) {
 /// access-denied screen; the next `setup_run` uses it.
 #[tauri::command]
 pub fn setup_token(token: String) -> Result<(), IpcError> {
-    crate::setup::problem::save_token(&k3_store::HubSettings::from_env().token_path, &token)
+    Ok(k3_app::setup::problem::save_token(&k3_store::HubSettings::from_env().token_path, &token)?)
 }
 
 /// Pauses the running job; everything durable is kept.
@@ -271,12 +164,13 @@ pub fn setup_adopt(state: State<'_, AppState>, path: String) -> Result<SetupSett
     if !std::path::Path::new(&path).is_dir() {
         return Err(IpcError::new(ErrorCode::ModelFolder, format!("{path}: not a folder")));
     }
-    state.setup.update(|s| {
+    let settings = state.setup.update(|s| {
         s.store_dir = Some(path.clone());
         s.adopted = true;
         s.preset = s.preset.clone().or(Some("auto".into()));
         s.step = SetupStep::Download;
-    })
+    })?;
+    Ok(settings.to_wire())
 }
 
 /// "Try the demo model" (or reopening the wizard later with `false`).

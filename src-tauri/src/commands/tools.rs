@@ -6,6 +6,7 @@ use tauri::State;
 use crate::ipc::dto::Message;
 use crate::ipc::error::IpcError;
 use crate::ipc::tools::{PendingToolCall, ServerToolInfo, ToolDecision, ToolServer, ToolServerInput};
+use crate::ipc::twin::ToWire;
 use crate::state::AppState;
 
 #[tauri::command]
@@ -58,7 +59,7 @@ pub async fn decide_tool_call(
     call_id: String,
     decision: ToolDecision,
 ) -> Result<Message, IpcError> {
-    state.tools.decide(&state.store, conversation_id, &call_id, decision).await
+    Ok(state.tools.decide(&state.store, conversation_id, &call_id, decision).await?.to_wire())
 }
 
 /// Stops the running call of conversation `conversation_id` (its server is killed);

@@ -3,280 +3,280 @@
 //! Owns: the wire shape (camelCase JSON) of models, conversations, messages and stats,
 //! and their TypeScript twins (ts-rs; `ui/src/generated/ipc.ts`, kept fresh by
 //! `tests/integration/contract.rs`).
-//! Must not: hold behaviour; the engine and the history store never see these types
-//! except through the mapping functions in `history/` and `worker/`.
+//! Must not: hold behaviour: the conversation types are twins of `k3_app::history`'s
+//! records (`ipc::twin`), converted field by field; the app core never sees these.
 //! Easy to break: 64-bit integers are `number` in TypeScript (`#[ts(type = "number")]`):
 //! ids and millisecond timestamps stay far below 2^53.
 
-use serde::{Deserialize, Serialize};
-use ts_rs::TS;
-
 use crate::ipc::error::IpcError;
+use crate::ipc::twin::{wire_enum, wire_struct};
 
-/// The loaded model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelInfo {
-    pub path: String,
-    pub name: String,
-    pub is_demo: bool,
-    pub layers: u32,
-    pub hidden_size: u32,
-    pub vocab_size: u32,
-    pub routed_experts: u32,
-    pub experts_per_token: u32,
-    #[ts(type = "number")]
-    pub checkpoint_bytes: u64,
-    /// How weights are held, in one line (plan summary).
-    pub memory: String,
-    #[ts(type = "number")]
-    pub load_ms: u64,
+wire_struct! {
+    /// The loaded model.
+    pub struct ModelInfo both ways k3_app::worker::ModelInfo {
+        path: String,
+        name: String,
+        is_demo: bool,
+        layers: u32,
+        hidden_size: u32,
+        vocab_size: u32,
+        routed_experts: u32,
+        experts_per_token: u32,
+        #[ts(type = "number")]
+        checkpoint_bytes: u64,
+        /// How weights are held, in one line (plan summary).
+        memory: String,
+        #[ts(type = "number")]
+        load_ms: u64,
+    }
 }
 
-/// What `current_model` reports: the model in use, or why none is.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelStatus {
-    pub model: Option<ModelInfo>,
-    pub error: Option<IpcError>,
+wire_struct! {
+    /// What `current_model` reports: the model in use, or why none is.
+    pub struct ModelStatus from k3_app::worker::ModelStatus {
+        model: Option<ModelInfo>,
+        error: Option<IpcError>,
+    }
 }
 
-/// Sampling settings of one conversation. `temperature` 0 means greedy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct SamplingSettings {
-    pub temperature: f32,
-    pub top_p: f32,
-    #[ts(type = "number")]
-    pub seed: u64,
-    pub max_tokens: u32,
-    pub thinking: bool,
-    /// How long K3 thinks (thinking on only); `None`: the model's default.
-    pub thinking_effort: Option<ThinkingEffort>,
-    /// The tool servers (Settings › Tools ids) whose tools this conversation offers.
-    #[serde(default)]
-    pub tool_servers: Vec<String>,
-    /// Tools of those servers turned off in this conversation, each `<server id>/<tool>`.
-    #[serde(default)]
-    pub tools_off: Vec<String>,
-    /// Whether the reply to a user message must call a tool.
-    #[serde(default)]
-    pub tool_choice: ToolUse,
+wire_struct! {
+    /// Sampling settings of one conversation. `temperature` 0 means greedy.
+    pub struct SamplingSettings both ways k3_app::history::SamplingSettings {
+        temperature: f32,
+        top_p: f32,
+        #[ts(type = "number")]
+        seed: u64,
+        max_tokens: u32,
+        thinking: bool,
+        /// How long K3 thinks (thinking on only); `None`: the model's default.
+        thinking_effort: Option<ThinkingEffort>,
+        /// The tool servers (Settings › Tools ids) whose tools this conversation offers.
+        #[serde(default)]
+        tool_servers: Vec<String>,
+        /// Tools of those servers turned off in this conversation, each `<server id>/<tool>`.
+        #[serde(default)]
+        tools_off: Vec<String>,
+        /// Whether the reply to a user message must call a tool.
+        #[serde(default)]
+        tool_choice: ToolUse,
+    }
 }
 
-/// Whether the reply to a user message must call a tool (the replies after tool results
-/// always decide for themselves, or the loop would never end).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolUse {
-    /// The model decides.
-    #[default]
-    Auto,
-    /// At least one call.
-    Required,
+wire_enum! {
+    /// Whether the reply to a user message must call a tool (the replies after tool results
+    /// always decide for themselves, or the loop would never end).
+    #[serde(rename_all = "lowercase")]
+    pub enum ToolUse from k3_app::history::ToolUse {
+        /// The model decides.
+        Auto,
+        /// At least one call.
+        Required,
+    }
+}
+
+wire_enum! {
+    /// The thinking efforts K3 was trained at.
+    #[serde(rename_all = "lowercase")]
+    pub enum ThinkingEffort from k3_app::history::ThinkingEffort {
+        Low,
+        High,
+        Max,
+    }
+}
+
+wire_enum! {
+    #[serde(rename_all = "lowercase")]
+    pub enum Role from k3_app::history::Role {
+        User,
+        Assistant,
+        /// A tool's result, answering one call of the assistant message before it.
+        Tool,
+    }
+}
+
+wire_struct! {
+    /// One tool call of an assistant message.
+    pub struct ToolCall both ways k3_app::history::ToolCall {
+        /// The call's id (what a tool message answering it names).
+        id: String,
+        tool: String,
+        /// 1-based position among the message's calls.
+        index: u32,
+        /// The arguments, a JSON object's text.
+        arguments: String,
+    }
+}
+
+wire_struct! {
+    /// The call a tool message answers.
+    pub struct ToolAnswer both ways k3_app::history::ToolAnswer {
+        call_id: String,
+        tool: String,
+        index: u32,
+        /// The name of the tool server that answered (`None`: not run by one, or saved before).
+        #[serde(default)]
+        server: Option<String>,
+        /// The result's whole size when it was cut for the model.
+        #[serde(default)]
+        cut_from_bytes: Option<u32>,
+    }
+}
+
+wire_enum! {
+    #[serde(rename_all = "lowercase")]
+    pub enum MessageStatus from k3_app::history::MessageStatus {
+        Complete,
+        Stopped,
+        Failed,
+    }
+}
+
+wire_enum! {
+    #[serde(rename_all = "lowercase")]
+    pub enum FinishReason from k3_app::history::FinishReason {
+        Stop,
+        Length,
+        Cancelled,
+        /// The conversation reached the context length the memory plan reserved.
+        #[serde(rename = "contextFull")]
+        ContextFull,
+    }
+}
+
+wire_struct! {
+    /// Measured figures stored with an assistant message.
+    pub struct MessageStats both ways k3_app::history::MessageStats {
+        prompt_tokens: u32,
+        prefilled_tokens: u32,
+        output_tokens: u32,
+        #[ts(type = "number")]
+        time_to_first_token_ms: u64,
+        #[ts(type = "number")]
+        total_ms: u64,
+        seconds_per_token: Option<f64>,
+        io_share: Option<f64>,
+        true_hit_rate: Option<f64>,
+        #[ts(type = "number")]
+        bytes_read: u64,
+        finish_reason: FinishReason,
+        #[ts(type = "number | null")]
+        seed: Option<u64>,
+        model: String,
+        /// The host a remote backend answered from (its figures are tokens and timing only);
+        /// `None` for the local engine.
+        remote_host: Option<String>,
+        /// Positions the conversation may hold (prompt and replies); `None` for a remote reply
+        /// or one saved before this was recorded.
+        context_length: Option<u32>,
+        /// The conversation holds 90 % or more of `context_length` after this reply
+        /// (`k3_plan::nearly_full`): the window says so before the context is full.
+        context_nearly_full: bool,
+    }
+}
+
+wire_struct! {
+    pub struct Message both ways k3_app::history::Message {
+        #[ts(type = "number")]
+        id: i64,
+        role: Role,
+        content: String,
+        think: Option<String>,
+        status: MessageStatus,
+        stats: Option<MessageStats>,
+        /// Why a failed reply failed, as the window said it then.
+        failure: Option<String>,
+        /// An assistant message's tool calls, in order (empty otherwise).
+        tool_calls: Vec<ToolCall>,
+        /// The call a tool message answers (`None` for other roles).
+        tool_answer: Option<ToolAnswer>,
+        #[ts(type = "number")]
+        created_at: i64,
+    }
+}
+
+wire_struct! {
+    pub struct ConversationSummary both ways k3_app::history::ConversationSummary {
+        #[ts(type = "number")]
+        id: i64,
+        title: String,
+        #[ts(type = "number")]
+        updated_at: i64,
+        message_count: u32,
+        /// The remote backend's id when the conversation is not answered on this machine.
+        backend: Option<String>,
+    }
+}
+
+wire_struct! {
+    pub struct Conversation both ways k3_app::history::Conversation {
+        #[ts(type = "number")]
+        id: i64,
+        title: String,
+        system_prompt: String,
+        settings: SamplingSettings,
+        #[ts(type = "number")]
+        created_at: i64,
+        #[ts(type = "number")]
+        updated_at: i64,
+        /// The remote backend (a Settings › Backends id) that answers it; `None`: the local engine.
+        backend: Option<String>,
+        messages: Vec<Message>,
+    }
+}
+
+wire_enum! {
+    #[serde(rename_all = "lowercase")]
+    pub enum ExportFormat from k3_app::history::ExportFormat {
+        Markdown,
+        Json,
+    }
+}
+
+wire_struct! {
+    pub struct ExportFile both ways k3_app::history::ExportFile {
+        file_name: String,
+        content: String,
+    }
+}
+
+wire_enum! {
+    /// What the chat history's startup check found, when the user must hear about it.
+    #[serde(rename_all = "camelCase")]
+    pub enum HistoryNoticeKind from k3_app::history::HistoryNoticeKind {
+        /// The history file was damaged: it was set aside and a new, empty history started.
+        Damaged,
+        /// The file belongs to a newer version of the app: left untouched, nothing saved.
+        TooNew,
+        /// The file could not be opened (permissions, I/O): left untouched, nothing saved.
+        Unavailable,
+        /// The history is fine; a damaged or foreign leftover beside it was set aside.
+        LeftoverSetAside,
+    }
+}
+
+wire_struct! {
+    /// The startup notice about the chat history (`history_notice`), shown until dismissed.
+    pub struct HistoryNotice both ways k3_app::history::HistoryNotice {
+        kind: HistoryNoticeKind,
+        /// One readable paragraph naming the file and every file set aside.
+        message: String,
+        /// The history database.
+        file: String,
+        /// Where damaged files were moved (their bytes unchanged).
+        set_aside: Vec<String>,
+        /// False when this session's chats live in memory only and are lost on quit.
+        saved: bool,
+    }
+}
+
+impl Default for ToolUse {
+    fn default() -> Self {
+        k3_app::history::ToolUse::default().into()
+    }
 }
 
 impl Default for SamplingSettings {
     fn default() -> Self {
-        SamplingSettings {
-            temperature: 0.6,
-            top_p: 0.95,
-            seed: 0,
-            max_tokens: 512,
-            thinking: false,
-            thinking_effort: None,
-            tool_servers: Vec::new(),
-            tools_off: Vec::new(),
-            tool_choice: ToolUse::Auto,
-        }
+        k3_app::history::SamplingSettings::default().into()
     }
-}
-
-/// The thinking efforts K3 was trained at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum ThinkingEffort {
-    Low,
-    High,
-    Max,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    User,
-    Assistant,
-    /// A tool's result, answering one call of the assistant message before it.
-    Tool,
-}
-
-/// One tool call of an assistant message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolCall {
-    /// The call's id (what a tool message answering it names).
-    pub id: String,
-    pub tool: String,
-    /// 1-based position among the message's calls.
-    pub index: u32,
-    /// The arguments, a JSON object's text.
-    pub arguments: String,
-}
-
-/// The call a tool message answers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolAnswer {
-    pub call_id: String,
-    pub tool: String,
-    pub index: u32,
-    /// The name of the tool server that answered (`None`: not run by one, or saved before).
-    #[serde(default)]
-    pub server: Option<String>,
-    /// The result's whole size when it was cut for the model.
-    #[serde(default)]
-    pub cut_from_bytes: Option<u32>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum MessageStatus {
-    Complete,
-    Stopped,
-    Failed,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum FinishReason {
-    Stop,
-    Length,
-    Cancelled,
-    /// The conversation reached the context length the memory plan reserved.
-    #[serde(rename = "contextFull")]
-    ContextFull,
-}
-
-/// Measured figures stored with an assistant message.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct MessageStats {
-    pub prompt_tokens: u32,
-    pub prefilled_tokens: u32,
-    pub output_tokens: u32,
-    #[ts(type = "number")]
-    pub time_to_first_token_ms: u64,
-    #[ts(type = "number")]
-    pub total_ms: u64,
-    pub seconds_per_token: Option<f64>,
-    pub io_share: Option<f64>,
-    pub true_hit_rate: Option<f64>,
-    #[ts(type = "number")]
-    pub bytes_read: u64,
-    pub finish_reason: FinishReason,
-    #[ts(type = "number | null")]
-    pub seed: Option<u64>,
-    pub model: String,
-    /// The host a remote backend answered from (its figures are tokens and timing only);
-    /// `None` for the local engine.
-    pub remote_host: Option<String>,
-    /// Positions the conversation may hold (prompt and replies); `None` for a remote reply
-    /// or one saved before this was recorded.
-    pub context_length: Option<u32>,
-    /// The conversation holds 90 % or more of `context_length` after this reply
-    /// (`k3_plan::nearly_full`): the window says so before the context is full.
-    pub context_nearly_full: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct Message {
-    #[ts(type = "number")]
-    pub id: i64,
-    pub role: Role,
-    pub content: String,
-    pub think: Option<String>,
-    pub status: MessageStatus,
-    pub stats: Option<MessageStats>,
-    /// Why a failed reply failed, as the window said it then.
-    pub failure: Option<String>,
-    /// An assistant message's tool calls, in order (empty otherwise).
-    pub tool_calls: Vec<ToolCall>,
-    /// The call a tool message answers (`None` for other roles).
-    pub tool_answer: Option<ToolAnswer>,
-    #[ts(type = "number")]
-    pub created_at: i64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ConversationSummary {
-    #[ts(type = "number")]
-    pub id: i64,
-    pub title: String,
-    #[ts(type = "number")]
-    pub updated_at: i64,
-    pub message_count: u32,
-    /// The remote backend's id when the conversation is not answered on this machine.
-    pub backend: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct Conversation {
-    #[ts(type = "number")]
-    pub id: i64,
-    pub title: String,
-    pub system_prompt: String,
-    pub settings: SamplingSettings,
-    #[ts(type = "number")]
-    pub created_at: i64,
-    #[ts(type = "number")]
-    pub updated_at: i64,
-    /// The remote backend (a Settings › Backends id) that answers it; `None`: the local engine.
-    pub backend: Option<String>,
-    pub messages: Vec<Message>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-pub enum ExportFormat {
-    Markdown,
-    Json,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ExportFile {
-    pub file_name: String,
-    pub content: String,
-}
-
-/// What the chat history's startup check found, when the user must hear about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub enum HistoryNoticeKind {
-    /// The history file was damaged: it was set aside and a new, empty history started.
-    Damaged,
-    /// The file belongs to a newer version of the app: left untouched, nothing saved.
-    TooNew,
-    /// The file could not be opened (permissions, I/O): left untouched, nothing saved.
-    Unavailable,
-    /// The history is fine; a damaged or foreign leftover beside it was set aside.
-    LeftoverSetAside,
-}
-
-/// The startup notice about the chat history (`history_notice`), shown until dismissed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct HistoryNotice {
-    pub kind: HistoryNoticeKind,
-    /// One readable paragraph naming the file and every file set aside.
-    pub message: String,
-    /// The history database.
-    pub file: String,
-    /// Where damaged files were moved (their bytes unchanged).
-    pub set_aside: Vec<String>,
-    /// False when this session's chats live in memory only and are lost on quit.
-    pub saved: bool,
 }

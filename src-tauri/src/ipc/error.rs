@@ -1,7 +1,7 @@
 //! `IpcError`: the one error shape every command and generation failure reaches the UI in.
 //!
-//! Owns: the SCREAMING_SNAKE [`ErrorCode`]s, and the mapping from each library error
-//! (engine, history store) to a code, a one-line readable message and optional details.
+//! Owns: the SCREAMING_SNAKE [`ErrorCode`]s (the wire twins of `k3_app::error::ErrorKind`);
+//! every library error reaches it through `k3_app::error::AppError`, whose kind rules it keeps.
 //! Must not: lose the file, tensor or field an engine error names: the engine's own
 //! message (which names them) is the `message`.
 //! Easy to break: every engine and runtime error variant is matched by name (no
@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use k3_app::error::{AppError, ErrorKind};
 use k3_runtime::RuntimeError;
 
 /// What kind of failure an [`IpcError`] reports.
@@ -66,66 +67,60 @@ impl IpcError {
     }
 }
 
-impl From<k3_app::settings::SettingsError> for IpcError {
-    fn from(e: k3_app::settings::SettingsError) -> Self {
-        IpcError::new(ErrorCode::Io, e.to_string())
+impl From<ErrorKind> for ErrorCode {
+    fn from(kind: ErrorKind) -> Self {
+        match kind {
+            ErrorKind::ModelNotLoaded => ErrorCode::ModelNotLoaded,
+            ErrorKind::ModelFolder => ErrorCode::ModelFolder,
+            ErrorKind::ModelConfig => ErrorCode::ModelConfig,
+            ErrorKind::Checkpoint => ErrorCode::Checkpoint,
+            ErrorKind::Tokenizer => ErrorCode::Tokenizer,
+            ErrorKind::Template => ErrorCode::Template,
+            ErrorKind::InvalidArgument => ErrorCode::InvalidArgument,
+            ErrorKind::ContextLimit => ErrorCode::ContextLimit,
+            ErrorKind::BudgetTooSmall => ErrorCode::BudgetTooSmall,
+            ErrorKind::ExpertRead => ErrorCode::ExpertRead,
+            ErrorKind::Download => ErrorCode::Download,
+            ErrorKind::Remote => ErrorCode::Remote,
+            ErrorKind::Tool => ErrorCode::Tool,
+            ErrorKind::NotFound => ErrorCode::NotFound,
+            ErrorKind::History => ErrorCode::History,
+            ErrorKind::Io => ErrorCode::Io,
+            ErrorKind::Internal => ErrorCode::Internal,
+        }
     }
 }
 
-impl From<k3_engine::Error> for IpcError {
-    fn from(e: k3_engine::Error) -> Self {
-        IpcError::from(&e)
+impl From<AppError> for IpcError {
+    fn from(e: AppError) -> Self {
+        IpcError { code: e.kind.into(), message: e.message, details: e.details }
     }
 }
 
-impl From<&k3_engine::Error> for IpcError {
-    fn from(e: &k3_engine::Error) -> Self {
-        use k3_engine::Error as E;
-        let code = match e {
-            // A batched pass's failure is the pass's own error, told to each sequence of it.
-            E::Batch { source } => return IpcError::from(source.as_ref()),
-            E::ConfigSyntax { .. } | E::ConfigMissing { .. } | E::ConfigType { .. } | E::ConfigInvalid { .. } => {
-                ErrorCode::ModelConfig
+/// The app core's errors, each by its own `From` (the kind rules live in `k3_app::error`).
+macro_rules! via_app_error {
+    ($($source:ty),* $(,)?) => {
+        $(impl From<$source> for IpcError {
+            fn from(e: $source) -> Self {
+                IpcError::from(AppError::from(e))
             }
-            E::Checkpoint { .. }
-            | E::NoShards { .. }
-            | E::MissingTensor { .. }
-            | E::Shape { .. }
-            | E::Dtype { .. }
-            | E::Expert { .. }
-            | E::Trunk { .. }
-            | E::Pack { .. }
-            | E::NonFiniteLogits { .. } => ErrorCode::Checkpoint,
-            E::Tokenizer { .. } => ErrorCode::Tokenizer,
-            E::Template { .. } => ErrorCode::Template,
-            // A checksum mismatch is a failed expert read to the window; the message names it.
-            E::ExpertRead { .. } | E::ExpertChecksum { .. } => ErrorCode::ExpertRead,
-            E::ContextLimit { .. } | E::PromptTooLong { .. } => ErrorCode::ContextLimit,
-            E::Option { .. } | E::TokenId { .. } | E::Empty { .. } | E::Constraint { .. } => ErrorCode::InvalidArgument,
-            E::Budget(_) => ErrorCode::BudgetTooSmall,
-            E::Io { .. } | E::Read { .. } | E::OutputFolder { .. } => ErrorCode::Io,
-            // A saved state the runtime could not use is replayed instead; mapped for
-            // exhaustiveness, like a file that could not be read.
-            E::StateFile { .. } => ErrorCode::Io,
-            // Never leaves the engine (a stop is a finish reason); mapped for exhaustiveness.
-            E::Stopped => ErrorCode::Internal,
-        };
-        IpcError { code, message: e.to_string(), details: None }
-    }
+        })*
+    };
 }
 
-impl From<&RuntimeError> for IpcError {
-    fn from(e: &RuntimeError) -> Self {
-        let code = match e {
-            RuntimeError::Engine(engine) => return IpcError::from(engine),
-            RuntimeError::NotAFolder { .. } => ErrorCode::ModelFolder,
-            RuntimeError::VocabMismatch { .. } => ErrorCode::Tokenizer,
-            RuntimeError::NoModel => ErrorCode::ModelNotLoaded,
-            RuntimeError::WorkerGone => ErrorCode::Internal,
-            RuntimeError::Constraint(_) => ErrorCode::InvalidArgument,
-            // The remote's own message (it names the URL) is the whole line the window shows.
-            RuntimeError::Remote { message, .. } => return IpcError::new(ErrorCode::Remote, message.clone()),
-        };
-        IpcError::new(code, e.to_string())
+via_app_error!(
+    k3_app::settings::SettingsError,
+    k3_engine::Error,
+    &k3_engine::Error,
+    &RuntimeError,
+    RuntimeError,
+    k3_app::tools::ToolError,
+    k3_app::history::HistoryError,
+);
+
+impl crate::ipc::twin::ToWire for AppError {
+    type Wire = IpcError;
+    fn to_wire(self) -> IpcError {
+        self.into()
     }
 }

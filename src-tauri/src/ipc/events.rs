@@ -1,7 +1,8 @@
 //! Generation events: the typed stream a generation sends over its `tauri::ipc::Channel`.
 //!
-//! Owns: [`GenerationEvent`] (tagged by `type`, camelCase fields) and [`EventEmitter`],
-//! the sending end the worker holds; [`channel_emitter`] adapts a Tauri channel to it.
+//! Owns: [`GenerationEvent`] (tagged by `type`, camelCase fields), the wire twin of
+//! `k3_app::reply_event::ReplyEvent`; [`channel_emitter`] adapts a Tauri channel to the
+//! worker's `ReplyEmitter`.
 //! Must not: block the worker: a closed or failing channel (window gone) is ignored and
 //! the generation still completes and is saved.
 //! Easy to break: the UI's reducer switches exhaustively on `type`; adding a variant
@@ -11,8 +12,11 @@ use serde::{Deserialize, Serialize};
 use tauri::ipc::Channel;
 use ts_rs::TS;
 
+use k3_app::reply_event::{ReplyEmitter, ReplyEvent};
+
 use crate::ipc::dto::{FinishReason, Message};
 use crate::ipc::error::IpcError;
+use crate::ipc::twin::ToWire;
 
 /// Streamed over the `onEvent` channel of `send_message`, `regenerate` and `edit_message`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -69,19 +73,34 @@ pub enum GenerationEvent {
     },
 }
 
-impl GenerationEvent {
-    /// True for the event that ends a job (`finished` or `failed`); nothing follows it.
-    pub fn is_terminal(&self) -> bool {
-        matches!(self, GenerationEvent::Finished { .. } | GenerationEvent::Failed { .. })
+impl From<ReplyEvent> for GenerationEvent {
+    fn from(event: ReplyEvent) -> Self {
+        match event {
+            ReplyEvent::Queued { job_id, position } => GenerationEvent::Queued { job_id, position },
+            ReplyEvent::Started { job_id, conversation_id, user_message } => {
+                GenerationEvent::Started { job_id, conversation_id, user_message: user_message.to_wire() }
+            }
+            ReplyEvent::PrefillProgress { job_id, done, total } => {
+                GenerationEvent::PrefillProgress { job_id, done, total }
+            }
+            ReplyEvent::Token { job_id, index, text, think } => GenerationEvent::Token { job_id, index, text, think },
+            ReplyEvent::Stats { job_id, tokens, elapsed_ms, seconds_per_token, io_share, true_hit_rate } => {
+                GenerationEvent::Stats { job_id, tokens, elapsed_ms, seconds_per_token, io_share, true_hit_rate }
+            }
+            ReplyEvent::Finished { job_id, reason, message } => {
+                GenerationEvent::Finished { job_id, reason: reason.to_wire(), message: message.to_wire() }
+            }
+            ReplyEvent::Failed { job_id, error, message } => {
+                GenerationEvent::Failed { job_id, error: error.into(), message: message.to_wire() }
+            }
+        }
     }
 }
 
-/// Where a generation's events go (a Tauri channel in the app, a vector in tests).
-pub type EventEmitter = Box<dyn FnMut(GenerationEvent) + Send>;
-
-/// Sends every event over `channel`; a send that fails (the window closed) is dropped.
-pub fn channel_emitter(channel: Channel<GenerationEvent>) -> EventEmitter {
+/// Sends every reply event over `channel` as its wire twin; a send that fails (the window
+/// closed) is dropped.
+pub fn channel_emitter(channel: Channel<GenerationEvent>) -> ReplyEmitter {
     Box::new(move |event| {
-        let _ = channel.send(event);
+        let _ = channel.send(GenerationEvent::from(event));
     })
 }

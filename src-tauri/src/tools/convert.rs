@@ -1,10 +1,9 @@
-//! Settings › Tools' wire types to and from `k3_app::tools`' saved record, and a tool
-//! server's failures as the window's errors.
+//! Settings › Tools' wire types to and from `k3_app::tools`' saved record
+//! (a tool server's failures reach the window through `k3_app::error::AppError`).
 
 use k3_app::settings::records::KeyPlaceRecord;
-use k3_app::tools::{EnvVarRecord, ServerTransportRecord, ToolError, ToolServerRecord};
+use k3_app::tools::{EnvVarRecord, ServerTransportRecord, ToolServerRecord};
 
-use crate::ipc::error::{ErrorCode, IpcError};
 use crate::ipc::tools::{EnvVar, ToolServer, ToolTransport};
 
 impl From<&ToolServerRecord> for ToolServer {
@@ -41,24 +40,5 @@ pub fn transport_record(wire: &ToolTransport, key: Option<KeyPlaceRecord>) -> Se
             working_dir: working_dir.clone().filter(|d| !d.trim().is_empty()),
         },
         ToolTransport::Http { url, .. } => ServerTransportRecord::Http { url: url.trim().to_string(), key },
-    }
-}
-
-impl From<ToolError> for IpcError {
-    fn from(e: ToolError) -> Self {
-        let code = match &e {
-            ToolError::UnknownServer { .. } => ErrorCode::NotFound,
-            ToolError::BadArguments { .. } | ToolError::NotAllowed { .. } | ToolError::UnknownTool { .. } => {
-                ErrorCode::InvalidArgument
-            }
-            ToolError::Spawn { .. }
-            | ToolError::Address { .. }
-            | ToolError::Handshake { .. }
-            | ToolError::Stopped { .. }
-            | ToolError::Protocol { .. }
-            | ToolError::Timeout { .. }
-            | ToolError::Cancelled { .. } => ErrorCode::Tool,
-        };
-        IpcError::new(code, e.to_string())
     }
 }

@@ -25,11 +25,11 @@ use tokio_util::sync::CancellationToken;
 
 pub use convert::transport_record;
 
-use crate::backends::{KeyPlace, KeyVault};
-use crate::history::HistoryStore;
-use crate::ipc::dto::{Message, MessageStatus, Role, SamplingSettings, ToolAnswer, ToolUse};
 use crate::ipc::error::IpcError;
 use crate::ipc::tools::{PendingToolCall, ServerToolInfo, ToolDecision, ToolServer, ToolServerInput, ToolTransport};
+use k3_app::backends::{KeyPlace, KeyVault};
+use k3_app::history::HistoryStore;
+use k3_app::history::{Message, MessageStatus, Role, SamplingSettings, ToolAnswer, ToolUse};
 
 /// The vault id of tool server `id`'s key (beside the backends' keys, never the same id).
 fn key_id(id: &str) -> String {
@@ -153,7 +153,7 @@ impl ToolsHost {
         }
         self.settings.set(record)?;
         self.hub.forget(id);
-        self.vault.delete(&key_id(id))
+        Ok(self.vault.delete(&key_id(id))?)
     }
 
     /// Takes back "always allow" for `tool` of server `id`.
@@ -347,7 +347,7 @@ fn pending_of(messages: &[Message]) -> Vec<PendingCall> {
 
 /// An id for a new server named `name`: its slug, made unique.
 fn fresh_id(record: &ToolServersRecord, name: &str) -> String {
-    let base = crate::slug::slug(name, |c| c.is_ascii_alphanumeric(), 24);
+    let base = k3_app::slug::slug(name, |c| c.is_ascii_alphanumeric(), 24);
     let base = if base.is_empty() { "server".to_string() } else { base };
     let mut id = base.clone();
     let mut n = 2;

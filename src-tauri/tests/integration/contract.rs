@@ -224,8 +224,8 @@ fn the_channel_emitter_sends_each_event_as_json() {
         Ok(())
     });
     let mut emit = channel_emitter(channel);
-    emit(GenerationEvent::Queued { job_id: 9, position: 0 });
-    emit(GenerationEvent::Token { job_id: 9, index: 0, text: "é".into(), think: true });
+    emit(k3_app::reply_event::ReplyEvent::Queued { job_id: 9, position: 0 });
+    emit(k3_app::reply_event::ReplyEvent::Token { job_id: 9, index: 0, text: "é".into(), think: true });
     let seen = seen.lock().unwrap();
     assert_eq!(
         *seen,
@@ -365,7 +365,7 @@ fn streaming_folder(root: &Path) -> PathBuf {
 }
 
 fn measured_drive(data: &Path) {
-    use k3_desktop::setup::settings::{SetupSettings, SpeedSummary};
+    use k3_app::setup::settings::{SetupSettings, SpeedSummary};
     let speed = SpeedSummary {
         qd1_mb_per_s: 40.0,
         qd16_mb_per_s: 60.0,
@@ -383,7 +383,7 @@ fn placement_by_measured_cost_is_previewed_applied_saved_and_restored_through_ip
     let root = tempfile::tempdir().unwrap();
     let model = streaming_folder(root.path());
     let opened = |data: &Path| {
-        let options = k3_desktop::options::AppOptions { startup_model: Some(model.clone()), ..common::options(data) };
+        let options = k3_app::options::AppOptions { startup_model: Some(model.clone()), ..common::options(data) };
         let app = common::app_with(&options, data);
         invoke(&app.1, "current_model", json!({})).unwrap();
         app

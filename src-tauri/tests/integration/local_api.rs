@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tauri::Manager;
 
-use k3_desktop::ipc::dto::{FinishReason, MessageStatus, SamplingSettings};
-use k3_desktop::ipc::events::GenerationEvent;
-use k3_desktop::local_api::ApiSettings;
+use k3_app::history::{FinishReason, MessageStatus, SamplingSettings};
+use k3_app::local_api::ApiSettings;
+use k3_app::reply_event::ReplyEvent;
+use k3_app::worker::JobKind;
 use k3_desktop::state::AppState;
-use k3_desktop::worker::JobKind;
 use k3_runtime::Activity;
 use k3_tests::http::{get, post_json};
 
@@ -150,11 +150,11 @@ fn a_chat_in_the_window_queues_behind_a_busy_server_instead_of_failing() {
             id,
             JobKind::Send { text: "Hello".into() },
             Box::new(move |e| drop(tx.send(e))),
-            (&state.backends, k3_desktop::worker::LocalReply::serial()),
+            (&state.backends, k3_app::worker::LocalReply::serial()),
         )
         .unwrap();
     match rx.recv_timeout(Duration::from_secs(10)).unwrap() {
-        GenerationEvent::Queued { position, .. } => assert_eq!(position, 1, "one reply ahead: the running API job"),
+        ReplyEvent::Queued { position, .. } => assert_eq!(position, 1, "one reply ahead: the running API job"),
         other => panic!("expected queued, got {other:?}"),
     }
     std::thread::sleep(Duration::from_millis(50));
@@ -172,14 +172,14 @@ fn a_chat_in_the_window_queues_behind_a_busy_server_instead_of_failing() {
 
     let mut last = None;
     while let Ok(e) = rx.recv_timeout(Duration::from_secs(30)) {
-        let end = matches!(e, GenerationEvent::Finished { .. } | GenerationEvent::Failed { .. });
+        let end = matches!(e, ReplyEvent::Finished { .. } | ReplyEvent::Failed { .. });
         last = Some(e);
         if end {
             break;
         }
     }
     match last {
-        Some(GenerationEvent::Finished { reason, message, .. }) => {
+        Some(ReplyEvent::Finished { reason, message, .. }) => {
             assert!(matches!(reason, FinishReason::Length | FinishReason::Stop));
             assert_eq!(message.status, MessageStatus::Complete);
             assert!(!message.content.is_empty());

@@ -9,16 +9,16 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use k3_app::backends::Backends;
+use k3_app::history::{HistoryStore, NewAssistantMessage};
+use k3_app::history::{Message, MessageStatus, Role, SamplingSettings, ToolCall, ToolUse};
+use k3_app::options::demo_model;
+use k3_app::performance::Threads;
+use k3_app::reply_event::{ReplyEmitter, ReplyEvent};
 use k3_app::settings::Settings;
-use k3_desktop::backends::Backends;
-use k3_desktop::history::{HistoryStore, NewAssistantMessage};
-use k3_desktop::ipc::dto::{Message, MessageStatus, Role, SamplingSettings, ToolCall, ToolUse};
-use k3_desktop::ipc::events::{EventEmitter, GenerationEvent};
+use k3_app::worker::{JobKind, LocalReply, Worker};
 use k3_desktop::ipc::tools::{EnvVar, ToolDecision, ToolServerInput, ToolTransport};
-use k3_desktop::options::demo_model;
-use k3_desktop::performance::Threads;
 use k3_desktop::tools::ToolsHost;
-use k3_desktop::worker::{JobKind, LocalReply, Worker};
 use k3_engine::chat::ToolChoice;
 
 /// The installed servers' programs, or `None` (outside CI: skipped with a message).
@@ -111,16 +111,16 @@ fn with_tools(server: &str, choice: ToolUse, max_tokens: u32) -> SamplingSetting
     }
 }
 
-fn recorder() -> (EventEmitter, Receiver<GenerationEvent>) {
+fn recorder() -> (ReplyEmitter, Receiver<ReplyEvent>) {
     let (tx, rx) = mpsc::channel();
     (Box::new(move |e| drop(tx.send(e))), rx)
 }
 
-fn finished(rx: &Receiver<GenerationEvent>) -> Message {
+fn finished(rx: &Receiver<ReplyEvent>) -> Message {
     loop {
         match rx.recv_timeout(Duration::from_secs(120)).expect("the job ended") {
-            GenerationEvent::Finished { message, .. } => return message,
-            GenerationEvent::Failed { error, .. } => panic!("the reply failed: {error:?}"),
+            ReplyEvent::Finished { message, .. } => return message,
+            ReplyEvent::Failed { error, .. } => panic!("the reply failed: {error:?}"),
             _ => {}
         }
     }

@@ -13,8 +13,8 @@ use tauri::Manager;
 pub type MockApp = (tauri::App<tauri::test::MockRuntime>, tauri::WebviewWindow<tauri::test::MockRuntime>);
 
 /// The options a test app starts with: the demo model, `data` as the data folder.
-pub fn options(data: &Path) -> k3_desktop::options::AppOptions {
-    k3_desktop::options::AppOptions {
+pub fn options(data: &Path) -> k3_app::options::AppOptions {
+    k3_app::options::AppOptions {
         startup_model: None,
         data_dir: Some(data.into()),
         // What the app does when neither K3_CONTEXT_LENGTH nor Settings › Memory names one.
@@ -22,7 +22,7 @@ pub fn options(data: &Path) -> k3_desktop::options::AppOptions {
         preset: k3_plan::Preset::Auto,
         repo: None,
         speed_seconds: 1.0,
-        threads: k3_desktop::performance::Threads::default(),
+        threads: k3_app::performance::Threads::default(),
         keyring: false,
     }
 }
@@ -34,7 +34,7 @@ pub fn app(data: &Path) -> MockApp {
 }
 
 /// [`app`] started with `options`.
-pub fn app_with(options: &k3_desktop::options::AppOptions, data: &Path) -> MockApp {
+pub fn app_with(options: &k3_app::options::AppOptions, data: &Path) -> MockApp {
     let state = k3_desktop::state::AppState::start(options, data, None).unwrap();
     let app = k3_desktop::with_commands(mock_builder()).build(tauri::generate_context!(test = true)).unwrap();
     app.manage(state);
