@@ -13,7 +13,6 @@ pub mod ipc;
 pub mod logging;
 pub mod queue_host;
 pub mod state;
-pub mod tools;
 
 include!("command_names.rs");
 

@@ -47,7 +47,7 @@ pub struct AppState {
     pub backends: Arc<k3_app::backends::Backends>,
     /// MCP tool servers, their connections and the conversations' running calls
     /// (Settings › Tools; the tool loop in the chat).
-    pub tools: Arc<crate::tools::ToolsHost>,
+    pub tools: Arc<k3_app::tools::ToolsHost>,
     /// The thread counts the environment asks for (Settings › Performance shows them).
     pub env_threads: Threads,
     /// The log file the viewer reads: `<data>/logs/` with `K3APP_DATA_DIR`, else the
@@ -83,7 +83,7 @@ impl AppState {
         let local_api = Arc::new(k3_app::local_api::LocalApi::open(worker.runtime(), settings.clone()));
         let queue = Arc::new(crate::queue_host::QueueHost::open(data_dir, worker.runtime()));
         let backends = Arc::new(k3_app::backends::Backends::open(data_dir, settings.clone(), options.keyring));
-        let tools = Arc::new(crate::tools::ToolsHost::open(data_dir, settings.clone(), options.keyring));
+        let tools = Arc::new(k3_app::tools::ToolsHost::open(data_dir, settings.clone(), options.keyring));
         Ok(AppState {
             worker: Arc::new(worker),
             store,

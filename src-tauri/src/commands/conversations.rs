@@ -31,7 +31,7 @@ pub async fn create_conversation(state: State<'_, AppState>) -> Result<Conversat
     let defaults = CoreDefaults::load(&state.settings);
     let store = state.history()?;
     let sampling = CoreSampling {
-        tool_servers: crate::tools::offered_to_new_chats(&state.settings),
+        tool_servers: k3_app::tools::offered_to_new_chats(&state.settings),
         ..defaults.sampling(fresh_seed())
     };
     let created = store.create_with_prompt(&sampling, &defaults.system_prompt)?;

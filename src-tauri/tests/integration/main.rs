@@ -5,4 +5,3 @@
 mod common;
 mod contract;
 mod local_api;
-mod tools;

@@ -3,7 +3,7 @@
 // stalls), a banner says so with the figures and offers a one-click step-down to a smaller preset,
 // applied after the reply in progress (the engine replans only between generations).
 // Owns: that polling (only while busy) and the banner. The rule itself is the backend's
-// (src-tauri/src/dashboard/pressure.rs).
+// (app/src/dashboard/pressure.rs).
 import { useEffect, useState } from "preact/hooks";
 import type { PresetName, PressureWarning } from "../generated/ipc";
 import * as engine from "../api/engine";

@@ -1,5 +1,5 @@
 // The guided first-time setup (PRODUCT.md §1.1), the shell: the step list, Next / choose / close
-// forwarded to the Rust side (src-tauri/src/setup owns the steps, what blocks each and the saved state),
+// forwarded to the Rust side (app/src/setup owns the steps, what blocks each and the saved state),
 // and which step's screen renders; each screen is its own file in this folder.
 import { useState } from "preact/hooks";
 import * as engine from "../../api/engine";

@@ -1,6 +1,6 @@
-//! The window's side of tools: Settings › Tools saved as `k3_app::tools`' record, HTTP
-//! servers' keys in the key vault, the one [`ToolHub`] every conversation's calls go
-//! through, and the Stop of each conversation's running call.
+//! [`ToolsHost`]: Settings › Tools saved as the tools record, HTTP servers' keys in the key
+//! vault, the one [`ToolHub`] every conversation's calls go through, and the Stop of each
+//! conversation's running call.
 //!
 //! Owns: turning the user's decision on a pending call (Allow, Always allow, Deny, or the
 //! window running an always-allowed one) into a tool message in the history. One call
@@ -8,28 +8,26 @@
 //! Must not: run a call whose decision is not the user's (`Auto` runs only what the
 //! record always allows: the hub checks); keep a key in `tool-servers.json`.
 
-mod convert;
-
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use k3_app::settings::records::KeyPlaceRecord;
-use k3_app::settings::Settings;
-use k3_app::tools::pending::LoopMessage;
-use k3_app::tools::{
+use crate::settings::records::KeyPlaceRecord;
+use crate::settings::Settings;
+use crate::tools::pending::LoopMessage;
+use crate::tools::{
     pending_calls, CallOutcome, PendingCall, Permission, ToolHub, ToolOffer, ToolServerRecord, ToolServersRecord,
 };
 use k3_engine::chat::{ToolChoice, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
-pub use convert::transport_record;
-
-use crate::ipc::error::IpcError;
-use crate::ipc::tools::{PendingToolCall, ServerToolInfo, ToolDecision, ToolServer, ToolServerInput, ToolTransport};
-use k3_app::backends::{KeyPlace, KeyVault};
-use k3_app::history::HistoryStore;
-use k3_app::history::{Message, MessageStatus, Role, SamplingSettings, ToolAnswer, ToolUse};
+use super::view::{
+    transport_record, PendingToolCall, ServerToolInfo, ToolDecision, ToolServer, ToolServerInput, ToolTransport,
+};
+use crate::backends::{KeyPlace, KeyVault};
+use crate::error::AppError;
+use crate::history::HistoryStore;
+use crate::history::{Message, MessageStatus, Role, SamplingSettings, ToolAnswer, ToolUse};
 
 /// The vault id of tool server `id`'s key (beside the backends' keys, never the same id).
 fn key_id(id: &str) -> String {
@@ -54,7 +52,7 @@ impl ToolsHost {
         let vault = Arc::new(KeyVault::open(data_dir, use_keyring));
         let lookup = vault.clone();
         let keys = Box::new(move |server: &ToolServerRecord| match &server.transport {
-            k3_app::tools::ServerTransportRecord::Http { key: Some(place), .. } => {
+            crate::tools::ServerTransportRecord::Http { key: Some(place), .. } => {
                 let place = match place {
                     KeyPlaceRecord::SystemKeyring => KeyPlace::SystemKeyring,
                     KeyPlaceRecord::UserFile => KeyPlace::UserFile,
@@ -70,8 +68,8 @@ impl ToolsHost {
         self.settings.get::<ToolServersRecord>()
     }
 
-    fn server(&self, id: &str) -> Result<ToolServerRecord, IpcError> {
-        self.record().get(id).cloned().ok_or_else(|| k3_app::tools::ToolError::UnknownServer { id: id.into() }.into())
+    fn server(&self, id: &str) -> Result<ToolServerRecord, AppError> {
+        self.record().get(id).cloned().ok_or_else(|| crate::tools::ToolError::UnknownServer { id: id.into() }.into())
     }
 
     /// Every server, as Settings › Tools lists them.
@@ -80,10 +78,10 @@ impl ToolsHost {
     }
 
     /// Adds (`input.id` empty) or changes a server; its connection starts again on next use.
-    pub fn save(&self, input: ToolServerInput) -> Result<ToolServer, IpcError> {
+    pub fn save(&self, input: ToolServerInput) -> Result<ToolServer, AppError> {
         let name = input.name.trim();
         if name.is_empty() {
-            return Err(IpcError::invalid("a tool server needs a name"));
+            return Err(AppError::invalid("a tool server needs a name"));
         }
         let mut record = self.record();
         let existing = record.servers.iter().position(|s| s.id == input.id && !input.id.is_empty());
@@ -119,9 +117,9 @@ impl ToolsHost {
         id: &str,
         input: &ToolServerInput,
         old: Option<&ToolServerRecord>,
-    ) -> Result<Option<KeyPlaceRecord>, IpcError> {
+    ) -> Result<Option<KeyPlaceRecord>, AppError> {
         let kept = match old.map(|o| &o.transport) {
-            Some(k3_app::tools::ServerTransportRecord::Http { key, .. }) => *key,
+            Some(crate::tools::ServerTransportRecord::Http { key, .. }) => *key,
             _ => None,
         };
         let ToolTransport::Http { .. } = input.transport else {
@@ -144,30 +142,30 @@ impl ToolsHost {
     }
 
     /// Removes a server, its key and its connection.
-    pub fn remove(&self, id: &str) -> Result<(), IpcError> {
+    pub fn remove(&self, id: &str) -> Result<(), AppError> {
         let mut record = self.record();
         let before = record.servers.len();
         record.servers.retain(|s| s.id != id);
         if record.servers.len() == before {
-            return Err(k3_app::tools::ToolError::UnknownServer { id: id.into() }.into());
+            return Err(crate::tools::ToolError::UnknownServer { id: id.into() }.into());
         }
         self.settings.set(record)?;
         self.hub.forget(id);
-        Ok(self.vault.delete(&key_id(id))?)
+        self.vault.delete(&key_id(id))
     }
 
     /// Takes back "always allow" for `tool` of server `id`.
-    pub fn revoke(&self, id: &str, tool: &str) -> Result<ToolServer, IpcError> {
+    pub fn revoke(&self, id: &str, tool: &str) -> Result<ToolServer, AppError> {
         self.change(id, |s| s.always_allowed.retain(|t| t != tool))
     }
 
-    fn change(&self, id: &str, edit: impl FnOnce(&mut ToolServerRecord)) -> Result<ToolServer, IpcError> {
+    fn change(&self, id: &str, edit: impl FnOnce(&mut ToolServerRecord)) -> Result<ToolServer, AppError> {
         let mut record = self.record();
         let server = record
             .servers
             .iter_mut()
             .find(|s| s.id == id)
-            .ok_or_else(|| IpcError::from(k3_app::tools::ToolError::UnknownServer { id: id.into() }))?;
+            .ok_or_else(|| AppError::from(crate::tools::ToolError::UnknownServer { id: id.into() }))?;
         edit(server);
         let view = ToolServer::from(&*server);
         self.settings.set(record)?;
@@ -175,7 +173,7 @@ impl ToolsHost {
     }
 
     /// Server `id`'s tools, starting it if needed (Settings › Tools' "List tools").
-    pub async fn tools_of(&self, id: &str) -> Result<Vec<ServerToolInfo>, IpcError> {
+    pub async fn tools_of(&self, id: &str) -> Result<Vec<ServerToolInfo>, AppError> {
         let tools = self.hub.tools(&self.server(id)?).await?;
         Ok(tools
             .into_iter()
@@ -250,12 +248,12 @@ impl ToolsHost {
         id: i64,
         call_id: &str,
         decision: ToolDecision,
-    ) -> Result<Message, IpcError> {
+    ) -> Result<Message, AppError> {
         let conversation = lock(store)?.get(id)?;
         let call = pending_of(&conversation.messages)
             .into_iter()
             .find(|c| c.call_id == call_id)
-            .ok_or_else(|| IpcError::invalid(format!("call {call_id} does not wait for an answer")))?;
+            .ok_or_else(|| AppError::invalid(format!("call {call_id} does not wait for an answer")))?;
         let offer = self.offer(&conversation.settings).await;
         let routed = offer.route(&call.tool).cloned();
         let server = routed.as_ref().and_then(|t| self.record().get(&t.server_id).cloned());
@@ -283,7 +281,7 @@ impl ToolsHost {
             }
             _ => {
                 let message = format!("no enabled tool server offers {}: the call can only be denied", call.tool);
-                return Err(IpcError::invalid(message));
+                return Err(AppError::invalid(message));
             }
         };
         let answer = ToolAnswer {
@@ -301,10 +299,10 @@ impl ToolsHost {
         Ok(lock(store)?.add_tool_message(id, &answer, &outcome.text, status)?)
     }
 
-    fn begin(&self, id: i64) -> Result<CancellationToken, IpcError> {
-        let mut running = self.running.lock().map_err(|_| IpcError::internal("tool calls lock poisoned"))?;
+    fn begin(&self, id: i64) -> Result<CancellationToken, AppError> {
+        let mut running = self.running.lock().map_err(|_| AppError::internal("tool calls lock poisoned"))?;
         if running.contains_key(&id) {
-            return Err(IpcError::invalid("a tool call of this conversation is running"));
+            return Err(AppError::invalid("a tool call of this conversation is running"));
         }
         let stop = CancellationToken::new();
         running.insert(id, stop.clone());
@@ -325,8 +323,8 @@ impl ToolsHost {
     }
 }
 
-fn lock(store: &Mutex<HistoryStore>) -> Result<std::sync::MutexGuard<'_, HistoryStore>, IpcError> {
-    store.lock().map_err(|_| IpcError::internal("history store lock poisoned"))
+fn lock(store: &Mutex<HistoryStore>) -> Result<std::sync::MutexGuard<'_, HistoryStore>, AppError> {
+    store.lock().map_err(|_| AppError::internal("history store lock poisoned"))
 }
 
 /// The calls of `messages`' last reply that no tool message answers.
@@ -347,7 +345,7 @@ fn pending_of(messages: &[Message]) -> Vec<PendingCall> {
 
 /// An id for a new server named `name`: its slug, made unique.
 fn fresh_id(record: &ToolServersRecord, name: &str) -> String {
-    let base = k3_app::slug::slug(name, |c| c.is_ascii_alphanumeric(), 24);
+    let base = crate::slug::slug(name, |c| c.is_ascii_alphanumeric(), 24);
     let base = if base.is_empty() { "server".to_string() } else { base };
     let mut id = base.clone();
     let mut n = 2;
@@ -359,22 +357,22 @@ fn fresh_id(record: &ToolServersRecord, name: &str) -> String {
 }
 
 /// A transport the hub can use: a command, or an http(s) URL.
-fn check_transport(transport: &k3_app::tools::ServerTransportRecord) -> Result<(), IpcError> {
+fn check_transport(transport: &crate::tools::ServerTransportRecord) -> Result<(), AppError> {
     match transport {
-        k3_app::tools::ServerTransportRecord::Stdio { command, env, .. } => {
+        crate::tools::ServerTransportRecord::Stdio { command, env, .. } => {
             if command.is_empty() {
-                return Err(IpcError::invalid("a stdio tool server needs a command"));
+                return Err(AppError::invalid("a stdio tool server needs a command"));
             }
             if let Some(v) = env.iter().find(|v| v.name.is_empty() || v.name.contains('=')) {
-                return Err(IpcError::invalid(format!("{:?} is not an environment variable name", v.name)));
+                return Err(AppError::invalid(format!("{:?} is not an environment variable name", v.name)));
             }
             Ok(())
         }
-        k3_app::tools::ServerTransportRecord::Http { url, .. } => {
+        crate::tools::ServerTransportRecord::Http { url, .. } => {
             if url.starts_with("http://") || url.starts_with("https://") {
                 Ok(())
             } else {
-                Err(IpcError::invalid(format!("{url:?} is not an http:// or https:// address")))
+                Err(AppError::invalid(format!("{url:?} is not an http:// or https:// address")))
             }
         }
     }

@@ -16,9 +16,9 @@ use k3_app::options::demo_model;
 use k3_app::performance::Threads;
 use k3_app::reply_event::{ReplyEmitter, ReplyEvent};
 use k3_app::settings::Settings;
+use k3_app::tools::view::{EnvVar, ToolDecision, ToolServerInput, ToolTransport};
+use k3_app::tools::ToolsHost;
 use k3_app::worker::{JobKind, LocalReply, Worker};
-use k3_desktop::ipc::tools::{EnvVar, ToolDecision, ToolServerInput, ToolTransport};
-use k3_desktop::tools::ToolsHost;
 use k3_engine::chat::ToolChoice;
 
 /// The installed servers' programs, or `None` (outside CI: skipped with a message).
