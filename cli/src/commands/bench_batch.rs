@@ -3,14 +3,16 @@
 //! bytes read per token at each batch size, and every conversation's tokens checked equal
 //! at every size that holds it. `--concurrent` takes the server's path instead
 //! (`bench_batch_threads`: a thread per conversation through the engine's step gate).
+//! [`report`] prints the rows, or `--json` derived from typed results.
+
+mod report;
 
 use std::time::{Duration, Instant};
 
 use k3_engine::sampling::Sampler;
 use k3_engine::{CancelToken, Engine, Sampling, Session};
-use serde_json::json;
 
-use super::bench_stream::median;
+use super::stats::median;
 use super::{input_error, load_engine, runtime_error, Failure};
 use crate::args::BenchBatchArgs;
 
@@ -27,7 +29,7 @@ pub(super) struct SizeFigures {
 }
 
 impl SizeFigures {
-    fn aggregate_tokens_per_second(&self) -> f64 {
+    pub(super) fn aggregate_tokens_per_second(&self) -> f64 {
         self.size as f64 / self.step.as_secs_f64().max(1e-12)
     }
 }
@@ -51,26 +53,12 @@ pub fn batch(args: BenchBatchArgs) -> Result<(), Failure> {
         drop(engine);
         check_same_tokens(&runs, &run)?;
         if !args.json {
-            print_row(&run, runs.first().unwrap_or(&run));
+            report::print_row(&run, runs.first().unwrap_or(&run));
         }
         runs.push(run);
     }
     if args.json {
-        let base = &runs[0];
-        let sizes: Vec<_> = runs
-            .iter()
-            .map(|r| {
-                json!({
-                    "batch": r.size,
-                    "prefill_seconds": r.prefill.as_secs_f64(),
-                    "step_seconds": r.step.as_secs_f64(),
-                    "aggregate_tokens_per_second": r.aggregate_tokens_per_second(),
-                    "ratio_to_first": r.aggregate_tokens_per_second() / base.aggregate_tokens_per_second(),
-                    "bytes_read_per_token": r.bytes_per_token,
-                })
-            })
-            .collect();
-        outln!("{}", json!({ "tokens_checked_equal": true, "sizes": sizes }));
+        report::print_json(&runs);
     }
     Ok(())
 }
@@ -148,19 +136,4 @@ fn check_same_tokens(earlier: &[SizeFigures], run: &SizeFigures) -> Result<(), F
         }
     }
     Ok(())
-}
-
-fn print_row(r: &SizeFigures, base: &SizeFigures) {
-    if std::ptr::eq(r, base) {
-        outln!("batch | prefill | s/token (each) | aggregate tok/s | × batch {} | GB read per token", base.size);
-    }
-    outln!(
-        "{:>5} | {:>6.2} s | {:>12.3} s | {:>15.3} | {:>8.2}× | {:>6.3}",
-        r.size,
-        r.prefill.as_secs_f64(),
-        r.step.as_secs_f64(),
-        r.aggregate_tokens_per_second(),
-        r.aggregate_tokens_per_second() / base.aggregate_tokens_per_second(),
-        r.bytes_per_token / 1e9
-    );
 }

@@ -6,8 +6,11 @@
 //! Moonshot's released Kimi ranks (163,584) plus the four XTML markers as added tokens, the
 //! vocabulary K3 decodes over, replayed through a constraint of that vocabulary mask by
 //! mask; the median of the rounds; each mask's share of the model's decode step.
+//! [`report`] prints the figures, or `--json` derived from typed results.
 //! Must not: time the parser factory's construction as a mask (it is built once per model
 //! and printed apart).
+
+mod report;
 
 use std::path::Path;
 use std::time::Instant;
@@ -19,9 +22,10 @@ use k3_engine::tokenizer::Tokenizer;
 use k3_engine::{CancelToken, DecodeMode, GenerateParams, NullSink, Sampling};
 use serde_json::json;
 
-use super::bench_stream::median;
+use super::stats::median;
 use super::{input_error, load_engine, load_tokenizer, runtime_error, Failure};
 use crate::args::BenchConstrainArgs;
+use report::ConstrainFigures;
 
 /// A tool with a nested schema (strings, an enum, an object of an integer and a boolean).
 fn weather() -> ToolSpec {
@@ -116,42 +120,14 @@ pub fn constrain(args: BenchConstrainArgs) -> Result<(), Failure> {
         let text = tok.decode(&reply_ids)?;
         k3_mask.push(replay(&k3, &shape, &k3_tok.encode(&text))?);
     }
-    let (step, demo_mask, k3_mask) = (median(&step), median(&demo_mask), median(&k3_mask));
-    let ms = |s: f64| s * 1e3;
-    if args.json {
-        let out = json!({
-            "rounds": args.rounds, "reply_tokens": reply_ids.len(),
-            "decode_step_ms": ms(step),
-            "mask_ms": {"model_vocabulary": ms(demo_mask), "k3_vocabulary": ms(k3_mask)},
-            "mask_share_of_decode_step": {"model_vocabulary": demo_mask / step, "k3_vocabulary": k3_mask / step},
-            "vocabulary": {"model": tok.vocab_size(), "k3": k3_tok.vocab_size()},
-            "factory_build_ms": {"model": ms(demo_build.as_secs_f64()), "k3": ms(k3_build.as_secs_f64())},
-        });
-        println!("{out}");
-        return Ok(());
-    }
-    println!(
-        "constrained decoding, median of {} rounds, a {}-token reply (a required call):",
-        args.rounds,
-        reply_ids.len()
-    );
-    println!("  decode step on this model:          {:8.3} ms", ms(step));
-    println!(
-        "  mask, model vocabulary ({:>6} ids): {:8.3} ms  ({:.1} % of a step)",
-        tok.vocab_size(),
-        ms(demo_mask),
-        100.0 * demo_mask / step
-    );
-    println!(
-        "  mask, K3 vocabulary ({:>6} ids):    {:8.3} ms  ({:.1} % of this model's step)",
-        k3_tok.vocab_size(),
-        ms(k3_mask),
-        100.0 * k3_mask / step
-    );
-    println!(
-        "  parser factory built once: {:.0} ms (model), {:.0} ms (K3)",
-        ms(demo_build.as_secs_f64()),
-        ms(k3_build.as_secs_f64())
-    );
+    let figures = ConstrainFigures {
+        rounds: args.rounds,
+        reply_tokens: reply_ids.len(),
+        step: median(&step),
+        masks: (median(&demo_mask), median(&k3_mask)),
+        vocabularies: (tok.vocab_size(), k3_tok.vocab_size()),
+        builds: (demo_build, k3_build),
+    };
+    report::print(&figures, args.json);
     Ok(())
 }

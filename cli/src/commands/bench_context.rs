@@ -6,15 +6,36 @@
 //! prefill speed), the rounds (the contexts' order alternating, so no context always runs
 //! on the warmer cache), the median of each context's per-round seconds per token, and
 //! each context's ratio to the first one's.
+//! `--json` is derived from the typed [`ContextReport`].
 //! Must not: time the prompt's prefill or the repeat as decoding; report a context the
 //! engine could not hold (a context past `--context-length` is an error, never a figure).
 
 use k3_engine::{CancelToken, DecodeMode, Engine, GenerateParams, NullSink, Sampling};
-use serde_json::json;
+use serde::Serialize;
 
-use super::bench_stream::median;
+use super::stats::median;
 use super::{input_error, load_engine, Failure};
 use crate::args::BenchContextArgs;
+use crate::out::Json;
+
+/// `k3 bench context --json`: the run's settings and each context's figures.
+#[derive(Serialize)]
+struct ContextReport {
+    tokens: usize,
+    rounds: usize,
+    contexts: Vec<ContextFigures>,
+}
+
+/// One context: its rounds' seconds per token, their median, its ratio to the first
+/// context's and the KV cache it holds.
+#[derive(Serialize)]
+struct ContextFigures {
+    context: usize,
+    seconds_per_token_rounds: Vec<f64>,
+    seconds_per_token_median: f64,
+    ratio_to_first: f64,
+    kv_bytes: u64,
+}
 
 /// Tokens of the prompt prefilled for real, whose positions are then repeated.
 const PROMPT_TOKENS: usize = 16;
@@ -65,29 +86,32 @@ pub fn context(mut args: BenchContextArgs) -> Result<(), Failure> {
         }
     }
     let medians: Vec<f64> = per_round.iter().map(|r| median(r)).collect();
-    let figures: Vec<_> = args
+    let contexts: Vec<ContextFigures> = args
         .contexts
         .iter()
-        .zip(&per_round)
+        .zip(per_round)
         .zip(&medians)
-        .map(|((&c, rounds), &m)| {
-            let ratio = if medians[0] > 0.0 { m / medians[0] } else { 0.0 };
-            json!({ "context": c, "seconds_per_token_rounds": rounds, "seconds_per_token_median": m,
-                    "ratio_to_first": ratio, "kv_bytes": engine.footprint().kv_bytes(c as u64) })
+        .map(|((&c, rounds), &m)| ContextFigures {
+            context: c,
+            seconds_per_token_rounds: rounds,
+            seconds_per_token_median: m,
+            ratio_to_first: if medians[0] > 0.0 { m / medians[0] } else { 0.0 },
+            kv_bytes: engine.footprint().kv_bytes(c as u64),
         })
         .collect();
     if args.json {
-        outln!("{}", json!({ "tokens": args.tokens, "rounds": args.rounds, "contexts": figures }));
+        outln!("{}", Json(&ContextReport { tokens: args.tokens, rounds: args.rounds, contexts }));
         return Ok(());
     }
-    for f in &figures {
+    for f in &contexts {
+        // The context unpadded: `{:>7}` never padded the JSON number it used to print.
         outln!(
-            "context {:>7}: {:.3} s/token (median of {:?}) · {:.2}× the first · KV {:.1} MB",
-            f["context"],
-            f["seconds_per_token_median"].as_f64().unwrap_or(0.0),
-            f["seconds_per_token_rounds"].as_array().map(|v| v.len()).unwrap_or(0),
-            f["ratio_to_first"].as_f64().unwrap_or(0.0),
-            f["kv_bytes"].as_f64().unwrap_or(0.0) / 1e6
+            "context {}: {:.3} s/token (median of {:?}) · {:.2}× the first · KV {:.1} MB",
+            f.context,
+            f.seconds_per_token_median,
+            f.seconds_per_token_rounds.len(),
+            f.ratio_to_first,
+            f.kv_bytes as f64 / 1e6
         );
     }
     Ok(())

@@ -10,7 +10,8 @@ use k3_plan::{
     MemoryRequest, PlanError, Preset, TrunkCoding,
 };
 
-use super::forecast_inputs::{coding, compute, disk, subject, Coding, Disk, Subject};
+use super::forecast_disk::{disk, Disk};
+use super::forecast_inputs::{coding, compute, subject, Coding, Subject};
 use super::{input_error, Failure};
 use crate::args::ForecastArgs;
 
@@ -84,7 +85,7 @@ pub fn forecast(args: ForecastArgs) -> Result<(), Failure> {
         report.entries.push(entry);
     }
     if args.json {
-        outln!("{}", super::forecast_out::json(&report));
+        outln!("{}", super::forecast_json::json(&report));
     } else {
         super::forecast_out::table(&report);
     }

@@ -4,20 +4,19 @@
 //! speeds, or as one JSON object (`qd1`, `qd16`, `block_bytes`, `direct`, `files`).
 //! `--depths` measures other queue depths (JSON keys `qd<N>`). Ctrl-C stops the
 //! measurement; the scratch file is removed on the way out.
+//! [`super::expert_report`] prints the table, [`super::expert_json`] the JSON.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use k3_store::{measure_expert_reads, ExpertReadProgress, ExpertReadReport, ExpertReadRequest, PassFigures};
-use serde_json::{json, Map, Value};
+use k3_store::{measure_expert_reads, ExpertReadProgress, ExpertReadRequest};
 
+use super::expert_json::ExpertReport;
+use super::expert_report::{print_table, BUFFERED_NOTE};
 use super::{csv_list, targets};
 use crate::args::BenchDiskArgs;
 use crate::commands::{input_error, Failure};
-
-/// The NVMe drives of the published speeds (spec §11): the memory ladder's and the headline's.
-const REFERENCE_DRIVES: [(f64, &str); 2] = [(3.2e9, "EPYC 7763 memory ladder"), (4.6e9, "headline speed box")];
 
 /// The longest a queue depth may read for (probe finding: `--seconds 1e19` panicked).
 const MAX_SECONDS: f64 = 3600.0;
@@ -50,16 +49,12 @@ pub fn expert(args: BenchDiskArgs) -> Result<(), Failure> {
         eprintln!("k3: WARNING: {}", BUFFERED_NOTE);
     }
     if args.json {
-        outln!("{}", report_json(&report, args.seconds));
+        outln!("{}", crate::out::Json(&ExpertReport::of(&report, args.seconds)));
     } else {
         print_table(&report, args.seconds);
     }
     Ok(())
 }
-
-/// Said whenever a file system refused O_DIRECT.
-const BUFFERED_NOTE: &str = "this file system refused O_DIRECT: reads were buffered, each file's cached pages \
-     dropped before each pass and after each read (as the engine reads there); `direct: false`";
 
 /// A flag Ctrl-C raises (unset, and Ctrl-C ends the process, if no handler can be installed).
 fn ctrl_c_flag() -> Arc<AtomicBool> {
@@ -85,99 +80,4 @@ fn bar_line(p: &ExpertReadProgress) -> String {
         p.pass_seconds,
         p.mb_per_s
     )
-}
-
-/// `17547264` → `17,547,264`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-fn round(x: f64, places: i32) -> f64 {
-    let scale = 10f64.powi(places);
-    (x * scale).round() / scale
-}
-
-fn pass_json(p: &PassFigures) -> Value {
-    json!({
-        "mb_per_s": round(p.mb_per_s, 3),
-        "experts_per_s": round(p.experts_per_s, 5),
-        "p50_ms": round(p.p50_ms, 3),
-        "p99_ms": round(p.p99_ms, 3),
-        "reads": p.reads,
-        "seconds": round(p.seconds, 3),
-    })
-}
-
-fn report_json(report: &ExpertReadReport, seconds: f64) -> Value {
-    let mut out = Map::new();
-    for p in &report.passes {
-        out.insert(format!("qd{}", p.depth), pass_json(p));
-    }
-    out.insert("block_bytes".into(), json!(report.block_bytes));
-    out.insert("direct".into(), json!(report.direct));
-    out.insert("files".into(), json!(report.files));
-    out.insert("seconds_per_pass".into(), json!(seconds));
-    Value::Object(out)
-}
-
-fn print_table(report: &ExpertReadReport, seconds: f64) {
-    let how = if report.direct { "O_DIRECT" } else { "BUFFERED (O_DIRECT refused)" };
-    outln!(
-        "Expert reads: {} B each, {how}, random 4 KiB-aligned offsets, ~{seconds} s per queue depth",
-        thousands(report.block_bytes as u64)
-    );
-    match report.files.as_slice() {
-        [one] => outln!("on {}", one.display()),
-        many => outln!("on {} files", many.len()),
-    }
-    outln!();
-    outln!(
-        "{:<8} {:>9} {:>10} {:>8} {:>8} {:>12} {:>12}",
-        "",
-        "MB/s",
-        "experts/s",
-        "p50 ms",
-        "p99 ms",
-        "vs 3.2 GB/s",
-        "vs 4.6 GB/s"
-    );
-    for p in &report.passes {
-        let vs = REFERENCE_DRIVES.map(|(bytes_per_s, _)| format!("{:.0} %", p.mb_per_s * 1e6 / bytes_per_s * 100.0));
-        outln!(
-            "{:<8} {:>9.1} {:>10.1} {:>8.1} {:>8.1} {:>12} {:>12}",
-            format!("QD{}", p.depth),
-            p.mb_per_s,
-            p.experts_per_s,
-            p.p50_ms,
-            p.p99_ms,
-            vs[0],
-            vs[1]
-        );
-    }
-    for (bytes_per_s, what) in REFERENCE_DRIVES {
-        let experts = bytes_per_s / report.block_bytes as f64;
-        outln!("{:<8} {:>9.1} {:>10.1}   NVMe of the published speeds ({what})", "NVMe", bytes_per_s / 1e6, experts);
-    }
-    if !report.direct {
-        outln!();
-        outln!("WARNING: {BUFFERED_NOTE}");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(super::thousands(17_547_264), "17,547,264");
-        assert_eq!(super::thousands(999), "999");
-        assert_eq!(super::thousands(1000), "1,000");
-    }
 }

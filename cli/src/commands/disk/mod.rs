@@ -4,6 +4,8 @@
 //! (`--read-pattern`, `--read-size`, `--read-depth`).
 
 mod expert;
+mod expert_json;
+mod expert_report;
 mod sweep;
 
 use std::path::{Path, PathBuf};

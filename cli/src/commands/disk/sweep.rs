@@ -1,10 +1,12 @@
 //! `k3 bench disk --sweep`: O_DIRECT bandwidth over request size × requests in flight, and
-//! `--save`, the best point for the engine's `--read-pattern`.
+//! `--save`, the best point for the engine's `--read-pattern`; `--json` derived from the typed
+//! [`SweepReport`].
 
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-use k3_store::{sweep as measure, DiskSweep, SavedPattern, SweepRequest};
-use serde_json::json;
+use k3_store::{sweep as measure, DiskPoint, DiskSweep, SavedPattern, SweepRequest};
+use serde::Serialize;
 
 use super::{csv_list, size_flag, targets};
 use crate::args::BenchDiskArgs;
@@ -38,11 +40,21 @@ pub fn sweep(args: BenchDiskArgs) -> Result<(), Failure> {
         std::fs::write(path, text).map_err(|e| runtime_error(format!("writing {}: {e}", path.display())))?;
     }
     if args.json {
-        outln!("{}", json!({ "points": result.points, "best": best, "direct": result.direct, "files": result.files }));
+        let report = SweepReport { points: &result.points, best, direct: result.direct, files: &result.files };
+        outln!("{}", crate::out::Json(&report));
     } else {
         print_table(&result);
     }
     Ok(())
+}
+
+/// `k3 bench disk --sweep --json`: every point, the best one, and what was read.
+#[derive(Serialize)]
+struct SweepReport<'a> {
+    points: &'a [DiskPoint],
+    best: DiskPoint,
+    direct: bool,
+    files: &'a [PathBuf],
 }
 
 fn print_table(result: &DiskSweep) {

@@ -16,6 +16,7 @@ use k3_store::{DownloadOptions, HubClient, HubSettings, StoreError};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+mod describe;
 mod view;
 
 use view::View;
