@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use k3_engine::{Error, ModelConfig};
+use k3_io::config::ModelConfig;
+use k3_io::Error;
 use k3_tests::fixture;
 use serde_json::{json, Value};
 

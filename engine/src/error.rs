@@ -189,15 +189,7 @@ impl Error {
         match self {
             // A path that names nothing usable (missing, forbidden, not a folder, a folder,
             // a symlink loop) is the caller's input; other I/O errors happen while running.
-            Error::Io { source, .. } => {
-                matches!(
-                    source.kind(),
-                    std::io::ErrorKind::NotFound
-                        | std::io::ErrorKind::PermissionDenied
-                        | std::io::ErrorKind::InvalidInput
-                        | std::io::ErrorKind::AlreadyExists
-                ) || crate::io::os::is_wrong_kind_of_path(source)
-            }
+            Error::Io { source, .. } => k3_io::names_nothing_usable(source),
             Error::Read { .. } | Error::ExpertRead { .. } | Error::ExpertChecksum { .. } | Error::Stopped => false,
             Error::Batch { source } => source.is_input_error(),
             Error::ConfigSyntax { .. }
@@ -230,5 +222,25 @@ impl Error {
     /// Convenience constructor for an I/O error on a path.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
+    }
+}
+
+impl From<k3_io::Error> for Error {
+    /// Each case of `k3-io` is the engine's case of the same name, unchanged.
+    fn from(e: k3_io::Error) -> Self {
+        match e {
+            k3_io::Error::Io { path, source } => Error::Io { path, source },
+            k3_io::Error::Read { path, offset, len, source } => Error::Read { path, offset, len, source },
+            k3_io::Error::ConfigSyntax { path, message } => Error::ConfigSyntax { path, message },
+            k3_io::Error::ConfigMissing { path, fields } => Error::ConfigMissing { path, fields },
+            k3_io::Error::ConfigType { path, field, expected, found } => {
+                Error::ConfigType { path, field, expected, found }
+            }
+            k3_io::Error::ConfigInvalid { path, field, reason } => Error::ConfigInvalid { path, field, reason },
+            k3_io::Error::Checkpoint { path, fault } => Error::Checkpoint { path, fault },
+            k3_io::Error::NoShards { path } => Error::NoShards { path },
+            k3_io::Error::Option { option, reason } => Error::Option { option, reason },
+            k3_io::Error::Stopped => Error::Stopped,
+        }
     }
 }

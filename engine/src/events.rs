@@ -5,28 +5,9 @@
 //! trait the CLI and the app implement.
 //! Must not: carry global state; every generation gets its own token and sink.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-/// A cheap, cloneable flag that stops a generation: between layers and routed experts,
-/// and inside streamed reads before each piece and while waiting for one (so a slow drive
-/// delays a stop by at most the pieces already in flight).
-#[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
-
-impl CancelToken {
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Requests a stop; the engine notices at the next layer, expert or read piece.
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::Release);
-    }
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Acquire)
-    }
-}
+pub use k3_io::CancelToken;
 
 /// One generated token, with the logits that chose it.
 #[derive(Debug)]

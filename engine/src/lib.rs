@@ -14,14 +14,14 @@
 
 pub mod bench;
 pub mod chat;
-pub mod config;
 pub mod constraint;
 pub mod engine;
 pub mod error;
 pub mod events;
-pub mod format;
-pub mod io;
-pub mod json;
+/// The config, the checkpoint format and the drive I/O are `k3-io`'s; the engine's paths
+/// keep naming them.
+pub use k3_io as io;
+pub use k3_io::{config, format, json};
 pub mod kernels;
 pub mod model;
 pub mod options;

@@ -125,6 +125,6 @@ impl MemoryOptions {
                 reason: format!("{} is not between 1 and {}", self.io_threads, k3_plan::MAX_IO_THREADS),
             });
         }
-        self.read_pattern.validate()
+        Ok(self.read_pattern.validate()?)
     }
 }

@@ -3,13 +3,13 @@
 //!
 //! Owns: [`write_atomic`] (and its owner-only twin [`write_atomic_private`]), [`fsync_dir`],
 //! [`create_dirs`]; [`write_atomic_in`] does the same through a `WriteStorage` (the seam of
-//! `k3_engine::io::storage`, where tests inject write faults and power cuts). Must not: reuse a temporary name another process could be writing
+//! `k3_io::storage`, where tests inject write faults and power cuts). Must not: reuse a temporary name another process could be writing
 //! (names carry the pid and a counter).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use k3_engine::io::storage::{write_all_at, OpenMode, OsStorage, WriteStorage};
+use k3_io::storage::{write_all_at, OpenMode, OsStorage, WriteStorage};
 
 use crate::error::{StoreError, StoreResult};
 
@@ -47,7 +47,7 @@ pub fn write_atomic_in(storage: &dyn WriteStorage, path: &Path, bytes: &[u8], ow
 
 /// Makes a rename or create inside `dir` durable.
 pub fn fsync_dir(dir: &Path) -> StoreResult<()> {
-    k3_engine::io::os::sync_dir(dir).map_err(|e| StoreError::io(dir, e))
+    k3_io::os::sync_dir(dir).map_err(|e| StoreError::io(dir, e))
 }
 
 pub fn create_dirs(dir: &Path) -> StoreResult<()> {

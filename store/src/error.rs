@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use k3_engine::format::CheckpointFault;
+use k3_io::format::CheckpointFault;
 
 use crate::download::space::Shortfall;
 
@@ -39,7 +39,7 @@ pub enum StoreError {
     #[error("{path}: its safetensors header is refused before the body is fetched: {fault}")]
     BadShardHeader { path: String, fault: CheckpointFault },
     #[error("config.json from the hub is refused: {0}")]
-    BadConfig(k3_engine::Error),
+    BadConfig(k3_io::Error),
     #[error("{}: pinned to commit {pinned}, but revision `{requested}` is {resolved}; versions are never mixed, so download it into another folder", store.display())]
     CommitMismatch { store: PathBuf, pinned: String, requested: String, resolved: String },
     #[error("{}: the manifest is unreadable ({detail}); move the folder's .k3-desktop aside to start over", path.display())]

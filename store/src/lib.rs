@@ -8,7 +8,7 @@
 //! CPU, memory and drives with green/amber/red verdicts and the recommended preset), and
 //! [`windows`] (the drive read as the engine reads it, for `k3 forecast`). The
 //! engine never learns HTTP or drives; this crate uses its format checks and I/O.
-//! Must not: read weights for the engine (streamed reads are `k3_engine::io`'s).
+//! Must not: read weights for the engine (streamed reads are `k3_io`'s).
 #![forbid(unsafe_code)]
 
 pub mod diskbench;

@@ -63,7 +63,7 @@ pub fn hash_file_until(
         }
         h.update(&buf[..n]);
         done += n as u64;
-        k3_engine::io::os::drop_cached(&f, 0, done);
+        k3_io::os::drop_cached(&f, 0, done);
         progress(n as u64);
     }
     if done != expected_size {

@@ -1,4 +1,4 @@
-//! The drive read as the engine reads it: whole windows through `k3_engine::io::Reader`
+//! The drive read as the engine reads it: whole windows through `k3_io::Reader`
 //! (its reader threads, pieces, queue and CRC), either one after another through a file,
 //! as a streamed trunk reads its layers, or at random offsets, as the expert cache reads
 //! experts.
@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use k3_engine::io::{Blob, Checksum, DirectFile, ReadPattern, Reader, Urgency};
+use k3_io::{Blob, Checksum, DirectFile, ReadPattern, Reader, Urgency};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -55,7 +55,7 @@ pub struct WindowResult {
 }
 
 /// Reads windows of `req` through the engine's reader; `None` when no file holds a window.
-pub fn measure_windows(req: &WindowRequest) -> k3_engine::Result<Option<WindowResult>> {
+pub fn measure_windows(req: &WindowRequest) -> k3_io::Result<Option<WindowResult>> {
     let window = req.window_bytes.max(1);
     let mut files = Vec::new();
     for path in &req.files {

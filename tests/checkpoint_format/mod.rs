@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use k3_engine::format::{CheckpointFault, Dtype, TensorIndex, TensorInfo};
-use k3_engine::Error;
+use k3_io::format::{CheckpointFault, Dtype, TensorIndex, TensorInfo};
+use k3_io::Error;
 
 // ------------------------------------------------------------------------------------------
 // Helpers: temporary folders and a safetensors builder.

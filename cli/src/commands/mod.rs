@@ -62,6 +62,12 @@ impl From<RuntimeError> for Failure {
     }
 }
 
+impl From<k3_engine::io::Error> for Failure {
+    fn from(e: k3_engine::io::Error) -> Self {
+        Failure::from(k3_engine::Error::from(e))
+    }
+}
+
 impl From<k3_store::DiskBenchError> for Failure {
     fn from(e: k3_store::DiskBenchError) -> Self {
         Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: format!("bench disk: {e}") }

@@ -228,5 +228,5 @@ pub(crate) fn bench_config() -> crate::Result<ModelConfig> {
         "num_shared_experts": 1, "routed_expert_hidden_size": 3584, "moe_intermediate_size": 3072,
         "routed_scaling_factor": 1.0, "first_k_dense_replace": 1, "intermediate_size": 1,
         "attn_res_block_size": 1, "situ_beta": 4.0, "situ_linear_beta": 25.0, "full_attn_layers": [2]}"#;
-    ModelConfig::from_json(json, std::path::Path::new("bench"))
+    Ok(ModelConfig::from_json(json, std::path::Path::new("bench"))?)
 }

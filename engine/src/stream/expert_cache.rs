@@ -114,7 +114,7 @@ impl ExpertCache {
     ) -> Result<Self> {
         let CacheSlots { capacity, slot_bytes } = slots;
         let CacheIo { threads: io_threads, reader, sums } = io;
-        let files = index.shard_paths().iter().map(|p| DirectFile::open(p)).collect::<Result<Vec<_>>>()?;
+        let files = index.shard_paths().iter().map(|p| DirectFile::open(p)).collect::<k3_io::Result<Vec<_>>>()?;
         let io_pool = rayon::ThreadPoolBuilder::new()
             .num_threads(io_threads.max(1))
             .thread_name(|i| format!("k3-expert-io-{i}"))
@@ -208,7 +208,7 @@ impl Inner {
                     Err(e) => {
                         // The buffer serves the next read (a stop must not cost an allocation).
                         self.blobs.give(Arc::new(blob));
-                        return Err(e);
+                        return Err(e.into());
                     }
                 };
                 let blob = Arc::new(blob);

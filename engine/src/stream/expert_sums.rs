@@ -100,7 +100,7 @@ pub fn pack_expert_sums(
         let bytes: u64 = (0..done.len()).map(|e| locate(index, l, e).map(|x| x.1)).sum::<Result<u64>>()?;
         progress(l, bytes);
     }
-    let files = index.shard_paths().iter().map(|p| DirectFile::open(p)).collect::<Result<Vec<_>>>()?;
+    let files = index.shard_paths().iter().map(|p| DirectFile::open(p)).collect::<k3_io::Result<Vec<_>>>()?;
     let reader = Reader::new(ReadPattern::DEFAULT)?;
     let mut blobs: Vec<Blob> = (0..IN_FLIGHT).map(|_| Blob::zeroed(0)).collect();
     for l in layers.len()..cfg.n_layers {
@@ -143,7 +143,10 @@ fn read_batch(
                         *blob = Blob::zeroed(widen(start, len).1);
                     }
                     let file = &files[shard_idx];
-                    reader.read_window_into(file, blob, start, len, Urgency::Now, Checksum::Crc32c).map(|r| r.checksum)
+                    reader
+                        .read_window_into(file, blob, start, len, Urgency::Now, Checksum::Crc32c)
+                        .map(|r| r.checksum)
+                        .map_err(Error::from)
                 })
             })
             .collect();

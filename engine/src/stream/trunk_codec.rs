@@ -220,7 +220,7 @@ pub fn read_coded_layer(
                 scope.spawn(move || {
                     let read =
                         r.io.read_window_until(r.file, &mut blob, window, (Urgency::Next, Checksum::None), r.stop);
-                    let _ = done_tx.send((k, read.map(|_| blob)));
+                    let _ = done_tx.send((k, read.map(|_| blob).map_err(Error::from)));
                 });
             }
         });

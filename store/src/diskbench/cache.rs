@@ -1,7 +1,7 @@
 //! The page cache kept out of a measurement: dropping a file's cached pages, and spotting
 //! file systems that live in RAM (where no read is a drive's).
 //!
-//! Owns: dropping a whole file's pages (`k3_engine::io::os::drop_cached`: Linux
+//! Owns: dropping a whole file's pages (`k3_io::os::drop_cached`: Linux
 //! `POSIX_FADV_DONTNEED`; macOS and Windows read around the cache instead) and, on Linux,
 //! the `statfs` magic numbers of tmpfs and ramfs.
 //! Easy to break: DONTNEED drops only clean pages: a file just written must be synced first.
@@ -13,7 +13,7 @@ use super::DiskBenchError;
 /// Asks the kernel to drop every cached page of `file` (clean pages only; advice, so it
 /// cannot fail).
 pub fn drop_cached_file(file: &std::fs::File, _path: &Path) -> Result<(), DiskBenchError> {
-    k3_engine::io::os::drop_cached(file, 0, 0);
+    k3_io::os::drop_cached(file, 0, 0);
     Ok(())
 }
 

@@ -14,7 +14,7 @@ pub enum DiskBenchError {
     },
     /// A read through the engine's I/O failed.
     #[error(transparent)]
-    Read(#[from] k3_engine::Error),
+    Read(#[from] k3_io::Error),
     /// Nothing to read.
     #[error("no file to read: give --model with shards, a file, or a folder for a scratch file")]
     NoFiles,

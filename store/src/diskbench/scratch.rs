@@ -13,7 +13,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use k3_engine::io::Blob;
+use k3_io::Blob;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -58,7 +58,7 @@ impl ScratchFile {
             let len = (total - done).min(CHUNK_BYTES as u64) as usize;
             let buf = &mut chunk.pages_mut()[..len];
             rng.fill_bytes(buf);
-            k3_engine::io::os::write_all_at(&file, buf, done).map_err(|e| DiskBenchError::io(&scratch.path, e))?;
+            k3_io::os::write_all_at(&file, buf, done).map_err(|e| DiskBenchError::io(&scratch.path, e))?;
             if !direct {
                 file.sync_data().map_err(|e| DiskBenchError::io(&scratch.path, e))?;
                 drop_cached_file(&file, &scratch.path)?;
@@ -80,10 +80,10 @@ impl Drop for ScratchFile {
     }
 }
 
-/// Opens `path` for writes that bypass the page cache (`k3_engine::io::os`), or buffered
+/// Opens `path` for writes that bypass the page cache (`k3_io::os`), or buffered
 /// ones where the file system refuses; true when they bypass it.
 fn open_for_writing(path: &Path) -> Result<(File, bool), DiskBenchError> {
-    let (file, bypass) = k3_engine::io::os::create_uncached(path).map_err(|e| DiskBenchError::io(path, e))?;
+    let (file, bypass) = k3_io::os::create_uncached(path).map_err(|e| DiskBenchError::io(path, e))?;
     Ok((file, bypass.bypasses_cache()))
 }
 

@@ -16,7 +16,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use k3_engine::io::{Blob, DirectFile, ReadPattern};
+use k3_io::{Blob, DirectFile, ReadPattern};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -105,13 +105,13 @@ impl SavedPattern {
 }
 
 /// Measures every size × depth of `req`.
-pub fn sweep(req: &SweepRequest) -> k3_engine::Result<DiskSweep> {
+pub fn sweep(req: &SweepRequest) -> k3_io::Result<DiskSweep> {
     let files: Vec<(DirectFile, u64)> = req
         .files
         .iter()
         .filter_map(|p| std::fs::metadata(p).ok().map(|m| (p, m.len())))
         .map(|(p, len)| DirectFile::open(p).map(|f| (f, len)))
-        .collect::<k3_engine::Result<_>>()?;
+        .collect::<k3_io::Result<_>>()?;
     let direct = files.iter().all(|(f, _)| f.is_direct());
     let mut points = Vec::new();
     for &size in &req.sizes {
@@ -140,12 +140,12 @@ struct Point {
 /// each thread picks offsets at random. Sequential: the threads walk one file together,
 /// thread `t` reading requests `t, t + depth, …` of a stretch that starts at a random
 /// offset (the engine's pieces of one window), moving to another stretch at its end.
-fn measure(files: &[&(DirectFile, u64)], point: Point, budget: u64) -> k3_engine::Result<DiskPoint> {
+fn measure(files: &[&(DirectFile, u64)], point: Point, budget: u64) -> k3_io::Result<DiskPoint> {
     let Point { access, size, depth } = point;
     let per_thread = (budget / depth as u64 / size as u64).max(1);
     let stretch = (size * depth) as u64;
     let start = Instant::now();
-    let read: Vec<k3_engine::Result<u64>> = std::thread::scope(|s| {
+    let read: Vec<k3_io::Result<u64>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..depth)
             .map(|t| {
                 s.spawn(move || {
@@ -178,14 +178,14 @@ fn measure(files: &[&(DirectFile, u64)], point: Point, budget: u64) -> k3_engine
         handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     });
     let seconds = start.elapsed().as_secs_f64();
-    let bytes_read: u64 = read.into_iter().collect::<k3_engine::Result<Vec<_>>>()?.iter().sum();
+    let bytes_read: u64 = read.into_iter().collect::<k3_io::Result<Vec<_>>>()?.iter().sum();
     Ok(DiskPoint { access, request_bytes: size, depth, gbps: bytes_read as f64 / seconds / 1e9, bytes_read, seconds })
 }
 
 /// The best point over groups of files, each group swept with `grid`'s sizes, depths and
 /// accesses on its own (shards and trunk.bin differ: a file read every token may be
 /// served faster); `direct` is false when any file refused O_DIRECT.
-pub fn best_over(groups: &[Vec<PathBuf>], grid: &SweepRequest) -> k3_engine::Result<(Option<DiskPoint>, bool)> {
+pub fn best_over(groups: &[Vec<PathBuf>], grid: &SweepRequest) -> k3_io::Result<(Option<DiskPoint>, bool)> {
     let mut best: Option<DiskPoint> = None;
     let mut direct = true;
     for files in groups.iter().filter(|g| !g.is_empty()) {

@@ -90,11 +90,11 @@ pub fn list_drives(paths: &[PathBuf]) -> Result<Vec<Drive>, DoctorError> {
 }
 
 /// How weight reads bypass the cache for the first regular file in `dir` (the engine's own
-/// open, `k3_engine::io::os::open_uncached`), or `None` when `dir` holds no file.
+/// open, `k3_io::os::open_uncached`), or `None` when `dir` holds no file.
 fn read_mode(dir: &Path) -> Option<String> {
     let entries = std::fs::read_dir(dir).ok()?;
     let file = entries.filter_map(Result::ok).map(|e| e.path()).find(|p| p.is_file())?;
-    let (_, bypass) = k3_engine::io::os::open_uncached(&file).ok()?;
+    let (_, bypass) = k3_io::os::open_uncached(&file).ok()?;
     Some(bypass.describe())
 }
 

@@ -1,9 +1,9 @@
 //! The machine's memory as the planner sees it, plus swap, for the doctor.
 //!
 //! Owns: [`MemoryInfo`]: the engine's own reading of the machine's memory, cgroup and swap
-//! (`k3_engine::io::sysinfo`, not a second parser).
+//! (`k3_io::sysinfo`, not a second parser).
 
-use k3_engine::io::sysinfo::{machine_memory, swap_bytes};
+use k3_io::sysinfo::{machine_memory, swap_bytes};
 use k3_plan::MachineMemory;
 use serde::Serialize;
 

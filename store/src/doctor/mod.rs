@@ -6,7 +6,7 @@
 //! [`cpu`], [`memory`], [`drives`] (with [`mounts`]); judging in [`verdict`] and [`preset`],
 //! pure functions of the measurements; the released checkpoint's sizes in [`released`].
 //! Must not: plan memory itself (`k3_plan` does) or read `/proc/meminfo` a second way
-//! (`k3_engine::io::sysinfo` does).
+//! (`k3_io::sysinfo` does).
 //! Easy to break: Linux only so far (`/proc`, `/sys`, `statvfs`); macOS and Windows need
 //! their own `cpu`/`drives` sources (the `sysinfo` crate) behind the same report.
 

@@ -9,14 +9,14 @@
 //! Owns: [`Journal`], [`ChunkRecord`], [`JournalHeader`], [`Resume`], and
 //! [`resume_point`], the decision on the journal's bytes and the data's (read through a
 //! callback), which [`Journal::resume`] and the fuzz target call.
-//! The journal and the data are reached through a `WriteStorage` (`k3_engine::io::storage`),
+//! The journal and the data are reached through a `WriteStorage` (`k3_io::storage`),
 //! the seam where tests fail an operation or cut the power.
 //! Must not: be ahead of the data (the caller's order: data → `fdatasync` → append →
 //! `fsync`), or trust a line that does not end in `\n` and parse (a torn tail is dropped).
 
 use std::path::{Path, PathBuf};
 
-use k3_engine::io::storage::{read_exact_at, write_all_at, OpenMode, StoredFile, WriteStorage};
+use k3_io::storage::{read_exact_at, write_all_at, OpenMode, StoredFile, WriteStorage};
 
 use serde::{Deserialize, Serialize};
 use sha2::digest::common::hazmat::SerializableState;

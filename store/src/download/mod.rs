@@ -345,7 +345,7 @@ fn check_config(ctx: &Context, files: &[RepoFile]) -> StoreResult<()> {
     if !files.iter().any(|f| f.path == "config.json") {
         return Ok(());
     }
-    k3_engine::ModelConfig::load(&ctx.layout.file("config.json")).map(|_| ()).map_err(StoreError::BadConfig)
+    k3_io::config::ModelConfig::load(&ctx.layout.file("config.json")).map(|_| ()).map_err(StoreError::BadConfig)
 }
 
 /// Puts a link to `blob` at `dest`: a symbolic link on Unix; on Windows a symbolic link

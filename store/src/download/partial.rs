@@ -6,14 +6,14 @@
 //! append → journal `fsync` (RELIABILITY §2.3), and the end: `fsync` → verify → rename →
 //! `fsync(dir)`.
 //! Every operation on the partial and its journal goes through a `WriteStorage` (the seam
-//! of `k3_engine::io::storage`; [`PartialFile::open_in`]), where tests inject faults.
+//! of `k3_io::storage`; [`PartialFile::open_in`]), where tests inject faults.
 //! Must not: let the hash cover bytes that are not durable, leave bytes past the durable
 //! end after a failed write, or rename a file whose hash did not match.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use k3_engine::io::storage::{write_all_at, OpenMode, OsStorage, StoredFile, WriteStorage};
+use k3_io::storage::{write_all_at, OpenMode, OsStorage, StoredFile, WriteStorage};
 
 use sha2::{Digest, Sha256};
 
@@ -242,7 +242,7 @@ mod tests {
         write_chunks(&layout, &file, &bytes, 4);
         // The device lost the last chunk's bytes although the journal has them: zeros.
         let data = std::fs::OpenOptions::new().write(true).open(layout.partial(&file.path)).unwrap();
-        k3_engine::io::os::write_all_at(&data, &vec![0u8; CHUNK], 3 * CHUNK as u64).unwrap();
+        k3_io::os::write_all_at(&data, &vec![0u8; CHUNK], 3 * CHUNK as u64).unwrap();
         let p = PartialFile::open(&layout, &file, &sha(&file), "c0mmit").unwrap();
         assert_eq!(p.durable_end(), 3 * CHUNK as u64, "the lost chunk is fetched again");
         drop(p);

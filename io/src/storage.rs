@@ -31,7 +31,7 @@ pub struct OsRead;
 
 impl PositionedRead for OsRead {
     fn read_at(&self, file: &File, _path: &Path, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        crate::io::os::read_at(file, buf, offset)
+        crate::os::read_at(file, buf, offset)
     }
 }
 
@@ -85,10 +85,10 @@ struct OsFile(File);
 
 impl StoredFile for OsFile {
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
-        crate::io::os::write_at(&self.0, buf, offset)
+        crate::os::write_at(&self.0, buf, offset)
     }
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        crate::io::os::read_at(&self.0, buf, offset)
+        crate::os::read_at(&self.0, buf, offset)
     }
     fn size(&self) -> io::Result<u64> {
         self.0.metadata().map(|m| m.len())
@@ -112,11 +112,11 @@ impl WriteStorage for OsStorage {
             // Never written through a symbolic link planted at the name (probe finding: a
             // download's `.part` replaced by a link wrote over the file it named).
             OpenMode::ReadWrite { truncate } => {
-                crate::io::os::no_follow(o.read(true).write(true).create(true).truncate(truncate))
+                crate::os::no_follow(o.read(true).write(true).create(true).truncate(truncate))
             }
             OpenMode::CreateNew { owner_only } => {
                 if owner_only {
-                    crate::io::os::owner_only(&mut o);
+                    crate::os::owner_only(&mut o);
                 }
                 o.read(true).write(true).create_new(true)
             }
@@ -130,7 +130,7 @@ impl WriteStorage for OsStorage {
         std::fs::remove_file(path)
     }
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        crate::io::os::sync_dir(dir)
+        crate::os::sync_dir(dir)
     }
 }
 

@@ -22,12 +22,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::blob::Blob;
+use crate::busy::BusyClock;
+use crate::direct::{widen, DirectFile, ALIGN};
 use crate::error::{Error, Result};
-use crate::events::CancelToken;
-use crate::io::blob::Blob;
-use crate::io::busy::BusyClock;
-use crate::io::direct::{widen, DirectFile, ALIGN};
-use crate::io::storage::{os_read, PositionedRead};
+use crate::storage::{os_read, PositionedRead};
+use crate::CancelToken;
 
 /// One MiB.
 pub const MIB: usize = 1 << 20;

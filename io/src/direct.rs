@@ -16,10 +16,10 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::blob::{Blob, ByteView};
 use crate::error::{Error, Result};
-use crate::io::blob::{Blob, ByteView};
-use crate::io::os::{self, CacheBypass};
-use crate::io::storage::{OsRead, PositionedRead};
+use crate::os::{self, CacheBypass};
+use crate::storage::{OsRead, PositionedRead};
 
 /// Alignment of O_DIRECT reads.
 pub const ALIGN: u64 = 4096;

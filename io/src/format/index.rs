@@ -274,7 +274,7 @@ fn read_at(shard: &Shard, path: &Path, info: &TensorInfo, buf: &mut [u8]) -> Res
     if buf.is_empty() {
         return Ok(());
     }
-    match crate::io::os::read_exact_at(&shard.file, buf, info.offset) {
+    match crate::os::read_exact_at(&shard.file, buf, info.offset) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::UnexpectedEof => {
             let now = shard.file.metadata().map_err(|e| Error::io(path, e))?.len();

@@ -1,5 +1,9 @@
-//! I/O for streaming weights: aligned buffers, reads that bypass the page cache, and the
-//! one module where systems differ.
+//! `k3-io`: reading a checkpoint from the drive. [`config`] (strict `config.json`, spec §2,
+//! over the strict JSON of [`json`]), [`format`] (strict safetensors shards and the tensor
+//! index over a model folder) and I/O for streaming weights: aligned buffers,
+//! reads that bypass the page cache, and the one crate where systems differ. The engine
+//! re-exports it (`k3_engine::io`, `k3_engine::format`, `k3_engine::config`, `k3_engine::json`);
+//! the store uses it without the engine.
 //!
 //! Owns: [`blob`] (aligned memory weights are read into and computed from), [`busy`] (the
 //! time the drive had a read in flight), [`direct`]
@@ -16,7 +20,12 @@
 
 pub mod blob;
 pub mod busy;
+mod cancel;
+pub mod config;
 pub mod direct;
+mod error;
+pub mod format;
+pub mod json;
 pub mod os;
 pub mod pressure;
 pub mod reader;
@@ -26,7 +35,9 @@ pub mod sysinfo;
 
 pub use blob::{Blob, BlobPool, ByteView};
 pub use busy::BusyClock;
+pub use cancel::CancelToken;
 pub use direct::DirectFile;
+pub use error::{names_nothing_usable, Error, Result};
 pub use os::CacheBypass;
 pub use reader::{Checksum, ReadPattern, Reader, Urgency, WindowRead};
 pub use storage::{OsRead, OsStorage, PositionedRead, StoredFile, WriteStorage};

@@ -12,7 +12,7 @@
 
 use k3_plan::MachineMemory;
 
-use crate::io::pressure::{self, MemoryPressure};
+use crate::pressure::{self, MemoryPressure};
 use sysinfo::{MemoryRefreshKind, Pid, ProcessRefreshKind, ProcessesToUpdate, System};
 
 fn memory() -> System {

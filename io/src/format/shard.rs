@@ -37,7 +37,7 @@ pub(crate) fn require_regular(path: &Path, meta: &Metadata) -> Result<()> {
     if meta.is_file() {
         Ok(())
     } else {
-        let kind = crate::io::os::special_kind(meta.file_type());
+        let kind = crate::os::special_kind(meta.file_type());
         Err(checkpoint_error(path, CheckpointFault::NotRegularFile { kind }))
     }
 }
@@ -49,7 +49,7 @@ pub(crate) fn open_regular(path: &Path) -> Result<(File, u64)> {
     require_regular(path, &before)?;
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let opened = file.metadata().map_err(|e| Error::io(path, e))?;
-    if !opened.is_file() || !crate::io::os::same_file(&before, &opened) {
+    if !opened.is_file() || !crate::os::same_file(&before, &opened) {
         return Err(checkpoint_error(path, CheckpointFault::ChangedWhileOpening));
     }
     Ok((file, opened.len()))
@@ -63,12 +63,12 @@ pub(crate) fn open_shard(path: &Path) -> Result<OpenedShard> {
         return Err(fail(CheckpointFault::TooSmall { file_len }));
     }
     let mut prefix = [0u8; 8];
-    crate::io::os::read_exact_at(&file, &mut prefix, 0).map_err(|e| Error::io(path, e))?;
+    crate::os::read_exact_at(&file, &mut prefix, 0).map_err(|e| Error::io(path, e))?;
     let header_len = header_len(prefix, file_len).map_err(fail)?;
     let alloc_len = usize::try_from(header_len)
         .map_err(|_| fail(CheckpointFault::HeaderTooLarge { header_len, max: HEADER_CAP_BYTES }))?;
     let mut header = vec![0u8; alloc_len];
-    crate::io::os::read_exact_at(&file, &mut header, LEN_PREFIX_BYTES).map_err(|e| Error::io(path, e))?;
+    crate::os::read_exact_at(&file, &mut header, LEN_PREFIX_BYTES).map_err(|e| Error::io(path, e))?;
     let entries = parse_header(&header, file_len).map_err(fail)?;
     Ok(OpenedShard { file, file_len, data_start: data_start(header_len), entries })
 }
