@@ -2,7 +2,7 @@
 //! AVX2, AVX-512), and whatever the decode mode: incremental, full recompute and one
 //! teacher-forced pass agree bit for bit.
 
-use k3_engine::kernels::dispatch;
+use k3_engine::advanced::kernels::dispatch;
 use k3_engine::{CancelToken, DecodeMode};
 use k3_tests::{KERNEL_BODY, TINY_CHECKPOINTS};
 

@@ -4,14 +4,14 @@
 //! and, once the bytes are right again, the next generation gives the golden ids. A trunk
 //! without the table, or with a stale or malformed one, is refused.
 
-use k3_engine::io::os::{read_exact_at, write_all_at};
+use k3_io::os::{read_exact_at, write_all_at};
 use std::path::{Path, PathBuf};
 
-use k3_engine::format::TensorIndex;
-use k3_engine::stream::expert_dir::{locate, Placement};
-use k3_engine::stream::expert_sums::EXPERT_TABLE;
-use k3_engine::stream::trunk_pack::{pack_trunk, PackStage};
+use k3_engine::advanced::stream::expert_dir::{locate, Placement};
+use k3_engine::advanced::stream::expert_sums::EXPERT_TABLE;
+use k3_engine::advanced::stream::trunk_pack::{pack_trunk, PackStage};
 use k3_engine::{BudgetChoice, DecodeMode, Engine, EngineOptions, Error, MemoryOptions};
+use k3_io::format::TensorIndex;
 use k3_plan::Budget;
 use k3_tests::{copy_checkpoint, scratch_dir};
 

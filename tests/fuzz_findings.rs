@@ -12,8 +12,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use k3_engine::chat::{ChatMessage, ChatMode, ChatTemplate, Role};
-use k3_engine::format::{ShardHead, TensorIndex, TensorInfo};
 use k3_engine::tokenizer::Tokenizer;
+use k3_io::format::{ShardHead, TensorIndex, TensorInfo};
 
 /// `(file name, header, file length)` of every shard of `dir`, read as the fuzz seeds are.
 fn heads_of(dir: &Path) -> Vec<(String, Vec<u8>, u64)> {

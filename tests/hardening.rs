@@ -2,7 +2,7 @@
 //! refused (the budget must never change the output), non-finite logits are an error,
 //! unbounded thread counts are refused.
 
-use k3_engine::stream::trunk_pack::pack_trunk;
+use k3_engine::pack_trunk;
 use k3_engine::{BudgetChoice, CancelToken, Engine, EngineOptions, Error, MemoryOptions};
 use k3_plan::Budget;
 use k3_tests::{copy_checkpoint, scratch_dir};
@@ -51,7 +51,7 @@ fn issue_13_a_trunk_packed_from_other_shard_data_is_refused_as_stale() {
     let len = std::fs::metadata(shard).unwrap().len();
     let file = std::fs::OpenOptions::new().write(true).open(shard).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
-    k3_engine::io::os::write_all_at(&file, &[0x5a], len - 1).unwrap();
+    k3_io::os::write_all_at(&file, &[0x5a], len - 1).unwrap();
     drop(file);
     let name = shard.file_name().unwrap().to_string_lossy().into_owned();
     expect_trunk_error(streamed(&dir, &trunk), &["stale", &name, "k3 pack"]);

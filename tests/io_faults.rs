@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use k3_engine::format::TensorIndex;
-use k3_engine::stream::expert_dir::{locate, Placement};
-use k3_engine::stream::trunk_pack::pack_trunk;
+use k3_engine::advanced::stream::expert_dir::{locate, Placement};
+use k3_engine::pack_trunk;
 use k3_engine::{BudgetChoice, CancelToken, Engine, EngineOptions, Error, MemoryOptions};
+use k3_io::format::TensorIndex;
 use k3_plan::Budget;
 use k3_tests::faults::{FaultyRead, ReadFault, Target, Times};
 use k3_tests::{copy_checkpoint, scratch_dir};
@@ -142,7 +142,7 @@ fn io_faults_eio_on_an_expert_read_fails_that_generation_naming_the_expert_shard
             // layer whose aligned read window covers the bad byte.
             assert_eq!(layer_idx, layer, "the failed expert's layer is named");
             let (named_shard, named_start, named_len) = rig.expert_window(layer_idx, expert_idx);
-            let (from, wide_len) = k3_engine::io::direct::widen(named_start, named_len);
+            let (from, wide_len) = k3_io::direct::widen(named_start, named_len);
             assert_eq!(named_shard, shard, "the named expert ({layer_idx}, {expert_idx}) lives in the faulty shard");
             assert!(
                 (from..from + wide_len as u64).contains(&bad_byte),

@@ -2,7 +2,7 @@
 //! running prefix of every layer, and the final hidden state, at every
 //! teacher-forced position, read through the model's tap (no copy of the forward pass).
 
-use k3_engine::model::{LayerTap, Tap};
+use k3_engine::advanced::model::{LayerTap, Tap};
 use k3_engine::CancelToken;
 use k3_tests::{assert_close, fixture, read_f64, tolerance, TINY_CHECKPOINTS};
 

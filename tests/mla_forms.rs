@@ -3,11 +3,11 @@
 //! checkpoint, 300 positions fed as 1 + 63 + 236 tokens, so every output from position 1 to
 //! 300 is compared, within the manifest's `mla_forms` tolerance.
 
+use k3_engine::advanced::model::bind::Binder;
+use k3_engine::advanced::model::mla::{MlaCache, MlaWeights};
 use k3_engine::events::CancelToken;
-use k3_engine::format::TensorIndex;
-use k3_engine::model::bind::Binder;
-use k3_engine::model::mla::{MlaCache, MlaWeights};
 use k3_engine::{LayerKind, ModelConfig};
+use k3_io::format::TensorIndex;
 use k3_tests::{assert_close, fixture, tolerance, TINY_CHECKPOINTS};
 
 /// Inputs of about unit size, like the normed hidden states an MLA layer sees.

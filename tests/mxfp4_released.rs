@@ -1,7 +1,7 @@
 //! MXFP4 decoding reproduces the released checkpoint's bytes exactly, and the test is
 //! able to catch the swapped-nibble misreading.
 
-use k3_engine::kernels::{decode_mxfp4_row, dot_mxfp4, reference, widen};
+use k3_engine::advanced::kernels::{decode_mxfp4_row, dot_mxfp4, reference, widen};
 use k3_tests::{f64s, read_json, released, u64s};
 
 struct Released {

@@ -1,10 +1,10 @@
 //! Every primitive op against the float64 reference fixtures in `fixtures/ops/`
 //! (tolerance `ops` of `fixtures/MANIFEST.json`; the router's chosen ids first, then weights).
 
-use k3_engine::kernels::{self, dot_bf16, dot_f32, dot_mxfp4, widen};
-use k3_engine::model::attn_res::{attn_res_mix, fold};
-use k3_engine::model::kda::{kda_recurrence_step, short_conv_step, KdaStep};
-use k3_engine::model::moe::route;
+use k3_engine::advanced::kernels::{self, dot_bf16, dot_f32, dot_mxfp4, widen};
+use k3_engine::advanced::model::attn_res::{attn_res_mix, fold};
+use k3_engine::advanced::model::kda::{kda_recurrence_step, short_conv_step, KdaStep};
+use k3_engine::advanced::model::moe::route;
 use k3_tests::{assert_close, f32s, f64s, fixture, read_json, tolerance, u64s, Tolerance};
 use serde_json::Value;
 

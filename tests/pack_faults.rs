@@ -11,12 +11,12 @@
 
 use std::path::{Path, PathBuf};
 
-use k3_engine::format::TensorIndex;
-use k3_engine::stream::expert_sums::EXPERT_TABLE;
-use k3_engine::stream::trunk_codec::TrunkCodec;
-use k3_engine::stream::trunk_manifest::open_packed_trunk;
-use k3_engine::stream::trunk_pack::{pack_trunk, pack_trunk_with};
+use k3_engine::advanced::stream::expert_sums::EXPERT_TABLE;
+use k3_engine::advanced::stream::trunk_codec::TrunkCodec;
+use k3_engine::advanced::stream::trunk_manifest::open_packed_trunk;
+use k3_engine::advanced::stream::trunk_pack::{pack_trunk, pack_trunk_with};
 use k3_engine::{Error, ModelConfig};
+use k3_io::format::TensorIndex;
 use k3_tests::faults::{FaultyStorage, WriteFault};
 use k3_tests::{copy_checkpoint, scratch_dir};
 

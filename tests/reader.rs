@@ -2,7 +2,7 @@
 //! exactly the file's bytes, its CRC-32 (or CRC32C) is the payload's, whatever the piece size, depth
 //! and alignment; a file that ends before the window is a named error.
 
-use k3_engine::io::{Blob, Checksum, DirectFile, OsRead, PositionedRead, ReadPattern, Reader, Urgency};
+use k3_io::{Blob, Checksum, DirectFile, OsRead, PositionedRead, ReadPattern, Reader, Urgency};
 use k3_tests::scratch_dir;
 
 fn file_of(len: usize) -> (std::path::PathBuf, Vec<u8>) {
@@ -71,14 +71,14 @@ fn a_read_past_two_gib_is_split_into_calls_and_lands_every_byte() {
     let gib = 1u64 << 30;
     let marks = [0, gib - 1, gib, 2 * gib - 1, 2 * gib, 2 * gib + 4097, len - 1];
     for (i, &at) in marks.iter().enumerate() {
-        k3_engine::io::os::write_all_at(&file, &[0xA0 + i as u8], at).unwrap();
+        k3_io::os::write_all_at(&file, &[0xA0 + i as u8], at).unwrap();
     }
     drop(file);
     let direct = DirectFile::open(&path).unwrap();
     // Every `pread` the loop makes, seen through the storage seam.
     let calls = Calls::default();
     let mut blob = Blob::zeroed(len as usize);
-    let padded = k3_engine::io::direct::widen(0, len as usize).1;
+    let padded = k3_io::direct::widen(0, len as usize).1;
     direct.read_range_via(&calls, &mut blob.pages_mut()[..padded], 0, len as usize).unwrap();
     let asked = calls.0.lock().unwrap().clone();
     assert!(asked.len() >= 3, "2.3 GiB in {} calls: {asked:?}", asked.len());

@@ -20,11 +20,11 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use k3_engine::advanced::synth::{write_checkpoint, SynthSpec};
 use k3_engine::chat::{ChatMessage, ChatMode, Role};
-use k3_engine::io::sysinfo::{current_rss_bytes, peak_rss_bytes};
-use k3_engine::stream::trunk_pack::pack_trunk;
-use k3_engine::synth::{write_checkpoint, SynthSpec};
+use k3_engine::pack_trunk;
 use k3_engine::{BudgetChoice, DecodeMode, EngineOptions, FinishReason, GenerateParams, MemoryOptions, Sampling};
+use k3_io::sysinfo::{current_rss_bytes, peak_rss_bytes};
 use k3_plan::Budget;
 use k3_runtime::{ChatTurn, JobId, ModelRequest, ReplyHandler, ReplyOutcome, ReplyProgress, Runtime};
 
@@ -68,7 +68,7 @@ fn spec() -> SynthSpec {
 fn uncache(path: &Path) {
     let f = std::fs::File::open(path).unwrap();
     f.sync_all().unwrap();
-    k3_engine::io::os::drop_cached(&f, 0, 0);
+    k3_io::os::drop_cached(&f, 0, 0);
 }
 
 /// The files the engine streams from: the shards and `trunk.bin`.
@@ -216,8 +216,8 @@ fn soak_child() {
     let ring = crate::trunk::trunk_budgets_of(&model)[0].0;
     let footprint = {
         let cfg = k3_engine::ModelConfig::load(&model.join("config.json")).unwrap();
-        let index = k3_engine::format::TensorIndex::open(&model).unwrap();
-        k3_engine::stream::footprint::footprint(&cfg, &index).unwrap()
+        let index = k3_io::format::TensorIndex::open(&model).unwrap();
+        k3_engine::advanced::stream::footprint::footprint(&cfg, &index).unwrap()
     };
     let slot = k3_plan::expert_slot_bytes(footprint.expert_bytes);
     let budget = Budget { trunk_bytes: ring, cache_bytes: 12 * slot };
@@ -257,7 +257,7 @@ fn soak_child() {
     while soak_start.elapsed() < Duration::from_secs(seconds) || conversation < 6 {
         let raw = current_rss_bytes().unwrap();
         // Free pages the allocator holds are not a leak: what is left after trimming is.
-        k3_engine::io::release::return_freed_memory();
+        k3_io::release::return_freed_memory();
         starts.push((raw, current_rss_bytes().unwrap()));
         // Every fifth conversation replays the first one's seeds.
         let seed = if conversation.is_multiple_of(5) { 0 } else { conversation as u64 };

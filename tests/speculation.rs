@@ -221,8 +221,8 @@ fn greedy_speculation_gives_serial_decodings_tokens_logits_and_state() {
 /// then the logits) of feeding `[t0 … t(k-1)]` alone, for every `k`, on every checkpoint.
 #[test]
 fn a_tentative_pass_keeps_exactly_the_state_of_its_kept_positions() {
-    use k3_engine::format::TensorIndex;
-    use k3_engine::model::{LogitsFor, Model, SequenceState};
+    use k3_engine::advanced::model::{LogitsFor, Model, SequenceState};
+    use k3_io::format::TensorIndex;
     for name in TINY_CHECKPOINTS {
         let dir = k3_tests::fixture(name);
         let cfg = k3_engine::ModelConfig::load(&dir.join("config.json")).unwrap();

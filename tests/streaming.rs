@@ -2,8 +2,8 @@
 //! byte-identical to everything-resident at every cache size the plan allows and at 1 and
 //! 2 threads; the counters add up; failures while reading are errors, never wrong tokens.
 
-use k3_engine::stream::footprint::footprint;
-use k3_engine::stream::CachePolicy;
+use k3_engine::advanced::stream::footprint::footprint;
+use k3_engine::CachePolicy;
 use k3_engine::{
     BudgetChoice, CancelToken, DecodeMode, Engine, EngineOptions, Error, GenerateParams, MemoryOptions, NullSink,
     Sampling,
@@ -16,7 +16,7 @@ use crate::gates::{golden, greedy, Recorder};
 /// Bytes of one expert-cache slot of checkpoint `name`.
 pub fn slot_bytes(name: &str) -> u64 {
     let cfg = k3_engine::ModelConfig::load(&fixture(name).join("config.json")).unwrap();
-    let index = k3_engine::format::TensorIndex::open(&fixture(name)).unwrap();
+    let index = k3_io::format::TensorIndex::open(&fixture(name)).unwrap();
     let fp = footprint(&cfg, &index).unwrap();
     k3_plan::align_4096(fp.expert_bytes) + 4096
 }
@@ -160,13 +160,13 @@ fn layer_ahead_replacement_keeps_more_experts_across_passes_than_lru() {
 /// Serves experts from RAM but asks for the last pending one first, and records the order
 /// experts were handed out, layer by layer.
 struct LastFirst {
-    inner: k3_engine::model::experts::ResidentExperts,
+    inner: k3_engine::advanced::model::experts::ResidentExperts,
     handed: std::sync::Mutex<Vec<(usize, usize)>>,
     announced: std::sync::Mutex<Vec<(usize, usize)>>,
 }
 
-impl k3_engine::model::experts::ExpertSource for LastFirst {
-    fn prefetch(&self, layer_idx: usize, wanted: &[k3_engine::model::experts::Demand]) {
+impl k3_engine::advanced::model::experts::ExpertSource for LastFirst {
+    fn prefetch(&self, layer_idx: usize, wanted: &[k3_engine::advanced::model::experts::Demand]) {
         self.announced.lock().unwrap().extend(wanted.iter().map(|d| (layer_idx, d.expert_idx)));
     }
     fn next_ready(&self, _layer_idx: usize, pending: &[usize], _stop: &CancelToken) -> k3_engine::Result<usize> {
@@ -177,7 +177,7 @@ impl k3_engine::model::experts::ExpertSource for LastFirst {
         layer_idx: usize,
         expert_idx: usize,
         stop: &CancelToken,
-    ) -> k3_engine::Result<std::sync::Arc<k3_engine::model::mlp::GluMlp>> {
+    ) -> k3_engine::Result<std::sync::Arc<k3_engine::advanced::model::mlp::GluMlp>> {
         self.handed.lock().unwrap().push((layer_idx, expert_idx));
         self.inner.expert(layer_idx, expert_idx, stop)
     }
@@ -187,16 +187,16 @@ impl k3_engine::model::experts::ExpertSource for LastFirst {
 /// only when each output is written: the logits are bit for bit those of first-use order.
 #[test]
 fn experts_computed_in_any_order_give_bit_identical_logits() {
-    use k3_engine::format::TensorIndex;
-    use k3_engine::model::bind::Binder;
-    use k3_engine::model::experts::ResidentExperts;
-    use k3_engine::model::{LogitsFor, Model, SequenceState};
+    use k3_engine::advanced::model::bind::Binder;
+    use k3_engine::advanced::model::experts::ResidentExperts;
+    use k3_engine::advanced::model::{LogitsFor, Model, SequenceState};
+    use k3_io::format::TensorIndex;
     for name in TINY_CHECKPOINTS {
         let dir = fixture(name);
         let cfg = k3_engine::ModelConfig::load(&dir.join("config.json")).unwrap();
         let index = TensorIndex::open(&dir).unwrap();
         let g = golden(name);
-        let run = |experts: Option<Box<dyn k3_engine::model::experts::ExpertSource + Send>>| {
+        let run = |experts: Option<Box<dyn k3_engine::advanced::model::experts::ExpertSource + Send>>| {
             let model = Model::bind(cfg.clone(), &index, None, experts).unwrap();
             let mut state = SequenceState::new(&cfg, g.full.len());
             model.forward(&g.full, &mut state, LogitsFor::All, &CancelToken::new(), None).unwrap().unwrap()

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use k3_engine::stream::trunk_pack::{layer_run, pack_trunk, PackStage};
+use k3_engine::advanced::stream::trunk_pack::{layer_run, pack_trunk, PackStage};
 use k3_engine::{BudgetChoice, CancelToken, DecodeMode, Engine, EngineOptions, Error, MemoryOptions};
 use k3_plan::{Budget, VocabPlacement};
 use k3_tests::{fixture, scratch_dir, TINY_CHECKPOINTS};
@@ -39,7 +39,7 @@ pub fn trunk_budgets(name: &str) -> Vec<(u64, &'static str)> {
 /// [`trunk_budgets`] of the checkpoint in `dir`.
 pub fn trunk_budgets_of(dir: &Path) -> Vec<(u64, &'static str)> {
     let cfg = k3_engine::ModelConfig::load(&dir.join("config.json")).unwrap();
-    let index = k3_engine::format::TensorIndex::open(dir).unwrap();
+    let index = k3_io::format::TensorIndex::open(dir).unwrap();
     let runs: Vec<u64> = (0..cfg.n_layers).map(|l| layer_run(&index, l).unwrap().run_len).collect();
     let slot = |from: usize| k3_plan::align_4096(*runs[from..].iter().max().unwrap()) + 4096;
     let all: u64 = runs.iter().sum();
@@ -224,7 +224,7 @@ fn packing_refuses_a_layer_that_is_not_one_contiguous_run() {
     file.extend_from_slice(text.as_bytes());
     file.extend_from_slice(&[0u8; 24]);
     std::fs::write(dir.join("model.safetensors"), file).unwrap();
-    let index = k3_engine::format::TensorIndex::open(&dir).unwrap();
+    let index = k3_io::format::TensorIndex::open(&dir).unwrap();
     match layer_run(&index, 0) {
         Err(e @ Error::Pack { layer_idx: 0, .. }) => assert!(e.to_string().contains("not contiguous"), "{e}"),
         Err(other) => panic!("expected Error::Pack, got {other}"),
@@ -238,7 +238,7 @@ fn packing_refuses_a_layer_that_is_not_one_contiguous_run() {
 /// budget of one ring slot and top-k + 1 expert slots reads most of them on every token.
 #[test]
 fn a_synthetic_checkpoint_streams_byte_identically_at_every_budget() {
-    use k3_engine::synth::{write_checkpoint, SynthSpec};
+    use k3_engine::advanced::synth::{write_checkpoint, SynthSpec};
     let dir = scratch_dir("synth-stream");
     std::fs::remove_dir_all(&dir).ok();
     let mut spec =
@@ -257,7 +257,7 @@ fn a_synthetic_checkpoint_streams_byte_identically_at_every_budget() {
     let prompt = [5, 17, 300, 42, 7, 7, 600, 1];
     let (want_ids, want_logits) = greedy(&resident, &prompt, 8, DecodeMode::Incremental);
     let cfg = resident.config().clone();
-    let index = k3_engine::format::TensorIndex::open(&dir).unwrap();
+    let index = k3_io::format::TensorIndex::open(&dir).unwrap();
     let runs: Vec<u64> = (0..cfg.n_layers).map(|l| layer_run(&index, l).unwrap().run_len).collect();
     let slot = |from: usize| k3_plan::align_4096(*runs[from..].iter().max().unwrap()) + 4096;
     let expert_slot = k3_plan::align_4096(summary.expert_bytes) + 4096;
@@ -365,8 +365,8 @@ fn loading_reports_each_pinned_trunk_layer_in_order() {
 /// read-ahead's small tensors).
 fn piece_budgets(dir: &Path) -> Vec<(u64, &'static str)> {
     let cfg = k3_engine::ModelConfig::load(&dir.join("config.json")).unwrap();
-    let index = k3_engine::format::TensorIndex::open(dir).unwrap();
-    let fp = k3_engine::stream::footprint::footprint(&cfg, &index).unwrap();
+    let index = k3_io::format::TensorIndex::open(dir).unwrap();
+    let fp = k3_engine::advanced::stream::footprint::footprint(&cfg, &index).unwrap();
     let cost = |slots: u64| {
         let (slot, eager) = k3_plan::piece_ring(&fp.layer_trunk_bytes, &fp.layer_pieces, 0, slots).unwrap();
         slots * slot + eager
@@ -386,7 +386,7 @@ fn layers_larger_than_a_slot_stream_in_pieces_byte_identically() {
     for name in TINY_CHECKPOINTS {
         let Reference { g, trunk, want_ids, want_logits, min_cache, n_layers } = reference(name);
         let largest_layer = {
-            let index = k3_engine::format::TensorIndex::open(&fixture(name)).unwrap();
+            let index = k3_io::format::TensorIndex::open(&fixture(name)).unwrap();
             (0..n_layers).map(|l| layer_run(&index, l).unwrap().run_len).max().unwrap()
         };
         for (budget, what) in piece_budgets(&fixture(name)) {

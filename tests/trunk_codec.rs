@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use k3_engine::stream::trunk_codec::{Staging, TrunkCodec};
-use k3_engine::stream::trunk_pack::pack_trunk_coded;
+use k3_engine::advanced::stream::trunk_codec::{Staging, TrunkCodec};
+use k3_engine::advanced::stream::trunk_pack::pack_trunk_coded;
 use k3_engine::{BudgetChoice, CancelToken, DecodeMode, Engine, EngineOptions, Error, MemoryOptions};
 use k3_plan::Budget;
 use k3_tests::{fixture, scratch_dir, TINY_CHECKPOINTS};
@@ -78,7 +78,7 @@ fn coded_trunks_stream_byte_identically_at_every_budget() {
 /// segments' worth of structure: coded streaming equals resident and reads ~0.67× the trunk.
 #[test]
 fn a_synthetic_checkpoint_streams_coded_byte_identically_and_reads_fewer_bytes() {
-    use k3_engine::synth::{write_checkpoint, SynthSpec};
+    use k3_engine::advanced::synth::{write_checkpoint, SynthSpec};
     let dir = scratch_dir("synth-coded");
     std::fs::remove_dir_all(&dir).ok();
     let mut spec =
@@ -86,14 +86,14 @@ fn a_synthetic_checkpoint_streams_coded_byte_identically_and_reads_fewer_bytes()
     spec.set_layers(6).unwrap();
     let summary = write_checkpoint(&spec, &dir, &mut |_| {}).unwrap();
     let raw_trunk = scratch_dir("synth-coded-raw");
-    k3_engine::stream::trunk_pack::pack_trunk(&dir, &raw_trunk, &mut |_| {}).unwrap();
+    k3_engine::pack_trunk(&dir, &raw_trunk, &mut |_| {}).unwrap();
     let trunk = pack_coded(&dir, "synth");
     assert_eq!(coded_layers(&trunk), (0..6).collect::<Vec<_>>(), "every bf16 layer is coded");
     let resident = Engine::load(&EngineOptions::resident(&dir, Some(2))).unwrap();
     let prompt = [5, 17, 300, 42, 7, 7, 600, 1];
     let (want_ids, want_logits) = greedy(&resident, &prompt, 6, DecodeMode::Incremental);
-    let index = k3_engine::format::TensorIndex::open(&dir).unwrap();
-    let runs = (0..6).map(|l| k3_engine::stream::trunk_pack::layer_run(&index, l).unwrap().run_len);
+    let index = k3_io::format::TensorIndex::open(&dir).unwrap();
+    let runs = (0..6).map(|l| k3_engine::advanced::stream::trunk_pack::layer_run(&index, l).unwrap().run_len);
     let smallest = k3_plan::align_4096(runs.max().unwrap()) + 4096; // one ring slot
     let cache = (spec.num_experts_per_token as u64 + 1) * (k3_plan::align_4096(summary.expert_bytes) + 4096);
     let mut read = Vec::new();

@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use k3_engine::io::ReadPattern;
+use k3_io::ReadPattern;
 use k3_plan::Preset;
 
 use crate::memory::{MemoryChoice, MemoryFile};

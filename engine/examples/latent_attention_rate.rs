@@ -7,8 +7,8 @@
 
 use std::time::Instant;
 
-use k3_engine::kernels::{accumulate_weighted_rows_f32, dot_f32_queries, widen};
-use k3_engine::model::softmax::softmax_weights;
+use k3_engine::advanced::kernels::{accumulate_weighted_rows_f32, dot_f32_queries, widen};
+use k3_engine::advanced::model::softmax::softmax_weights;
 
 fn main() {
     let positions: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(32_768);
@@ -31,7 +31,7 @@ fn main() {
             })
             .fold(f64::INFINITY, f64::min)
     };
-    let block = k3_engine::model::mla::POSITION_BLOCK;
+    let block = k3_engine::advanced::model::mla::POSITION_BLOCK;
     let score_s = best(&mut || {
         for s in (0..positions).step_by(block) {
             let e = (s + block).min(positions);
@@ -52,7 +52,7 @@ fn main() {
     let pairs = (heads * positions) as f64;
     println!(
         "{positions} positions × {heads} heads, one thread ({}): scores {:.1} ms ({:.1} ns/pair), softmax {:.1} ms, mixing {:.1} ms ({:.1} ns/pair)",
-        k3_engine::kernels::dispatch::current(),
+        k3_engine::advanced::kernels::dispatch::current(),
         score_s * 1e3,
         score_s * 1e9 / pairs,
         soft_s * 1e3,

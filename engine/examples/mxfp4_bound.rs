@@ -16,11 +16,11 @@ use std::hint::black_box;
 use std::time::Instant;
 
 #[cfg(target_arch = "x86_64")]
-use k3_engine::kernels::dispatch::{available, select, DetectedIsa, Isa};
+use k3_engine::advanced::kernels::dispatch::{available, select, DetectedIsa, Isa};
 #[cfg(target_arch = "x86_64")]
-use k3_engine::kernels::dot::E2M1_F64_HIGH_WORDS;
+use k3_engine::advanced::kernels::dot::E2M1_F64_HIGH_WORDS;
 #[cfg(target_arch = "x86_64")]
-use k3_engine::kernels::mxfp4_batch::mxfp4_rows_batch;
+use k3_engine::advanced::kernels::mxfp4_batch::mxfp4_rows_batch;
 
 #[cfg(target_arch = "x86_64")]
 const ROWS: usize = 3072;

@@ -367,8 +367,3 @@ fn build_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     }
     builder.build().map_err(|e| Error::Option { option: "threads", reason: e.to_string() })
 }
-
-/// Convenience for callers that only have a path: everything resident.
-pub fn load_engine(model_dir: &Path, threads: Option<usize>) -> Result<Engine> {
-    Engine::load(&EngineOptions::resident(model_dir, threads))
-}

@@ -11,10 +11,10 @@
 //! (`k3_fuzz::assert_plan_keeps_its_promises`): never over its budget.
 #![no_main]
 
-use k3_engine::model::Model;
+use k3_engine::advanced::model::Model;
 use k3_engine::options::MemoryOptions;
-use k3_engine::stream::footprint::footprint;
-use k3_engine::stream::plan::make_plan;
+use k3_engine::advanced::stream::footprint::footprint;
+use k3_engine::advanced::stream::plan::make_plan;
 use k3_fuzz::{assert_plan_keeps_its_promises, sections, u64_at, Checkpoint};
 use k3_plan::{Budget, BudgetChoice, CgroupMemory, MachineMemory, MemoryRequest};
 use libfuzzer_sys::fuzz_target;

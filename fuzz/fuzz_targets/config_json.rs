@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use k3_engine::config::{LayerKind, MAX_TOP_K};
+use k3_io::config::{LayerKind, MAX_TOP_K};
 use k3_engine::ModelConfig;
 use k3_fuzz::json_has_duplicate_keys;
 use libfuzzer_sys::fuzz_target;

@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use k3_engine::format::TensorIndex;
+use k3_io::format::TensorIndex;
 use k3_fuzz::{json_has_duplicate_keys, sections, Checkpoint, MICRO_CKPT, MODEL_DIR};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! A safetensors shard's first bytes → its tensor table (`k3_engine::format::remote`).
+//! A safetensors shard's first bytes → its tensor table (`k3_io::format::remote`).
 //!
 //! Input: `[u64 LE file length][8-byte length prefix][header bytes…]`.
 //! Invariants of an accepted header: the prefix passes `header_len`; the tensors are
@@ -11,8 +11,8 @@
 
 use std::collections::HashSet;
 
-use k3_engine::format::remote::{check_header, header_len, header_tensors, PREFIX_BYTES};
-use k3_engine::format::TensorInfo;
+use k3_io::format::remote::{check_header, header_len, header_tensors, PREFIX_BYTES};
+use k3_io::format::TensorInfo;
 use k3_fuzz::u64_at;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value};

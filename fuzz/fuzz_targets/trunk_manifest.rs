@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use k3_engine::stream::trunk_manifest::{check_manifest, TrunkFiles};
-use k3_engine::stream::trunk_pack::layer_run;
+use k3_engine::advanced::stream::trunk_manifest::{check_manifest, TrunkFiles};
+use k3_engine::advanced::stream::trunk_pack::layer_run;
 use k3_fuzz::{micro, sections, u64_at, MODEL_DIR};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};

@@ -13,7 +13,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use k3_engine::format::{ShardHead, TensorIndex};
+use k3_io::format::{ShardHead, TensorIndex};
 use k3_engine::ModelConfig;
 use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 

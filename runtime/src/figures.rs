@@ -10,8 +10,8 @@
 
 use std::time::Duration;
 
-use k3_engine::stream::StreamMetrics;
 use k3_engine::Generation;
+use k3_engine::StreamMetrics;
 
 /// Decode seconds per token: `(elapsed − first_token_at) / (n_tokens − 1)`.
 pub fn seconds_per_token(n_tokens: usize, first_token_at: Duration, elapsed: Duration) -> Option<f64> {

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use k3_constrain::{ConstrainError, Constrainer, ReplyConstraint, ReplyShape};
 use k3_engine::chat::ChatTemplate;
-use k3_engine::io::ReadPattern;
 use k3_engine::tokenizer::Tokenizer;
 use k3_engine::{Engine, EngineOptions, ResidencyRule};
+use k3_io::ReadPattern;
 use k3_plan::{BudgetChoice, Footprint, MemoryPlan};
 
 use crate::error::RuntimeError;

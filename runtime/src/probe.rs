@@ -16,9 +16,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use k3_engine::io::sysinfo;
-use k3_engine::stream::{Counters, StreamMetrics};
 use k3_engine::BatchCounters;
+use k3_engine::{Counters, StreamMetrics};
+use k3_io::sysinfo;
 use k3_plan::MachineMemory;
 
 use crate::error::RuntimeError;
@@ -94,7 +94,7 @@ pub struct ProbeSnapshot {
     pub peak_rss_bytes: Option<u64>,
     pub machine: MachineMemory,
     /// Memory pressure as this system measures it (`None` where it says nothing).
-    pub memory_pressure: Option<k3_engine::io::pressure::MemoryPressure>,
+    pub memory_pressure: Option<k3_io::pressure::MemoryPressure>,
     /// Pieces the reader pool is reading now (`None` without a loaded model).
     pub reads_in_flight: Option<u64>,
     /// `seq` of the newest timeline sample (0: none yet).

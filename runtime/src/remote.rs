@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use k3_engine::chat::Channel;
-use k3_engine::stream::StreamMetrics;
+use k3_engine::StreamMetrics;
 use k3_engine::{CancelToken, FinishReason};
 
 use crate::figures::{seconds_per_token, LiveFigures, ReplyFigures};

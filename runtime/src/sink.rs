@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use k3_engine::chat::{Channel, ReplyReader};
-use k3_engine::stream::StreamMetrics;
+use k3_engine::StreamMetrics;
 use k3_engine::{EventSink, TokenEvent};
 
 use crate::figures::LiveFigures;

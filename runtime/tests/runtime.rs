@@ -221,7 +221,7 @@ fn the_timeline_has_one_sample_per_token_and_its_numbers_add_up_to_the_replys() 
     let samples = probe.tokens_since(before);
     assert_eq!(samples.len(), reply.figures.output_tokens, "one sample per generated token");
     assert_eq!(probe.snapshot().last_token_seq, before + samples.len() as u64);
-    let mut summed = k3_engine::stream::StreamMetrics::default();
+    let mut summed = k3_engine::StreamMetrics::default();
     for (i, s) in samples.iter().enumerate() {
         assert_eq!((s.job, s.index, s.seq), (job, i, before + 1 + i as u64));
         assert!(s.metrics.io_wait() <= s.wall, "waits are measured inside the token's wall time: {s:?}");

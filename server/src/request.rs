@@ -247,14 +247,14 @@ pub fn unknown_fields(body: &[u8], known: &[&[&str]]) -> Vec<String> {
 }
 
 /// Parses a JSON body into `T`; every failure is a 400 in OpenAI's shape. The body must
-/// first be UTF-8 and strict JSON (`k3_engine::json`: no key repeated in any object):
+/// first be UTF-8 and strict JSON (`k3_io::json`: no key repeated in any object):
 /// serde checks neither for a field it ignores (fuzz findings: `{"typ\xffe": …}` in a
 /// content part, and a repeated unknown key, were accepted).
 pub fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     let bad = |message: String| ApiError::BadJson { message: format!("invalid request body: {message}") };
     let text = std::str::from_utf8(body)
         .map_err(|e| bad(format!("not UTF-8 (first bad byte at offset {})", e.valid_up_to())))?;
-    k3_engine::json::parse_value(body).map_err(bad)?;
+    k3_io::json::parse_value(body).map_err(bad)?;
     serde_json::from_str(text).map_err(|e| bad(e.to_string()))
 }
 

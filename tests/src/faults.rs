@@ -1,4 +1,4 @@
-//! Storages that fail on purpose, for the seam of `k3_engine::io::storage` (issue 13 item
+//! Storages that fail on purpose, for the seam of `k3_io::storage` (issue 13 item
 //! 2, RELIABILITY §4 "Trait seam for faults"): no root, no FUSE.
 //!
 //! Owns: [`FaultyRead`] — wraps the OS `pread` and, on the reads a [`Target`] matches,
@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use k3_engine::io::storage::{OpenMode, OsRead, OsStorage, PositionedRead, StoredFile, WriteStorage};
+use k3_io::storage::{OpenMode, OsRead, OsStorage, PositionedRead, StoredFile, WriteStorage};
 
 /// What an armed [`FaultyRead`] does to a read it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,7 +229,7 @@ impl FaultyStorage {
 /// The whole contents of `file`.
 fn contents(file: &dyn StoredFile) -> io::Result<Vec<u8>> {
     let mut bytes = vec![0u8; file.size()? as usize];
-    k3_engine::io::storage::read_exact_at(file, &mut bytes, 0)?;
+    k3_io::storage::read_exact_at(file, &mut bytes, 0)?;
     Ok(bytes)
 }
 

@@ -278,7 +278,7 @@ mod tests {
             trunk_dir: Some("/t".into()),
             io_threads: 4,
             compute_threads: 2,
-            read_pattern: k3_engine::io::ReadPattern::DEFAULT,
+            read_pattern: k3_io::ReadPattern::DEFAULT,
             residency: k3_plan::ResidencyRule::Prefix,
         };
         let parts = breakdown(&summary, Some(7), 120);

@@ -9,7 +9,7 @@
 //! 10 % or more on Linux, a warning or critical level on macOS, a commit charge at 90 % or
 //! more on Windows), the guard warns, before the system swaps or the OOM killer acts.
 
-use k3_engine::io::pressure::MemoryPressure;
+use k3_io::pressure::MemoryPressure;
 use k3_plan::{plan_memory, BudgetChoice, Footprint, MachineMemory, MemoryRequest, Preset, GB};
 
 /// Spare memory below which the guard warns: 1 GB or 2 % of the machine, the larger.
@@ -152,7 +152,7 @@ mod tests {
     /// macOS's level and Windows' commit charge warn as PSI does, each by its own rule.
     #[test]
     fn a_macos_pressure_level_or_a_windows_commit_charge_warns_by_its_own_rule() {
-        use k3_engine::io::pressure::PressureLevel;
+        use k3_io::pressure::PressureLevel;
         let fp = k3_plan::released_footprint();
         let with =
             |p: MemoryPressure| PressureInput { pressure: Some(p), ..input(&fp, 40 * GB, 8 * GB, 10 * GB, None) };

@@ -63,8 +63,8 @@ fn free_name(path: &Path, tag: &str, suffixes: &[&str]) -> PathBuf {
 /// Makes renames and creations in `path`'s folder durable.
 pub fn sync_folder(path: &Path) -> std::io::Result<()> {
     match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(dir) => k3_engine::io::os::sync_dir(dir),
-        None => k3_engine::io::os::sync_dir(Path::new(".")),
+        Some(dir) => k3_io::os::sync_dir(dir),
+        None => k3_io::os::sync_dir(Path::new(".")),
     }
 }
 

@@ -10,8 +10,8 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use k3_engine::bench::codec_rates::measure_decode_rate;
-use k3_engine::bench::decode_rates::measure_decode_rates;
+use k3_engine::measure_decode_rate;
+use k3_engine::measure_decode_rates;
 use k3_plan::{
     expert_slot_bytes, forecast, plan_memory_by, ComputeRates, CostRates, DiskRates, ForecastInput, MachineMemory,
     MemoryRequest, ResidencyRule,

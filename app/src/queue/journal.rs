@@ -160,7 +160,7 @@ impl Journal {
         out.write_all(&text).and_then(|()| out.sync_all()).map_err(io_err)?;
         std::fs::rename(&tmp, &self.path).map_err(io_err)?;
         if let Some(dir) = self.path.parent() {
-            k3_engine::io::os::sync_dir(dir).map_err(io_err)?;
+            k3_io::os::sync_dir(dir).map_err(io_err)?;
         }
         self.file = OpenOptions::new().append(true).open(&self.path).map_err(io_err)?;
         Ok(())

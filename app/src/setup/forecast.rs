@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
-use k3_engine::bench::decode_rates::measure_decode_rates;
-use k3_engine::io::sysinfo::machine_memory;
+use k3_engine::measure_decode_rates;
+use k3_io::sysinfo::machine_memory;
 use k3_plan::{plan_memory, BudgetChoice, DiskRates, ForecastInput, MemoryRequest, Preset};
 
 use super::settings::SpeedSummary;

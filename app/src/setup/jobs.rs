@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use k3_engine::stream::trunk_pack::{pack_trunk, trunk_is_current};
+use k3_engine::{pack_trunk, trunk_is_current};
 use k3_store::{DownloadOptions, HubClient, HubSettings, StoreError};
 use tokio_util::sync::CancellationToken;
 
@@ -60,7 +60,7 @@ pub async fn run(
                     .as_deref()
                     .and_then(|p| k3_plan::Preset::from_name(p).ok())
                     .unwrap_or(k3_plan::Preset::Auto);
-                let read_pattern = settings.speed.map_or(k3_engine::io::ReadPattern::DEFAULT, |s| s.engine_pattern());
+                let read_pattern = settings.speed.map_or(k3_io::ReadPattern::DEFAULT, |s| s.engine_pattern());
                 let target = ModelTarget {
                     trunk: Some(trunk),
                     budget: preset.choice(),

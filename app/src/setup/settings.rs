@@ -75,8 +75,8 @@ pub struct PatternSummary {
 
 impl SpeedSummary {
     /// The engine's read pattern: the measured best, else the engine's default.
-    pub fn engine_pattern(&self) -> k3_engine::io::ReadPattern {
-        self.read_pattern.map_or(k3_engine::io::ReadPattern::DEFAULT, |p| k3_engine::io::ReadPattern {
+    pub fn engine_pattern(&self) -> k3_io::ReadPattern {
+        self.read_pattern.map_or(k3_io::ReadPattern::DEFAULT, |p| k3_io::ReadPattern {
             request_bytes: p.request_bytes as usize,
             depth: p.depth as usize,
         })

@@ -9,8 +9,8 @@
 
 use std::path::PathBuf;
 
-use k3_engine::io::ReadPattern;
 use k3_engine::{EngineOptions, MemoryOptions, ResidencyRule, DEFAULT_CONTEXT_LENGTH};
+use k3_io::ReadPattern;
 use k3_plan::{format_bytes, BudgetChoice, Preset};
 use k3_runtime::{ModelRequest, ModelSummary};
 

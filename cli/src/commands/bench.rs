@@ -2,8 +2,8 @@
 //! the f64 FMA peak, both measured in the same run: a table, or `--json` derived from the
 //! typed [`KernelsReport`].
 
-use k3_engine::bench::{kernel_suite, KernelResult, Limits};
-use k3_engine::kernels::dispatch;
+use k3_engine::advanced::bench::{kernel_suite, KernelResult, Limits};
+use k3_engine::advanced::kernels::dispatch;
 use serde::Serialize;
 
 use super::Failure;
@@ -42,8 +42,8 @@ pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
     let isa = dispatch::current().isa();
     let available: Vec<&str> = dispatch::available().iter().map(|body| body.isa().name()).collect();
     let all = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    if all == 0 || all > k3_engine::engine::MAX_THREADS {
-        return Err(super::input_error(format!("--threads {all}: give 1 to {}", k3_engine::engine::MAX_THREADS)));
+    if all == 0 || all > k3_engine::MAX_THREADS {
+        return Err(super::input_error(format!("--threads {all}: give 1 to {}", k3_engine::MAX_THREADS)));
     }
     let mut runs = vec![kernel_suite(1, args.reps.max(1))?];
     if all > 1 {

@@ -9,7 +9,7 @@
 use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::Instant;
 
-use k3_engine::stream::StreamMetrics;
+use k3_engine::StreamMetrics;
 use k3_engine::{CancelToken, DecodeMode, Engine, EventSink, GenerateParams, Sampling, TokenEvent};
 
 use super::bench_batch::SizeFigures;

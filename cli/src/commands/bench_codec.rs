@@ -2,8 +2,8 @@
 //! the layer streamed coded vs raw, against a raw O_DIRECT read measured in the same run; as
 //! text, or `--json` derived from the typed [`CodecReport`].
 
-use k3_engine::bench::codec_rates::measure_codec;
-use k3_engine::bench::codec_rates::CodecRates;
+use k3_engine::advanced::bench::codec_rates::measure_codec;
+use k3_engine::advanced::bench::codec_rates::CodecRates;
 use k3_plan::format_bytes;
 use serde::Serialize;
 

@@ -11,9 +11,9 @@
 
 use std::time::Duration;
 
-use k3_engine::bench::codec_rates::measure_decode_rate;
-use k3_engine::bench::decode_rates::measure_decode_rates;
-use k3_engine::io::ReadPattern;
+use k3_engine::measure_decode_rate;
+use k3_engine::measure_decode_rates;
+use k3_io::ReadPattern;
 use k3_plan::{CostRates, DiskRates, ResidencyRule};
 use k3_store::{measure_windows, Order, WindowRequest};
 

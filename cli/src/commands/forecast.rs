@@ -2,9 +2,9 @@
 //! and a seconds-per-token range. The planner and the time model are `k3_plan`'s
 //! (`plan_memory`, `forecast`); this file gathers their inputs and hands them over.
 
-use k3_engine::bench::decode_rates::DecodeRates;
-use k3_engine::io::sysinfo::machine_memory;
+use k3_engine::advanced::bench::decode_rates::DecodeRates;
 use k3_engine::MemoryOptions;
+use k3_io::sysinfo::machine_memory;
 use k3_plan::{
     auto_budget_for, plan_memory, Budget, BudgetChoice, Forecast, ForecastInput, MachineMemory, MemoryPlan,
     MemoryRequest, PlanError, Preset, TrunkCoding,

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use k3_engine::io::ReadPattern;
+use k3_io::ReadPattern;
 use k3_plan::{DiskRates, Footprint};
 use k3_store::{best_over, floor_grid, measure_windows, DiskPoint, Order, ScratchFile, WindowRequest, WindowResult};
 

@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use k3_engine::bench::decode_rates::{measure_decode_rates, DecodeRates};
-use k3_engine::format::TensorIndex;
-use k3_engine::stream::footprint::footprint;
+use k3_engine::advanced::bench::decode_rates::{measure_decode_rates, DecodeRates};
+use k3_engine::advanced::stream::footprint::footprint;
 use k3_engine::ModelConfig;
+use k3_io::format::TensorIndex;
 use k3_plan::{released_footprint, Footprint};
 
 use super::{input_error, require_dir, Failure};
@@ -33,10 +33,10 @@ pub fn subject(args: &ForecastArgs) -> Result<Subject, Failure> {
     require_dir("--model", dir)?;
     let cfg = ModelConfig::load(&dir.join("config.json"))?;
     let index = TensorIndex::open(dir)?;
-    k3_engine::model::Model::validate(&cfg, &index)?;
+    k3_engine::advanced::model::Model::validate(&cfg, &index)?;
     if let Some(trunk) = &args.trunk {
         require_dir("--trunk", trunk)?;
-        k3_engine::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?;
+        k3_engine::advanced::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?;
     }
     Ok(Subject {
         footprint: footprint(&cfg, &index)?,
@@ -48,7 +48,7 @@ pub fn subject(args: &ForecastArgs) -> Result<Subject, Failure> {
 /// `--threads`, checked against the bound every other command has (probe finding: 5,000
 /// was still measuring at 120 s); default: every core.
 fn forecast_threads(args: &ForecastArgs) -> Result<usize, Failure> {
-    let max = k3_engine::engine::MAX_THREADS;
+    let max = k3_engine::MAX_THREADS;
     match args.threads {
         Some(n) if n == 0 || n > max => Err(input_error(format!("--threads {n}: give 1 to {max}"))),
         Some(n) => Ok(n),
@@ -73,12 +73,12 @@ pub fn coding(args: &ForecastArgs) -> Result<Option<Coding>, Failure> {
     let (Some(dir), Some(trunk)) = (&args.model, &args.trunk) else { return Ok(None) };
     let cfg = ModelConfig::load(&dir.join("config.json"))?;
     let index = TensorIndex::open(dir)?;
-    let packed = k3_engine::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?;
+    let packed = k3_engine::advanced::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?;
     if packed.layers.iter().all(|l| l.coding.is_none()) {
         return Ok(None);
     }
     let threads = forecast_threads(args)?;
-    let decode_bytes_per_second = k3_engine::bench::codec_rates::measure_decode_rate(threads)?;
+    let decode_bytes_per_second = k3_engine::measure_decode_rate(threads)?;
     Ok(Some(Coding {
         layer_read_bytes: packed.layers.iter().map(|l| l.stored_len()).collect(),
         decode_bytes_per_second,

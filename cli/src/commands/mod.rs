@@ -62,8 +62,8 @@ impl From<RuntimeError> for Failure {
     }
 }
 
-impl From<k3_engine::io::Error> for Failure {
-    fn from(e: k3_engine::io::Error) -> Self {
+impl From<k3_io::Error> for Failure {
+    fn from(e: k3_io::Error) -> Self {
         Failure::from(k3_engine::Error::from(e))
     }
 }

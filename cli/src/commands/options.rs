@@ -56,7 +56,7 @@ pub(super) fn memory_options(args: &MemoryArgs) -> Result<MemoryOptions, Failure
     if let Some(note) = one_budget_note(args) {
         eprintln!("note: {note}");
     }
-    opts.cache_policy = k3_engine::stream::CachePolicy::parse(&args.cache_policy)
+    opts.cache_policy = k3_engine::CachePolicy::parse(&args.cache_policy)
         .ok_or_else(|| input_error(format!("--cache-policy {}: use lru or layer-ahead", args.cache_policy)))?;
     opts.budget = budget_choice(args)?;
     opts.read_pattern = disk::read_pattern(args)?;

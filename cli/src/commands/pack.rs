@@ -2,8 +2,8 @@
 
 use std::time::Instant;
 
-use k3_engine::stream::trunk_codec::TrunkCodec;
-use k3_engine::stream::trunk_pack::{pack_trunk_coded, PackProgress, PackStage};
+use k3_engine::advanced::stream::trunk_codec::TrunkCodec;
+use k3_engine::advanced::stream::trunk_pack::{pack_trunk_coded, PackProgress, PackStage};
 use k3_plan::format_bytes;
 use serde_json::json;
 
@@ -17,7 +17,7 @@ fn choose_codec(args: &PackArgs) -> Result<TrunkCodec, Failure> {
             .ok_or_else(|| Failure { exit_code: 2, message: format!("--codec {}: raw, huffman or auto", args.codec) });
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let decode = k3_engine::bench::codec_rates::measure_decode_rate(threads)?;
+    let decode = k3_engine::measure_decode_rate(threads)?;
     let (best, _) = k3_store::best_over(&[super::disk::shards(&args.model)?], &k3_store::floor_grid())?;
     let drive = best.map_or(0.0, |b| b.gbps * 1e9);
     let (codec, why) = TrunkCodec::for_rates(decode, drive);

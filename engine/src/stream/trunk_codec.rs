@@ -385,7 +385,7 @@ fn chunk_outputs<'o>(dir: &Directory, out: &'o mut [u8]) -> Vec<&'o mut [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::codec_rates::weight_like_bf16;
+    use crate::advanced::bench::codec_rates::weight_like_bf16;
     use crate::io::ReadPattern;
 
     #[test]

@@ -3,8 +3,8 @@
 //! methods run that body), at odd lengths, and the batched product equals the
 //! single-vector one. A `DetectedIsa` exists only for a level this CPU has.
 
-use k3_engine::kernels::dispatch::{available, best, current, read_sum, select, DetectedIsa, Isa};
-use k3_engine::kernels::{self, reference, widen, RowDot};
+use k3_engine::advanced::kernels::dispatch::{available, best, current, read_sum, select, DetectedIsa, Isa};
+use k3_engine::advanced::kernels::{self, reference, widen, RowDot};
 use rand_like::Lcg;
 
 mod batched;

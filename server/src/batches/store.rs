@@ -269,7 +269,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
     fs::rename(&tmp, path)?;
     if let Some(parent) = path.parent() {
-        k3_engine::io::os::sync_dir(parent)?;
+        k3_io::os::sync_dir(parent)?;
     }
     Ok(())
 }

@@ -5,7 +5,7 @@
 
 use tauri::State;
 
-use k3_engine::io::ReadPattern;
+use k3_io::ReadPattern;
 
 use crate::commands::model::join_error;
 use crate::ipc::dto::ModelInfo;

@@ -15,8 +15,8 @@ pub struct BenchKernelsArgs {
     pub reps: usize,
     /// Kernel bodies to time: portable, avx2, avx512 or neon (default: the fastest this CPU runs).
     /// The memory floor is always measured with the fastest.
-    #[arg(long, value_parser = clap::value_parser!(k3_engine::kernels::Isa))]
-    pub isa: Option<k3_engine::kernels::Isa>,
+    #[arg(long, value_parser = clap::value_parser!(k3_engine::advanced::kernels::Isa))]
+    pub isa: Option<k3_engine::advanced::kernels::Isa>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

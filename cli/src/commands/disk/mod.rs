@@ -11,7 +11,7 @@ mod sweep;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-use k3_engine::io::ReadPattern;
+use k3_io::ReadPattern;
 use k3_plan::parse_size;
 use k3_store::{DiskBenchError, SavedPattern, ScratchFile};
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k3_engine::stream::trunk_pack::{pack_trunk, PackProgress};
+use k3_engine::advanced::stream::trunk_pack::{pack_trunk, PackProgress};
 use k3_engine::{EngineOptions, MemoryOptions};
 use k3_plan::{format_bytes, parse_size, BudgetChoice};
 use k3_store::download::layout::StoreLayout;
@@ -98,7 +98,7 @@ fn store_failure(e: StoreError) -> Failure {
 }
 
 fn pack(store: &Path, trunk_dir: &Path, view: &View) -> Result<(), Failure> {
-    if k3_engine::stream::trunk_pack::trunk_is_current(store, trunk_dir) {
+    if k3_engine::trunk_is_current(store, trunk_dir) {
         view.line(
             json!({"event": "packed", "trunk": trunk_dir, "already": true}),
             &format!("the trunk in {} is already packed from these shards", trunk_dir.display()),

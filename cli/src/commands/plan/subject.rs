@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
-use k3_engine::format::TensorIndex;
-use k3_engine::io::sysinfo::machine_memory;
-use k3_engine::stream::footprint::footprint;
-use k3_engine::stream::trunk_manifest::CodedLayout;
+use k3_engine::advanced::stream::footprint::footprint;
+use k3_engine::advanced::stream::trunk_manifest::CodedLayout;
 use k3_engine::ModelConfig;
+use k3_io::format::TensorIndex;
+use k3_io::sysinfo::machine_memory;
 use k3_plan::{parse_size, released_footprint, Footprint, MachineMemory};
 use k3_plan_wasm::dto::FootprintJson;
 
@@ -36,12 +36,12 @@ pub(super) fn subject(args: &PlanArgs) -> Result<(Footprint, bool, Option<CodedL
     let cfg = ModelConfig::load(&dir.join("config.json"))?;
     let index = TensorIndex::open(dir)?;
     // The same checks as `run`: a checkpoint run refuses has no plan.
-    k3_engine::model::Model::validate(&cfg, &index)?;
+    k3_engine::advanced::model::Model::validate(&cfg, &index)?;
     let fp = footprint(&cfg, &index)?;
     let coded = match &args.memory.trunk {
         Some(trunk) => {
             require_dir("--trunk", trunk)?;
-            k3_engine::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?.coded_layout()
+            k3_engine::advanced::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?.coded_layout()
         }
         None => None,
     };
