@@ -199,9 +199,9 @@ fn the_resident_set_follows_a_replan_down_on_a_streaming_checkpoint() {
 #[test]
 #[ignore = "run by the_resident_set_follows_a_replan_down_on_a_streaming_checkpoint as a child process"]
 fn rss_child() {
-    use k3_engine::advanced::synth::write_checkpoint;
     use k3_engine::pack_trunk;
     use k3_io::sysinfo::current_rss_bytes;
+    use k3_synth::write_checkpoint;
     if std::env::var_os("K3_RSS_CHILD").is_none() {
         return;
     }

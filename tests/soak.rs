@@ -20,13 +20,13 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k3_engine::advanced::synth::{write_checkpoint, SynthSpec};
 use k3_engine::chat::{ChatMessage, ChatMode, Role};
 use k3_engine::pack_trunk;
 use k3_engine::{BudgetChoice, DecodeMode, EngineOptions, FinishReason, GenerateParams, MemoryOptions, Sampling};
 use k3_io::sysinfo::{current_rss_bytes, peak_rss_bytes};
 use k3_plan::Budget;
 use k3_runtime::{ChatTurn, JobId, ModelRequest, ReplyHandler, ReplyOutcome, ReplyProgress, Runtime};
+use k3_synth::{write_checkpoint, SynthSpec};
 
 /// Allocator and thread bookkeeping beyond what the plan counts and the baseline holds
 /// (the engine's compute and reader threads start with the model, their stacks and

@@ -1,13 +1,13 @@
-//! `k3_engine::advanced::synth`: synthetic checkpoints load and run through the public engine, are
+//! `k3_synth`: synthetic checkpoints load and run through the public engine, are
 //! reproducible per seed, and follow the released layout (spec §6.2, §6.6, §6.7).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use k3_engine::advanced::model::names::{self, ExpertProj};
-use k3_engine::advanced::synth::{write_checkpoint, ExpertStorage, SynthSpec, SynthSummary};
 use k3_engine::{CancelToken, DecodeMode, Engine, EngineOptions, Error};
 use k3_io::format::{Dtype, TensorIndex, TensorInfo};
+use k3_synth::{write_checkpoint, ExpertStorage, SynthSpec, SynthSummary};
 use k3_tests::{fixture, read_json, scratch_dir};
 
 use crate::gates::greedy;

@@ -238,7 +238,7 @@ fn packing_refuses_a_layer_that_is_not_one_contiguous_run() {
 /// budget of one ring slot and top-k + 1 expert slots reads most of them on every token.
 #[test]
 fn a_synthetic_checkpoint_streams_byte_identically_at_every_budget() {
-    use k3_engine::advanced::synth::{write_checkpoint, SynthSpec};
+    use k3_synth::{write_checkpoint, SynthSpec};
     let dir = scratch_dir("synth-stream");
     std::fs::remove_dir_all(&dir).ok();
     let mut spec =

@@ -78,7 +78,7 @@ fn coded_trunks_stream_byte_identically_at_every_budget() {
 /// segments' worth of structure: coded streaming equals resident and reads ~0.67× the trunk.
 #[test]
 fn a_synthetic_checkpoint_streams_coded_byte_identically_and_reads_fewer_bytes() {
-    use k3_engine::advanced::synth::{write_checkpoint, SynthSpec};
+    use k3_synth::{write_checkpoint, SynthSpec};
     let dir = scratch_dir("synth-coded");
     std::fs::remove_dir_all(&dir).ok();
     let mut spec =

@@ -14,5 +14,3 @@ pub mod kernels;
 pub mod model;
 #[path = "stream/mod.rs"]
 pub mod stream;
-#[path = "synth/mod.rs"]
-pub mod synth;

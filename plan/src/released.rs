@@ -33,26 +33,37 @@ pub const RELEASED_VISION_SHARD_BYTES: u64 = 92_289_328 + 802_448_352;
 
 /// Decoder layers.
 pub const LAYERS: usize = 93;
-const HIDDEN: u64 = 7168;
+/// Hidden size.
+pub const HIDDEN: u64 = 7168;
 const VOCAB: u64 = 163_840;
-const KDA_HEADS: u64 = 96;
-const KDA_HEAD_DIM: u64 = 128;
+/// KDA heads.
+pub const KDA_HEADS: u64 = 96;
+/// Width of a KDA head.
+pub const KDA_HEAD_DIM: u64 = 128;
 const KDA_WIDTH: u64 = KDA_HEADS * KDA_HEAD_DIM;
 const CONV_KERNEL: u64 = 4;
 const A_LOG_LEN: u64 = 128;
-const MLA_HEADS: u64 = 96;
-const Q_LORA: u64 = 1536;
-const KV_LORA: u64 = 512;
-const QK_NOPE: u64 = 128;
-const QK_ROPE: u64 = 64;
-const V_HEAD: u64 = 128;
+/// MLA heads.
+pub const MLA_HEADS: u64 = 96;
+/// MLA query low-rank width.
+pub const Q_LORA: u64 = 1536;
+/// MLA key-value latent width.
+pub const KV_LORA: u64 = 512;
+/// MLA query/key width without rotary position.
+pub const QK_NOPE: u64 = 128;
+/// MLA query/key rotary width.
+pub const QK_ROPE: u64 = 64;
+/// MLA value head width.
+pub const V_HEAD: u64 = 128;
 const DENSE_INTER: u64 = 33_792;
 /// Routed experts per MoE layer.
 pub const EXPERTS_PER_LAYER: u64 = 896;
 /// Experts per token in each MoE layer.
 pub const TOP_K: u64 = 16;
-const LATENT: u64 = 3584;
-const EXPERT_INTER: u64 = 3072;
+/// Routed experts' input width (the latent the router projects to).
+pub const LATENT: u64 = 3584;
+/// Routed experts' intermediate width.
+pub const EXPERT_INTER: u64 = 3072;
 const SHARED_WIDTH: u64 = 6144;
 /// Layers `< FIRST_DENSE` use the dense FFN; the rest are MoE.
 const FIRST_DENSE: usize = 1;

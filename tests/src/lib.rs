@@ -16,15 +16,15 @@ use serde_json::Value;
 /// A synthetic checkpoint that streams meaningfully at a budget of a few MB: the tiny shape
 /// with hidden 256, 8 layers and 64 experts of 256 × 1024, top-4 (~130 MB of routed
 /// experts); the RSS-replan test and the soak use it with their own seeds.
-pub fn streaming_spec(seed: u64) -> k3_engine::advanced::synth::SynthSpec {
-    let mut spec = k3_engine::advanced::synth::SynthSpec {
+pub fn streaming_spec(seed: u64) -> k3_synth::SynthSpec {
+    let mut spec = k3_synth::SynthSpec {
         hidden_size: 256,
         num_experts: 64,
         num_experts_per_token: 4,
         routed_expert_hidden_size: 256,
         moe_intermediate_size: 1024,
         seed,
-        ..k3_engine::advanced::synth::SynthSpec::tiny()
+        ..k3_synth::SynthSpec::tiny()
     };
     spec.set_layers(8).unwrap();
     spec

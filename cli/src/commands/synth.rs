@@ -13,7 +13,7 @@ mod spec;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use k3_engine::advanced::synth::{self, SynthProgress, SynthSpec, SynthSummary};
+use k3_synth::{self as synth, SynthProgress, SynthSpec, SynthSummary};
 use serde_json::json;
 
 use super::Failure;

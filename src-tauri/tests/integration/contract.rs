@@ -358,7 +358,7 @@ fn backend_commands_round_trip_and_new_chats_take_the_default_backend() {
 /// setup wizard leaves a store.
 fn streaming_folder(root: &Path) -> PathBuf {
     let model = root.join("model");
-    k3_engine::advanced::synth::write_checkpoint(&k3_tests::streaming_spec(3), &model, &mut |_| {}).unwrap();
+    k3_synth::write_checkpoint(&k3_tests::streaming_spec(3), &model, &mut |_| {}).unwrap();
     let trunk = model.join(".k3-desktop").join("trunk");
     k3_engine::pack_trunk(&model, &trunk, &mut |_| {}).unwrap();
     model

@@ -2,7 +2,7 @@
 //! `--layers` (which resets the MLA layers, so before `--full-attn-layers`), the single
 //! values, `--bf16-experts`, then `--seed`.
 
-use k3_engine::advanced::synth::{self, ExpertStorage, SynthSpec};
+use k3_synth::{self as synth, ExpertStorage, SynthSpec};
 
 use crate::args::SynthArgs;
 use crate::commands::{input_error, parse_ids, read_regular, Failure};

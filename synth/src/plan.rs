@@ -12,9 +12,9 @@
 
 use super::fill::Init;
 use super::spec::{ExpertStorage, SynthSpec};
-use crate::config::{LayerKind, ModelConfig};
-use crate::format::Dtype;
-use crate::model::names::{self, ExpertProj};
+use k3_engine::advanced::model::names::{self, ExpertProj};
+use k3_io::config::{LayerKind, ModelConfig};
+use k3_io::format::Dtype;
 
 /// σ of every BF16 trunk matrix, the embedding and the head.
 const MATRIX_STD: f32 = 0.02;

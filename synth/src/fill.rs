@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 
 use super::rng::{splitmix64, Rng};
-use crate::format::Dtype;
+use k3_io::format::Dtype;
 
 /// Bytes generated from one independent random stream.
 pub(crate) const BLOCK_BYTES: usize = 1 << 20;

@@ -5,7 +5,7 @@
 //! one shard per decoder layer plus one for the model-level tensors, the index file, and
 //! the tiny tokenizer files when `vocab_size` is 768 (spec §2, §6, §7, §13).
 //! Must not: write anything the engine's own reader would refuse (the spec is validated
-//! with [`crate::ModelConfig`] first), depend on thread count or chunk size for its bytes,
+//! with [`k3_io::config::ModelConfig`] first), depend on thread count or chunk size for its bytes,
 //! or hold a whole shard in memory.
 //! Easy to break: the same seed must give the same bytes, byte for byte (tests compare
 //! two runs); values are seeded per tensor name and per 1 MiB block (`rng`, `fill`).
@@ -28,12 +28,12 @@ use std::time::{Duration, Instant};
 pub use overrides::apply_json;
 pub use spec::{default_full_attn_layers, ExpertStorage, SynthSpec, MAX_SYNTH_LAYERS, PRESETS};
 
-use crate::error::Result;
+use k3_engine::Result;
 
 /// Tokenizer files of `fixtures/tiny-mxfp4` (768 ids), copied into 768-vocab checkpoints.
 const TOKENIZER_FILES: [(&str, &[u8]); 2] = [
-    ("tiktoken.model", include_bytes!("../../../fixtures/tiny-mxfp4/tiktoken.model")),
-    ("tokenizer_config.json", include_bytes!("../../../fixtures/tiny-mxfp4/tokenizer_config.json")),
+    ("tiktoken.model", include_bytes!("../../fixtures/tiny-mxfp4/tiktoken.model")),
+    ("tokenizer_config.json", include_bytes!("../../fixtures/tiny-mxfp4/tokenizer_config.json")),
 ];
 /// The vocabulary those files describe.
 pub const TOKENIZER_VOCAB: usize = 768;

@@ -22,7 +22,7 @@ use super::fill::{fill_chunk, BLOCK_BYTES};
 use super::plan::ShardPlan;
 use super::rng::tensor_seed;
 use super::SynthProgress;
-use crate::error::{Error, Result};
+use k3_engine::{Error, Result};
 
 /// Bytes generated per chunk (a whole number of blocks).
 const CHUNK_BYTES: usize = 8 * BLOCK_BYTES;

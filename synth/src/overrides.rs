@@ -13,7 +13,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::spec::{ExpertStorage, SynthSpec};
-use crate::error::{Error, Result};
+use k3_engine::{Error, Result};
 
 /// Keys of a real `config.json` that carry no synth setting.
 const IGNORED: [&str; 9] = [
@@ -75,7 +75,7 @@ fn bool_field<'a>(s: &'a mut SynthSpec, key: &str) -> Option<&'a mut bool> {
 
 /// Applies the JSON object in `bytes` (read from `path`, used in errors) onto `spec`.
 pub fn apply_json(spec: &mut SynthSpec, bytes: &[u8], path: &Path) -> Result<()> {
-    let root = crate::json::parse_object(bytes)
+    let root = k3_io::json::parse_object(bytes)
         .map_err(|message| Error::ConfigSyntax { path: path.to_path_buf(), message })?;
     let root = match root.get("config") {
         Some(Value::Object(inner)) => inner.clone(),

@@ -11,8 +11,8 @@
 
 use std::path::Path;
 
-use crate::config::ModelConfig;
-use crate::error::{Error, Result};
+use k3_engine::{Error, Result};
+use k3_io::config::ModelConfig;
 
 /// How the routed experts are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,26 +110,28 @@ impl SynthSpec {
         }
     }
 
-    /// Real K3 per-layer dimensions with 4 layers (KDA+dense, KDA+MoE, MLA+MoE, MLA+MoE),
+    /// Real K3 per-layer dimensions (`k3_plan::released`) with 4 layers (KDA+dense, KDA+MoE, MLA+MoE, MLA+MoE),
     /// 96 routed experts per MoE layer, dense width 8192 and vocab 768 (~9.2 GB).
     pub fn k3_mid() -> SynthSpec {
+        use k3_plan::released as k3;
+        let width = |n: u64| n as usize;
         SynthSpec {
-            hidden_size: 7168,
+            hidden_size: width(k3::HIDDEN),
             num_hidden_layers: 4,
             full_attn_layers: vec![3, 4],
             vocab_size: 768,
-            kda_num_heads: 96,
-            kda_head_dim: 128,
-            num_attention_heads: 96,
-            q_lora_rank: 1536,
-            kv_lora_rank: 512,
-            qk_nope_head_dim: 128,
-            qk_rope_head_dim: 64,
-            v_head_dim: 128,
+            kda_num_heads: width(k3::KDA_HEADS),
+            kda_head_dim: width(k3::KDA_HEAD_DIM),
+            num_attention_heads: width(k3::MLA_HEADS),
+            q_lora_rank: width(k3::Q_LORA),
+            kv_lora_rank: width(k3::KV_LORA),
+            qk_nope_head_dim: width(k3::QK_NOPE),
+            qk_rope_head_dim: width(k3::QK_ROPE),
+            v_head_dim: width(k3::V_HEAD),
             num_experts: 96,
-            num_experts_per_token: 16,
-            routed_expert_hidden_size: 3584,
-            moe_intermediate_size: 3072,
+            num_experts_per_token: width(k3::TOP_K),
+            routed_expert_hidden_size: width(k3::LATENT),
+            moe_intermediate_size: width(k3::EXPERT_INTER),
             intermediate_size: 8192,
             attn_res_block_size: 12,
             ..SynthSpec::tiny()
@@ -235,7 +237,7 @@ pub fn default_full_attn_layers(n_layers: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::LayerKind;
+    use k3_io::config::LayerKind;
 
     #[test]
     fn presets_validate_and_have_the_intended_layer_maps() {
