@@ -16,6 +16,7 @@ pub mod diagnostics;
 pub mod error;
 pub mod history;
 pub mod local_api;
+pub mod log_tail;
 pub mod memory;
 pub mod model_folder;
 pub mod options;

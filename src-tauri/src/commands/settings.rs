@@ -1,7 +1,7 @@
 //! Settings › Performance (thread counts, applied by reopening the model; speculative
 //! decoding, applied from the next reply) and the log
 //! viewer of Settings › Diagnostics: thin adapters over [`k3_app::performance`] and
-//! [`crate::logging`].
+//! [`k3_app::log_tail`].
 
 use tauri::State;
 
@@ -10,10 +10,10 @@ use k3_io::ReadPattern;
 use crate::commands::model::join_error;
 use crate::ipc::dto::ModelInfo;
 use crate::ipc::error::{ErrorCode, IpcError};
+use crate::ipc::logging::LogTail;
 use crate::ipc::performance::{PerformanceView, SpeculationChoice, Threads};
 use crate::ipc::saved_states::ResumeChoice;
 use crate::ipc::twin::{FromWire, ToWire};
-use crate::logging::{read_tail, LogTail};
 use crate::state::AppState;
 use k3_app::performance::{self as core, cores, ThreadsInUse, DEFAULT_IO_THREADS, MAX_IO_THREADS};
 use k3_app::saved_states;
@@ -101,7 +101,9 @@ pub async fn read_log(state: State<'_, AppState>, lines: u32) -> Result<LogTail,
     };
     let max = lines.clamp(1, 2000) as usize;
     tauri::async_runtime::spawn_blocking(move || {
-        read_tail(&path, max).map_err(|e| IpcError::new(ErrorCode::Io, format!("reading {}: {e}", path.display())))
+        k3_app::log_tail::read_tail(&path, max)
+            .map(ToWire::to_wire)
+            .map_err(|e| IpcError::new(ErrorCode::Io, format!("reading {}: {e}", path.display())))
     })
     .await
     .map_err(join_error)?

@@ -8,6 +8,7 @@ pub mod dto;
 pub mod error;
 pub mod events;
 pub mod local_api;
+pub mod logging;
 pub mod memory;
 pub mod model_folder;
 pub mod performance;
