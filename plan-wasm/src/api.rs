@@ -44,6 +44,8 @@ pub struct PresetsCall {
 
 /// What every plan of a call shares.
 #[derive(Debug, Clone, Copy, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "PlanOptions"))]
 pub struct Options {
     /// A packed trunk exists: unpinned layers stream through the ring.
     pub streamed_trunk: bool,
@@ -51,6 +53,7 @@ pub struct Options {
     pub io_threads: u64,
     /// With rates, each plan comes with its speed forecast.
     #[serde(default)]
+    #[cfg_attr(test, ts(optional))]
     pub rates: Option<RatesJson>,
 }
 

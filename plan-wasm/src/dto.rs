@@ -16,6 +16,8 @@ use serde::{Deserialize, Serialize};
 
 /// A model's sizes ([`Footprint`]), field for field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "Footprint"))]
 #[serde(deny_unknown_fields)]
 pub struct FootprintJson {
     pub layer_trunk_bytes: Vec<u64>,
@@ -27,9 +29,11 @@ pub struct FootprintJson {
     pub head_bytes: u64,
     /// Of `resident_bytes`, the embedding table (0 when unknown).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<_>", optional))]
     pub embed_bytes: u64,
     /// Rows of the embedding table and head (0 when unknown: both are then held).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<_>", optional))]
     pub vocab_rows: u64,
     pub state_bytes: u64,
     pub kv_bytes_per_position: u64,
@@ -37,11 +41,14 @@ pub struct FootprintJson {
     /// How each layer streams through a slot smaller than itself (empty when unknown: the
     /// trunk then streams whole layers).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<_>", optional))]
     pub layer_pieces: Vec<LayerPiecesJson>,
 }
 
 /// [`LayerPieces`], field for field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "LayerPieces"))]
 #[serde(deny_unknown_fields)]
 pub struct LayerPiecesJson {
     pub largest_piece: u64,
@@ -98,15 +105,20 @@ impl From<FootprintJson> for Footprint {
 
 /// The machine's memory figures ([`MachineMemory`]); `cgroup` may be left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "MachineMemory"))]
 #[serde(deny_unknown_fields)]
 pub struct MachineJson {
     pub total_bytes: u64,
     pub available_bytes: u64,
     #[serde(default)]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub cgroup: Option<CgroupJson>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "CgroupMemory"))]
 #[serde(deny_unknown_fields)]
 pub struct CgroupJson {
     pub limit_bytes: u64,
@@ -125,6 +137,8 @@ impl From<MachineJson> for MachineMemory {
 
 /// Trunk and cache budgets in bytes ([`Budget`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "Budget"))]
 #[serde(deny_unknown_fields)]
 pub struct BudgetJson {
     pub trunk_bytes: u64,
@@ -160,6 +174,8 @@ impl ChoiceJson {
 /// What `k3 plan --json` prints and `k3_plan` returns for a plan: the [`MemoryPlan`], the
 /// budgets it was made for (`auto`'s as resolved) and the footprint figures it used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "MemoryPlan"))]
 pub struct PlanJson {
     pub budget: BudgetJson,
     pub layers: usize,
@@ -184,6 +200,7 @@ pub struct PlanJson {
     /// Model-level tensors as the plan holds them (the embeddings and head per `vocab`).
     pub resident_model_bytes: u64,
     /// Where the embeddings and head live: "held" or "read" (from the checkpoint when used).
+    #[cfg_attr(test, ts(type = "\"held\" | \"read\""))]
     pub vocab: String,
     pub state_bytes: u64,
     pub kv_bytes_per_position: u64,
@@ -275,6 +292,8 @@ impl PlanJson {
 
 /// A refusal: the variant's name in `kind`, its numbers beside, and the text a person reads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "PlanError"))]
 pub struct ErrorJson {
     #[serde(flatten)]
     pub detail: ErrorDetail,
@@ -283,6 +302,7 @@ pub struct ErrorJson {
 
 /// [`PlanError`]'s variants with their fields, plus the two ways the JSON call itself fails.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "kind")]
 pub enum ErrorDetail {
     TrunkBudgetTooSmall {
@@ -385,6 +405,8 @@ impl ErrorJson {
 
 /// The drive's and the CPU's rates a forecast needs ([`DiskRates`], [`ComputeRates`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "Rates"))]
 #[serde(deny_unknown_fields)]
 pub struct RatesJson {
     pub disk_trunk_bytes_per_second: f64,
@@ -411,6 +433,8 @@ impl RatesJson {
 
 /// A figure at the floor, uniform and ceiling hit rates ([`ByHitRate`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "ByHitRate"))]
 pub struct ByHitRateJson {
     pub floor: f64,
     pub uniform: f64,
@@ -425,6 +449,8 @@ impl From<ByHitRate> for ByHitRateJson {
 
 /// Seconds per token ([`SecondsPerToken`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "SecondsPerToken"))]
 pub struct SecondsPerTokenJson {
     pub low: f64,
     pub high: f64,
@@ -445,6 +471,8 @@ impl From<SecondsPerToken> for SecondsPerTokenJson {
 
 /// A plan's speed forecast ([`Forecast`]), field for field.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "Forecast"))]
 pub struct ForecastJson {
     pub hit_rate: ByHitRateJson,
     pub expert_requests: u64,

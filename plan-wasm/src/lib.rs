@@ -18,3 +18,5 @@ pub mod api;
 pub mod dto;
 #[cfg(target_arch = "wasm32")]
 mod exports;
+#[cfg(test)]
+mod typescript;
