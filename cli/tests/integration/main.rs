@@ -9,6 +9,7 @@ mod context;
 mod download;
 mod download_durability;
 mod download_support;
+mod download_tls;
 mod forecast;
 mod plan_wasm;
 mod run_sampling;

@@ -16,7 +16,7 @@ use super::response::{classify, Answer, Verdict};
 use super::space::free_bytes;
 use super::writer::ChunkWriter;
 use crate::error::{StoreError, StoreResult};
-use crate::hub::api::describe;
+use crate::hub::api::{describe, tls_failure};
 use crate::hub::RepoFile;
 use crate::retry::{retry_after, Backoff};
 
@@ -140,13 +140,10 @@ async fn attempt(
                 retry_after: None,
             })
         }
-        Ok(Err(e)) if is_tls(&e) => {
-            return Err(StoreError::Network {
-                url: url.into(),
-                message: format!("TLS failed ({}); certificates are always checked", describe(&e)),
-            })
-        }
-        Ok(Err(e)) => return Ok(AttemptEnd::Retry { reason: describe(&e), retry_after: None }),
+        Ok(Err(e)) => match tls_failure(url, &e) {
+            Some(fatal) => return Err(fatal),
+            None => return Ok(AttemptEnd::Retry { reason: describe(&e), retry_after: None }),
+        },
         Ok(Ok(r)) => r,
     };
     let header = |name| resp.headers().get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok());
@@ -310,16 +307,4 @@ async fn wait_for_space(ctx: &Context, file: &RepoFile, reason: String) -> Store
 
 fn is_no_space(e: &std::io::Error) -> bool {
     matches!(e.kind(), std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded)
-}
-
-/// A TLS failure (bad certificate, handshake): never retried blindly (DL-16).
-fn is_tls(e: &reqwest::Error) -> bool {
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        if s.downcast_ref::<rustls::Error>().is_some() {
-            return true;
-        }
-        source = s.source();
-    }
-    false
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::context::Context;
 use super::response::{classify, Answer, Verdict};
 use crate::error::{StoreError, StoreResult};
-use crate::hub::api::describe;
+use crate::hub::api::{describe, tls_failure};
 use crate::hub::RepoFile;
 use crate::retry::{retry_after, Backoff};
 
@@ -45,7 +45,10 @@ async fn once(
     };
     let mut resp = match sent {
         Err(_) => return Ok(Err((format!("no answer in {:?}", ctx.opts.stall_timeout), None))),
-        Ok(Err(e)) => return Ok(Err((describe(&e), None))),
+        Ok(Err(e)) => match tls_failure(url, &e) {
+            Some(fatal) => return Err(fatal),
+            None => return Ok(Err((describe(&e), None))),
+        },
         Ok(Ok(r)) => r,
     };
     let h = |n| resp.headers().get(n).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok());

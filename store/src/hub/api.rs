@@ -163,7 +163,10 @@ impl HubClient {
                         }
                     }
                 }
-                Err(e) => (describe(&e), None),
+                Err(e) => match tls_failure(url, &e) {
+                    Some(fatal) => return Err(fatal),
+                    None => (describe(&e), None),
+                },
             };
             let wait = backoff.next_wait(server_wait);
             notice(url, &reason, wait);
@@ -235,6 +238,29 @@ async fn read_capped(mut resp: reqwest::Response, url: &str) -> StoreResult<Vec<
             Err(e) => return Err(StoreError::Network { url: url.into(), message: describe(&e) }),
         }
     }
+}
+
+/// A TLS failure (a certificate refused, a handshake that failed) as the fatal error it is:
+/// never retried blindly and never bypassed (DL-16). `None` for any other error, which the
+/// callers retry (a network switch, sleep or DNS failure resumes).
+pub fn tls_failure(url: &str, e: &reqwest::Error) -> Option<StoreError> {
+    is_rustls(e).then(|| StoreError::Network {
+        url: url.into(),
+        message: format!("TLS failed ({}); certificates are always checked", describe(e)),
+    })
+}
+
+/// Whether a `rustls::Error` is in `e`'s chain. The connector hands it over inside an
+/// `io::Error`, whose `source()` skips the error it carries, so that one is looked into too.
+fn is_rustls(e: &(dyn std::error::Error + 'static)) -> bool {
+    if e.downcast_ref::<rustls::Error>().is_some() {
+        return true;
+    }
+    let carried = e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref());
+    if carried.is_some_and(|inner| is_rustls(inner)) {
+        return true;
+    }
+    e.source().is_some_and(is_rustls)
 }
 
 /// A reqwest error in words, with its causes (reqwest's own Display hides them).
