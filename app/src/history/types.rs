@@ -234,3 +234,20 @@ pub struct HistoryNotice {
     /// False when this session's chats live in memory only and are lost on quit.
     pub saved: bool,
 }
+
+impl SamplingSettings {
+    /// Refuses settings the engine would refuse later (or silently read as greedy).
+    pub fn check(&self) -> Result<(), crate::error::AppError> {
+        use crate::error::AppError;
+        if !(self.temperature.is_finite() && self.temperature >= 0.0) {
+            return Err(AppError::invalid(format!(
+                "temperature {} must be 0 (greedy) or a positive number",
+                self.temperature
+            )));
+        }
+        if self.max_tokens == 0 {
+            return Err(AppError::invalid("max tokens must be at least 1"));
+        }
+        Ok(crate::worker::generate_params(self, k3_engine::DecodeMode::Incremental).sampling.validate()?)
+    }
+}

@@ -62,7 +62,7 @@ pub async fn chat_defaults(state: State<'_, AppState>) -> Result<ChatDefaultsVie
 #[tauri::command]
 pub async fn set_chat_defaults(state: State<'_, AppState>, defaults: ChatDefaults) -> Result<ChatDefaults, IpcError> {
     let defaults = CoreDefaults::from_wire(defaults);
-    check_settings(&defaults.sampling(0))?;
+    defaults.sampling(0).check()?;
     state.backends.check_known(defaults.backend.as_deref())?;
     defaults.save(&state.settings)?;
     Ok(defaults.to_wire())
@@ -82,7 +82,7 @@ pub async fn update_conversation(
     settings: SamplingSettings,
 ) -> Result<Conversation, IpcError> {
     let settings = CoreSampling::from_wire(settings);
-    check_settings(&settings)?;
+    settings.check()?;
     Ok(state.history()?.update(id, &title, &system_prompt, &settings)?.to_wire())
 }
 
@@ -125,20 +125,6 @@ pub(crate) fn save_through_dialog<R: Runtime>(
     std::fs::write(&path, file.content)
         .map_err(|e| IpcError::new(ErrorCode::Io, format!("{}: {e}", path.display())))?;
     Ok(Some(path.display().to_string()))
-}
-
-/// Refuses settings the engine would refuse later (or silently read as greedy).
-fn check_settings(s: &CoreSampling) -> Result<(), IpcError> {
-    if !(s.temperature.is_finite() && s.temperature >= 0.0) {
-        return Err(IpcError::invalid(format!(
-            "temperature {} must be 0 (greedy) or a positive number",
-            s.temperature
-        )));
-    }
-    if s.max_tokens == 0 {
-        return Err(IpcError::invalid("max tokens must be at least 1"));
-    }
-    Ok(k3_app::worker::generate_params(s, k3_engine::DecodeMode::Incremental).sampling.validate()?)
 }
 
 /// A seed for a new conversation's sampling (shown and stored, so a reply can be redone).

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use k3_app::setup::events::SetupEvent as CoreEvent;
 use k3_app::setup::facts::examine;
 use k3_app::setup::flow::{advance, Facts, SetupStep};
 use k3_app::setup::forecast::preset_rows;
@@ -79,7 +80,7 @@ pub async fn setup_speed_test(
     on_event: Channel<SetupEvent>,
 ) -> Result<SpeedSummary, IpcError> {
     let seconds = state.setup.speed_seconds;
-    let mut emit = move |e: k3_app::setup::events::SetupEvent| {
+    let mut emit = move |e: CoreEvent| {
         let _ = on_event.send(e.to_wire());
     };
     let summary = tauri::async_runtime::spawn_blocking(move || speed_test(PathBuf::from(dir), seconds, &mut emit))
@@ -115,13 +116,13 @@ pub async fn setup_run<R: Runtime>(
     on_event: Channel<SetupEvent>,
 ) -> Result<Option<ModelInfo>, IpcError> {
     let stop = state.setup.begin_job()?;
-    let emit: jobs::Emit = Arc::new(move |e: k3_app::setup::events::SetupEvent| {
+    let emit: jobs::Emit = Arc::new(move |e: CoreEvent| {
         let _ = on_event.send(e.to_wire());
     });
     let (awake, held) = tauri::async_runtime::spawn_blocking(|| awake::hold("Downloading and preparing Kimi K3"))
         .await
         .map_err(join_error)?;
-    emit(k3_app::setup::events::SetupEvent::Awake { held: held.is_ok(), detail: held.err() });
+    emit(CoreEvent::Awake { held: held.is_ok(), detail: held.err() });
     let result = jobs::run(state.setup.clone(), state.worker.clone(), emit.clone(), stop, state.context_length()).await;
     state.setup.end_job();
     let _ = tauri::async_runtime::spawn_blocking(move || drop(awake)).await;
@@ -130,7 +131,7 @@ pub async fn setup_run<R: Runtime>(
         Ok(None) => log::info!("setup paused at {:?}", state.setup.settings().step),
         Err(e) => {
             log::warn!("setup stopped at {:?}: {}", state.setup.settings().step, e.message);
-            emit(k3_app::setup::events::SetupEvent::Failed { error: e.clone() });
+            emit(CoreEvent::Failed { error: e.clone() });
             tell(&app, "Kimi K3 setup stopped", &e.message);
         }
     }
