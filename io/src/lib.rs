@@ -14,7 +14,8 @@
 //! pattern), [`sysinfo`] (the machine's memory and this process's resident set, as plain
 //! numbers), [`pressure`] (memory pressure as each system measures it), [`release`] (freed memory handed back to the OS after a replan) and
 //! [`storage`] (the seam where reads and the pack's writes meet the OS, replaceable by
-//! tests that inject faults).
+//! tests that inject faults), and [`pack`] (the interface of the engine's trunk packer,
+//! which the store's install pipeline runs).
 //! Must not: be bypassed: every weight byte streamed at run time is read here.
 //! Easy to break: alignment of buffer, offset and length for O_DIRECT and NO_BUFFERING.
 
@@ -27,6 +28,7 @@ mod error;
 pub mod format;
 pub mod json;
 pub mod os;
+pub mod pack;
 pub mod pressure;
 pub mod reader;
 pub mod release;
@@ -39,5 +41,6 @@ pub use cancel::CancelToken;
 pub use direct::DirectFile;
 pub use error::{names_nothing_usable, Error, Result};
 pub use os::CacheBypass;
+pub use pack::{PackProgress, PackStage, PackedTrunk, TrunkPacker};
 pub use reader::{Checksum, ReadPattern, Reader, Urgency, WindowRead};
 pub use storage::{OsRead, OsStorage, PositionedRead, StoredFile, WriteStorage};

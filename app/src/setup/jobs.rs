@@ -1,5 +1,6 @@
-//! The wizard's long jobs, run from the saved step onward: the download (k3-store, its
-//! events batched to ≤ 10 a second), the trunk pack (resumed at its last layer), and the
+//! The wizard's long jobs, run from the saved step onward: k3-store's install pipeline
+//! step by step (the download, its events batched to ≤ 10 a second; the trunk pack,
+//! resumed at its last layer and skipped when current), and the
 //! first load through the app's one runtime; each step saved as it completes, so a quit or
 //! crash resumes where it stopped.
 //!
@@ -9,8 +10,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use k3_engine::{pack_trunk, trunk_is_current};
-use k3_store::{DownloadOptions, HubClient, HubSettings, StoreError};
+use k3_engine::TrunkPack;
+use k3_store::{DownloadOptions, HubClient, HubSettings, Install, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use super::events::{Batch, SetupEvent};
@@ -45,14 +46,14 @@ pub async fn run(
         let trunk = settings.trunk_path().ok_or_else(|| AppError::invalid("no trunk folder"))?;
         match settings.step {
             SetupStep::Download => {
-                if !download(&settings.repo, &store, &trunk, emit.clone(), stop.clone()).await? {
+                if !download(&install(&settings.repo, &store, &trunk), emit.clone(), stop.clone()).await? {
                     emit(SetupEvent::Stopped);
                     return Ok(None);
                 }
             }
             SetupStep::Pack => {
-                let (s, t, e) = (store.clone(), trunk.clone(), emit.clone());
-                tokio::task::spawn_blocking(move || pack(&s, &t, &e)).await.map_err(join_error)??;
+                let (i, e) = (install(&settings.repo, &store, &trunk), emit.clone());
+                tokio::task::spawn_blocking(move || pack(&i, &e)).await.map_err(join_error)??;
             }
             SetupStep::FirstLoad => {
                 let preset = settings
@@ -113,19 +114,19 @@ async fn first_load(worker: &Arc<Worker>, target: ModelTarget, emit: &Emit) -> R
     }
 }
 
-/// The download with its events batched; `Ok(false)` when stopped.
-async fn download(
-    repo: &str,
-    store: &std::path::Path,
-    trunk: &std::path::Path,
-    emit: Emit,
-    stop: CancellationToken,
-) -> Result<bool, AppError> {
-    std::fs::create_dir_all(store).map_err(|e| AppError::new(ErrorKind::Io, format!("{}: {e}", store.display())))?;
-    let hub = HubClient::new(HubSettings::from_env()).map_err(store_error)?;
+/// The store's install pipeline for the chosen repository, store and trunk folders.
+fn install(repo: &str, store: &std::path::Path, trunk: &std::path::Path) -> Install {
     let revision = HubSettings::from_env().revision_override.unwrap_or_else(|| "main".into());
     let mut opts = DownloadOptions::new(repo, &revision, store.to_path_buf());
     opts.trunk_dir = Some(trunk.to_path_buf());
+    Install::new(opts)
+}
+
+/// The download with its events batched; `Ok(false)` when stopped.
+async fn download(install: &Install, emit: Emit, stop: CancellationToken) -> Result<bool, AppError> {
+    let store = install.store();
+    std::fs::create_dir_all(store).map_err(|e| AppError::new(ErrorKind::Io, format!("{}: {e}", store.display())))?;
+    let hub = HubClient::new(HubSettings::from_env()).map_err(store_error)?;
     let batch = Arc::new(Mutex::new(Batch::default()));
     let sink_batch = batch.clone();
     let sink: k3_store::download::EventSink = Arc::new(move |e| {
@@ -135,7 +136,7 @@ async fn download(
     });
     let flushing = CancellationToken::new();
     let flusher = tokio::spawn(flush_loop(batch.clone(), emit.clone(), flushing.clone()));
-    let result = k3_store::download(opts, hub, sink, stop).await;
+    let result = install.download(hub, sink, stop).await;
     flushing.cancel();
     let _ = flusher.await;
     match result {
@@ -166,27 +167,19 @@ async fn flush_loop(batch: Arc<Mutex<Batch>>, emit: Emit, done: CancellationToke
     }
 }
 
-fn pack(store: &std::path::Path, trunk: &std::path::Path, emit: &Emit) -> Result<(), AppError> {
-    if trunk_is_current(store, trunk) {
-        return Ok(());
-    }
-    let start = Instant::now();
-    let mut last = Instant::now() - FLUSH_EVERY;
-    pack_trunk(store, trunk, &mut |p| {
-        if last.elapsed() >= FLUSH_EVERY || p.layer_idx + 1 == p.n_layers {
-            last = Instant::now();
-            let mb_per_s = p.bytes_done as f64 / start.elapsed().as_secs_f64().max(1e-6) / 1e6;
+fn pack(install: &Install, emit: &Emit) -> Result<(), AppError> {
+    install
+        .pack(&TrunkPack, &mut |p| {
             emit(SetupEvent::Pack {
-                layer: p.layer_idx as u32 + 1,
-                layers: p.n_layers as u32,
+                layer: p.layer as u32,
+                layers: p.layers as u32,
                 bytes_done: p.bytes_done,
                 bytes_total: p.bytes_total,
-                mb_per_s,
-            });
-        }
-    })
-    .map(|_| ())
-    .map_err(|e| AppError::from(&e))
+                mb_per_s: p.mb_per_s,
+            })
+        })
+        .map(|_| ())
+        .map_err(|e| AppError::from(&e))
 }
 
 pub fn store_error(e: StoreError) -> AppError {

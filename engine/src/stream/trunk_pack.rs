@@ -45,25 +45,9 @@ pub const TRUNK_ALIGN: u64 = 4096;
 /// The `format` of the `trunk.json` this engine writes (the reference packer writes none).
 pub const TRUNK_FORMAT: &str = "k3-desktop trunk v1";
 
-/// Which part of the pack is running.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PackStage {
-    /// Copying the layer's trunk run into `trunk.bin`.
-    Trunk,
-    /// Reading the layer's routed experts for their CRC32C (`experts.crc32c.json`).
-    ExpertSums,
-}
-
-/// Progress of a pack, reported after every chunk and every expert; `bytes_*` count the
-/// trunk and then the experts, so the fraction runs once from 0 to 1.
-#[derive(Debug, Clone, Copy)]
-pub struct PackProgress {
-    pub stage: PackStage,
-    pub layer_idx: usize,
-    pub n_layers: usize,
-    pub bytes_done: u64,
-    pub bytes_total: u64,
-}
+// Which part of the pack is running, and its progress: defined in k3-io, where the store's
+// install pipeline reads them too.
+pub use k3_io::pack::{PackProgress, PackStage};
 
 /// What a finished pack wrote.
 #[derive(Debug, Clone)]
@@ -257,6 +241,24 @@ pub fn trunk_is_current(model_dir: &Path, trunk_dir: &Path) -> bool {
     let Ok(cfg) = ModelConfig::load(&model_dir.join("config.json")) else { return false };
     let Ok(index) = TensorIndex::open(model_dir) else { return false };
     crate::stream::trunk_manifest::open_packed_trunk(trunk_dir, &cfg, &index).is_ok()
+}
+
+/// The engine's packer as the store's install pipeline runs it: [`pack_trunk`] (raw
+/// layers) and [`trunk_is_current`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TrunkPack;
+
+impl k3_io::TrunkPacker for TrunkPack {
+    type Error = Error;
+
+    fn is_current(&self, store: &Path, trunk: &Path) -> bool {
+        trunk_is_current(store, trunk)
+    }
+
+    fn pack(&self, store: &Path, trunk: &Path, step: &mut dyn FnMut(PackProgress)) -> Result<k3_io::PackedTrunk> {
+        let summary = pack_trunk(store, trunk, step)?;
+        Ok(k3_io::PackedTrunk { file_bytes: summary.file_bytes, resumed_layers: summary.resumed_layers })
+    }
 }
 
 /// The progress note of an interrupted pack, beside `trunk.bin.partial`.

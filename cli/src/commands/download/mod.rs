@@ -1,18 +1,16 @@
-//! `k3 download`: a Hugging Face repository into a store folder (pinned, resumable,
-//! verified: k3-store does the work), then the trunk packed beside it and the model opened
-//! once with the `auto` preset. Progress as a bar on a terminal or JSON lines (`--json`);
+//! `k3 download`: k3-store's install pipeline (a Hugging Face repository into a store
+//! folder, pinned, resumable and verified, then the trunk packed beside it), then the
+//! model opened once with the `auto` preset. Progress as a bar on a terminal or JSON lines (`--json`);
 //! Ctrl-C pauses (everything durable is kept; the same command resumes).
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k3_engine::advanced::stream::trunk_pack::{pack_trunk, PackProgress};
-use k3_engine::{EngineOptions, MemoryOptions};
+use k3_engine::{EngineOptions, MemoryOptions, TrunkPack};
 use k3_plan::{format_bytes, parse_size, BudgetChoice};
-use k3_store::download::layout::StoreLayout;
 use k3_store::download::space::tb;
-use k3_store::{DownloadOptions, HubClient, HubSettings, StoreError};
+use k3_store::{DownloadOptions, HubClient, HubSettings, Install, PackStatus, Packed, StoreError};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -41,18 +39,17 @@ pub fn download(args: DownloadArgs) -> Result<(), Failure> {
         .enable_all()
         .build()
         .map_err(|e| runtime_error(format!("cannot start the async runtime: {e}")))?;
-    let store = opts.store.clone();
-    let trunk_dir = opts.trunk_dir.clone().unwrap_or_else(|| StoreLayout::new(&store).default_trunk());
-    let result = runtime.block_on(k3_store::download(opts, hub, events, stop));
+    let install = Install::new(opts);
+    let result = runtime.block_on(install.download(hub, events, stop));
     view.finish();
     drop(runtime);
     let summary = result.map_err(store_failure)?;
     view.line(json!({"event": "verified", "commit": summary.commit, "files": summary.files, "total_bytes": summary.total_bytes}), &format!("all {} files verified ({}) at commit {}", summary.files, tb(summary.total_bytes), summary.commit));
-    if args.no_pack || !store.join("config.json").is_file() {
+    if args.no_pack || !install.has_model() {
         return Ok(());
     }
-    pack(&store, &trunk_dir, &view)?;
-    first_load(&store, &trunk_dir, &view)
+    pack(&install, &view)?;
+    first_load(install.store(), &install.trunk(), &view)
 }
 
 fn options(args: &DownloadArgs) -> Result<DownloadOptions, Failure> {
@@ -97,31 +94,27 @@ fn store_failure(e: StoreError) -> Failure {
     Failure { exit_code: code, message: e.to_string() }
 }
 
-fn pack(store: &Path, trunk_dir: &Path, view: &View) -> Result<(), Failure> {
-    if k3_engine::trunk_is_current(store, trunk_dir) {
-        view.line(
+fn pack(install: &Install, view: &View) -> Result<(), Failure> {
+    let trunk_dir = install.trunk();
+    let packed = install.pack(&TrunkPack, &mut |p: PackStatus| {
+        view.transient(json!({"event": "packing", "layer": p.layer, "layers": p.layers, "bytes_done": p.bytes_done, "bytes_total": p.bytes_total}), &format!("packing the trunk: layer {}/{} · {:.0} MB/s", p.layer, p.layers, p.mb_per_s));
+    })?;
+    match packed {
+        Packed::AlreadyCurrent => view.line(
             json!({"event": "packed", "trunk": trunk_dir, "already": true}),
             &format!("the trunk in {} is already packed from these shards", trunk_dir.display()),
-        );
-        return Ok(());
-    }
-    let start = Instant::now();
-    let mut last = Instant::now() - Duration::from_secs(1);
-    let summary = pack_trunk(store, trunk_dir, &mut |p: PackProgress| {
-        if last.elapsed() >= Duration::from_millis(100) || p.layer_idx + 1 == p.n_layers {
-            last = Instant::now();
-            let mbps = p.bytes_done as f64 / start.elapsed().as_secs_f64().max(1e-9) / 1e6;
-            view.transient(json!({"event": "packing", "layer": p.layer_idx + 1, "layers": p.n_layers, "bytes_done": p.bytes_done, "bytes_total": p.bytes_total}), &format!("packing the trunk: layer {}/{} · {mbps:.0} MB/s", p.layer_idx + 1, p.n_layers));
+        ),
+        Packed::Written { trunk, seconds } => {
+            let resumed = match trunk.resumed_layers {
+                0 => String::new(),
+                n => format!("; resumed after layer {n}"),
+            };
+            view.line(
+                json!({"event": "packed", "trunk": trunk_dir, "bytes": trunk.file_bytes, "resumed_layers": trunk.resumed_layers, "seconds": seconds}),
+                &format!("packed the trunk ({}) into {}{resumed}", format_bytes(trunk.file_bytes), trunk_dir.display()),
+            )
         }
-    })?;
-    let resumed = match summary.resumed_layers {
-        0 => String::new(),
-        n => format!("; resumed after layer {n}"),
-    };
-    view.line(
-        json!({"event": "packed", "trunk": trunk_dir, "bytes": summary.file_bytes, "resumed_layers": summary.resumed_layers, "seconds": start.elapsed().as_secs_f64()}),
-        &format!("packed the trunk ({}) into {}{resumed}", format_bytes(summary.file_bytes), trunk_dir.display()),
-    );
+    }
     Ok(())
 }
 
