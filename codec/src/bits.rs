@@ -1,9 +1,13 @@
 //! Bit-level writing and careful reading, least significant bit first.
 //!
 //! Owns: [`BitWriter`] (what the encoder emits codes into, in place) and [`peek`] (a bounded read of
-//! the next bits, zeros past the end) used by the reference decoder and the fast decoder's tail.
+//! the next bits, zeros past the end) used by the reference decoder and the fast decoder's tail,
+//! and [`STREAMS`], how many bit streams a coded block interleaves.
 //! Easy to break: codes are written bit-reversed (first code bit at the lowest position), so
 //! the decoder indexes its tables with the low bits of the window.
+
+/// Interleaved bit streams per coded block.
+pub const STREAMS: usize = 8;
 
 /// Writes codes of up to 32 bits each, least significant bit first, into a slice sized
 /// exactly for them (the encoder counts the bits first).

@@ -11,6 +11,7 @@
 //! Must not: accept a block whose stream does not end inside its stated length, whose
 //! lengths do not add up to the block, or whose code is not complete.
 
+pub use crate::bits::STREAMS;
 use crate::bits::{peek, BitWriter};
 use crate::fast::{decode_streams, StreamBounds};
 use crate::huffman::{check_lengths, code_lengths, codes, DecodeTables};
@@ -22,8 +23,6 @@ pub enum BlockKind {
     Huffman = 1,
 }
 
-/// Interleaved bit streams per coded block.
-pub const STREAMS: usize = 8;
 const HEADER: usize = 8;
 const LENGTHS: usize = 128;
 

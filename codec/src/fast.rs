@@ -12,8 +12,7 @@
 //! Easy to break: the safety conditions in [`decode_streams`] are what make [`round`] sound;
 //! a change to `MULTI_BITS`, the entry layout or `ROUND` must keep them true.
 
-use crate::bits::peek;
-use crate::block::STREAMS;
+use crate::bits::{peek, STREAMS};
 use crate::huffman::{entry_bits, entry_count, DecodeTables, MULTI_BITS, MULTI_SIZE, MULTI_SYMBOLS, TABLE_SIZE};
 
 /// Lookups per stream per round.

@@ -16,7 +16,7 @@
 //! Must not: leave a declared name or key unescaped (attribute values are escaped as the
 //! template escapes them, and every literal is JSON-quoted for Lark).
 
-use k3_engine::chat::xtml::escape_attr;
+use k3_engine::chat::escape::escape_attr;
 use k3_engine::chat::{ChatMode, ChatOptions, ResponseFormat, ToolChoice, ToolSpec};
 use serde_json::{json, Value};
 

@@ -50,4 +50,6 @@ pub use stream::{CachePolicy, Counters, StreamMetrics};
 // The install pipeline's last step (`k3 pack`, the wizard) and the measured rates the
 // forecasts use.
 pub use advanced::bench::{codec_rates::measure_decode_rate, decode_rates::measure_decode_rates};
-pub use stream::trunk_pack::{pack_trunk, trunk_is_current, TrunkPack};
+pub use stream::trunk_manifest::trunk_is_current;
+pub use stream::trunk_pack::pack_trunk;
+pub use stream::trunk_packer::TrunkPack;

@@ -9,9 +9,11 @@
 //! [`ring_slot_bytes_for`]), or `auto` picks a budget [`crate::plan`] then refuses.
 
 use crate::error::PlanError;
+use crate::footprint::{expert_slot_bytes, ring_slot_bytes_for, Footprint};
 use crate::machine::MachineMemory;
-use crate::memory::{expert_slot_bytes, fixed_bytes_with, ring_slot_bytes_for, Footprint};
-use crate::presets::{Budget, GB};
+use crate::presets::Budget;
+use crate::size::GB;
+use crate::vocab::fixed_bytes_with;
 use crate::vocab::VocabPlacement;
 
 /// Memory kept free by `auto` beyond the model's fixed needs: 2 GB plus 2 % of what is

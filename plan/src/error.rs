@@ -5,7 +5,7 @@
 //! minimum and the shortfall so a person can fix the request.
 //! Must not: lose a number: callers show `to_string()` as is (CLI, app, wasm).
 
-use crate::presets::format_bytes;
+use crate::size::format_bytes;
 
 /// Why no plan fits the request.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,6 +19,7 @@ pub mod batch;
 pub mod cachesim;
 pub mod cost_plan;
 pub mod error;
+pub mod footprint;
 pub mod forecast;
 pub mod machine;
 pub mod memory;
@@ -26,6 +27,7 @@ pub mod pieces;
 pub mod presets;
 pub mod released;
 pub mod sequence;
+pub mod size;
 pub mod trace;
 pub mod vocab;
 
@@ -48,6 +50,7 @@ pub use memory::{
     MAX_PREFILL_CHUNK, PREFILL_CHUNK,
 };
 pub use pieces::{is_piece_shape, piece_ring, LayerPieces};
-pub use presets::{format_bytes, parse_size, Budget, BudgetChoice, Preset, GB};
+pub use presets::{parse_size, Budget, BudgetChoice, Preset};
 pub use released::released_footprint;
+pub use size::{format_bytes, GB};
 pub use vocab::{model_level_bytes, vocab_bytes, VocabPlacement, EMBEDDING_CACHE_ROWS, HEAD_CHUNK_BYTES};

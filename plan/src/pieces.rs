@@ -9,7 +9,7 @@
 //! Easy to break: a layer no larger than the slot streams whole even in a piece ring, so
 //! only the layers larger than the slot count their small tensors' buffers.
 
-use crate::memory::exact_slot;
+use crate::size::exact_slot;
 
 /// How one layer streams through a slot smaller than itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

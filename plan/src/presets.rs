@@ -7,9 +7,7 @@
 //! Easy to break: budgets are decimal (1 GB = 10^9 bytes); `GiB` is binary.
 
 use crate::error::PlanError;
-
-/// One decimal gigabyte.
-pub const GB: u64 = 1_000_000_000;
+use crate::size::GB;
 
 /// A named memory preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,15 +146,4 @@ pub fn parse_size(text: &str) -> Result<u64, PlanError> {
         return Err(fail("is too large"));
     }
     Ok(bytes.round() as u64)
-}
-
-/// Formats bytes as decimal GB/MB/KB with the exact count, e.g. `1.29 GB (1,290,000,000 B)`.
-pub fn format_bytes(bytes: u64) -> String {
-    let (value, unit) = match bytes {
-        b if b >= GB => (b as f64 / 1e9, "GB"),
-        b if b >= 1_000_000 => (b as f64 / 1e6, "MB"),
-        b if b >= 1_000 => (b as f64 / 1e3, "KB"),
-        b => return format!("{b} B"),
-    };
-    format!("{value:.2} {unit}")
 }

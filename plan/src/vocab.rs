@@ -11,7 +11,8 @@
 //! Easy to break: a plan whose trunk streams reads the head every token (its bytes belong
 //! in the forecast's reads), and a plan that streams nothing holds both tensors.
 
-use crate::memory::{exact_slot, Footprint, LayerResidency};
+use crate::footprint::{Footprint, LayerResidency};
+use crate::size::exact_slot;
 
 /// Embedding rows kept after they are read (a token's row is read once while it recurs).
 pub const EMBEDDING_CACHE_ROWS: u64 = 256;
@@ -91,4 +92,19 @@ pub fn vocab_bytes(fp: &Footprint, placement: VocabPlacement) -> u64 {
 /// footprint's resident bytes with the embeddings and head counted as `placement` holds them.
 pub fn model_level_bytes(fp: &Footprint, placement: VocabPlacement) -> u64 {
     fp.resident_bytes.saturating_sub(vocab_bytes(fp, VocabPlacement::Held)).saturating_add(vocab_bytes(fp, placement))
+}
+
+/// What every plan holds besides trunk and cache: the model-level tensors (the embeddings
+/// and head as `vocab` places them), recurrent state, KV cache for `context_length`
+/// positions, scratch (saturating).
+pub fn fixed_bytes_with(fp: &Footprint, context_length: u64, vocab: VocabPlacement) -> u64 {
+    model_level_bytes(fp, vocab)
+        .saturating_add(fp.state_bytes)
+        .saturating_add(fp.kv_bytes(context_length))
+        .saturating_add(fp.scratch_bytes)
+}
+
+/// [`fixed_bytes_with`] with the embeddings and head held (the most a plan fixes).
+pub fn fixed_bytes(fp: &Footprint, context_length: u64) -> u64 {
+    fixed_bytes_with(fp, context_length, VocabPlacement::Held)
 }

@@ -13,14 +13,14 @@
 use std::sync::Mutex;
 
 use k3_constrain::ReplyShape;
-use k3_engine::chat::{ChatMessage, ChatMode, ChatSession};
+use k3_engine::chat::ChatSession;
 use k3_engine::constraint::TokenConstraint;
 use k3_engine::{CancelToken, EventSink};
 
 use crate::error::RuntimeError;
 use crate::figures::ReplyFigures;
 use crate::handler::{ChatTurn, FinishedReply, StateNote};
-use crate::kept::{KeptChats, KeptSource};
+use crate::kept::{holds, KeptChats, KeptSource};
 use crate::model::LoadedModel;
 
 /// Answers `turn`, streaming to `sink`; the session is kept again on success.
@@ -81,34 +81,6 @@ pub fn run_turn(
     };
     crate::lock(kept).keep(model, turn.conversation, session);
     Ok(finished)
-}
-
-/// True when `s` holds exactly the conversation `turn` continues.
-pub(crate) fn holds(s: &ChatSession, turn: &ChatTurn) -> bool {
-    history_matches((s.mode(), s.system(), s.messages()), turn)
-}
-
-/// True when a conversation of `mode` with `system` and `messages` is exactly the one
-/// `turn` continues. A tool call's id is the client's handle, never rendered: a client
-/// may send back its calls under other ids.
-pub(crate) fn history_matches(
-    (mode, system, messages): (ChatMode, Option<&str>, &[ChatMessage]),
-    turn: &ChatTurn,
-) -> bool {
-    let same = |a: &ChatMessage, b: &ChatMessage| {
-        let calls_alike = a.tool_calls.len() == b.tool_calls.len()
-            && a.tool_calls
-                .iter()
-                .zip(&b.tool_calls)
-                .all(|(x, y)| (x.index, &x.tool, &x.arguments) == (y.index, &y.tool, &y.arguments));
-        calls_alike
-            && ChatMessage { tool_calls: Vec::new(), ..a.clone() }
-                == ChatMessage { tool_calls: Vec::new(), ..b.clone() }
-    };
-    mode == turn.mode
-        && system == turn.system.as_deref()
-        && messages.len() == turn.history.len()
-        && messages.iter().zip(&turn.history).all(|(a, b)| same(a, b))
 }
 
 /// A kept session that holds exactly this history; else the one saved in the turn's

@@ -17,9 +17,8 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-use k3_engine::chat::{read_saved_conversation, ChatSession, SavedConversation};
+use k3_engine::chat::{read_saved_conversation, ChatMessage, ChatMode, ChatSession, SavedConversation};
 
-use crate::chat::holds;
 use crate::handler::ChatTurn;
 use crate::key::ConversationKey;
 use crate::model::LoadedModel;
@@ -135,7 +134,7 @@ impl KeptChats {
         self.make_room(model);
         let found = self.disk.iter().position(|d| {
             d.conversation == turn.conversation
-                && crate::chat::history_matches((d.held.mode, d.held.system.as_deref(), &d.held.messages), turn)
+                && history_matches((d.held.mode, d.held.system.as_deref(), &d.held.messages), turn)
         })?;
         let entry = self.disk.remove(found)?;
         let resumed = ChatSession::resume(&model.engine, model.template.clone(), &entry.path);
@@ -231,6 +230,34 @@ fn file_key(path: &Path) -> Option<(ConversationKey, u64)> {
     let name = path.file_name()?.to_str()?.strip_suffix(SUFFIX)?;
     let (key, number) = name.rsplit_once('-')?;
     Some((ConversationKey::parse(key)?, number.parse().ok()?))
+}
+
+/// True when `s` holds exactly the conversation `turn` continues.
+pub(crate) fn holds(s: &ChatSession, turn: &ChatTurn) -> bool {
+    history_matches((s.mode(), s.system(), s.messages()), turn)
+}
+
+/// True when a conversation of `mode` with `system` and `messages` is exactly the one
+/// `turn` continues. A tool call's id is the client's handle, never rendered: a client
+/// may send back its calls under other ids.
+pub(crate) fn history_matches(
+    (mode, system, messages): (ChatMode, Option<&str>, &[ChatMessage]),
+    turn: &ChatTurn,
+) -> bool {
+    let same = |a: &ChatMessage, b: &ChatMessage| {
+        let calls_alike = a.tool_calls.len() == b.tool_calls.len()
+            && a.tool_calls
+                .iter()
+                .zip(&b.tool_calls)
+                .all(|(x, y)| (x.index, &x.tool, &x.arguments) == (y.index, &y.tool, &y.arguments));
+        calls_alike
+            && ChatMessage { tool_calls: Vec::new(), ..a.clone() }
+                == ChatMessage { tool_calls: Vec::new(), ..b.clone() }
+    };
+    mode == turn.mode
+        && system == turn.system.as_deref()
+        && messages.len() == turn.history.len()
+        && messages.iter().zip(&turn.history).all(|(a, b)| same(a, b))
 }
 
 #[cfg(test)]

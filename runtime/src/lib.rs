@@ -22,6 +22,7 @@ pub mod count;
 pub mod error;
 pub mod figures;
 pub mod handler;
+mod job;
 pub mod kept;
 mod key;
 pub mod model;
@@ -37,13 +38,14 @@ pub use figures::{LiveFigures, ReplyFigures};
 pub use handler::{
     ChatTurn, CompletionTurn, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, StateNote,
 };
+pub use job::{ReplanProgress, ReplanRequest};
 pub use k3_engine::chat::Channel;
 pub use kept::{KeptOnDisk, KeptSource};
 pub use key::ConversationKey;
 pub use model::{LoadedModel, ModelRequest, ModelSummary};
 pub use probe::{Activity, MetricsProbe, OpenFailure, ProbeSnapshot, TokenSample, TIMELINE_TOKENS};
 pub use remote::{RemoteAnswer, RemoteBackend, RemoteDelta, RemoteFailure};
-pub use worker::{ReplanProgress, ReplanRequest, Runtime};
+pub use worker::Runtime;
 
 /// Locks `m`, also after a thread panicked holding it (the data stays usable).
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {

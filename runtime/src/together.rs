@@ -23,32 +23,17 @@ use k3_engine::CancelToken;
 use crate::chat::run_turn;
 use crate::complete::run_completion;
 use crate::error::RuntimeError;
-use crate::handler::{ChatTurn, CompletionTurn, JobId, ReplyHandler, ReplyOutcome};
+use crate::handler::{ChatTurn, CompletionTurn, ReplyOutcome};
+use crate::job::{Cancels, Job, ReplyJob, ReplyKind};
 use crate::kept::KeptChats;
 use crate::lock;
 use crate::model::LoadedModel;
 use crate::probe::MetricsProbe;
 use crate::sink::ReplySink;
-use crate::worker::{Cancels, Job};
 
 /// How often the worker looks for a newly queued reply while a batch runs: a reply waits at
 /// most this long for a free place (far less than one step of a real model).
 const JOIN_POLL: Duration = Duration::from_millis(5);
-
-/// Which of the handler's `begin` methods a reply job asks.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum ReplyKind {
-    Chat,
-    Completion,
-}
-
-/// One queued reply.
-pub(crate) struct ReplyJob {
-    pub id: JobId,
-    pub kind: ReplyKind,
-    pub cancel: CancelToken,
-    pub handler: Box<dyn ReplyHandler>,
-}
 
 /// What a reply job runs once its handler handed it over.
 enum Turn {

@@ -16,40 +16,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
-use k3_engine::{BudgetChoice, CancelToken, ResidencyRule};
+use k3_engine::{BudgetChoice, CancelToken};
 
 use crate::count::PromptCounter;
 use crate::error::RuntimeError;
 use crate::handler::{JobId, ReplyHandler, ReplyOutcome};
+use crate::job::{Cancels, Job, ReplanProgress, ReplanRequest, ReplyJob, ReplyKind};
 use crate::kept::{KeptChats, KeptOnDisk};
 use crate::lock;
 use crate::model::{LoadedModel, ModelRequest, ModelSummary};
 use crate::probe::{MetricsProbe, OpenFailure};
 use crate::remote::{run_remote_reply, RemoteBackend};
-use crate::together::{answer, run_together, ReplyJob, ReplyKind, Shared};
-
-/// Reports trunk layers pinned by a replan: `(done, total)`.
-pub type ReplanProgress = Box<dyn FnMut(usize, usize) + Send>;
-
-/// A replan: the budget, and what else changes with it (`None` keeps what is in force).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ReplanRequest {
-    /// `None` keeps every weight resident.
-    pub choice: Option<BudgetChoice>,
-    /// Positions each conversation's KV cache is reserved for from now on (the cached chat
-    /// session is then dropped, so the next turn replays its history into one of that size).
-    pub context_length: Option<usize>,
-    /// How the trunk's layers are placed from now on.
-    pub residency: Option<ResidencyRule>,
-}
-
-pub(crate) enum Job {
-    Open { request: ModelRequest, reply: Sender<Result<ModelSummary, Arc<RuntimeError>>> },
-    Reply(ReplyJob),
-    Replan { request: ReplanRequest, progress: ReplanProgress, reply: Sender<Result<ModelSummary, RuntimeError>> },
-}
-
-pub(crate) type Cancels = Arc<Mutex<HashMap<JobId, CancelToken>>>;
+use crate::together::{answer, run_together, Shared};
 
 /// The handle front ends use; share it behind an `Arc`.
 pub struct Runtime {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use k3_io::format::CheckpointFault;
 
-use crate::download::space::Shortfall;
+use crate::download::shortfall::Shortfall;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

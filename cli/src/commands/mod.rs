@@ -17,6 +17,7 @@ mod cost_rates;
 mod disk;
 mod doctor;
 mod download;
+mod failure;
 mod forecast;
 mod forecast_disk;
 mod forecast_inputs;
@@ -37,50 +38,11 @@ mod synth;
 mod text;
 mod verify;
 
-use k3_runtime::RuntimeError;
-
 use crate::args::{Cli, Command};
+pub use failure::{input_error, runtime_error, Failure};
 use input::{parse_ids, read_regular, read_text, require_dir};
 use options::{budget_choice, check_vocab, engine_options, load_engine, load_engine_with, load_tokenizer};
 use options::{memory_options, sampling};
-
-/// A failure with its exit status.
-pub struct Failure {
-    pub exit_code: u8,
-    pub message: String,
-}
-
-impl From<k3_engine::Error> for Failure {
-    fn from(e: k3_engine::Error) -> Self {
-        Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: e.to_string() }
-    }
-}
-
-impl From<RuntimeError> for Failure {
-    fn from(e: RuntimeError) -> Self {
-        Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: e.to_string() }
-    }
-}
-
-impl From<k3_io::Error> for Failure {
-    fn from(e: k3_io::Error) -> Self {
-        Failure::from(k3_engine::Error::from(e))
-    }
-}
-
-impl From<k3_store::DiskBenchError> for Failure {
-    fn from(e: k3_store::DiskBenchError) -> Self {
-        Failure { exit_code: if e.is_input_error() { 2 } else { 1 }, message: format!("bench disk: {e}") }
-    }
-}
-
-pub fn input_error(message: String) -> Failure {
-    Failure { exit_code: 2, message }
-}
-
-pub fn runtime_error(message: String) -> Failure {
-    Failure { exit_code: 1, message }
-}
 
 pub fn dispatch(cli: Cli) -> Result<(), Failure> {
     match cli.command {

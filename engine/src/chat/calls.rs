@@ -9,8 +9,8 @@
 //! Must not: guess (a call of an undeclared tool, arguments that do not parse, an
 //! unclosed call are errors, never repaired), or panic on any token sequence.
 
+use crate::chat::escape::unescape_attr;
 use crate::chat::message::ToolCall;
-use crate::chat::xtml::unescape_attr;
 use crate::tokenizer::StreamDecoder;
 
 /// A piece of a call as it forms, in the order OpenAI streams `tool_calls` deltas.

@@ -10,6 +10,7 @@
 //! the truth, rendered text only tells what to append.
 
 pub mod calls;
+pub mod escape;
 pub mod literal;
 pub mod message;
 pub mod options;

@@ -127,7 +127,7 @@ pub fn tool_choice_text(choice: &ToolChoice) -> Option<String> {
 }
 
 /// The response-format option message (`None` for text: no message). The schema is
-/// written as JSON with `<`, `>`, `&` and `'` escaped (see `xtml::json_text`).
+/// written as JSON with `<`, `>`, `&` and `'` escaped (see `escape::json_text`).
 pub fn response_format_text(format: &ResponseFormat) -> Option<String> {
     match format {
         ResponseFormat::Text => None,
@@ -136,7 +136,7 @@ pub fn response_format_text(format: &ResponseFormat) -> Option<String> {
         }
         ResponseFormat::JsonSchema { schema, .. } => Some(format!(
             "Write the response as one JSON value that matches this JSON schema, with nothing before or after it: {}",
-            crate::chat::xtml::json_text(schema)
+            crate::chat::escape::json_text(schema)
         )),
     }
 }

@@ -23,7 +23,7 @@ pub use crate::chat::xtml::{generation_prompt, ASSISTANT_CLOSE};
 use crate::chat::options::{
     effort_text, response_format_text, tool_choice_text, ChatOptions, ResponseFormat, ToolChoice,
 };
-use crate::chat::xtml;
+use crate::chat::{escape, xtml};
 use crate::error::{Error, Result};
 
 /// Steps of template execution allowed (CF-08: a template must not run away).
@@ -138,19 +138,19 @@ fn render_jinja(
 
 /// The `tojson` filter as `transformers` defines it for chat templates (`json.dumps` with
 /// `ensure_ascii=False`, keys in order; `indent` for a pretty form), with `<|` written
-/// `\u003c|` as the built-in renderer writes it (`xtml::json_text`).
+/// `\u003c|` as the built-in renderer writes it (`escape::json_text`).
 fn tojson(value: minijinja::Value, indent: Option<usize>) -> std::result::Result<minijinja::Value, minijinja::Error> {
     let fail = |e: serde_json::Error| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, e.to_string());
     let json = serde_json::to_value(&value).map_err(fail)?;
     let text = match indent {
-        None => xtml::json_text(&json),
+        None => escape::json_text(&json),
         Some(n) => {
             let spaces = vec![b' '; n];
             let mut out = Vec::new();
             let formatter = serde_json::ser::PrettyFormatter::with_indent(&spaces);
             let mut serializer = serde_json::Serializer::with_formatter(&mut out, formatter);
             serde::Serialize::serialize(&json, &mut serializer).map_err(fail)?;
-            xtml::without_markers(&String::from_utf8_lossy(&out))
+            escape::without_markers(&String::from_utf8_lossy(&out))
         }
     };
     Ok(minijinja::Value::from_safe_string(text))

@@ -22,6 +22,7 @@
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+use crate::chat::escape::{escape_attr, json_text, one_line_json};
 use crate::chat::message::{ChatMessage, Role, ToolCall, ToolSpec};
 use crate::chat::options::{
     effort_text, response_format_text, tool_choice_text, ChatMode, ChatOptions, ResponseFormat, ToolChoice,
@@ -163,50 +164,6 @@ pub fn tools_value(tools: &[ToolSpec]) -> serde_json::Value {
     serde_json::Value::Array(tools.iter().map(one).collect())
 }
 
-/// `value` as the templates' `tojson` writes it: one line ([`one_line_json`]), keys in
-/// their order, `<|` as `\u003c|` (a JSON string escape: the same value) so a tool's
-/// description or schema can never spell a control marker.
-pub fn json_text(value: &serde_json::Value) -> String {
-    without_markers(&one_line_json(&value.to_string()))
-}
-
-/// JSON text with every `<|` written `\u003c|` (only inside strings can it occur).
-pub fn without_markers(json: &str) -> String {
-    json.replace("<|", "\\u003c|")
-}
-
-/// An attribute value with `&`, `"`, `<` and `>` escaped.
-pub fn escape_attr(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// The inverse of [`escape_attr`] (`None` for an unknown or unfinished entity).
-pub fn unescape_attr(value: &str) -> Option<String> {
-    let mut out = String::with_capacity(value.len());
-    let mut rest = value;
-    while let Some(at) = rest.find('&') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at..];
-        let (entity, c) = [("&amp;", '&'), ("&quot;", '"'), ("&lt;", '<'), ("&gt;", '>')]
-            .into_iter()
-            .find(|(e, _)| after.starts_with(e))?;
-        out.push(c);
-        rest = &after[entity.len()..];
-    }
-    out.push_str(rest);
-    Some(out)
-}
-
 /// A call's arguments as typed arguments, keys in the order written; `None` when they
 /// are not one JSON object with distinct keys (they render as a `json` block).
 pub fn split_arguments(arguments: &str) -> Option<Vec<Argument>> {
@@ -242,31 +199,6 @@ fn json_kind(raw: &str) -> Option<&'static str> {
         b'-' | b'0'..=b'9' => "number",
         _ => return None,
     })
-}
-
-/// Valid JSON text on one line as Python's `json.dumps` writes it: no whitespace between
-/// tokens but one space after each `,` and `:` (strings untouched, key order kept).
-pub fn one_line_json(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len() + raw.len() / 4);
-    let (mut in_string, mut escaped) = (false, false);
-    for c in raw.chars() {
-        if in_string {
-            out.push(c);
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-        } else if !c.is_ascii_whitespace() {
-            in_string = c == '"';
-            out.push(c);
-            if c == ',' || c == ':' {
-                out.push(' ');
-            }
-        }
-    }
-    out
 }
 
 /// The arguments text of typed arguments: `{"key":value,…}`, strings JSON-quoted.
@@ -351,19 +283,6 @@ mod tests {
             text.contains("<|open|>call tool=\"f\" index=\"1\"<|sep|><|open|>json<|sep|>[1, 2]<|close|>json<|sep|>"),
             "{text}"
         );
-    }
-
-    #[test]
-    fn json_is_written_on_one_line_as_json_dumps_does_and_strings_keep_their_spaces() {
-        assert_eq!(one_line_json("{ \"a, b\" :\n [ \"c \\\" d:\" , 1 ] }"), "{\"a, b\": [\"c \\\" d:\", 1]}");
-    }
-
-    #[test]
-    fn attributes_escape_and_unescape() {
-        let nasty = "a\"b<c>&d";
-        assert_eq!(escape_attr(nasty), "a&quot;b&lt;c&gt;&amp;d");
-        assert_eq!(unescape_attr(&escape_attr(nasty)).as_deref(), Some(nasty));
-        assert_eq!(unescape_attr("a&bogus;"), None);
     }
 
     #[test]

@@ -37,7 +37,7 @@ use crate::model::mlp::GluMlp;
 use crate::stream::expert_dir::{locate, Placement};
 use crate::stream::expert_sums::ExpertSums;
 use crate::stream::metrics::Counters;
-use crate::stream::trunk_stream::STOP_TICK;
+use crate::stream::STOP_TICK;
 
 use crate::stream::replacement::{CachePolicy, Key};
 

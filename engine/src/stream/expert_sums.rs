@@ -203,12 +203,7 @@ pub fn open_expert_sums(dir: &Path, cfg: &ModelConfig, index: &TensorIndex) -> R
     if root.get("format").and_then(Value::as_str) != Some(FORMAT) {
         return Err(bad(format!("`format` is not \"{FORMAT}\" (re-run `k3 pack`)")));
     }
-    crate::stream::trunk_manifest::check_sources(
-        &path,
-        root.get("sources"),
-        index,
-        &crate::stream::trunk_manifest::Disk,
-    )?;
+    crate::stream::trunk_layout::check_sources(&path, root.get("sources"), index, &crate::stream::trunk_layout::Disk)?;
     let layers = root.get("layers").and_then(|v| parse_layers(v, cfg, false)).ok_or_else(|| {
         bad("`layers` must hold one 32-bit CRC32C per routed expert of every layer (re-run `k3 pack`)".into())
     })?;

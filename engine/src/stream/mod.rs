@@ -14,10 +14,16 @@ pub mod replacement;
 pub(crate) mod residency;
 pub mod ring;
 pub mod trunk_codec;
+pub mod trunk_layout;
 pub mod trunk_manifest;
 pub mod trunk_pack;
+pub mod trunk_packer;
 pub mod trunk_pieces;
 pub mod trunk_stream;
+
+/// How often a wait for a read in flight (the trunk's ring, the expert cache) looks at the
+/// generation's cancel token.
+pub(crate) const STOP_TICK: std::time::Duration = std::time::Duration::from_millis(10);
 
 pub use expert_cache::ExpertCache;
 pub use metrics::{peak_rss_bytes, Counters, StreamMetrics};

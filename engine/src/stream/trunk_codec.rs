@@ -30,7 +30,7 @@ use k3_codec::{decode_block_summed, encode_layer, Directory};
 use crate::error::{Error, Result};
 use crate::events::CancelToken;
 use crate::io::{Blob, Checksum, DirectFile, Reader, Urgency};
-use crate::stream::trunk_manifest::PackedLayer;
+use crate::stream::trunk_layout::{CodedSpan, PackedLayer};
 
 /// Coded bytes per staging segment (whole blocks; each block starts 4096-aligned).
 ///
@@ -94,16 +94,6 @@ impl TrunkCodec {
 
 /// How much faster than the drive the decoder must be for `--codec auto` to code.
 pub const DECODE_OVER_DRIVE: f64 = 1.5;
-
-/// Where a coded layer lies in `trunk.bin`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CodedSpan {
-    /// Coded bytes at the layer's `file_off` (a multiple of 4096).
-    pub stored_len: u64,
-    /// CRC-32 of those `stored_len` bytes (`stored_crc32`): a layer held coded in RAM is
-    /// checked by it when it is loaded, before any decode.
-    pub stored_crc32: u32,
-}
 
 /// A layer's run coded for `trunk.bin`, or `None` when coding would not make it smaller.
 pub fn code_run(raw: &[u8]) -> Option<(Vec<u8>, CodedSpan)> {

@@ -28,58 +28,10 @@ use crate::config::ModelConfig;
 use crate::error::{Error, Result};
 use crate::format::TensorIndex;
 use crate::stream::expert_sums::{open_expert_sums, ExpertSums};
-use crate::stream::trunk_codec::{CodedSpan, TrunkCodec};
-use crate::stream::trunk_pack::{layer_run, TRUNK_ALIGN, TRUNK_FORMAT};
-
-/// One layer of a packed trunk, checked against the shards.
-#[derive(Debug, Clone)]
-pub struct PackedLayer {
-    pub shard_idx: usize,
-    pub run_start: u64,
-    pub run_len: u64,
-    pub file_off: u64,
-    /// CRC-32 of the run, checked after every read (of the decoded bytes, when coded).
-    pub crc32: u32,
-    /// Where the layer is coded (`k3 pack --codec huffman`), its coded span.
-    pub coding: Option<CodedSpan>,
-    /// Each tensor's place in the run and CRC-32, in the run's order; empty when the trunk
-    /// was packed before tensors had checksums (the layer then streams only whole).
-    pub tensors: Vec<PackedTensor>,
-}
-
-/// One tensor of a packed layer: what a piece read needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PackedTensor {
-    pub name: String,
-    /// Offset in the layer's run.
-    pub off: u64,
-    pub nbytes: u64,
-    pub shape: Vec<u64>,
-    pub crc32: u32,
-}
-
-impl PackedLayer {
-    /// The bytes of `trunk.bin` this layer's read covers.
-    pub fn stored_len(&self) -> u64 {
-        self.coding.map_or(self.run_len, |c| c.stored_len)
-    }
-
-    /// The buffer that holds this layer once read (and decoded).
-    pub fn buffer_len(&self) -> usize {
-        crate::io::direct::widen(self.file_off, self.run_len as usize).1
-    }
-
-    /// True when the layer can be read a tensor at a time: stored raw, with a checksum
-    /// per tensor.
-    pub fn has_pieces(&self) -> bool {
-        self.coding.is_none() && !self.tensors.is_empty()
-    }
-
-    /// The buffer that holds tensor `t` of this layer once read on its own.
-    pub fn tensor_buffer_len(&self, t: &PackedTensor) -> usize {
-        crate::io::direct::widen(self.file_off + t.off, t.nbytes as usize).1
-    }
-}
+use crate::stream::trunk_codec::TrunkCodec;
+use crate::stream::trunk_layout::{
+    check_sources, layer_run, CodedSpan, Disk, PackedLayer, PackedTensor, TrunkFiles, TRUNK_ALIGN, TRUNK_FORMAT,
+};
 
 /// A validated packed trunk, with the expert checksum table packed beside it.
 #[derive(Debug, Clone)]
@@ -128,27 +80,6 @@ impl CodedLayout {
 
 fn bad(path: &Path, reason: impl Into<String>) -> Error {
     Error::Trunk { path: path.to_path_buf(), reason: reason.into() }
-}
-
-/// What the manifest check asks of the file system.
-pub trait TrunkFiles {
-    /// What `k3 pack` records of a shard in `sources` (name, size, modification time).
-    fn source_identity(&self, shard: &Path) -> Result<Value>;
-    /// The length of `trunk.bin`.
-    fn bin_len(&self, bin_path: &Path) -> Result<u64>;
-}
-
-/// The real file system.
-pub(crate) struct Disk;
-
-impl TrunkFiles for Disk {
-    fn source_identity(&self, shard: &Path) -> Result<Value> {
-        crate::stream::trunk_pack::source_identity(shard)
-    }
-
-    fn bin_len(&self, bin_path: &Path) -> Result<u64> {
-        Ok(std::fs::metadata(bin_path).map_err(|e| Error::io(bin_path, e))?.len())
-    }
 }
 
 /// Opens and validates `dir/trunk.json` and `dir/trunk.bin` against the checkpoint.
@@ -315,35 +246,10 @@ fn check_coding(path: &Path, l: usize, entry: &Value) -> Result<Option<CodedSpan
     Ok(Some(CodedSpan { stored_len: aligned_field("stored_nbytes")?, stored_crc32 }))
 }
 
-/// Refuses a trunk packed from other shards than the ones here: every shard's name, size
-/// and modification time must equal what `k3 pack` recorded.
-pub(crate) fn check_sources(
-    path: &Path,
-    sources: Option<&Value>,
-    index: &TensorIndex,
-    files: &dyn TrunkFiles,
-) -> Result<()> {
-    let recorded = sources.and_then(Value::as_array).ok_or_else(|| {
-        bad(path, "`sources` missing: this trunk cannot be tied to the shards it was packed from (re-run `k3 pack`)")
-    })?;
-    let shards = index.shard_paths();
-    if recorded.len() != shards.len() {
-        return Err(bad(
-            path,
-            format!("packed from {} shards, the checkpoint has {} (re-run `k3 pack`)", recorded.len(), shards.len()),
-        ));
-    }
-    for (want, shard) in recorded.iter().zip(shards) {
-        let now = files.source_identity(shard)?;
-        if want != &now {
-            return Err(bad(
-                path,
-                format!(
-                    "stale: {} changed since the trunk was packed (recorded {want}, now {now}); re-run `k3 pack`",
-                    shard.display()
-                ),
-            ));
-        }
-    }
-    Ok(())
+/// Whether `trunk_dir` holds a trunk packed from exactly the shards of `model_dir` (the
+/// engine would open it), so packing again can be skipped.
+pub fn trunk_is_current(model_dir: &Path, trunk_dir: &Path) -> bool {
+    let Ok(cfg) = ModelConfig::load(&model_dir.join("config.json")) else { return false };
+    let Ok(index) = TensorIndex::open(model_dir) else { return false };
+    crate::stream::trunk_manifest::open_packed_trunk(trunk_dir, &cfg, &index).is_ok()
 }

@@ -30,21 +30,17 @@ use serde_json::{json, Map, Value};
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
-use crate::format::{TensorIndex, TensorInfo};
+use crate::format::TensorIndex;
 use crate::io::storage::{
     read_exact_at, write_all_at, write_file_synced, OpenMode, OsStorage, StoredFile, WriteStorage,
 };
-use crate::model::names;
 use crate::stream::expert_sums::{expert_bytes_total, pack_expert_sums, remove_progress, EXPERT_TABLE};
 use crate::stream::trunk_codec::{code_run, TrunkCodec};
+use crate::stream::trunk_layout::source_identity;
+pub use crate::stream::trunk_layout::{layer_run, LayerRun, TRUNK_ALIGN, TRUNK_FORMAT};
 
 /// Copy chunk size.
 const CHUNK: usize = 64 << 20;
-/// Alignment of every layer in `trunk.bin`.
-pub const TRUNK_ALIGN: u64 = 4096;
-/// The `format` of the `trunk.json` this engine writes (the reference packer writes none).
-pub const TRUNK_FORMAT: &str = "k3-desktop trunk v1";
-
 // Which part of the pack is running, and its progress: defined in k3-io, where the store's
 // install pipeline reads them too.
 pub use k3_io::pack::{PackProgress, PackStage};
@@ -63,56 +59,8 @@ pub struct PackSummary {
     pub resumed_layers: usize,
 }
 
-/// One layer's run in its shard.
-pub struct LayerRun<'a> {
-    pub shard_idx: usize,
-    pub run_start: u64,
-    pub run_len: u64,
-    pub tensors: Vec<&'a TensorInfo>,
-}
-
 fn pack_error(layer_idx: usize, reason: String) -> Error {
     Error::Pack { layer_idx, reason }
-}
-
-/// The trunk tensors of `layer_idx` as one contiguous run, or why they are not.
-pub fn layer_run<'a>(index: &'a TensorIndex, layer_idx: usize) -> Result<LayerRun<'a>> {
-    let prefix = names::layer(layer_idx, "");
-    let experts = names::experts_prefix(layer_idx);
-    let mut tensors: Vec<&TensorInfo> =
-        index.tensors().filter(|t| t.name.starts_with(&prefix) && !t.name.starts_with(&experts)).collect();
-    if tensors.is_empty() {
-        return Err(pack_error(layer_idx, "no trunk tensors".into()));
-    }
-    tensors.sort_by_key(|t| (t.shard_idx, t.offset));
-    let (first, last) = (tensors[0], tensors[tensors.len() - 1]);
-    if first.shard_idx != last.shard_idx {
-        let shards = index.shard_paths();
-        return Err(pack_error(
-            layer_idx,
-            format!(
-                "its trunk spans two shards ({} and {})",
-                shards[first.shard_idx].display(),
-                shards[last.shard_idx].display()
-            ),
-        ));
-    }
-    for w in tensors.windows(2) {
-        if w[0].offset + w[0].nbytes != w[1].offset {
-            return Err(pack_error(
-                layer_idx,
-                format!(
-                    "its trunk is not contiguous: `{}` ends at {} but `{}` starts at {}",
-                    w[0].name,
-                    w[0].offset + w[0].nbytes,
-                    w[1].name,
-                    w[1].offset
-                ),
-            ));
-        }
-    }
-    let run_len = last.offset + last.nbytes - first.offset;
-    Ok(LayerRun { shard_idx: first.shard_idx, run_start: first.offset, run_len, tensors })
 }
 
 /// Packs the trunk of the model in `model_dir` into `out_dir/trunk.{bin,json}`. A pack
@@ -235,32 +183,6 @@ pub fn pack_trunk_with(
     })
 }
 
-/// Whether `trunk_dir` holds a trunk packed from exactly the shards of `model_dir` (the
-/// engine would open it), so packing again can be skipped.
-pub fn trunk_is_current(model_dir: &Path, trunk_dir: &Path) -> bool {
-    let Ok(cfg) = ModelConfig::load(&model_dir.join("config.json")) else { return false };
-    let Ok(index) = TensorIndex::open(model_dir) else { return false };
-    crate::stream::trunk_manifest::open_packed_trunk(trunk_dir, &cfg, &index).is_ok()
-}
-
-/// The engine's packer as the store's install pipeline runs it: [`pack_trunk`] (raw
-/// layers) and [`trunk_is_current`].
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TrunkPack;
-
-impl k3_io::TrunkPacker for TrunkPack {
-    type Error = Error;
-
-    fn is_current(&self, store: &Path, trunk: &Path) -> bool {
-        trunk_is_current(store, trunk)
-    }
-
-    fn pack(&self, store: &Path, trunk: &Path, step: &mut dyn FnMut(PackProgress)) -> Result<k3_io::PackedTrunk> {
-        let summary = pack_trunk(store, trunk, step)?;
-        Ok(k3_io::PackedTrunk { file_bytes: summary.file_bytes, resumed_layers: summary.resumed_layers })
-    }
-}
-
 /// The progress note of an interrupted pack, beside `trunk.bin.partial`.
 const PROGRESS_FILE: &str = "trunk.pack-progress.json";
 const PROGRESS_FORMAT: &str = "k3-desktop trunk pack progress v1";
@@ -310,17 +232,6 @@ fn resumable_layers(
         return Vec::new();
     }
     done.clone()
-}
-
-/// What binds a trunk to the shards it was packed from: each shard's name, size and
-/// modification time (nanoseconds since the epoch). Rewriting a shard, even with the same
-/// headers and size, changes its time, and the trunk is then refused as stale.
-pub(crate) fn source_identity(path: &Path) -> Result<serde_json::Value> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    let modified = meta.modified().map_err(|e| Error::io(path, e))?;
-    let modified_ns = modified.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    Ok(json!({ "shard": name, "bytes": meta.len(), "modified_ns": modified_ns }))
 }
 
 /// A run's CRC-32 and each of its tensors' (in the run's order).

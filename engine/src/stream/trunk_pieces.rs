@@ -31,8 +31,8 @@ use crate::model::weight::{PieceRef, PieceSource};
 use crate::model::{bind_layer, Layer};
 use crate::stream::metrics::Counters;
 use crate::stream::ring::Ring;
-use crate::stream::trunk_manifest::{PackedLayer, PackedTensor};
-use crate::stream::trunk_stream::STOP_TICK;
+use crate::stream::trunk_layout::{PackedLayer, PackedTensor};
+use crate::stream::STOP_TICK;
 
 /// A piece: (layer, index among the layer's pieces).
 type PieceId = (usize, usize);

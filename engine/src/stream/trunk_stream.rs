@@ -14,7 +14,7 @@
 //! the same threads, so its decode overlaps the previous layer's compute.
 //! Must not: hand out a layer whose read or check failed (the error goes to the
 //! generation), read ahead with one slot, or keep a cancelled generation waiting on a read
-//! (waits and reads stop within [`STOP_TICK`] or one read piece).
+//! (waits and reads stop within [`super::STOP_TICK`] or one read piece).
 //! Also owns changing the residency between generations ([`StreamedTrunk::repin`]):
 //! layers leaving RAM are dropped at once ([`StreamedTrunk::release_unplanned`]), layers
 //! entering it are read from `trunk.bin` (CRC-checked, or their directory parsed).
@@ -24,7 +24,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::config::ModelConfig;
 use crate::error::{Error, Result};
@@ -36,15 +36,12 @@ use crate::model::trunk::TrunkSource;
 use crate::model::{bind_layer, Layer};
 use crate::stream::metrics::Counters;
 use crate::stream::ring::Ring;
-use crate::stream::trunk_codec::{
-    decode_held, load_coded_layer, read_coded_layer, CodedRead, CodedSpan, HeldCoded, Staging,
-};
+use crate::stream::trunk_codec::{decode_held, load_coded_layer, read_coded_layer, CodedRead, HeldCoded, Staging};
+use crate::stream::trunk_layout::CodedSpan;
 use crate::stream::trunk_manifest::PackedTrunk;
 use crate::stream::trunk_pieces::{PieceFiles, Pieces};
+use crate::stream::STOP_TICK;
 use k3_plan::LayerResidency;
-
-/// How often a wait for a read in flight looks at the generation's cancel token.
-pub(crate) const STOP_TICK: Duration = Duration::from_millis(10);
 
 /// The layer being read ahead: `None` while in flight.
 type Ahead = Option<(usize, Option<Result<Arc<Layer>>>)>;
@@ -447,7 +444,7 @@ impl Inner {
 
     /// Takes layer `l` from the read-ahead, waiting if it is in flight; a read-ahead of
     /// another layer is waited for and dropped (so the ring never holds more than planned).
-    /// A wait ends with [`Error::Stopped`] within [`STOP_TICK`] of `stop` being set (the
+    /// A wait ends with [`Error::Stopped`] within [`super::STOP_TICK`] of `stop` being set (the
     /// read-ahead itself goes on: its layer is the next pass's).
     fn take_ahead(&self, l: usize, stop: &CancelToken) -> Option<Result<Arc<Layer>>> {
         let mut ahead = self.lock();

@@ -16,8 +16,17 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use super::dtype::Dtype;
 use super::fault::CheckpointFault;
-use super::header::HeaderEntry;
 use super::json_probe::{visit_kinds, Kind, ListProbe, NumProbe, StrProbe};
+
+/// One validated header entry; `begin..end` is relative to the data section.
+#[derive(Debug)]
+pub(crate) struct HeaderEntry {
+    pub(crate) name: String,
+    pub(crate) dtype: Dtype,
+    pub(crate) shape: Vec<u64>,
+    pub(crate) begin: u64,
+    pub(crate) end: u64,
+}
 
 /// Most dimensions a tensor may have (ST-12).
 pub(crate) const MAX_DIMS: usize = 8;

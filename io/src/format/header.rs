@@ -16,8 +16,7 @@ use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 
-use super::dtype::Dtype;
-use super::entry::{validate_entry, EntryProbe, MetadataProbe};
+use super::entry::{validate_entry, EntryProbe, HeaderEntry, MetadataProbe};
 use super::fault::CheckpointFault;
 use super::json_probe::{abort, json_syntax};
 use super::names::check_tensor_name;
@@ -39,16 +38,6 @@ pub(crate) fn header_limit(file_len: u64) -> u64 {
 pub(crate) const LEN_PREFIX_BYTES: u64 = 8;
 
 const METADATA_KEY: &str = "__metadata__";
-
-/// One validated header entry; `begin..end` is relative to the data section.
-#[derive(Debug)]
-pub(crate) struct HeaderEntry {
-    pub(crate) name: String,
-    pub(crate) dtype: Dtype,
-    pub(crate) shape: Vec<u64>,
-    pub(crate) begin: u64,
-    pub(crate) end: u64,
-}
 
 /// Validates a whole header. `header` is the N bytes after the length prefix and
 /// `file_len` the shard's size; on success the entries are sorted by `(begin, end)`.

@@ -17,37 +17,15 @@ use std::fs::{self, File};
 use std::io::{self, ErrorKind};
 use std::path::{Path, PathBuf};
 
-use super::dtype::Dtype;
 use super::fault::CheckpointFault;
 use super::header::parse_header;
 use super::names::{check_shard_numbering, FaultSite};
 use super::remote::{data_start, header_len, tensor_infos};
 use super::shard::{checkpoint_error, open_shard};
 use super::table::TensorTable;
+use super::tensor::TensorInfo;
 use super::weight_map::{check_index_file, check_index_text, INDEX_FILE_NAME};
 use crate::error::{Error, Result};
-
-/// Where one tensor lives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TensorInfo {
-    pub name: String,
-    pub dtype: Dtype,
-    /// Dimensions, outermost first; `[]` is a scalar.
-    pub shape: Vec<u64>,
-    /// Position of the shard in `TensorIndex::shard_paths`.
-    pub shard_idx: usize,
-    /// Absolute file offset of the first byte.
-    pub offset: u64,
-    pub nbytes: u64,
-}
-
-impl TensorInfo {
-    /// Number of elements (1 for a scalar); saturates instead of overflowing on a
-    /// hand-made `TensorInfo` (indexed ones were checked not to overflow).
-    pub fn numel(&self) -> u64 {
-        self.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d)).unwrap_or(u64::MAX)
-    }
-}
 
 /// A shard given as bytes: its file name, its header (the N bytes after the 8-byte length
 /// prefix, which is taken to announce exactly N) and the file's length.

@@ -13,8 +13,8 @@
 //!
 //! Layout: `entry` (one tensor entry) ← `header` (pure bytes → entries) ← `shard` (one
 //! file) ← `index` (the folder). `weight_map` checks the index file, `names` holds the
-//! naming rules, `json_probe` the serde visitors that turn type surprises into faults, and
-//! `table` the name lookup.
+//! naming rules, `json_probe` the serde visitors that turn type surprises into faults,
+//! `table` the name lookup and `tensor` the leaf `TensorInfo` they share.
 
 #![deny(
     clippy::unwrap_used,
@@ -34,8 +34,10 @@ mod names;
 pub mod remote;
 mod shard;
 mod table;
+mod tensor;
 mod weight_map;
 
 pub use dtype::Dtype;
 pub use fault::CheckpointFault;
-pub use index::{ShardHead, TensorIndex, TensorInfo};
+pub use index::{ShardHead, TensorIndex};
+pub use tensor::TensorInfo;

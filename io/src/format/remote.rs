@@ -10,9 +10,10 @@
 
 use std::collections::HashSet;
 
+use super::entry::HeaderEntry;
 use super::fault::CheckpointFault;
-use super::header::{header_limit, parse_header, HeaderEntry, LEN_PREFIX_BYTES};
-use super::index::TensorInfo;
+use super::header::{header_limit, parse_header, LEN_PREFIX_BYTES};
+use super::tensor::TensorInfo;
 
 /// Bytes of the length prefix every shard starts with.
 pub const PREFIX_BYTES: u64 = LEN_PREFIX_BYTES;

@@ -13,8 +13,9 @@
 use std::fs::{self, File, Metadata};
 use std::path::Path;
 
+use super::entry::HeaderEntry;
 use super::fault::CheckpointFault;
-use super::header::{parse_header, HeaderEntry, HEADER_CAP_BYTES, LEN_PREFIX_BYTES};
+use super::header::{parse_header, HEADER_CAP_BYTES, LEN_PREFIX_BYTES};
 use super::remote::{data_start, header_len};
 use crate::error::{Error, Result};
 

@@ -10,8 +10,8 @@ use std::borrow::Borrow;
 use std::collections::hash_map::{Entry as MapEntry, HashMap};
 use std::hash::{Hash, Hasher};
 
-use super::index::TensorInfo;
 use super::names::lowercase_if_changed;
+use super::tensor::TensorInfo;
 
 /// A `TensorInfo` keyed by its name.
 #[derive(Debug)]

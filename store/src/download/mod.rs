@@ -26,6 +26,7 @@ pub mod partial;
 pub mod progress;
 pub mod ranged;
 pub mod response;
+pub mod shortfall;
 pub mod small;
 pub mod space;
 pub mod writer;
