@@ -21,6 +21,7 @@
 
 pub mod blob;
 pub mod busy;
+mod bypass;
 mod cancel;
 pub mod config;
 pub mod direct;

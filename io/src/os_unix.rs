@@ -10,7 +10,7 @@ use std::io;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-use super::CacheBypass;
+use crate::bypass::CacheBypass;
 
 #[cfg(target_os = "linux")]
 pub(super) fn open_uncached(path: &Path) -> io::Result<(File, CacheBypass)> {

@@ -19,7 +19,7 @@ use windows_sys::Win32::Storage::FileSystem::{
     FILE_FLAG_NO_BUFFERING, FILE_FLAG_OPEN_REPARSE_POINT, FILE_FLAG_WRITE_THROUGH,
 };
 
-use super::CacheBypass;
+use crate::bypass::CacheBypass;
 
 pub(super) fn open_uncached(path: &Path) -> io::Result<(File, CacheBypass)> {
     match OpenOptions::new().read(true).custom_flags(FILE_FLAG_NO_BUFFERING).open(path) {

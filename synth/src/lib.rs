@@ -19,6 +19,7 @@ mod overrides;
 mod plan;
 mod rng;
 mod spec;
+mod validate;
 mod writer;
 
 use std::collections::BTreeMap;

@@ -1,18 +1,13 @@
 //! What a synthetic checkpoint looks like: every config value, the expert storage and the
 //! seed, with the named presets `tiny` and `k3-mid`.
 //!
-//! Owns: [`SynthSpec`], [`ExpertStorage`], the presets, the default layer pattern used when
-//! only the depth is changed, and validation (the spec is rendered to `config.json` and
-//! read back with the engine's own [`ModelConfig`] reader, so a spec the engine would
-//! refuse is refused before a byte is written).
+//! Owns: [`SynthSpec`], [`ExpertStorage`], the presets and the default layer pattern used
+//! when only the depth is changed (validation is `validate`'s).
 //! Must not: hold derived values (layer kinds, `kda_layers`, shared width): they are
 //! computed from the fields, so an override can never leave them inconsistent.
 //! Easy to break: `full_attn_layers` is ONE-based, like the released config.
 
-use std::path::Path;
-
 use k3_engine::{Error, Result};
-use k3_io::config::ModelConfig;
 
 /// How the routed experts are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,53 +156,6 @@ impl SynthSpec {
     pub fn kda_layers(&self) -> Vec<usize> {
         (1..=self.num_hidden_layers).filter(|l| !self.full_attn_layers.contains(l)).collect()
     }
-
-    /// Checks the spec with the engine's own config reader, plus the MXFP4 width rule;
-    /// returns the config the checkpoint will have.
-    pub fn validate(&self) -> Result<ModelConfig> {
-        let path = Path::new("<synth spec>");
-        // Every size that sizes an allocation is bounded before the config is rendered.
-        let invalid = |field: &str, reason: String| Error::ConfigInvalid {
-            path: path.to_path_buf(),
-            field: field.into(),
-            reason,
-        };
-        check_layers(self.num_hidden_layers).map_err(|r| invalid("num_hidden_layers", r))?;
-        if self.full_attn_layers.len() > self.num_hidden_layers {
-            let reason = format!("{} entries for {} layers", self.full_attn_layers.len(), self.num_hidden_layers);
-            return Err(invalid("full_attn_layers", reason));
-        }
-        let json = super::config_json::render(self);
-        let cfg = ModelConfig::from_json(json.as_bytes(), path)?;
-        // Every expert is a few tensors in the plan: bound the count before planning them.
-        let moe_layers = cfg.n_layers.saturating_sub(cfg.first_k_dense) as u64;
-        let experts = moe_layers.saturating_mul(cfg.moe.n_experts as u64);
-        if experts > MAX_SYNTH_EXPERTS {
-            return Err(Error::ConfigInvalid {
-                path: path.to_path_buf(),
-                field: "num_experts".into(),
-                reason: format!(
-                    "{} × {moe_layers} MoE layers = {experts} routed experts, above synth's limit of {MAX_SYNTH_EXPERTS}",
-                    cfg.moe.n_experts
-                ),
-            });
-        }
-        if self.expert_storage == ExpertStorage::Mxfp4 {
-            for (field, v) in [
-                ("routed_expert_hidden_size", self.routed_expert_hidden_size),
-                ("moe_intermediate_size", self.moe_intermediate_size),
-            ] {
-                if !v.is_multiple_of(32) {
-                    return Err(Error::ConfigInvalid {
-                        path: path.to_path_buf(),
-                        field: field.to_string(),
-                        reason: format!("{v} must be a multiple of 32 for MXFP4 experts"),
-                    });
-                }
-            }
-        }
-        Ok(cfg)
-    }
 }
 
 /// The most routed experts a synthetic checkpoint has in all (K3: 92 × 896 = 82,432).
@@ -217,7 +165,7 @@ pub const MAX_SYNTH_LAYERS: usize = 1024;
 
 /// Refuses a depth outside 1..=[`MAX_SYNTH_LAYERS`] (probe finding: `--layers 1e9` sized
 /// its layer lists before any check, 17.6 GB for a dry run).
-fn check_layers(n_layers: usize) -> std::result::Result<(), String> {
+pub(crate) fn check_layers(n_layers: usize) -> std::result::Result<(), String> {
     if (1..=MAX_SYNTH_LAYERS).contains(&n_layers) {
         return Ok(());
     }

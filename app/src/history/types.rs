@@ -248,6 +248,13 @@ impl SamplingSettings {
         if self.max_tokens == 0 {
             return Err(AppError::invalid("max tokens must be at least 1"));
         }
-        Ok(crate::worker::generate_params(self, k3_engine::DecodeMode::Incremental).sampling.validate()?)
+        Ok(self.generate_params(k3_engine::DecodeMode::Incremental).sampling.validate()?)
+    }
+
+    /// Engine parameters for these settings (temperature 0 = greedy), decoded as `mode`
+    /// says.
+    pub fn generate_params(&self, mode: k3_engine::DecodeMode) -> k3_engine::GenerateParams {
+        let sampling = k3_engine::Sampling::from_user(self.temperature, self.top_p, self.seed);
+        k3_engine::GenerateParams { max_new_tokens: self.max_tokens as usize, sampling, stop_ids: vec![], mode }
     }
 }

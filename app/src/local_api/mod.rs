@@ -9,6 +9,7 @@
 //! one; the app never switches ports on its own (PRODUCT.md §4.1).
 
 pub mod log;
+pub mod problem;
 pub mod settings;
 pub mod status;
 
@@ -21,7 +22,8 @@ pub use settings::{ApiSettings, API_SETTINGS_FILE};
 
 use crate::settings::records::LocalApiRecord;
 use crate::settings::Settings;
-pub use status::{ApiLogLine, ApiProblem, ApiStatus};
+pub use problem::ApiProblem;
+pub use status::{ApiLogLine, ApiStatus};
 
 use crate::error::AppError;
 use log::RequestBook;

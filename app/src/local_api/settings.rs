@@ -9,7 +9,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use crate::settings::records::LocalApiRecord;
 
-use super::status::ApiProblem;
+use super::problem::ApiProblem;
 
 /// The settings file inside the data folder.
 pub const API_SETTINGS_FILE: &str = <LocalApiRecord as crate::settings::SettingsRecord>::FILE;

@@ -1,23 +1,9 @@
 //! What Settings › Local API shows: [`ApiStatus`] (running or not, the address, the
-//! counters, the recent requests) and [`ApiProblem`], why the server is not running when
-//! the user wanted it to.
+//! counters, the recent requests, and the `ApiProblem` when the server is not running
+//! though the user wanted it to).
 
+pub use super::problem::ApiProblem;
 use super::settings::ApiSettings;
-
-/// Why the local API did not start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApiProblem {
-    /// Another program listens on the port; `next_free` is offered, never switched to.
-    PortTaken { port: u16, next_free: Option<u16> },
-    /// Listening on the network needs a key.
-    LanNeedsKey,
-    /// The LAN address is not one the server may listen on.
-    BadAddress { address: String, reason: String },
-    /// Port 0 is not a port people can point a client at.
-    BadPort,
-    /// Binding or starting failed otherwise (the OS's words).
-    Failed { message: String },
-}
 
 /// One answered request (the path only: a query string is never kept).
 #[derive(Debug, Clone, PartialEq)]

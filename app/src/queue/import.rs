@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::QueueError;
+use super::error::QueueError;
 
 /// How the text to import is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

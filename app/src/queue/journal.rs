@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::QueueError;
+use super::error::QueueError;
 
 /// The journal's file name in the queue's folder.
 pub const JOURNAL_FILE: &str = "queue.jsonl";

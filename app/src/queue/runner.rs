@@ -18,7 +18,7 @@ use k3_engine::{DecodeMode, FinishReason, GenerateParams, Sampling};
 use k3_runtime::{ChatTurn, ConversationKey, JobId, ReplyHandler, ReplyOutcome, ReplyProgress};
 
 use super::journal::{Event, Outcome, QueueItem, Status};
-use super::{lock, unix_now, AfterStop, Counts, QueueNotice, Run, Running, Shared, State};
+use super::state::{cancelled_outcome, lock, unix_now, AfterStop, Counts, QueueNotice, Run, Running, Shared, State};
 
 /// The runner: starts what can start, tells the app when the queue starts or stops working,
 /// sleeps until something changes; returns when the queue is dropped.
@@ -104,7 +104,7 @@ impl State {
             (Ended::Answered(o), _) if o.status == Status::Done => Some(o),
             (Ended::Answered(o), AfterStop::Cancel) => Some(o),
             (Ended::Failed { outcome, .. }, AfterStop::Keep) => Some(outcome),
-            (Ended::Failed { .. } | Ended::Halted(_), AfterStop::Cancel) => Some(super::cancelled_outcome(None)),
+            (Ended::Failed { .. } | Ended::Halted(_), AfterStop::Cancel) => Some(cancelled_outcome(None)),
             (Ended::Halted(reason), AfterStop::Keep) => {
                 log::warn!("queue stopped at item {id}: {reason}");
                 self.halted = Some(reason);

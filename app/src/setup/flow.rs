@@ -1,52 +1,11 @@
 //! The setup wizard's steps and the rules for leaving each (PRODUCT.md §1.1): pure, so
 //! every step, every failure and a resume from each step are unit-tested without a window.
 //!
-//! Owns: [`SetupStep`], [`Blocker`], [`Facts`] and [`blockers`]. Must not: touch the disk,
+//! Owns: [`Blocker`], [`Facts`] and [`blockers`] (the steps themselves are `step`'s). Must not: touch the disk,
 //! the network or the engine: commands gather [`Facts`] and persist the result.
 
 use super::settings::SetupSettings;
-
-/// The wizard's steps, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetupStep {
-    Welcome,
-    Hardware,
-    Drives,
-    SpeedTest,
-    Preset,
-    /// Download and verification (hashed while each file streams in).
-    Download,
-    Pack,
-    FirstLoad,
-    Ready,
-}
-
-impl SetupStep {
-    pub const ALL: [SetupStep; 9] = [
-        SetupStep::Welcome,
-        SetupStep::Hardware,
-        SetupStep::Drives,
-        SetupStep::SpeedTest,
-        SetupStep::Preset,
-        SetupStep::Download,
-        SetupStep::Pack,
-        SetupStep::FirstLoad,
-        SetupStep::Ready,
-    ];
-
-    pub fn next(self) -> SetupStep {
-        let i = SetupStep::ALL.iter().position(|s| *s == self).unwrap_or(0);
-        SetupStep::ALL.get(i + 1).copied().unwrap_or(SetupStep::Ready)
-    }
-
-    /// Steps the user may go back to (not the jobs, which move on by themselves).
-    pub fn can_revisit(self) -> bool {
-        matches!(
-            self,
-            SetupStep::Welcome | SetupStep::Hardware | SetupStep::Drives | SetupStep::SpeedTest | SetupStep::Preset
-        )
-    }
-}
+pub use super::step::SetupStep;
 
 /// Why a step cannot be left yet; `overridable` ones can be confirmed away.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -20,7 +20,9 @@ pub mod problem;
 mod record;
 pub mod settings;
 pub mod speed;
+pub mod step;
 
-pub use flow::{Blocker, SetupStep};
+pub use flow::Blocker;
 pub use host::SetupHost;
 pub use settings::{PatternSummary, SetupSettings, SpeedSummary};
+pub use step::SetupStep;

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use crate::settings::records::SetupRecord;
 use crate::settings::{Settings, SettingsRecord};
 
-use super::flow::SetupStep;
+use super::step::SetupStep;
 use crate::error::AppError;
 
 /// The settings file inside the data folder.

@@ -16,7 +16,7 @@ mod status;
 use std::sync::{Arc, Mutex};
 
 pub use model::{model_info, ModelTarget};
-pub use reply::{generate_params, HistoryReply, JobKind};
+pub use reply::{HistoryReply, JobKind};
 pub use status::{ModelInfo, ModelStatus};
 
 use k3_engine::DecodeMode;

@@ -15,7 +15,7 @@ use k3_engine::chat::{
     ChatMessage, ChatMode, ChatOptions, Effort, Role as EngineRole, ToolAnswer as EngineToolAnswer,
     ToolCall as EngineToolCall, TurnInput,
 };
-use k3_engine::{DecodeMode, FinishReason as EngineFinish, GenerateParams, Sampling};
+use k3_engine::FinishReason as EngineFinish;
 use k3_runtime::{
     Channel, ChatTurn, ConversationKey, FinishedReply, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, RuntimeError,
 };
@@ -153,7 +153,7 @@ impl ReplyHandler for HistoryReply {
                 call_id_prefix: format!("call_{}_", prepared.conversation.messages.len()),
                 single_call: false,
             },
-            params: generate_params(&settings, self.local.mode),
+            params: settings.generate_params(self.local.mode),
             state_file: self.local.state_file.clone(),
         };
         self.settings = Some(settings);
@@ -289,13 +289,6 @@ fn effort(s: &SamplingSettings) -> Option<Effort> {
         ThinkingEffort::High => Effort::High,
         ThinkingEffort::Max => Effort::Max,
     })
-}
-
-/// Engine parameters for a conversation's settings (temperature 0 = greedy), decoded as
-/// `mode` says.
-pub fn generate_params(s: &SamplingSettings, mode: DecodeMode) -> GenerateParams {
-    let sampling = Sampling::from_user(s.temperature, s.top_p, s.seed);
-    GenerateParams { max_new_tokens: s.max_tokens as usize, sampling, stop_ids: vec![], mode }
 }
 
 /// The wire form of the runtime's figures.

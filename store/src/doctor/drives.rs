@@ -1,7 +1,7 @@
 //! The volumes a model could live on: file system, size, free space, and what kind of
 //! drive backs them, as the kernel reports it.
 //!
-//! Owns: [`Drive`] and [`list_drives`] (every storage mount, or the mounts of the given
+//! Owns: [`list_drives`] (every storage mount, or the mounts of the given
 //! folders). Each system measures in its own file: Linux (`drives_linux.rs`) with
 //! `/proc/mounts`, `statvfs` for total/free bytes and `ST_RDONLY`, `/sys/dev/block/MAJ:MIN`
 //! (followed from a partition to its disk) for `queue/rotational` and `removable`; macOS
@@ -15,10 +15,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
+pub use super::drive::{Drive, DriveKind};
+use super::error::DoctorError;
 use super::mounts::{mount_of, Mount};
-use super::DoctorError;
 
 #[cfg(target_os = "linux")]
 #[path = "drives_linux.rs"]
@@ -29,39 +28,6 @@ mod volumes;
 
 #[cfg(target_os = "linux")]
 pub use volumes::major_minor;
-
-/// What backs a volume.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DriveKind {
-    Ssd,
-    Hdd,
-    /// A virtual disk (VM, device mapper, zram): the kernel's rotational flag means little.
-    Virtual,
-    /// No block device (network, FUSE) or no sysfs entry.
-    Unknown,
-}
-
-/// One volume.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Drive {
-    pub mount_point: PathBuf,
-    pub device: String,
-    pub fs_type: String,
-    pub total_bytes: u64,
-    pub free_bytes: u64,
-    pub kind: DriveKind,
-    /// `None` when there is no block device to ask.
-    pub removable: Option<bool>,
-    pub read_only: bool,
-    pub network: bool,
-    /// The folders asked about that live on this volume (`--path`).
-    pub paths: Vec<PathBuf>,
-    /// How the engine's weight reads bypass the page cache here (`O_DIRECT`, `F_NOCACHE`,
-    /// `FILE_FLAG_NO_BUFFERING`, or `buffered (why)`), tried on a file in a folder asked
-    /// about; `None` when no folder asked about holds a file to try.
-    pub reads: Option<String>,
-}
 
 /// Every storage volume when `paths` is empty, else the volumes of `paths` (each once).
 pub fn list_drives(paths: &[PathBuf]) -> Result<Vec<Drive>, DoctorError> {

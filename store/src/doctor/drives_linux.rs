@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 
 use nix::sys::statvfs::{statvfs, FsFlags};
 
-use super::super::mounts::{is_network_fs, parse_mounts, storage_mounts, Mount};
-use super::{DoctorError, Drive, DriveKind};
+use crate::doctor::drive::{Drive, DriveKind};
+use crate::doctor::error::DoctorError;
+use crate::doctor::mounts::{is_network_fs, parse_mounts, storage_mounts, Mount};
 
 /// This machine's mount table.
 pub(super) fn mount_table() -> Result<Vec<Mount>, DoctorError> {

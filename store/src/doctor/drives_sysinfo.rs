@@ -11,8 +11,9 @@ use std::path::Path;
 
 use sysinfo::{Disk, DiskKind, Disks};
 
-use super::super::mounts::{is_network_fs, Mount};
-use super::{DoctorError, Drive, DriveKind};
+use crate::doctor::drive::{Drive, DriveKind};
+use crate::doctor::error::DoctorError;
+use crate::doctor::mounts::{is_network_fs, Mount};
 
 /// Network file systems as macOS and Windows name them (besides Linux's names).
 const NETWORK_FS_OTHER: [&str; 5] = ["smbfs", "afpfs", "webdav", "nfs", "cifs"];

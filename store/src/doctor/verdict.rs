@@ -12,7 +12,7 @@ use k3_plan::{format_bytes, Budget, PlanError, Preset};
 use serde::Serialize;
 
 use super::cpu::CpuInfo;
-use super::drives::{Drive, DriveKind};
+use super::drive::{Drive, DriveKind};
 use super::memory::MemoryInfo;
 use super::preset::Recommendation;
 
