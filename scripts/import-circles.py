@@ -45,8 +45,10 @@ def strip_tests(text):
 
 
 def strip_comments(text):
+    """Without comments and `pub(in path)` visibilities: neither is a use."""
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    return re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r"pub\(in [^)]*\)", "pub", text)
 
 
 def expand(text, i):

@@ -17,6 +17,7 @@
 
 mod accept;
 pub mod agent;
+mod answer;
 pub mod anthropic;
 pub mod api_error;
 pub mod batches;
@@ -25,6 +26,8 @@ mod body;
 pub mod config;
 pub mod error;
 mod generation;
+pub mod head;
+mod prepare;
 pub mod queue;
 pub mod registry;
 pub mod reply;

@@ -11,49 +11,19 @@
 use k3_engine::chat::{CallDelta, ToolCall};
 use serde_json::{json, Map, Value};
 
+pub use crate::head::{Endpoint, Head};
 use crate::reply::Done;
 use crate::split::Delta;
 
-/// Which endpoint an answer belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
-    Chat,
-    Completion,
-    /// Anthropic's `/v1/messages` (its JSON is `anthropic::response`'s).
-    Messages,
-}
-
-/// What every object of one answer shares.
-#[derive(Debug, Clone)]
-pub struct Head {
-    pub id: String,
-    pub created: u64,
-    pub model: String,
-    pub endpoint: Endpoint,
-    pub thinking: bool,
-}
-
-impl Head {
-    pub fn new(job: u64, model: String, endpoint: Endpoint, thinking: bool) -> Self {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        let prefix = match endpoint {
-            Endpoint::Chat => "chatcmpl",
-            Endpoint::Completion => "cmpl",
-            Endpoint::Messages => "msg",
-        };
-        let id = format!("{prefix}-{:x}{job:04x}", now.as_millis());
-        Head { id, created: now.as_secs(), model, endpoint, thinking }
-    }
-
-    fn object(&self, object: &str, choice: Value) -> Map<String, Value> {
-        let mut m = Map::new();
-        m.insert("id".into(), json!(self.id));
-        m.insert("object".into(), json!(object));
-        m.insert("created".into(), json!(self.created));
-        m.insert("model".into(), json!(self.model));
-        m.insert("choices".into(), json!([choice]));
-        m
-    }
+/// The fields every object of the answer starts with, around its one `choice`.
+fn object(head: &Head, object: &str, choice: Value) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("id".into(), json!(head.id));
+    m.insert("object".into(), json!(object));
+    m.insert("created".into(), json!(head.created));
+    m.insert("model".into(), json!(head.model));
+    m.insert("choices".into(), json!([choice]));
+    m
 }
 
 /// `usage` and the figures.
@@ -106,18 +76,20 @@ pub fn call_chunk(head: &Head, delta: &CallDelta) -> Value {
         call["function"]["name"] = json!(name);
     }
     let choice = json!({ "index": 0, "delta": { "tool_calls": [call] }, "finish_reason": null });
-    Value::Object(head.object("chat.completion.chunk", choice))
+    Value::Object(object(head, "chat.completion.chunk", choice))
 }
 
 /// The whole answer of a non-streaming request.
 pub fn complete(head: &Head, done: &Done) -> Value {
     let mut m = match head.endpoint {
-        Endpoint::Chat => head.object(
+        Endpoint::Chat => object(
+            head,
             "chat.completion",
             json!({ "index": 0, "message": message_fields(head, done),
                     "logprobs": null, "finish_reason": done.finish }),
         ),
-        Endpoint::Completion => head.object(
+        Endpoint::Completion => object(
+            head,
             "text_completion",
             json!({ "index": 0, "text": done.content, "logprobs": null, "finish_reason": done.finish }),
         ),
@@ -130,7 +102,7 @@ pub fn complete(head: &Head, done: &Done) -> Value {
 /// The first chunk of a chat stream (the role).
 pub fn role_chunk(head: &Head) -> Value {
     let choice = json!({ "index": 0, "delta": { "role": "assistant", "content": "" }, "finish_reason": null });
-    Value::Object(head.object("chat.completion.chunk", choice))
+    Value::Object(object(head, "chat.completion.chunk", choice))
 }
 
 /// One delta.
@@ -145,11 +117,11 @@ pub fn delta_chunk(head: &Head, delta: &Delta) -> Value {
                 d.insert("content".into(), json!(delta.content));
             }
             let choice = json!({ "index": 0, "delta": d, "finish_reason": null });
-            Value::Object(head.object("chat.completion.chunk", choice))
+            Value::Object(object(head, "chat.completion.chunk", choice))
         }
         Endpoint::Completion => {
             let choice = json!({ "index": 0, "text": delta.content, "logprobs": null, "finish_reason": null });
-            Value::Object(head.object("text_completion", choice))
+            Value::Object(object(head, "text_completion", choice))
         }
     }
 }
@@ -158,9 +130,10 @@ pub fn delta_chunk(head: &Head, delta: &Delta) -> Value {
 pub fn final_chunk(head: &Head, done: &Done) -> Value {
     let mut m = match head.endpoint {
         Endpoint::Chat | Endpoint::Messages => {
-            head.object("chat.completion.chunk", json!({ "index": 0, "delta": {}, "finish_reason": done.finish }))
+            object(head, "chat.completion.chunk", json!({ "index": 0, "delta": {}, "finish_reason": done.finish }))
         }
-        Endpoint::Completion => head.object(
+        Endpoint::Completion => object(
+            head,
             "text_completion",
             json!({ "index": 0, "text": "", "logprobs": null, "finish_reason": done.finish }),
         ),

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use k3_runtime::Runtime;
 
+use crate::batches::api::BatchApi;
 use crate::queue::Admission;
 use crate::registry::Registry;
 use crate::stats::ServerStats;
@@ -34,5 +35,5 @@ pub struct AppState {
     pub stats: Arc<ServerStats>,
     pub limits: Arc<Limits>,
     /// The Batch API's folder, when the server keeps one (`ServerConfig::batch_dir`).
-    pub batches: Option<Arc<crate::batches::BatchApi>>,
+    pub batches: Option<Arc<BatchApi>>,
 }

@@ -17,10 +17,9 @@
 //! is printed), or time the replay on a warmer cache than the kept turn (each turn runs
 //! the replay first, then the kept session).
 
+mod figures;
 mod prompt;
 mod report;
-
-use std::time::Duration;
 
 use k3_engine::chat::{ChatMessage, ChatMode, ChatOptions, ChatSession, ChatTemplate, Role, TurnInput};
 use k3_engine::tokenizer::Tokenizer;
@@ -28,15 +27,9 @@ use k3_engine::{CancelToken, DecodeMode, Engine, GenerateParams, Generation, Nul
 
 use super::{input_error, load_engine, load_tokenizer, Failure};
 use crate::args::BenchAgentArgs;
+use figures::TurnFigures;
 use prompt::{filler, read_file_tool, PlainWords, SYSTEM};
 use report::{print_header, print_turn, report};
-
-/// One turn's figures.
-struct TurnFigures {
-    history_tokens: usize,
-    kept: (Duration, usize, bool),
-    replay: Option<(Duration, usize)>,
-}
 
 pub fn agent(args: BenchAgentArgs) -> Result<(), Failure> {
     if args.turns == 0 || args.reply_tokens == 0 {

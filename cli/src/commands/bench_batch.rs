@@ -5,6 +5,7 @@
 //! (`bench_batch_threads`: a thread per conversation through the engine's step gate).
 //! [`report`] prints the rows, or `--json` derived from typed results.
 
+pub(super) mod figures;
 mod report;
 
 use std::time::{Duration, Instant};
@@ -15,24 +16,7 @@ use k3_engine::{CancelToken, Engine, Sampling, Session};
 use super::stats::median;
 use super::{input_error, load_engine, runtime_error, Failure};
 use crate::args::BenchBatchArgs;
-
-/// One batch size's figures.
-pub(super) struct SizeFigures {
-    pub size: usize,
-    pub prefill: Duration,
-    /// Median decode step (every conversation advances one token).
-    pub step: Duration,
-    /// Expert and trunk bytes read per generated token during the decode steps.
-    pub bytes_per_token: f64,
-    /// Each conversation's generated tokens.
-    pub tokens: Vec<Vec<u32>>,
-}
-
-impl SizeFigures {
-    pub(super) fn aggregate_tokens_per_second(&self) -> f64 {
-        self.size as f64 / self.step.as_secs_f64().max(1e-12)
-    }
-}
+pub(super) use figures::SizeFigures;
 
 pub fn batch(args: BenchBatchArgs) -> Result<(), Failure> {
     if args.sizes.is_empty() || args.sizes.contains(&0) || args.tokens == 0 || args.prompt_tokens == 0 {

@@ -12,7 +12,7 @@ use std::time::Instant;
 use k3_engine::StreamMetrics;
 use k3_engine::{CancelToken, DecodeMode, Engine, EventSink, GenerateParams, Sampling, TokenEvent};
 
-use super::bench_batch::SizeFigures;
+use super::bench_batch::figures::SizeFigures;
 use super::runtime_error;
 use super::Failure;
 use crate::args::BenchBatchArgs;

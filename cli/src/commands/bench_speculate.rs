@@ -13,11 +13,13 @@
 //! replayed draft change an output (the engine verifies it like any other).
 
 mod cases;
+mod drafts;
 mod report;
 
 use super::{load_engine, Failure};
 use crate::args::BenchSpeculateArgs;
 use cases::run_case;
+use drafts::Drafts;
 
 /// Prompt length, in tokens.
 const PROMPT_TOKENS: usize = 48;
@@ -35,27 +37,6 @@ fn prompt(repetitive: bool, vocab: u32, n: usize) -> Vec<u32> {
             }
         })
         .collect()
-}
-
-/// Where a case's drafts come from.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Drafts {
-    /// Prompt lookup, as `run`, `chat` and the app draft.
-    Lookup,
-    /// Serial decoding's own next tokens: every draft token is accepted.
-    ReplayRight,
-    /// Serial decoding's next tokens with the first one changed: nothing is accepted.
-    ReplayWrong,
-}
-
-impl Drafts {
-    fn label(self) -> &'static str {
-        match self {
-            Drafts::Lookup => "prompt lookup",
-            Drafts::ReplayRight => "replayed, every draft right",
-            Drafts::ReplayWrong => "replayed, every draft wrong",
-        }
-    }
 }
 
 pub fn speculate(args: BenchSpeculateArgs) -> Result<(), Failure> {

@@ -6,9 +6,10 @@
 //! before whenever the history matches, and a replan keeps it. Ctrl-C stops the reply in
 //! progress, not the program; end of input (Ctrl-D) exits. A stats line follows each reply.
 //!
-//! Owns: the loop and the conversation; [`resume`] continues a saved one, [`slash`] runs the
+//! Owns: the loop; `conversation` holds what the REPL keeps, [`resume`] continues a saved one, [`slash`] runs the
 //! `/` commands, [`reply`] sends a message and prints the reply.
 
+mod conversation;
 mod reply;
 mod resume;
 mod slash;
@@ -16,26 +17,16 @@ mod slash;
 use std::io::{BufRead, IsTerminal};
 use std::sync::{Arc, Mutex};
 
-use k3_engine::chat::{ChatMessage, ChatMode};
+use k3_engine::chat::ChatMode;
 use k3_engine::{DecodeMode, GenerateParams};
-use k3_plan::format_bytes;
-use k3_runtime::{ModelRequest, ModelSummary, Runtime};
+use k3_runtime::{ModelRequest, Runtime};
 
 use super::{engine_options, input_error, runtime_error, sampling, Failure};
 use crate::args::ChatArgs;
+use conversation::{describe_plan, Conversation};
 use reply::{install_ctrl_c, reply, CurrentReply};
 use resume::resumed_conversation;
 use slash::{command, slash_command, Slash};
-
-/// The conversation as the REPL keeps it.
-struct Conversation {
-    system: Option<String>,
-    messages: Vec<ChatMessage>,
-    mode: ChatMode,
-    params: GenerateParams,
-    /// `--resume FILE`: where the conversation and its engine state are kept.
-    state_file: Option<std::path::PathBuf>,
-}
 
 pub fn chat(args: ChatArgs) -> Result<(), Failure> {
     if args.max_tokens == 0 {
@@ -123,20 +114,4 @@ fn read_line(input: &mut impl BufRead) -> Result<Option<Vec<u8>>, Failure> {
         return Err(input_error("a line of standard input is longer than 16 MiB".into()));
     }
     Ok(Some(line))
-}
-
-/// The plan in one line, with the context it reserves.
-fn describe_plan(summary: &ModelSummary) -> String {
-    let weights = match &summary.plan {
-        Some(p) => format!(
-            "{}/{} layers pinned, ring {}, {} expert slots, {} in all",
-            p.pinned_layers,
-            summary.layers,
-            p.ring_slots,
-            p.cache_slots,
-            format_bytes(p.total_bytes)
-        ),
-        None => "every weight resident".to_string(),
-    };
-    format!("{weights}; context {} positions", summary.context_length)
 }

@@ -2,61 +2,15 @@
 //! and a seconds-per-token range. The planner and the time model are `k3_plan`'s
 //! (`plan_memory`, `forecast`); this file gathers their inputs and hands them over.
 
-use k3_engine::advanced::bench::decode_rates::DecodeRates;
 use k3_engine::MemoryOptions;
 use k3_io::sysinfo::machine_memory;
-use k3_plan::{
-    auto_budget_for, plan_memory, Budget, BudgetChoice, Forecast, ForecastInput, MachineMemory, MemoryPlan,
-    MemoryRequest, PlanError, Preset, TrunkCoding,
-};
+use k3_plan::{auto_budget_for, plan_memory, BudgetChoice, ForecastInput, MemoryRequest, Preset, TrunkCoding};
 
-use super::forecast_disk::{disk, Disk};
-use super::forecast_inputs::{coding, compute, subject, Coding, Subject};
+use super::forecast_disk::disk;
+use super::forecast_inputs::{coding, compute, subject};
+pub use super::forecast_report::{Entry, Planned, Report};
 use super::{input_error, Failure};
 use crate::args::ForecastArgs;
-
-/// One row of the forecast: a preset or the custom budget.
-pub struct Entry {
-    pub name: String,
-    /// The budgets planned for (`auto`'s as resolved on this machine), when known.
-    pub budget: Option<Budget>,
-    pub outcome: Result<Planned, PlanError>,
-}
-
-/// A plan and its forecast.
-pub struct Planned {
-    pub plan: MemoryPlan,
-    pub forecast: Forecast,
-    /// `MemAvailable` (capped by the cgroup); `None` when unknown.
-    pub available: Option<u64>,
-}
-
-impl Planned {
-    /// Available memory minus the plan's total (negative: short by that much).
-    pub fn headroom(&self) -> Option<i128> {
-        self.available.map(|a| a as i128 - self.plan.total_bytes as i128)
-    }
-
-    /// The planner's refusal for a plan beyond what this machine has available.
-    pub fn shortfall(&self) -> Option<PlanError> {
-        let available = self.available?;
-        (self.plan.total_bytes > available)
-            .then_some(PlanError::ExceedsAvailable { needed_bytes: self.plan.total_bytes, available_bytes: available })
-    }
-}
-
-/// Everything `k3 forecast` prints.
-pub struct Report {
-    pub subject: Subject,
-    pub disk: Disk,
-    pub compute: DecodeRates,
-    pub machine: MachineMemory,
-    pub context_length: u64,
-    pub io_threads: u64,
-    /// A coded packed trunk's read sizes and decode rate.
-    pub coding: Option<Coding>,
-    pub entries: Vec<Entry>,
-}
 
 pub fn forecast(args: ForecastArgs) -> Result<(), Failure> {
     let opts =

@@ -4,9 +4,9 @@
 use k3_plan::Forecast;
 use serde_json::{json, Value};
 
-use super::forecast::{Entry, Planned, Report};
 use super::forecast_disk::DiskSource;
 use super::forecast_notes::{hit_note, model_notes};
+use super::forecast_report::{Entry, Planned, Report};
 
 fn plan_json(r: &Report, p: &Planned) -> Value {
     let plan = &p.plan;

@@ -2,8 +2,8 @@
 //! model's sizes, the drive's rate and the kernels' rates came from, the hit-rate model,
 //! and each preset's hit rates.
 
-use super::forecast::{Planned, Report};
 use super::forecast_disk::{DiskSource, DEFAULT_DISK_GBPS};
+use super::forecast_report::{Planned, Report};
 
 fn model_line(r: &Report) -> String {
     let trunk = if r.subject.trunk_streamed {

@@ -4,8 +4,8 @@
 
 use k3_plan::format_bytes;
 
-use super::forecast::{Entry, Report};
 use super::forecast_notes::model_notes;
+use super::forecast_report::{Entry, Report};
 
 fn signed_bytes(h: i128) -> String {
     let magnitude = format_bytes(h.unsigned_abs().min(u64::MAX as u128) as u64);

@@ -24,6 +24,7 @@ mod forecast_inputs;
 mod forecast_json;
 mod forecast_notes;
 mod forecast_out;
+mod forecast_report;
 mod input;
 mod options;
 mod output_file;

@@ -14,8 +14,8 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use crate::api_error::ApiError;
+use crate::head::Head;
 use crate::reply::Done;
-use crate::response::Head;
 
 /// Anthropic's stop reason for an OpenAI finish reason.
 pub fn stop_reason(finish: &str) -> &'static str {

@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 
 use crate::anthropic::response::{error_body, stop_reason, usage};
 use crate::generation::{gone, Generation};
+use crate::head::Head;
 use crate::reply::ReplyEvent;
-use crate::response::Head;
 
 /// The block being streamed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //!
 //! Owns: [`BatchApi`] — checking an input file when a batch is created (each line a
 //! `POST /v1/chat/completions` with a unique `custom_id`), running its requests through the
-//! same path as a live request (`routes::chat::prepare_bytes`), up to the runtime's batch
+//! same path as a live request (`prepare::prepare_bytes`), up to the runtime's batch
 //! at once so they decode together, each answer appended to the output file (or, for an
 //! error, the error file) before it counts, and resuming every unfinished batch when the
 //! server starts. A request that names no seed gets one derived from its batch and
@@ -13,7 +13,10 @@
 //! Easy to break: a request refused with 429 (the server's queue is full) is retried, not
 //! failed; cancelling lets the requests running finish and starts no other.
 
+pub(crate) mod api;
 pub mod store;
+
+pub use api::BatchApi;
 
 use std::collections::HashMap;
 use std::io;
@@ -40,15 +43,6 @@ const QUEUE_FULL_WAIT: Duration = Duration::from_millis(200);
 struct Item {
     custom_id: String,
     body: Value,
-}
-
-/// The Batch API of one server.
-pub struct BatchApi {
-    store: Store,
-    /// One lock for every change to a batch's object (the runner's counts, a cancel).
-    objects: Mutex<()>,
-    /// The cancel flags of the batches running now.
-    running: Mutex<HashMap<String, Arc<AtomicBool>>>,
 }
 
 fn storage(e: io::Error) -> ApiError {
@@ -351,7 +345,7 @@ async fn run_request(state: &AppState, body: &Value, seed: u64) -> (u16, Value) 
     }
     let bytes = body.to_string().into_bytes();
     loop {
-        match crate::routes::chat::prepare_bytes(state, &bytes) {
+        match crate::prepare::prepare_bytes(state, &bytes) {
             Err(ApiError::QueueFull { .. }) => tokio::time::sleep(QUEUE_FULL_WAIT).await,
             Err(e) => return (e.status().as_u16(), e.body()),
             Ok((generation, _)) => {

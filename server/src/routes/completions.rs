@@ -24,7 +24,7 @@ pub async fn completions(State(state): State<AppState>, headers: HeaderMap, body
         Err(e) => return e.into_response(),
     };
     let ignored = unknown_fields(&bytes, &[CompletionRequest::FIELDS, SamplingFields::FIELDS]);
-    super::with_ignored(super::answer(&state, prepare(&state, &bytes)).await, &ignored)
+    crate::answer::with_ignored(crate::answer::answer(&state, prepare(&state, &bytes)).await, &ignored)
 }
 
 fn prepare(state: &AppState, bytes: &[u8]) -> Result<(Generation, bool), ApiError> {

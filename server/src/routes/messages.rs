@@ -33,7 +33,7 @@ pub async fn messages(State(state): State<AppState>, headers: HeaderMap, body: B
         Ok((generation, false)) => generation.collect().await,
         Err(e) => error_response(&e),
     };
-    super::with_ignored(response, &ignored)
+    crate::answer::with_ignored(response, &ignored)
 }
 
 fn prepare(state: &AppState, bytes: &[u8]) -> Result<(Generation, bool), ApiError> {

@@ -6,7 +6,7 @@
 //! Must not: add CORS headers (a browser page may not read any answer).
 
 mod batches;
-pub(crate) mod chat;
+mod chat;
 mod completions;
 mod health;
 mod messages;
@@ -26,27 +26,6 @@ use crate::api_error::ApiError;
 use crate::config::{RequestLog, RequestLogFn};
 use crate::security::{guard, Guard};
 use crate::state::AppState;
-
-/// A prepared generation answered as SSE (`stream: true`) or as one JSON body; a refusal
-/// as its error.
-async fn answer(state: &AppState, prepared: Result<(crate::generation::Generation, bool), ApiError>) -> Response {
-    match prepared {
-        Ok((generation, true)) => generation.stream(state),
-        Ok((generation, false)) => generation.collect().await,
-        Err(e) => e.into_response(),
-    }
-}
-
-/// `response` with the fields the request named that this server ignores, when there are any
-/// ([`crate::request::IGNORED_FIELDS_HEADER`]).
-fn with_ignored(mut response: Response, ignored: &[String]) -> Response {
-    if let Ok(value) = axum::http::HeaderValue::from_str(&ignored.join(", ")) {
-        if !ignored.is_empty() {
-            response.headers_mut().insert(crate::request::IGNORED_FIELDS_HEADER, value);
-        }
-    }
-    response
-}
 
 /// The largest file `POST /v1/files` takes.
 pub const MAX_UPLOAD_BYTES: usize = 200 << 20;

@@ -11,7 +11,7 @@ use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
 
-use super::{HubFile, Lie, RequestRecord, State};
+use super::types::{HubFile, Lie, RequestRecord, State};
 
 type Shared = Arc<State>;
 

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::TurnFigures;
+use super::figures::TurnFigures;
 use crate::args::BenchAgentArgs;
 use crate::commands::stats::median;
 use crate::out::Json;

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::SizeFigures;
+use super::figures::SizeFigures;
 use crate::out::Json;
 
 /// `k3 bench batch --json`.

@@ -5,7 +5,7 @@
 use k3_engine::speculate::{DraftSource, Speculation, SpeculationStats};
 use k3_engine::{CancelToken, DecodeMode, Engine, GenerateParams, NullSink, Sampling};
 
-use super::Drafts;
+use super::drafts::Drafts;
 use crate::args::BenchSpeculateArgs;
 use crate::commands::{runtime_error, Failure};
 

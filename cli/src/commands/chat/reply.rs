@@ -8,7 +8,7 @@ use k3_engine::chat::{ChatMessage, Role, TurnInput};
 use k3_engine::FinishReason;
 use k3_runtime::{ChatTurn, JobId, ReplyHandler, ReplyOutcome, ReplyProgress, Runtime, StateNote};
 
-use super::Conversation;
+use super::conversation::Conversation;
 use crate::commands::{runtime_error, Failure};
 
 /// Prints reply text as it streams and hands the outcome back to the REPL.

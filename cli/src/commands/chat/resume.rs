@@ -1,7 +1,7 @@
 //! `k3 chat --resume FILE`: the conversation a state file holds, continued; a file that
 //! cannot be read is kept aside (never overwritten) and its text recovered when it can be.
 
-use super::Conversation;
+use super::conversation::Conversation;
 
 /// The conversation `--resume FILE` holds (its system prompt and mode replace the flags'),
 /// or a new one when the file does not exist yet. A file that cannot be read is never

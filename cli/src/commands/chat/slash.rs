@@ -4,7 +4,7 @@
 use k3_plan::{BudgetChoice, Preset};
 use k3_runtime::{ModelSummary, Runtime};
 
-use super::{describe_plan, Conversation};
+use super::conversation::{describe_plan, Conversation};
 use crate::commands::{input_error, Failure};
 
 /// A `/` command of the REPL.

@@ -14,7 +14,7 @@ use k3_store::{measure_expert_reads, ExpertReadProgress, ExpertReadRequest};
 
 use super::expert_json::ExpertReport;
 use super::expert_report::{print_table, BUFFERED_NOTE};
-use super::{csv_list, targets};
+use super::flags::{csv_list, targets};
 use crate::args::BenchDiskArgs;
 use crate::commands::{input_error, Failure};
 

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use k3_store::{sweep as measure, DiskPoint, DiskSweep, SavedPattern, SweepRequest};
 use serde::Serialize;
 
-use super::{csv_list, size_flag, targets};
+use super::flags::{csv_list, size_flag, targets};
 use crate::args::BenchDiskArgs;
 use crate::commands::{input_error, runtime_error, Failure};
 
