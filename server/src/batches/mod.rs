@@ -224,7 +224,7 @@ impl BatchApi {
     async fn run_items(&self, state: &AppState, id: &str, cancel: &AtomicBool) -> Result<(), ApiError> {
         let batch = self.store.batch(id).ok_or(ApiError::NotFound)?;
         let items = self.items(&batch.input_file_id)?;
-        let mut done = self.recount(id)?;
+        let done = self.recount(id)?;
         let todo: Vec<Item> = items.into_iter().filter(|i| !done.contains(&i.custom_id)).collect();
         let width = state.runtime.batch().max(1);
         let mut running = tokio::task::JoinSet::new();
