@@ -22,16 +22,35 @@ pub struct HubFile {
 
 impl HubFile {
     pub fn sha256(&self) -> String {
-        hex(&Sha256::digest(&self.bytes))
+        memo(&self.bytes, "sha256", |b| hex(&Sha256::digest(b)))
     }
 
     pub fn git_oid(&self) -> String {
-        use sha1::Digest as _;
-        let mut h = sha1::Sha1::new();
-        h.update(format!("blob {}\0", self.bytes.len()).as_bytes());
-        h.update(&self.bytes);
-        hex(&h.finalize())
+        memo(&self.bytes, "git", |b| {
+            use sha1::Digest as _;
+            let mut h = sha1::Sha1::new();
+            h.update(format!("blob {}\0", b.len()).as_bytes());
+            h.update(b);
+            hex(&h.finalize())
+        })
     }
+}
+
+/// Each file's hashes computed once: a listing names every file's, and recomputing them
+/// for a 1 GiB file took the loopback measurement's hub a second per listing (counted
+/// against `k3 download`).
+fn memo(bytes: &Bytes, kind: &'static str, compute: impl FnOnce(&[u8]) -> String) -> String {
+    static MEMO: std::sync::OnceLock<Mutex<HashMap<(usize, usize, &'static str), String>>> = std::sync::OnceLock::new();
+    let key = (bytes.as_ptr() as usize, bytes.len(), kind);
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(hit) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return hit;
+    }
+    let value = compute(bytes);
+    if let Ok(mut m) = memo.lock() {
+        m.insert(key, value.clone());
+    }
+    value
 }
 
 fn hex(bytes: &[u8]) -> String {
