@@ -1,6 +1,9 @@
 //! Issue 13 item 2, the download journal: one session of `k3-store`'s `PartialFile` (open
 //! — resuming from a journal when there is one —, then chunk after chunk: write →
-//! `fdatasync` → journal append → `fsync`) through a `k3_tests::faults::FaultyStorage`,
+//! `fdatasync` → journal append → `fsync`), and one of the download's `ChunkWriter` (chunks
+//! written and hashed on two threads, made durable two at a time: write, write → one
+//! `fdatasync` → both records → one `fsync`; issue 44), through a
+//! `k3_tests::faults::FaultyStorage`,
 //! failing each of its operations in turn with `ENOSPC` or `EIO`, or cutting the power there
 //! (unsynced data dropped, then a "reboot").
 //! Promise checked for every operation: the next open resumes only from verified data — its
@@ -12,6 +15,7 @@ use std::sync::Arc;
 
 use k3_store::download::layout::StoreLayout;
 use k3_store::download::partial::PartialFile;
+use k3_store::download::writer::ChunkWriter;
 use k3_store::hub::{FileHash, RepoFile};
 use k3_tests::faults::{FaultyStorage, WriteFault};
 use k3_tests::scratch_dir;
@@ -53,13 +57,25 @@ fn store_with(src: &Source, tag: &str, chunks: usize) -> StoreLayout {
     layout
 }
 
-/// One session through `storage`: open, then append every remaining chunk, stopping at the
+/// How a session makes its chunks durable.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    /// `PartialFile::append`: each chunk synced and journaled on its own.
+    EachChunk,
+    /// The download's `ChunkWriter`: two chunks per `fdatasync`.
+    Grouped,
+}
+
+/// One session through `storage`: open, then write every remaining chunk, stopping at the
 /// first error. Returns the durable end the session had acknowledged.
-fn session(src: &Source, layout: &StoreLayout, storage: &FaultyStorage, acked_before: u64) -> u64 {
+fn session(src: &Source, layout: &StoreLayout, storage: &FaultyStorage, acked_before: u64, mode: Mode) -> u64 {
     let storage: Arc<FaultyStorage> = Arc::new(storage.clone());
     let Ok(mut p) = PartialFile::open_in(storage, layout, &src.file, &src.sha, "c0mmit") else {
         return acked_before;
     };
+    if let Mode::Grouped = mode {
+        return grouped_session(src, p);
+    }
     let mut acked = p.durable_end();
     while (acked as usize) < src.bytes.len() {
         let end = (acked as usize + CHUNK).min(src.bytes.len());
@@ -69,6 +85,29 @@ fn session(src: &Source, layout: &StoreLayout, storage: &FaultyStorage, acked_be
         acked = p.durable_end();
     }
     acked
+}
+
+/// The rest of the file through a `ChunkWriter` that syncs every two chunks; what it holds
+/// durable when it stops (after a failure it keeps the group written before it).
+fn grouped_session(src: &Source, p: PartialFile) -> u64 {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let mut at = p.durable_end() as usize;
+        let mut w = ChunkWriter::new(p, CHUNK, 2 * CHUNK as u64);
+        let mut failed = false;
+        while at < src.bytes.len() {
+            let end = (at + CHUNK).min(src.bytes.len());
+            if w.write(src.bytes[at..end].to_vec()).await.is_err() {
+                failed = true;
+                break;
+            }
+            at = end;
+        }
+        if !failed {
+            let _ = w.settle().await;
+        }
+        w.durable_end()
+    })
 }
 
 /// The next open resumes at a verified end ≥ `acked` (= `acked` when `exact`), and
@@ -89,48 +128,72 @@ fn check_resume(src: &Source, layout: &StoreLayout, acked: u64, exact: bool, wha
 }
 
 /// The operations of a clean session from `chunks` chunks already durable.
-fn clean_ops(src: &Source, chunks: usize) -> Vec<&'static str> {
-    let layout = store_with(src, &format!("journal-clean-{chunks}"), chunks);
+fn clean_ops(src: &Source, chunks: usize, mode: Mode) -> Vec<&'static str> {
+    let layout = store_with(src, &format!("journal-clean-{chunks}-{mode:?}"), chunks);
     let counting = FaultyStorage::new(WriteFault::None);
-    let acked = session(src, &layout, &counting, 0);
+    let acked = session(src, &layout, &counting, 0, mode);
     assert_eq!(acked, src.bytes.len() as u64, "a clean session writes every chunk");
     counting.log()
 }
 
 #[test]
 fn journal_faults_enospc_or_eio_at_every_operation_resume_only_from_verified_data() {
+    enospc_or_eio_at_every_operation(Mode::EachChunk);
+}
+
+#[test]
+fn journal_faults_grouped_enospc_or_eio_at_every_operation_resume_only_from_verified_data() {
+    enospc_or_eio_at_every_operation(Mode::Grouped);
+}
+
+#[test]
+fn journal_faults_a_power_cut_at_every_operation_resumes_exactly_the_acknowledged_chunks() {
+    power_cut_at_every_operation(Mode::EachChunk);
+}
+
+#[test]
+fn journal_faults_grouped_a_power_cut_at_every_operation_resumes_exactly_the_acknowledged_chunks() {
+    power_cut_at_every_operation(Mode::Grouped);
+}
+
+fn enospc_or_eio_at_every_operation(mode: Mode) {
     let src = source();
     for chunks in [0, 2] {
-        let log = clean_ops(&src, chunks);
+        let log = clean_ops(&src, chunks, mode);
         let ops = log.len();
-        assert!(ops > 4 * (N_CHUNKS - chunks), "{ops} operations for {} chunks", N_CHUNKS - chunks);
+        // Each chunk: write, sync, journal write, journal sync; grouped, the syncs are shared.
+        let per_chunk = match mode {
+            Mode::EachChunk => 4,
+            Mode::Grouped => 2,
+        };
+        assert!(ops > per_chunk * (N_CHUNKS - chunks), "{ops} operations for {} chunks", N_CHUNKS - chunks);
         for (at, op) in log.iter().enumerate() {
             let errno = if at % 2 == 0 { libc::ENOSPC } else { libc::EIO };
-            let layout = store_with(&src, &format!("journal-fail-{chunks}-{at}"), chunks);
+            let layout = store_with(&src, &format!("journal-fail-{mode:?}-{chunks}-{at}"), chunks);
             let acked_before = (chunks * CHUNK) as u64;
-            let acked = session(&src, &layout, &FaultyStorage::new(WriteFault::Fail { at, errno }), acked_before);
-            let what = format!("errno {errno} at operation {at} of {ops}, from {chunks} chunks");
+            let storage = FaultyStorage::new(WriteFault::Fail { at, errno });
+            let acked = session(&src, &layout, &storage, acked_before, mode);
+            let what = format!("{mode:?}: errno {errno} at operation {at} of {ops} ({op}), from {chunks} chunks");
             // Only a failed read of the resume's CRC check may go unnoticed: that chunk counts
             // as unverified, and the session fetches it again.
             let absorbed = chunks > 0 && *op == "read_at";
-            assert!(acked < src.bytes.len() as u64 || absorbed, "{what} ({op}): the failure went unnoticed");
+            assert!(acked < src.bytes.len() as u64 || absorbed, "{what}: the failure went unnoticed");
             check_resume(&src, &layout, acked, false, &what);
         }
     }
 }
 
-#[test]
-fn journal_faults_a_power_cut_at_every_operation_resumes_exactly_the_acknowledged_chunks() {
+fn power_cut_at_every_operation(mode: Mode) {
     let src = source();
     for chunks in [0, 2] {
-        let ops = clean_ops(&src, chunks).len();
+        let ops = clean_ops(&src, chunks, mode).len();
         for at in 0..ops {
-            let layout = store_with(&src, &format!("journal-cut-{chunks}-{at}"), chunks);
+            let layout = store_with(&src, &format!("journal-cut-{mode:?}-{chunks}-{at}"), chunks);
             let storage = FaultyStorage::new(WriteFault::PowerCut { at });
             let acked_before = (chunks * CHUNK) as u64;
-            let acked = session(&src, &layout, &storage, acked_before);
+            let acked = session(&src, &layout, &storage, acked_before, mode);
             storage.reboot().unwrap();
-            let what = format!("power cut at operation {at} of {ops}, from {chunks} chunks");
+            let what = format!("{mode:?}: power cut at operation {at} of {ops}, from {chunks} chunks");
             check_resume(&src, &layout, acked, true, &what);
         }
     }

@@ -5,7 +5,11 @@
 //! medians of the rounds are the figures.
 //!
 //! `cargo run --release -p k3-tests --example loopback_download -- --k3 target/release/k3
-//!  [--mib 1024] [--rounds 5] [--load 2] [--dir FOLDER] [--k3-args "--sync-size 512MiB"]`
+//!  [--mib 1024] [--rounds 5] [--load 2] [--rate MBPS] [--dir FOLDER] [--k3-args "--sync-size 512MiB"]`
+//!
+//! `--rate` caps each of the hub's transfers at that many MB/s, as a line would; without it
+//! loopback is as fast as the two processes' CPU, and on a small machine `k3 download`
+//! then spends its SHA-256 (which `curl` does not compute) out of the same cores.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -144,7 +148,9 @@ fn phase(s: &Setup, mib: usize, rounds: usize, load: usize) -> Result<String, St
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(k3) = flag(&args, "--k3").map(PathBuf::from) else {
-        eprintln!("usage: loopback_download --k3 PATH [--mib N] [--rounds N] [--load THREADS] [--dir FOLDER] [--k3-args ARGS]");
+        eprintln!(
+            "usage: loopback_download --k3 PATH [--mib N] [--rounds N] [--load THREADS] [--rate MBPS] [--dir FOLDER] [--k3-args ARGS]"
+        );
         std::process::exit(2);
     };
     let number = |name: &str, default: usize| flag(&args, name).and_then(|v| v.parse().ok()).unwrap_or(default);
@@ -158,6 +164,8 @@ fn main() {
         lfs: true,
     };
     let hub = FakeHub::start(vec![HubRepo { id: REPO.into(), commit: COMMIT.into(), files: vec![file] }], COMMIT);
+    let rate: Option<f64> = flag(&args, "--rate").and_then(|v| v.parse().ok());
+    hub.set_rate(rate.map(|mb| (mb * 1e6) as u64));
     // The hub hashes each file once, on the first listing: counted against neither.
     let mut warm = Command::new("curl");
     warm.args(["-sSf", "-o", "/dev/null"]).arg(format!("{}/api/models/{REPO}/tree/{COMMIT}", hub.endpoint));

@@ -27,10 +27,13 @@ pub struct DownloadArgs {
     /// Files fetched at once.
     #[arg(long, default_value_t = 4)]
     pub jobs: usize,
-    /// Bytes made durable at a time; at most one chunk per file is fetched again after a
-    /// crash.
+    /// Bytes hashed and journaled as one record, written one chunk behind the network.
     #[arg(long, default_value = "64MiB", value_name = "SIZE")]
     pub chunk_size: String,
+    /// Bytes made durable with one fdatasync; at most this much and one chunk per file are
+    /// fetched again after a crash or power cut.
+    #[arg(long, default_value = "256MiB", value_name = "SIZE")]
+    pub sync_size: String,
     /// First wait after a transient failure, in seconds (doubling to --retry-cap).
     #[arg(long, default_value_t = 2.0, value_name = "SECS")]
     pub retry_base: f64,

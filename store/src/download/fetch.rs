@@ -47,7 +47,8 @@ pub async fn fetch_lfs(ctx: &Context, idx: usize, file: &RepoFile, sha256: &str)
         }
         ctx.tracker.set_have(idx, part.durable_end());
         ctx.file_state(&file.path, FileState::Downloading, None);
-        let part = download_body(ctx, idx, file, ChunkWriter::new(part, ctx.opts.chunk_bytes)).await?;
+        let part =
+            download_body(ctx, idx, file, ChunkWriter::new(part, ctx.opts.chunk_bytes, ctx.opts.sync_bytes)).await?;
         ctx.file_state(&file.path, FileState::Verifying, None);
         let got = part.digest();
         if got == sha256 {
@@ -263,10 +264,11 @@ fn write_failed(ctx: &Context, file: &RepoFile, e: std::io::Error) -> StoreResul
 }
 
 async fn restart(ctx: &Context, file: &RepoFile, w: &mut ChunkWriter, reason: &str) -> StoreResult<()> {
-    w.settle().await.map_err(|e| StoreError::io(ctx.layout.partial(&file.path), e))?;
-    if let Some(part) = w.part_mut() {
+    let part = w.restart().await.map_err(|e| StoreError::io(ctx.layout.partial(&file.path), e))?;
+    if let Some(part) = part {
         part.restart()?;
     }
+    w.restarted();
     ctx.notice(&file.path, reason.to_string());
     Ok(())
 }

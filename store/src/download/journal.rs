@@ -119,9 +119,22 @@ impl Journal {
     }
 
     /// Appends `rec` and makes it durable.
+    #[cfg(test)]
     pub fn append(&mut self, rec: &ChunkRecord) -> std::io::Result<()> {
-        let mut line = serde_json::to_string(rec).map_err(std::io::Error::other)?;
-        line.push('\n');
+        self.append_all(std::slice::from_ref(rec))
+    }
+
+    /// Appends `records` and makes them durable with one `fsync` (a group of chunks whose
+    /// data was synced together).
+    pub fn append_all(&mut self, records: &[ChunkRecord]) -> std::io::Result<()> {
+        let mut line = String::new();
+        for rec in records {
+            line.push_str(&serde_json::to_string(rec).map_err(std::io::Error::other)?);
+            line.push('\n');
+        }
+        if line.is_empty() {
+            return Ok(());
+        }
         if let Err(e) = write_all_at(&*self.file, line.as_bytes(), self.end) {
             // A torn line is dropped by a resume; the next append starts on a clean one.
             let _ = self.file.set_len(self.end);

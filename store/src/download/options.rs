@@ -18,9 +18,11 @@ pub struct DownloadOptions {
     pub trunk_bytes: u64,
     /// Files fetched at once.
     pub jobs: usize,
-    /// Bytes made durable (and journaled) at a time: at most this much is fetched again
-    /// after a crash.
+    /// Bytes hashed and journaled as one record (written one chunk behind the network).
     pub chunk_bytes: usize,
+    /// Bytes made durable with one `fdatasync` (and journaled with one `fsync`): at most
+    /// this much and one chunk are fetched again after a crash.
+    pub sync_bytes: u64,
     pub backoff_base: Duration,
     pub backoff_cap: Duration,
     /// No byte for this long, or fewer than `min_window_bytes` in it: reconnect (DL-15).
@@ -42,6 +44,7 @@ impl DownloadOptions {
             trunk_bytes: 0,
             jobs: 4,
             chunk_bytes: 64 << 20,
+            sync_bytes: 256 << 20,
             backoff_base: Duration::from_secs(2),
             backoff_cap: Duration::from_secs(60),
             stall_timeout: Duration::from_secs(30),

@@ -2,8 +2,9 @@
 //! everything durable so far, and the journal that lets a new process continue from the
 //! last durable chunk without reading the file again.
 //!
-//! Owns: [`PartialFile`] and the order of a chunk's steps: write → `fdatasync` → journal
-//! append → journal `fsync` (RELIABILITY §2.3), and the end: `fsync` → verify → rename →
+//! Owns: [`PartialFile`], [`ChunkHasher`] and the order of a group's steps: its chunks
+//! written (and hashed, on another thread) → `fdatasync` → their journal records appended
+//! → journal `fsync` (RELIABILITY §2.3), and the end: `fsync` → verify → rename →
 //! `fsync(dir)`.
 //! Every operation on the partial and its journal goes through a `WriteStorage` (the seam
 //! of `k3_io::storage`; [`PartialFile::open_in`]), where tests inject faults.
@@ -26,7 +27,7 @@ use crate::hub::RepoFile;
 
 pub struct PartialFile {
     storage: Arc<dyn WriteStorage>,
-    file: Box<dyn StoredFile>,
+    file: Arc<dyn StoredFile>,
     path: PathBuf,
     journal: Journal,
     header: JournalHeader,
@@ -65,6 +66,7 @@ impl PartialFile {
         };
         let data =
             storage.open(&path, OpenMode::ReadWrite { truncate: false }).map_err(|e| StoreError::io(&path, e))?;
+        let data: Arc<dyn StoredFile> = Arc::from(data);
         if let Some((journal, resume)) = Journal::resume(&*storage, &journal_path, &header, &*data)? {
             data.set_len(resume.end).map_err(|e| StoreError::io(&path, e))?;
             return Ok(PartialFile {
@@ -92,33 +94,52 @@ impl PartialFile {
         self.header.size
     }
 
-    /// Makes `chunk` (the bytes at [`Self::durable_end`]) durable and journals it. On error
-    /// the file is cut back to the old end, so nothing half-written remains.
-    pub fn append(&mut self, chunk: &[u8]) -> std::io::Result<()> {
-        let start = self.end;
+    /// The data file, for writes past the durable end ([`write_chunk`]) on other threads.
+    pub fn data(&self) -> Arc<dyn StoredFile> {
+        self.file.clone()
+    }
+
+    /// The hash as it stands at the durable end, to hash the chunks after it.
+    pub fn hasher(&self) -> ChunkHasher {
+        ChunkHasher { sha: self.hasher.clone(), next_index: self.next_index, end: self.end }
+    }
+
+    /// Makes `chunks` (written at the durable end, in order, by [`write_chunk`]) durable
+    /// with one `fdatasync`, then journals them with one `fsync`. On error the file is cut
+    /// back to the old durable end, so nothing unjournaled remains.
+    pub fn commit(&mut self, chunks: &[HashedChunk]) -> std::io::Result<()> {
+        let Some(last) = chunks.last() else { return Ok(()) };
         let result = (|| {
-            write_all_at(&*self.file, chunk, start)?;
-            failpoint::hit(failpoint::AFTER_WRITE);
-            self.file.sync_data()
+            self.file.sync_data()?;
+            failpoint::hit(failpoint::AFTER_DATA_SYNC);
+            let records: Vec<ChunkRecord> = chunks.iter().map(|c| c.record.clone()).collect();
+            self.journal.append_all(&records)
         })();
         if let Err(e) = result {
-            let _ = self.file.set_len(start);
+            let _ = self.roll_back();
             return Err(e);
         }
-        failpoint::hit(failpoint::AFTER_DATA_SYNC);
-        self.hasher.update(chunk);
-        let end = start + chunk.len() as u64;
-        let record = ChunkRecord {
-            index: self.next_index,
-            start,
-            end,
-            crc32: crc32fast::hash(chunk),
-            state: state_hex(&self.hasher),
-        };
-        self.journal.append(&record)?;
-        self.end = end;
-        self.next_index += 1;
+        self.end = last.record.end;
+        self.hasher = last.sha.clone();
+        self.next_index = last.record.index + 1;
         Ok(())
+    }
+
+    /// Cuts the file back to the durable end (a write or a commit after it failed).
+    pub fn roll_back(&self) -> std::io::Result<()> {
+        self.file.set_len(self.end)
+    }
+
+    /// Makes `chunk` (the bytes at [`Self::durable_end`]) durable and journals it, on this
+    /// thread. On error the file is cut back to the old end.
+    pub fn append(&mut self, chunk: &[u8]) -> std::io::Result<()> {
+        let mut hasher = self.hasher();
+        if let Err(e) = write_chunk(&*self.file, chunk, self.end) {
+            let _ = self.roll_back();
+            return Err(e);
+        }
+        let hashed = hasher.hash(chunk);
+        self.commit(&[hashed])
     }
 
     /// Starts again from byte 0 (the server ignored a Range request: never append).
@@ -157,6 +178,45 @@ impl PartialFile {
             _ => {}
         }
         self.journal.remove(&*self.storage)
+    }
+}
+
+/// Writes `chunk` at `at`, not yet durable (a group's [`PartialFile::commit`] makes it so).
+pub fn write_chunk(data: &dyn StoredFile, chunk: &[u8], at: u64) -> std::io::Result<()> {
+    write_all_at(data, chunk, at)?;
+    failpoint::hit(failpoint::AFTER_WRITE);
+    Ok(())
+}
+
+/// The SHA-256 running past the durable end, moved to a hashing thread and back: each
+/// chunk's journal record (its CRC-32 and the state after it) is made here.
+pub struct ChunkHasher {
+    sha: Sha256,
+    next_index: u64,
+    end: u64,
+}
+
+/// A chunk hashed: its journal record and the SHA-256 state after it.
+pub struct HashedChunk {
+    pub record: ChunkRecord,
+    sha: Sha256,
+}
+
+impl ChunkHasher {
+    /// Hashes the next chunk (the bytes at this hasher's end).
+    pub fn hash(&mut self, chunk: &[u8]) -> HashedChunk {
+        self.sha.update(chunk);
+        let start = self.end;
+        self.end += chunk.len() as u64;
+        let record = ChunkRecord {
+            index: self.next_index,
+            start,
+            end: self.end,
+            crc32: crc32fast::hash(chunk),
+            state: state_hex(&self.sha),
+        };
+        self.next_index += 1;
+        HashedChunk { record, sha: self.sha.clone() }
     }
 }
 

@@ -36,12 +36,16 @@ impl HubFile {
     }
 }
 
+/// A file's bytes (where, how long, and their CRC-32, so memory freed and reused for other
+/// bytes of the same length is never taken for them) and which hash.
+type MemoKey = (usize, usize, u32, &'static str);
+
 /// Each file's hashes computed once: a listing names every file's, and recomputing them
 /// for a 1 GiB file took the loopback measurement's hub a second per listing (counted
 /// against `k3 download`).
 fn memo(bytes: &Bytes, kind: &'static str, compute: impl FnOnce(&[u8]) -> String) -> String {
-    static MEMO: std::sync::OnceLock<Mutex<HashMap<(usize, usize, &'static str), String>>> = std::sync::OnceLock::new();
-    let key = (bytes.as_ptr() as usize, bytes.len(), kind);
+    static MEMO: std::sync::OnceLock<Mutex<HashMap<MemoKey, String>>> = std::sync::OnceLock::new();
+    let key = (bytes.as_ptr() as usize, bytes.len(), crc32fast::hash(bytes), kind);
     let memo = MEMO.get_or_init(Default::default);
     if let Some(hit) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
         return hit;

@@ -64,6 +64,10 @@ fn options(args: &DownloadArgs) -> Result<DownloadOptions, Failure> {
     if !(4096..=(1 << 30)).contains(&chunk) {
         return Err(input_error(format!("--chunk-size {}: between 4 KiB and 1 GiB", args.chunk_size)));
     }
+    let sync = parse_size(&args.sync_size).map_err(|e| input_error(format!("--sync-size: {e}")))?;
+    if !(4096..=(16 << 30)).contains(&sync) {
+        return Err(input_error(format!("--sync-size {}: between 4 KiB and 16 GiB", args.sync_size)));
+    }
     if args.jobs == 0 || args.jobs > 64 {
         return Err(input_error(format!("--jobs {}: between 1 and 64", args.jobs)));
     }
@@ -78,6 +82,7 @@ fn options(args: &DownloadArgs) -> Result<DownloadOptions, Failure> {
     o.trunk_dir = args.trunk_to.clone();
     o.jobs = args.jobs;
     o.chunk_bytes = chunk as usize;
+    o.sync_bytes = sync;
     o.backoff_base = secs("--retry-base", args.retry_base)?;
     o.backoff_cap = secs("--retry-cap", args.retry_cap)?;
     o.stall_timeout = secs("--stall-timeout", args.stall_timeout)?;
