@@ -10,7 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use k3_engine::advanced::stream::trunk_manifest::{check_manifest, TrunkFiles};
+use k3_engine::advanced::stream::trunk_layout::TrunkFiles;
+use k3_engine::advanced::stream::trunk_manifest::check_manifest;
 use k3_engine::advanced::stream::trunk_pack::layer_run;
 use k3_fuzz::{micro, sections, u64_at, MODEL_DIR};
 use libfuzzer_sys::fuzz_target;
