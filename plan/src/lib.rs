@@ -28,6 +28,7 @@ pub mod presets;
 pub mod released;
 pub mod sequence;
 pub mod size;
+pub mod stats;
 pub mod trace;
 pub mod vocab;
 

@@ -6,6 +6,7 @@
 //!
 //! Run: `cargo run --release -p k3-server --example overhead -- [TOKENS] [ROUNDS]`
 
+use k3_plan::stats::median;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Instant;
@@ -81,11 +82,6 @@ fn through_server(
     Ok((seconds, n))
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let tokens: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(512);
@@ -108,7 +104,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sse.push(s / k as f64);
         counts.push((n, m, k));
     }
-    let (d, w, e) = (median(alone), median(whole), median(sse));
+    let (d, w, e) = (median(&alone), median(&whole), median(&sse));
     println!("{tokens} tokens × {rounds} rounds on tiny-mxfp4, 1 engine thread; tokens (alone, whole, SSE) per round: {counts:?}");
     println!("runtime alone  {:>8.1} µs/token", d * 1e6);
     println!("server, whole  {:>8.1} µs/token  (+{:.1} µs, {:.3}×)", w * 1e6, (w - d) * 1e6, w / d);

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
+use k3_plan::stats::median;
 use k3_tests::fake_hub::{FakeHub, HubFile, HubRepo};
 
 const REPO: &str = "moonshotai/Kimi-K3-tiny";
@@ -107,11 +108,6 @@ impl Drop for Load {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// `rounds` rounds (k3 first in even rounds, curl first in odd ones) under `load` spinning
 /// threads; the median MB/s of each and the median of the per-round ratios.
 fn phase(s: &Setup, mib: usize, rounds: usize, load: usize) -> Result<String, String> {
@@ -139,9 +135,9 @@ fn phase(s: &Setup, mib: usize, rounds: usize, load: usize) -> Result<String, St
     }
     Ok(format!(
         "{mib} MiB, {load} spinning threads, median of {rounds}: k3 download {:.0} MB/s · curl + sync {:.0} MB/s · k3 / (curl + sync) {:.2}",
-        median(k3),
-        median(curl),
-        median(ratio)
+        median(&k3),
+        median(&curl),
+        median(&ratio)
     ))
 }
 

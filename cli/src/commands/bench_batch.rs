@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 use k3_engine::sampling::Sampler;
 use k3_engine::{CancelToken, Engine, Sampling, Session};
 
-use super::stats::median;
 use super::{input_error, load_engine, runtime_error, Failure};
 use crate::args::BenchBatchArgs;
 pub(super) use figures::SizeFigures;
+use k3_plan::stats::median;
 
 pub fn batch(args: BenchBatchArgs) -> Result<(), Failure> {
     if args.sizes.is_empty() || args.sizes.contains(&0) || args.tokens == 0 || args.prompt_tokens == 0 {

@@ -22,9 +22,9 @@ use k3_engine::tokenizer::Tokenizer;
 use k3_engine::{CancelToken, DecodeMode, GenerateParams, NullSink, Sampling};
 use serde_json::json;
 
-use super::stats::median;
 use super::{input_error, load_engine, load_tokenizer, runtime_error, Failure};
 use crate::args::BenchConstrainArgs;
+use k3_plan::stats::median;
 use report::ConstrainFigures;
 
 /// A tool with a nested schema (strings, an enum, an object of an integer and a boolean).

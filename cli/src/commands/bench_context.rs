@@ -13,10 +13,10 @@
 use k3_engine::{CancelToken, DecodeMode, Engine, GenerateParams, NullSink, Sampling};
 use serde::Serialize;
 
-use super::stats::median;
 use super::{input_error, load_engine, Failure};
 use crate::args::BenchContextArgs;
 use crate::out::Json;
+use k3_plan::stats::median;
 
 /// `k3 bench context --json`: the run's settings and each context's figures.
 #[derive(Serialize)]
@@ -115,15 +115,4 @@ pub fn context(mut args: BenchContextArgs) -> Result<(), Failure> {
         );
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::median;
-
-    #[test]
-    fn the_median_is_the_middle_round_or_the_mean_of_the_middle_two() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
-    }
 }

@@ -34,7 +34,6 @@ mod run;
 mod score;
 mod serve;
 mod sim_cache;
-mod stats;
 mod synth;
 mod text;
 mod verify;

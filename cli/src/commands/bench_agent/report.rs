@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::figures::TurnFigures;
 use crate::args::BenchAgentArgs;
-use crate::commands::stats::median;
 use crate::out::Json;
+use k3_plan::stats::median;
 
 /// `k3 bench agent --json`.
 #[derive(Serialize)]

@@ -7,8 +7,8 @@ use k3_store::{best_over, floor_grid};
 
 use super::report::{Comparison, StreamRun, VersusRun};
 use crate::args::ModelArgs;
-use crate::commands::stats::{mean, median};
 use crate::commands::{load_engine, Failure};
+use k3_plan::stats::{mean, median};
 
 /// Per-token figures of a decode step.
 #[derive(Default)]
