@@ -29,7 +29,7 @@ use serde_json::{json, Value};
 
 use crate::api_error::ApiError;
 use crate::state::AppState;
-use store::{now, BatchObject, BatchStatus, FileObject, RequestCounts, Store};
+use store::{now, BatchObject, BatchStatus, FileObject, Store};
 
 /// The one endpoint a batch may name.
 pub const BATCH_ENDPOINT: &str = "/v1/chat/completions";
@@ -93,29 +93,14 @@ impl BatchApi {
             return Err(ApiError::Invalid { param: "completion_window", message: "use `24h`".into() });
         }
         let items = self.items(&input_file_id)?;
-        let created = now();
-        let batch = BatchObject {
-            id: store::new_id("batch_"),
-            object: "batch".into(),
-            endpoint,
-            errors: None,
+        let mut batch = BatchObject::in_progress(
+            store::new_id("batch_"),
             input_file_id,
-            completion_window: window,
-            status: BatchStatus::InProgress,
-            output_file_id: None,
-            error_file_id: None,
-            created_at: created,
-            in_progress_at: Some(created),
-            expires_at: Some(created + 24 * 3600),
-            finalizing_at: None,
-            completed_at: None,
-            failed_at: None,
-            expired_at: None,
-            cancelling_at: None,
-            cancelled_at: None,
-            request_counts: RequestCounts { total: items.len() as u64, completed: 0, failed: 0 },
-            metadata: request.get("metadata").filter(|m| !m.is_null()).cloned(),
-        };
+            (endpoint, window),
+            items.len() as u64,
+            now(),
+        );
+        batch.metadata = request.get("metadata").filter(|m| !m.is_null()).cloned();
         self.store.put_batch(&batch).map_err(storage)?;
         self.spawn(state, batch.id.clone());
         Ok(batch)
@@ -380,28 +365,14 @@ mod tests {
     fn a_line_written_before_a_kill_is_counted_on_resume() {
         let dir = tempfile::tempdir().unwrap();
         let api = BatchApi::open(dir.path()).unwrap();
-        let batch = BatchObject {
-            id: "batch_kill".into(),
-            object: "batch".into(),
-            endpoint: BATCH_ENDPOINT.into(),
-            errors: None,
-            input_file_id: "file-in".into(),
-            completion_window: "24h".into(),
-            status: BatchStatus::InProgress,
-            output_file_id: None,
-            error_file_id: None,
-            created_at: 0,
-            in_progress_at: Some(0),
-            expires_at: None,
-            finalizing_at: None,
-            completed_at: None,
-            failed_at: None,
-            expired_at: None,
-            cancelling_at: None,
-            cancelled_at: None,
-            request_counts: RequestCounts { total: 3, completed: 1, failed: 0 },
-            metadata: None,
-        };
+        let mut batch = BatchObject::in_progress(
+            "batch_kill".into(),
+            "file-in".into(),
+            (BATCH_ENDPOINT.into(), "24h".into()),
+            3,
+            0,
+        );
+        batch.request_counts.completed = 1;
         api.store.put_batch(&batch).unwrap();
         for (file, custom_id) in
             [(output_id("batch_kill"), "a"), (output_id("batch_kill"), "b"), (error_id("batch_kill"), "c")]

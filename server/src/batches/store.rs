@@ -85,6 +85,40 @@ pub struct BatchObject {
     pub metadata: Option<Value>,
 }
 
+impl BatchObject {
+    /// A batch of `total` requests of `input_file_id`, in progress from `created`.
+    pub fn in_progress(
+        id: String,
+        input_file_id: String,
+        (endpoint, window): (String, String),
+        total: u64,
+        created: u64,
+    ) -> Self {
+        BatchObject {
+            id,
+            object: "batch".into(),
+            endpoint,
+            errors: None,
+            input_file_id,
+            completion_window: window,
+            status: BatchStatus::InProgress,
+            output_file_id: None,
+            error_file_id: None,
+            created_at: created,
+            in_progress_at: Some(created),
+            expires_at: Some(created + 24 * 3600),
+            finalizing_at: None,
+            completed_at: None,
+            failed_at: None,
+            expired_at: None,
+            cancelling_at: None,
+            cancelled_at: None,
+            request_counts: RequestCounts { total, completed: 0, failed: 0 },
+            metadata: None,
+        }
+    }
+}
+
 /// Seconds since the epoch.
 pub fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
