@@ -7,6 +7,7 @@
 pub mod fake_hub;
 pub mod faults;
 pub mod http;
+pub mod sqlite_vfs;
 
 use std::path::{Path, PathBuf};
 
