@@ -2,7 +2,7 @@
 //! type, size, and the fixed fields of the database header and the WAL header.
 //!
 //! Owns: [`Damage`], every reason the app gives for setting a history file aside, and the
-//! checks that need no SQLite (`check_main`, `wal_header_ok`), run before any connection
+//! checks that need no SQLite (`check_main`, `wal_header`), run before any connection
 //! touches the file.
 //! Must not: write anything; deciding what to do with a damaged file is `startup.rs`'s.
 //! Easy to break: a crash must never look like damage. The in-header page count may run
@@ -142,12 +142,16 @@ fn header_damage(meta: &Metadata, h: &[u8], wal_has_pages: bool) -> Option<Damag
     if let Some(d) = field_damage(h) {
         return Some(d);
     }
-    if !len.is_multiple_of(u64::from(page_size)) {
-        return Some(Damage::PartialPage { len, page_size });
-    }
     let pages = be32(h, 28);
     let counted = pages != 0 && be32(h, 24) == be32(h, 92);
     let expected = u64::from(pages) * u64::from(page_size);
+    // A part page past the pages the header counts is a write that never finished (a
+    // checkpoint stopped by a full disk or a power cut): SQLite reads no further than the
+    // count and trims the file at its next checkpoint.
+    let whole = len - len % u64::from(page_size);
+    if whole != len && !(counted && expected <= whole) {
+        return Some(Damage::PartialPage { len, page_size });
+    }
     (counted && !wal_has_pages && expected > len).then_some(Damage::Truncated { len, expected })
 }
 
@@ -166,23 +170,40 @@ fn field_damage(h: &[u8]) -> Option<Damage> {
     })
 }
 
-/// True when the WAL at `path` starts with a header SQLite accepts (magic, version, page
-/// size, checksum). SQLite ignores a WAL whose header fails, and then overwrites it.
-pub fn wal_header_ok(path: &Path) -> std::io::Result<bool> {
+/// The end of a WAL's first frame at the smallest page size: a WAL shorter holds no frame.
+const SMALLEST_FRAME_END: u64 = WAL_HEADER_LEN as u64 + 24 + 512;
+
+/// What the start of a WAL holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalHeader {
+    /// A header SQLite accepts (magic, version, page size, checksum).
+    Sound,
+    /// Holds no frame: too short for one (a header, a frame header and the smallest page),
+    /// or its header all zero. A full disk or a power cut during the WAL's first write
+    /// leaves this; SQLite ignores it and writes over it, and there is nothing in it to keep.
+    Unwritten,
+    /// Anything else. SQLite ignores a WAL whose header fails, and then overwrites it.
+    Bad,
+}
+
+/// The state of the WAL header at `path`.
+pub fn wal_header(path: &Path) -> std::io::Result<WalHeader> {
     let h = read_prefix(path, WAL_HEADER_LEN)?;
-    if h.len() < WAL_HEADER_LEN {
-        return Ok(false);
+    let len = std::fs::metadata(path)?.len();
+    if len < SMALLEST_FRAME_END || h.iter().all(|&b| b == 0) {
+        return Ok(WalHeader::Unwritten);
     }
     let magic = be32(&h, 0);
     let big_endian = match magic {
         WAL_MAGIC_BE => true,
         WAL_MAGIC_LE => false,
-        _ => return Ok(false),
+        _ => return Ok(WalHeader::Bad),
     };
     let page_size = be32(&h, 8);
     let page_ok = (512..=65_536).contains(&page_size) && page_size.is_power_of_two();
     let sum = wal_checksum(h.get(..24).unwrap_or_default(), big_endian);
-    Ok(be32(&h, 4) == WAL_VERSION && page_ok && sum == (be32(&h, 24), be32(&h, 28)))
+    let sound = be32(&h, 4) == WAL_VERSION && page_ok && sum == (be32(&h, 24), be32(&h, 28));
+    Ok(if sound { WalHeader::Sound } else { WalHeader::Bad })
 }
 
 /// SQLite's WAL checksum over `data` (a multiple of 8 bytes), words read in the order the

@@ -9,16 +9,22 @@
 //! or replay (a WAL with a bad header, a rollback journal beside our WAL database) move
 //! aside first.
 //! Must not: delete, truncate or write into a file it has not checked; inspection uses a
-//! read-only connection, which never checkpoints a WAL into the file on close.
+//! query-only connection that never checkpoints a WAL into the file on close. It is not a
+//! read-only one: SQLite does not load a read-only database's CHECK constraints, so its
+//! `integrity_check` passes rows no constraint allows (found by `app/tests/history_power.rs`:
+//! a zeroed page passed the check at startup and failed it once the app had opened it).
+//! A WAL that holds no frame (too short for one, or its header all zero) is what a full
+//! disk or a power cut during its first write leaves; SQLite ignores it, and so does this.
 //! Easy to break: a crash must never be taken for damage — the kill campaign
 //! (`app/tests/history_crash.rs`) reopens through here after every SIGKILL and fails on any notice.
 
 use std::path::{Path, PathBuf};
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags};
 
 use super::error::HistoryError;
-use super::header::{check_main, wal_header_ok, Damage, FileCheck};
+use super::header::{check_main, wal_header, Damage, FileCheck, WalHeader};
 use super::quarantine::{set_aside, set_file_aside, with_suffix, SIDECARS};
 use super::schema::{schema_of, SCHEMA_VERSION};
 use super::store::HistoryStore;
@@ -82,7 +88,7 @@ fn decide(path: &Path, leftovers: &mut Vec<PathBuf>) -> Result<Outcome, String> 
         return Ok(Outcome::Opened(HistoryStore::create_new(path).map_err(|e| e.to_string())?));
     }
     leftovers.extend(set_leftovers_aside(path)?);
-    let wal_has_pages = std::fs::metadata(with_suffix(path, "-wal")).is_ok_and(|m| m.len() > 0);
+    let wal_has_pages = matches!(wal_header(&with_suffix(path, "-wal")), Ok(WalHeader::Sound));
     let verdict = match check_main(path, wal_has_pages).map_err(io)? {
         FileCheck::Missing => return Err(format!("{} vanished while it was checked", path.display())),
         FileCheck::Damaged(d) => Verdict::Damaged(d),
@@ -114,7 +120,13 @@ fn set_leftovers_aside(path: &Path) -> Result<Vec<PathBuf>, String> {
     let wal = with_suffix(path, "-wal");
     let bad_wal = match std::fs::symlink_metadata(&wal) {
         Ok(m) if !m.is_file() => true,
-        Ok(m) if m.len() > 0 => !wal_header_ok(&wal).map_err(|e| format!("reading {}: {e}", wal.display()))?,
+        Ok(m) if m.len() > 0 => {
+            let header = wal_header(&wal).map_err(|e| format!("reading {}: {e}", wal.display()))?;
+            match header {
+                WalHeader::Sound | WalHeader::Unwritten => false,
+                WalHeader::Bad => true,
+            }
+        }
         Ok(_) | Err(_) => false,
     };
     if bad_wal {
@@ -140,7 +152,8 @@ fn inspect_leaving_no_trace(path: &Path) -> Result<Verdict, String> {
         .collect();
     let verdict = inspect(path);
     for p in created {
-        let ours = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file() && (m.len() == 0 || !p.ends_with("-wal")));
+        let is_wal = p.to_string_lossy().ends_with("-wal");
+        let ours = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file() && (m.len() == 0 || !is_wal));
         if ours {
             std::fs::remove_file(&p).map_err(|e| format!("removing {}: {e}", p.display()))?;
         }
@@ -148,11 +161,16 @@ fn inspect_leaving_no_trace(path: &Path) -> Result<Verdict, String> {
     verdict
 }
 
-/// SQLite's verdict through a read-only connection: schema version, integrity, tables.
-/// Errors that are not damage (I/O, permissions, locks) are the `Err`.
+/// SQLite's verdict through a query-only connection that does not checkpoint on close:
+/// schema version, integrity (CHECK constraints included), tables. Errors that are not
+/// damage (I/O, permissions, locks) are the `Err`.
 fn inspect(path: &Path) -> Result<Verdict, String> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let looked = Connection::open_with_flags(path, flags).and_then(|conn| verdict(&conn));
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let looked = Connection::open_with_flags(path, flags).and_then(|conn| {
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        conn.pragma_update(None, "query_only", true)?;
+        verdict(&conn)
+    });
     match looked {
         Ok(v) => Ok(v),
         Err(e) if is_damage(&e) => Ok(Verdict::Damaged(Damage::Refused { reason: e.to_string() })),
