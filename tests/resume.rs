@@ -190,3 +190,62 @@ fn a_saved_chat_resumes_its_next_turn_without_replaying_the_history() {
     assert_eq!(got.generation.n_prefilled, want.generation.n_prefilled, "the same few tokens prefilled");
     assert!(got.generation.n_prefilled < resumed.tokens().len() / 2, "far less than the history");
 }
+
+/// A state is tied to each shard's SHA-256 where the checkpoint records one (here the
+/// Hugging Face cache's blob names): a copied cache whose times all changed still resumes,
+/// and a shard swapped for another file of the same size and time is refused.
+#[cfg(unix)]
+#[test]
+fn a_state_is_tied_to_the_hashes_the_checkpoint_records() {
+    use sha2::{Digest, Sha256};
+    let source = copy_checkpoint("tiny-mxfp4", "resume-hf-source");
+    let cache = scratch_dir("resume-hf-cache");
+    let (blobs, snapshot) = (cache.join("blobs"), cache.join("snapshots").join("c0ffee"));
+    std::fs::create_dir_all(&blobs).unwrap();
+    std::fs::create_dir_all(&snapshot).unwrap();
+    let mut shard_link = None;
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_owned();
+        if path.extension().is_some_and(|x| x == "safetensors") {
+            let bytes = std::fs::read(&path).unwrap();
+            let blob = blobs.join(hex(&Sha256::digest(&bytes)));
+            std::fs::write(&blob, &bytes).unwrap();
+            std::os::unix::fs::symlink(&blob, snapshot.join(&name)).unwrap();
+            shard_link = Some((snapshot.join(&name), blob, bytes));
+        } else if path.is_file() {
+            std::fs::copy(&path, snapshot.join(&name)).unwrap();
+        }
+    }
+    let (link, blob, bytes) = shard_link.unwrap();
+    let opts = EngineOptions::resident(&snapshot, Some(1));
+    let e = Engine::load(&opts).unwrap();
+    let mut s = e.new_session();
+    e.generate(&mut s, &golden("tiny-mxfp4").prompt, &params(2), &CancelToken::new(), &mut Recorder::default())
+        .unwrap();
+    let path = state_file("resume-hf-state");
+    e.save_session(&s, &path, serde_json::Value::Null).unwrap();
+
+    let saved_time = std::fs::metadata(&blob).unwrap().modified().unwrap();
+    // The cache copied elsewhere: every time changed, every hash the same.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::OpenOptions::new().write(true).open(&blob).unwrap().set_modified(later).unwrap();
+    assert!(Engine::load(&opts).unwrap().resume_session(&path).is_ok(), "same hashes, new times: resumes");
+
+    // Another file in the shard's place, of the same size and with the time it had when the
+    // state was saved (a writer that restores times): only the hash tells.
+    let mut other = bytes.clone();
+    *other.last_mut().unwrap() ^= 1;
+    let other_blob = blobs.join(hex(&Sha256::digest(&other)));
+    std::fs::write(&other_blob, &other).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&other_blob).unwrap().set_modified(saved_time).unwrap();
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&other_blob, &link).unwrap();
+    let reopened = Engine::load(&opts).unwrap();
+    assert!(refusal(&reopened, &path).contains("another file than when it was saved"));
+}
+
+#[cfg(unix)]
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

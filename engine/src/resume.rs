@@ -45,6 +45,11 @@ pub struct CheckpointIdentity {
     pub config_crc32: u32,
     /// `(file name, bytes, modification time in ns since the epoch)` of every shard.
     pub shards: Vec<(String, u64, u128)>,
+    /// Each shard's SHA-256 where the checkpoint's own records give one (the Hugging Face
+    /// cache's blob name, the store's manifest): `k3_io::provenance::recorded_sha256`.
+    /// Absent in states saved before 2026-12-07.
+    #[serde(default)]
+    pub sha256: Vec<Option<String>>,
 }
 
 impl CheckpointIdentity {
@@ -59,10 +64,12 @@ impl CheckpointIdentity {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             list.push((name, meta.len(), mtime.map_or(0, |d| d.as_nanos())));
         }
-        Ok(CheckpointIdentity { config_crc32: crc32fast::hash(&bytes), shards: list })
+        let sha256 = shards.iter().map(|p| k3_io::provenance::recorded_sha256(model_dir, p)).collect();
+        Ok(CheckpointIdentity { config_crc32: crc32fast::hash(&bytes), shards: list, sha256 })
     }
 
-    /// Why `saved` is not this checkpoint, in words (`None`: it is).
+    /// Why `saved` is not this checkpoint, in words (`None`: it is). A shard with a
+    /// recorded SHA-256 now and then is judged by it alone; others by name, size and time.
     fn mismatch(&self, saved: &CheckpointIdentity) -> Option<String> {
         if self.config_crc32 != saved.config_crc32 {
             return Some("it was saved with another config.json".into());
@@ -74,9 +81,28 @@ impl CheckpointIdentity {
                 self.shards.len()
             ));
         }
-        let changed = self.shards.iter().zip(&saved.shards).find(|(now, then)| now != then);
-        changed.map(|(now, _)| format!("shard {} changed since it was saved", now.0))
+        let hash = |id: &CheckpointIdentity, i: usize| id.sha256.get(i).cloned().flatten();
+        (0..self.shards.len()).find_map(|i| {
+            let (now, then) = (&self.shards[i], &saved.shards[i]);
+            match (hash(self, i), hash(saved, i)) {
+                (Some(a), Some(b)) if a != b => Some(format!(
+                    "shard {} is another file than when it was saved (SHA-256 {} then, {} now)",
+                    now.0,
+                    short(&b),
+                    short(&a)
+                )),
+                (Some(_), Some(_)) if now.0 != then.0 => Some(format!("shard {} changed since it was saved", now.0)),
+                (Some(_), Some(_)) => None,
+                _ if now != then => Some(format!("shard {} changed since it was saved", now.0)),
+                _ => None,
+            }
+        })
     }
+}
+
+/// The first 12 characters of a hash, enough to tell two apart in a message.
+fn short(hash: &str) -> &str {
+    hash.get(..12).unwrap_or(hash)
 }
 
 /// The JSON header.

@@ -15,7 +15,8 @@
 //! numbers), [`pressure`] (memory pressure as each system measures it), [`release`] (freed memory handed back to the OS after a replan) and
 //! [`storage`] (the seam where reads and the pack's writes meet the OS, replaceable by
 //! tests that inject faults), and [`pack`] (the interface of the engine's trunk packer,
-//! which the store's install pipeline runs).
+//! which the store's install pipeline runs), and [`provenance`] (a verified file's record
+//! and the SHA-256 a checkpoint's own records give a shard).
 //! Must not: be bypassed: every weight byte streamed at run time is read here.
 //! Easy to break: alignment of buffer, offset and length for O_DIRECT and NO_BUFFERING.
 
@@ -31,6 +32,7 @@ pub mod json;
 pub mod os;
 pub mod pack;
 pub mod pressure;
+pub mod provenance;
 pub mod reader;
 pub mod release;
 pub mod storage;

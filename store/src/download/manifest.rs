@@ -35,26 +35,7 @@ pub struct ManifestFile {
     pub verified: Option<VerifiedRecord>,
 }
 
-/// What a verified file looked like on disk when its hash matched.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct VerifiedRecord {
-    pub inode: u64,
-    pub size: u64,
-    pub mtime_ns: i64,
-}
-
-impl VerifiedRecord {
-    pub fn of(path: &Path) -> std::io::Result<VerifiedRecord> {
-        let m = std::fs::metadata(path)?;
-        Ok(VerifiedRecord { inode: inode(&m), size: m.len(), mtime_ns: mtime_ns(&m) })
-    }
-
-    /// Whether `path` still is the file that was verified.
-    pub fn still_matches(&self, path: &Path) -> bool {
-        VerifiedRecord::of(path).is_ok_and(|now| now == *self)
-    }
-}
+pub use k3_io::provenance::VerifiedRecord;
 
 impl Manifest {
     pub fn new(repo: &str, commit: &str, files: &[RepoFile]) -> Manifest {
@@ -151,23 +132,27 @@ fn to_json(m: &Manifest) -> StoreResult<Vec<u8>> {
         .map_err(|e| StoreError::BadManifest { path: PathBuf::from("manifest.json"), detail: e.to_string() })
 }
 
-/// The file's inode number (Unix); 0 on Windows, where std has no stable file index and the
-/// size and modification time identify the verified file.
-#[cfg(unix)]
-fn inode(m: &std::fs::Metadata) -> u64 {
-    std::os::unix::fs::MetadataExt::ino(m)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hub::FileHash;
 
-#[cfg(not(unix))]
-fn inode(_m: &std::fs::Metadata) -> u64 {
-    0
-}
-
-/// The modification time in nanoseconds since the Unix epoch (negative before it).
-fn mtime_ns(m: &std::fs::Metadata) -> i64 {
-    let Ok(modified) = m.modified() else { return 0 };
-    match modified.duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
-        Err(e) => i64::try_from(e.duration().as_nanos()).map_or(i64::MIN, |n| -n),
+    /// The engine reads this file through `k3_io::provenance` to tie saved states to the
+    /// shards' hashes: what the store writes, it must read.
+    #[test]
+    fn the_manifest_the_store_writes_names_each_verified_shards_hash_to_k3_io() {
+        let root = std::env::temp_dir().join(format!("k3-manifest-provenance-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join(".k3-desktop")).unwrap();
+        let sha = "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae";
+        let file = RepoFile { path: "m-1.safetensors".into(), size: 3, hash: FileHash::Sha256(sha.into()) };
+        std::fs::write(root.join(&file.path), b"foo").unwrap();
+        let manifest = root.join(k3_io::provenance::STORE_MANIFEST);
+        let store = ManifestStore::create(manifest, "o/n", "c", std::slice::from_ref(&file), None).unwrap();
+        let shard = root.join(&file.path);
+        assert_eq!(k3_io::provenance::recorded_sha256(&root, &shard), None, "not verified yet");
+        store.set_verified(&file.path, Some(VerifiedRecord::of(&shard).unwrap())).unwrap();
+        assert_eq!(k3_io::provenance::recorded_sha256(&root, &shard).as_deref(), Some(sha));
+        let _ = std::fs::remove_dir_all(&root);
     }
 }
