@@ -16,7 +16,8 @@
 //! [`storage`] (the seam where reads and the pack's writes meet the OS, replaceable by
 //! tests that inject faults), and [`pack`] (the interface of the engine's trunk packer,
 //! which the store's install pipeline runs), and [`provenance`] (a verified file's record
-//! and the SHA-256 a checkpoint's own records give a shard).
+//! and the SHA-256 a checkpoint's own records give a shard), and [`segment_sums`] (a
+//! shard's segment CRC32Cs, made while it downloads, that name its experts' CRCs).
 //! Must not: be bypassed: every weight byte streamed at run time is read here.
 //! Easy to break: alignment of buffer, offset and length for O_DIRECT and NO_BUFFERING.
 
@@ -35,6 +36,7 @@ pub mod pressure;
 pub mod provenance;
 pub mod reader;
 pub mod release;
+pub mod segment_sums;
 pub mod storage;
 pub mod sysinfo;
 

@@ -8,7 +8,9 @@
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
+use k3_io::segment_sums::{SegmentCrcs, SegmentPlan};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -40,6 +42,20 @@ pub fn hash_file_until(
     progress: &mut dyn FnMut(u64),
     stop: &dyn Fn() -> bool,
 ) -> StoreResult<Option<String>> {
+    hash_file_observed(path, hash, expected_size, (progress, &mut |_| {}), stop)
+}
+
+/// What sees every block of a file being hashed, in order.
+type Observe<'a> = dyn FnMut(&[u8]) + 'a;
+
+/// [`hash_file_until`] handing every block, in order, to `observe` as well.
+fn hash_file_observed(
+    path: &Path,
+    hash: &FileHash,
+    expected_size: u64,
+    (progress, observe): (&mut dyn FnMut(u64), &mut Observe<'_>),
+    stop: &dyn Fn() -> bool,
+) -> StoreResult<Option<String>> {
     let mut f = File::open(path).map_err(|e| StoreError::io(path, e))?;
     let len = f.metadata().map_err(|e| StoreError::io(path, e))?.len();
     if len != expected_size {
@@ -62,6 +78,7 @@ pub fn hash_file_until(
             break;
         }
         h.update(&buf[..n]);
+        observe(&buf[..n]);
         done += n as u64;
         k3_io::os::drop_cached(&f, 0, done);
         progress(n as u64);
@@ -70,6 +87,25 @@ pub fn hash_file_until(
         return Ok(None);
     }
     Ok(Some(hex::encode(h.finalize())))
+}
+
+/// [`file_matches`] that, for a shard, also computes its segment CRC32Cs
+/// (`k3_io::segment_sums`) from the same read, for the pack.
+pub fn file_matches_summing(
+    path: &Path,
+    file: &RepoFile,
+    progress: &mut dyn FnMut(u64),
+) -> StoreResult<(bool, Option<SegmentCrcs>)> {
+    let plan = file.is_shard().then(|| SegmentPlan::of_file(path).ok()).flatten();
+    let mut segments = plan.map(|p| SegmentCrcs::new(Arc::new(p)));
+    let mut observe = |bytes: &[u8]| {
+        if let Some(s) = &mut segments {
+            s.update(bytes);
+        }
+    };
+    let got = hash_file_observed(path, &file.hash, file.size, (progress, &mut observe), &|| false)?;
+    let matches = got.as_deref() == Some(file.hash.etag());
+    Ok((matches, segments.filter(|_| matches)))
 }
 
 /// Whether `path` holds exactly `file` (size and hash).

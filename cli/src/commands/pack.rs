@@ -52,12 +52,13 @@ pub fn pack(args: PackArgs) -> Result<(), Failure> {
             "trunk_bin": summary.trunk_bin, "trunk_json": summary.trunk_json,
             "payload_bytes": summary.payload_bytes, "file_bytes": summary.file_bytes, "seconds": secs,
             "expert_table": summary.expert_table, "expert_bytes": summary.expert_bytes,
+            "experts_from_download": summary.experts_from_download, "experts_read": summary.experts_read,
             "codec": codec.name(),
         });
         outln!("{v}");
     } else {
         outln!(
-            "packed {} of trunk into {} ({} {}) and a CRC32C of each routed expert ({} read) into {} in {secs:.1} s",
+            "packed {} of trunk into {} ({} {}) and a CRC32C of each routed expert ({} of experts: {} named from the download's checksums, {} read) into {} in {secs:.1} s",
             format_bytes(summary.payload_bytes),
             summary.trunk_bin.display(),
             format_bytes(summary.file_bytes),
@@ -67,6 +68,8 @@ pub fn pack(args: PackArgs) -> Result<(), Failure> {
                     format!("coded, {:.3} × the run", summary.file_bytes as f64 / summary.payload_bytes.max(1) as f64),
             },
             format_bytes(summary.expert_bytes),
+            summary.experts_from_download,
+            summary.experts_read,
             summary.expert_table.display()
         );
     }

@@ -46,6 +46,55 @@ fn download_verifies_every_file_packs_the_trunk_and_the_model_generates_its_gold
     let _ = std::fs::remove_dir_all(&store);
 }
 
+/// Issue 44 item 1: the download computes each shard's segment CRC32Cs as the bytes stream
+/// in, and `k3 pack` names every routed expert's CRC32C from them without reading an
+/// expert; the table is byte for byte the one reading every expert makes. A shard changed
+/// since it was verified is read again.
+#[test]
+fn the_pack_names_every_experts_crc_from_the_downloads_sums_and_reads_none() {
+    let hub = FakeHub::start(vec![repo(COMMIT_A, 0)], COMMIT_A);
+    let store = tmp("segment-sums");
+    assert!(k3_download(&hub, &store, &["--no-pack"]).output().unwrap().status.success());
+    assert!(assert_segment_sums_match(&store, &repo(COMMIT_A, 0)) > 0);
+    let pack = |out: &Path| -> Value {
+        let done = Command::new(env!("CARGO_BIN_EXE_k3"))
+            .args(["pack", "--model"])
+            .arg(&store)
+            .arg("--out")
+            .arg(out)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+        let text = String::from_utf8_lossy(&done.stdout);
+        serde_json::from_str(text.lines().last().unwrap()).unwrap()
+    };
+    let (named, read) = (store.join("pack-named"), store.join("pack-read"));
+    let first = pack(&named);
+    let experts = first["experts_from_download"].as_u64().unwrap();
+    assert!(experts > 0, "{first}");
+    assert_eq!(first["experts_read"], 0, "no expert read: {first}");
+    let (sums, kept) = (store.join(".k3-desktop/crc32c"), store.join("crc32c-kept"));
+    std::fs::rename(&sums, &kept).unwrap();
+    let second = pack(&read);
+    assert_eq!((second["experts_from_download"].as_u64(), second["experts_read"].as_u64()), (Some(0), Some(experts)));
+    let table = |dir: &Path| std::fs::read(dir.join("experts.crc32c.json")).unwrap();
+    assert!(table(&named) == table(&read), "the tables differ");
+    let layers = |dir: &Path| serde_json::from_slice::<Value>(&table(dir)).unwrap()["layers"].clone();
+
+    // A shard changed after it was verified is not named from its old sums.
+    std::fs::rename(&kept, &sums).unwrap();
+    let shard = repo(COMMIT_A, 0).files.iter().find(|f| f.path.ends_with(".safetensors")).unwrap().path.clone();
+    let f = std::fs::OpenOptions::new().write(true).open(store.join(&shard)).unwrap();
+    f.set_modified(std::time::SystemTime::now() + Duration::from_secs(5)).unwrap();
+    let third = pack(&store.join("pack-changed"));
+    let (named_now, read_now) =
+        (third["experts_from_download"].as_u64().unwrap(), third["experts_read"].as_u64().unwrap());
+    assert!(read_now > 0 && named_now + read_now == experts, "the changed shard's experts were read: {third}");
+    assert!(layers(&store.join("pack-changed")) == layers(&read), "the same bytes, the same CRCs");
+    let _ = std::fs::remove_dir_all(&store);
+}
+
 #[test]
 fn every_protocol_lie_of_dl_04_to_16_is_survived() {
     let hub = FakeHub::start(vec![repo(COMMIT_A, 0)], COMMIT_A);
@@ -175,6 +224,7 @@ fn an_existing_local_dir_copy_is_adopted_in_place_and_a_corrupt_byte_in_it_is_ca
         "only the corrupt file is fetched again"
     );
     assert_store_complete(&store, &r);
+    assert!(assert_segment_sums_match(&store, &r) > 0, "shards adopted in place keep segment sums");
     let _ = std::fs::remove_dir_all(&store);
 }
 
@@ -246,6 +296,8 @@ fn a_hugging_face_cache_copy_is_adopted_by_link_and_a_corrupt_blob_in_it_is_caug
     let linked = store.join(EXTRAS[0].0);
     assert!(std::fs::symlink_metadata(&linked).unwrap().file_type().is_symlink(), "adopted by copying");
     assert!(std::fs::read_link(&linked).unwrap().starts_with(std::fs::canonicalize(&cache).unwrap()));
+    // Shards hashed in the cache and the one downloaded alike keep their segment sums.
+    assert!(assert_segment_sums_match(&store, &r) > 0);
     golden_tokens_from(&store, None);
     let _ = std::fs::remove_dir_all(&store);
     let _ = std::fs::remove_dir_all(store.with_extension("hf-home"));

@@ -80,6 +80,7 @@ fn dl_01_and_dl_02_kills_at_random_points_and_at_each_crash_point_resume_from_th
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     check_resume(&hub, &before, &sent);
     assert_store_complete(&store, &repo(COMMIT_A, 0));
+    assert!(assert_segment_sums_match(&store, &repo(COMMIT_A, 0)) > 0, "segment sums survive every resume");
     golden_tokens_from(&store, None);
     eprintln!("kills: {kills}; bytes the server had sent past the durable end, per file per kill: worst {worst_refetch}, total {total_refetch} (chunk {CHUNK})");
     let _ = std::fs::remove_dir_all(&store);

@@ -3,10 +3,12 @@
 //!
 //! Owns: the table file `experts.crc32c.json` beside `trunk.json` (`format`, `sources` —
 //! the same shard identity `trunk.json` records —, `n_layers`, and per layer one CRC32C per
-//! expert, empty for dense layers), computing it ([`pack_expert_sums`]: every expert read
-//! exactly as the cache reads it — one contiguous window through the shared
-//! `io::Reader`, so the CRC is over the same bytes in the same order — resumable per layer
-//! through `experts.crc32c-progress.json`), and reading it back strictly
+//! expert, empty for dense layers), computing it ([`pack_expert_sums`]: an expert of a
+//! shard the download kept segment sums for (`k3_io::segment_sums`, while the shard is
+//! still the verified file) gets the CRC combined from its tensors' segments, read from
+//! nothing; any other is read exactly as the cache reads it — one contiguous window
+//! through the shared `io::Reader`, so the CRC is over the same bytes in the same order —
+//! resumable per layer through `experts.crc32c-progress.json`), and reading it back strictly
 //! ([`open_expert_sums`]: a table for other shard data is refused as stale).
 //! Must not: record a CRC for an expert whose tensors are not one contiguous run (the pack
 //! refuses it, naming the expert), or accept a table that does not cover every expert.
@@ -25,6 +27,7 @@ use crate::io::direct::widen;
 use crate::io::storage::{write_file_synced, WriteStorage};
 use crate::io::{Blob, Checksum, DirectFile, ReadPattern, Reader, Urgency};
 use crate::stream::expert_dir::{locate, Placement};
+use k3_io::segment_sums::SegmentSums;
 
 /// The table's file name, beside `trunk.json`.
 pub const EXPERT_TABLE: &str = "experts.crc32c.json";
@@ -83,9 +86,18 @@ pub fn expert_bytes_total(cfg: &ModelConfig, index: &TensorIndex) -> Result<u64>
 /// Progress of the table: `(layer_idx, bytes)` after each expert.
 pub type SumsProgress<'a> = &'a mut dyn FnMut(usize, u64);
 
+/// The table being made: where it goes, and how many experts' CRCs came from the
+/// download's segment sums rather than a read.
+pub struct SumsMade {
+    /// `out_dir/experts.crc32c.json.partial`; the caller renames it into place.
+    pub partial: PathBuf,
+    pub from_download: usize,
+    pub read: usize,
+}
+
 /// Computes the table of the checkpoint into `out_dir/experts.crc32c.json.partial`
 /// (resuming after the last layer an interrupted run finished when its note names the same
-/// `sources`) and returns that path; the caller renames it into place.
+/// `sources`).
 pub fn pack_expert_sums(
     cfg: &ModelConfig,
     index: &TensorIndex,
@@ -93,33 +105,46 @@ pub fn pack_expert_sums(
     sources: &[Value],
     storage: &dyn WriteStorage,
     progress: SumsProgress,
-) -> Result<PathBuf> {
+) -> Result<SumsMade> {
     let note = out_dir.join(PROGRESS_FILE);
     let mut layers = resumable(&note, sources, cfg);
     for (l, done) in layers.iter().enumerate() {
         let bytes: u64 = (0..done.len()).map(|e| locate(index, l, e).map(|x| x.1)).sum::<Result<u64>>()?;
         progress(l, bytes);
     }
+    let downloaded: Vec<Option<SegmentSums>> =
+        index.shard_paths().iter().map(|p| SegmentSums::load(index.dir(), p)).collect();
     let files = index.shard_paths().iter().map(|p| DirectFile::open(p)).collect::<k3_io::Result<Vec<_>>>()?;
     let reader = Reader::new(ReadPattern::DEFAULT)?;
     let mut blobs: Vec<Blob> = (0..IN_FLIGHT).map(|_| Blob::zeroed(0)).collect();
+    let (mut from_download, mut read) = (0, 0);
     for l in layers.len()..cfg.n_layers {
         let places = (0..experts_in(cfg, l)).map(|e| contiguous(index, l, e)).collect::<Result<Vec<_>>>()?;
-        let mut sums = Vec::with_capacity(places.len());
-        for batch in places.chunks(IN_FLIGHT) {
-            for (crc, &(_, _, len)) in read_batch(&reader, &files, batch, &mut blobs)?.into_iter().zip(batch) {
-                sums.push(crc);
-                progress(l, len as u64);
+        let known = |&(shard, start, len): &(usize, u64, usize)| {
+            downloaded[shard].as_ref().and_then(|s| s.range_crc(start, start + len as u64))
+        };
+        let mut sums: Vec<Option<u32>> = places.iter().map(known).collect();
+        for (&(_, _, len), _) in places.iter().zip(&sums).filter(|(_, s)| s.is_some()) {
+            progress(l, len as u64);
+            from_download += 1;
+        }
+        let unknown: Vec<usize> = (0..places.len()).filter(|&e| sums[e].is_none()).collect();
+        for batch in unknown.chunks(IN_FLIGHT) {
+            let batch_places: Vec<_> = batch.iter().map(|&e| places[e]).collect();
+            for (crc, &e) in read_batch(&reader, &files, &batch_places, &mut blobs)?.into_iter().zip(batch) {
+                sums[e] = Some(crc);
+                progress(l, places[e].2 as u64);
+                read += 1;
             }
         }
-        layers.push(sums);
+        layers.push(sums.into_iter().flatten().collect());
         let done = json!({ "format": FORMAT, "sources": sources, "layers": layers });
         write_synced(storage, &note, done.to_string().as_bytes())?;
     }
     let table = json!({ "format": FORMAT, "sources": sources, "n_layers": cfg.n_layers, "layers": layers });
     let partial = out_dir.join(format!("{EXPERT_TABLE}.partial"));
     write_synced(storage, &partial, table.to_string().as_bytes())?;
-    Ok(partial)
+    Ok(SumsMade { partial, from_download, read })
 }
 
 /// Experts read at once while packing (each with its own buffer: memory stays bounded).

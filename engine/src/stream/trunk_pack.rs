@@ -52,9 +52,13 @@ pub struct PackSummary {
     pub trunk_json: PathBuf,
     pub payload_bytes: u64,
     pub file_bytes: u64,
-    /// The expert checksum table and the expert bytes read to make it.
+    /// The expert checksum table and the routed experts' bytes it covers.
     pub expert_table: PathBuf,
     pub expert_bytes: u64,
+    /// Experts whose CRC32C came from the download's segment sums (nothing read), and
+    /// experts read to compute it.
+    pub experts_from_download: usize,
+    pub experts_read: usize,
     /// Layers taken from an interrupted pack instead of copied again.
     pub resumed_layers: usize,
 }
@@ -152,7 +156,7 @@ pub fn pack_trunk_with(
         let _ = storage.remove_file(&progress_path);
         return Err(e);
     }
-    let table_tmp = pack_expert_sums(&cfg, &index, out_dir, &sources, storage, &mut |layer_idx, n| {
+    let made = pack_expert_sums(&cfg, &index, out_dir, &sources, storage, &mut |layer_idx, n| {
         bytes_done += n;
         let stage = PackStage::ExpertSums;
         progress(PackProgress { stage, layer_idx, n_layers: runs.len(), bytes_done, bytes_total });
@@ -167,7 +171,7 @@ pub fn pack_trunk_with(
     });
     write_synced(storage, &json_tmp, manifest.to_string().as_bytes())?;
     storage.rename(&bin_tmp, &bin).map_err(|e| Error::io(&bin, e))?;
-    storage.rename(&table_tmp, &table).map_err(|e| Error::io(&table, e))?;
+    storage.rename(&made.partial, &table).map_err(|e| Error::io(&table, e))?;
     storage.rename(&json_tmp, &json_path).map_err(|e| Error::io(&json_path, e))?;
     storage.sync_dir(out_dir).map_err(|e| Error::io(out_dir, e))?;
     let _ = storage.remove_file(&progress_path);
@@ -179,6 +183,8 @@ pub fn pack_trunk_with(
         file_bytes: file_off,
         expert_table: table,
         expert_bytes,
+        experts_from_download: made.from_download,
+        experts_read: made.read,
         resumed_layers,
     })
 }

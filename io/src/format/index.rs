@@ -144,6 +144,11 @@ impl TensorIndex {
     }
 
     /// The shard files, in the order `TensorInfo::shard_idx` refers to.
+    /// The model folder the shards are in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     pub fn shard_paths(&self) -> &[PathBuf] {
         &self.shard_paths
     }

@@ -12,10 +12,12 @@ use tokio_util::sync::CancellationToken;
 use super::events::{DownloadEvent, EventSink, FileState};
 use super::failpoint;
 use super::layout::StoreLayout;
+use k3_io::segment_sums::{sidecar_path, SegmentCrcs};
+
 use super::manifest::{ManifestStore, VerifiedRecord};
 use super::options::DownloadOptions;
 use super::progress::Tracker;
-use crate::durable::write_atomic;
+use crate::durable::{create_dirs, write_atomic};
 use crate::error::{StoreError, StoreResult};
 use crate::hub::{HubClient, RepoFile};
 use crate::retry::Backoff;
@@ -81,8 +83,9 @@ impl Context {
         })?
     }
 
-    /// `file` sits verified at its final name: write `hf`'s metadata, then our record.
-    pub async fn record_verified(&self, file: &RepoFile) -> StoreResult<()> {
+    /// `file` sits verified at its final name: write `hf`'s metadata, the shard's segment
+    /// sums (when `segments` were computed over its bytes), then our record.
+    pub async fn record_verified(&self, file: &RepoFile, segments: Option<SegmentCrcs>) -> StoreResult<()> {
         let (layout, manifest, file, commit) =
             (self.layout.clone(), self.manifest.clone(), file.clone(), self.commit.clone());
         let path = file.path.clone();
@@ -97,6 +100,14 @@ impl Context {
             failpoint::hit(failpoint::AFTER_MARKER);
             let dest = layout.file(&file.path);
             let record = VerifiedRecord::of(&dest).map_err(|e| StoreError::io(&dest, e))?;
+            if let Some(sums) = segments.and_then(|s| s.finish(record)) {
+                let sidecar = sidecar_path(layout.root(), &file.path);
+                let bytes = sums.to_json().map_err(|e| StoreError::io(&sidecar, std::io::Error::other(e)))?;
+                if let Some(dir) = sidecar.parent() {
+                    create_dirs(dir)?;
+                }
+                write_atomic(&sidecar, &bytes)?;
+            }
             manifest.set_verified(&file.path, Some(record))
         })
         .await?;

@@ -7,7 +7,10 @@
 //! not start at the durable end, keep bytes past the file's size, or rename a file whose
 //! hash did not match (a mismatch re-downloads once, then stops with both hashes).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use k3_io::segment_sums::SegmentPlan;
 
 use super::context::Context;
 use super::events::{DownloadEvent, FileState};
@@ -32,14 +35,29 @@ enum AttemptEnd {
 }
 
 /// Fetches `file` (hash `sha256`) into the store, or returns why it cannot.
-pub async fn fetch_lfs(ctx: &Context, idx: usize, file: &RepoFile, sha256: &str) -> StoreResult<()> {
+/// A shard's `plan` makes the download compute its segment CRC32Cs too, kept beside it
+/// for the pack.
+pub async fn fetch_lfs(
+    ctx: &Context,
+    idx: usize,
+    file: &RepoFile,
+    sha256: &str,
+    plan: Option<Arc<SegmentPlan>>,
+) -> StoreResult<()> {
     let mut mismatches = 0;
     loop {
         let part = ctx
             .blocking({
                 let (layout, file, sha, commit) =
                     (ctx.layout.clone(), file.clone(), sha256.to_string(), ctx.commit.clone());
-                move || PartialFile::open(&layout, &file, &sha, &commit)
+                let plan = plan.clone();
+                move || {
+                    let mut part = PartialFile::open(&layout, &file, &sha, &commit)?;
+                    if let Some(plan) = plan {
+                        part.track_segments(plan)?;
+                    }
+                    Ok(part)
+                }
             })
             .await?;
         if part.durable_end() > 0 {
@@ -53,8 +71,9 @@ pub async fn fetch_lfs(ctx: &Context, idx: usize, file: &RepoFile, sha256: &str)
         let got = part.digest();
         if got == sha256 {
             let dest = ctx.layout.file(&file.path);
+            let segments = part.segments();
             ctx.blocking(move || part.commit_to(&dest)).await?;
-            return ctx.record_verified(file).await;
+            return ctx.record_verified(file, segments).await;
         }
         mismatches += 1;
         ctx.blocking(move || part.discard()).await?;

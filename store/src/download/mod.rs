@@ -33,6 +33,8 @@ pub mod writer;
 
 use std::sync::Arc;
 
+use k3_io::segment_sums::SegmentCrcs;
+
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -51,7 +53,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::hub::names::is_commit;
 use crate::hub::{FileHash, HubClient, RepoFile};
 use crate::retry::Backoff;
-use crate::verify::file_matches;
+use crate::verify::file_matches_summing;
 
 /// What a finished download holds.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -286,48 +288,48 @@ async fn adopt_or_fetch(ctx: &Arc<Context>, idx: usize, f: &RepoFile) -> StoreRe
     if dest.is_file() {
         ctx.file_state(&f.path, FileState::Verifying, Some("already on disk: hashing it in place".into()));
         let (path, file) = (dest.clone(), f.clone());
-        if ctx.blocking(move || file_matches(&path, &file, &mut |_| {})).await? {
+        let (matches, segments) = ctx.blocking(move || file_matches_summing(&path, &file, &mut |_| {})).await?;
+        if matches {
             ctx.tracker.set_have(idx, f.size);
-            return ctx.record_verified(f).await;
+            return ctx.record_verified(f, segments).await;
         }
         ctx.notice(&f.path, "the copy on disk does not match the pinned hash; downloading it".into());
     } else if let Some(blob) = hf_cache::cached_blob(&ctx.hub.settings().hub_cache, &ctx.opts.repo, &ctx.commit, f) {
-        if adopt_cached(ctx, f, &blob, &dest).await? {
+        if let Some(segments) = adopt_cached(ctx, f, &blob, &dest).await? {
             ctx.tracker.set_have(idx, f.size);
-            return ctx.record_verified(f).await;
+            return ctx.record_verified(f, segments).await;
         }
     }
     match &f.hash {
         FileHash::GitBlob(id) => small::fetch_git_file(ctx, f, id).await,
         FileHash::Sha256(sha) => {
-            if f.is_shard() {
-                header::check_remote_header(ctx, f).await?;
-            }
-            fetch::fetch_lfs(ctx, idx, f, sha).await
+            let plan = if f.is_shard() { Some(header::check_remote_header(ctx, f).await?) } else { None };
+            fetch::fetch_lfs(ctx, idx, f, sha, plan).await
         }
     }
 }
 
 /// Hashes the Hugging Face cache's `blob` in place and, when it is `f`, links it into the
-/// store at `dest`.
+/// store at `dest`; `Some` (with a shard's segment sums) when it did.
 async fn adopt_cached(
     ctx: &Arc<Context>,
     f: &RepoFile,
     blob: &std::path::Path,
     dest: &std::path::Path,
-) -> StoreResult<bool> {
+) -> StoreResult<Option<Option<SegmentCrcs>>> {
     ctx.file_state(
         &f.path,
         FileState::Verifying,
         Some(format!("found in the Hugging Face cache ({}): hashing it in place", blob.display())),
     );
     let (path, file) = (blob.to_path_buf(), f.clone());
-    if !ctx.blocking(move || file_matches(&path, &file, &mut |_| {})).await? {
+    let (matches, segments) = ctx.blocking(move || file_matches_summing(&path, &file, &mut |_| {})).await?;
+    if !matches {
         ctx.notice(
             &f.path,
             format!("the Hugging Face cache's copy {} does not match the pinned hash; downloading it", blob.display()),
         );
-        return Ok(false);
+        return Ok(None);
     }
     let (blob, dest) = (blob.to_path_buf(), dest.to_path_buf());
     ctx.blocking(move || {
@@ -338,7 +340,7 @@ async fn adopt_cached(
     })
     .await?;
     ctx.notice(&f.path, "adopted from the Hugging Face cache (linked, not copied)".into());
-    Ok(true)
+    Ok(Some(segments))
 }
 
 /// `config.json`, once fetched, must be a Kimi K3 config before any shard is fetched.

@@ -14,7 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use k3_io::storage::{write_all_at, OpenMode, OsStorage, StoredFile, WriteStorage};
+use k3_io::segment_sums::{SegmentCrcs, SegmentPlan};
+use k3_io::storage::{read_exact_at, write_all_at, OpenMode, OsStorage, StoredFile, WriteStorage};
 
 use sha2::{Digest, Sha256};
 
@@ -31,10 +32,42 @@ pub struct PartialFile {
     path: PathBuf,
     journal: Journal,
     header: JournalHeader,
-    hasher: Sha256,
+    sums: RunningSums,
     end: u64,
     next_index: u64,
 }
+
+/// What runs over a partial file's bytes in order: the SHA-256 the hub pins, and for a
+/// shard the segment CRC32Cs the pack names its experts' checksums from.
+#[derive(Clone)]
+struct RunningSums {
+    sha: Sha256,
+    segments: Option<SegmentCrcs>,
+}
+
+impl RunningSums {
+    fn new(sha: Sha256) -> RunningSums {
+        RunningSums { sha, segments: None }
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        self.sha.update(bytes);
+        if let Some(s) = &mut self.segments {
+            s.update(bytes);
+        }
+    }
+
+    /// Both again from byte 0.
+    fn restart(&mut self) {
+        self.sha = Sha256::new();
+        if let Some(s) = &mut self.segments {
+            *s = SegmentCrcs::new(s.plan());
+        }
+    }
+}
+
+/// Bytes read at once when the segment sums catch up with a resumed prefix.
+const CATCH_UP_BYTES: u64 = 8 << 20;
 
 impl PartialFile {
     /// Opens the partial of `file`, continuing from its journal when that is intact, or
@@ -75,14 +108,38 @@ impl PartialFile {
                 path,
                 journal,
                 header,
-                hasher: resume.hasher,
+                sums: RunningSums::new(resume.hasher),
                 end: resume.end,
                 next_index: resume.next_index,
             });
         }
         data.set_len(0).map_err(|e| StoreError::io(&path, e))?;
         let journal = Journal::create(&*storage, &journal_path, &header)?;
-        Ok(PartialFile { storage, file: data, path, journal, header, hasher: Sha256::new(), end: 0, next_index: 0 })
+        let sums = RunningSums::new(Sha256::new());
+        Ok(PartialFile { storage, file: data, path, journal, header, sums, end: 0, next_index: 0 })
+    }
+
+    /// Computes the segment CRC32Cs of `plan` (this file is a shard) along with the hash
+    /// from now on. A resumed durable prefix is read once more for them, now: the journal
+    /// keeps no segment state (a resume is rare, and one shard's prefix is at most its size).
+    pub fn track_segments(&mut self, plan: Arc<SegmentPlan>) -> StoreResult<()> {
+        let mut segments = SegmentCrcs::new(plan);
+        let mut buf = vec![0u8; CATCH_UP_BYTES.min(self.end) as usize];
+        let mut at = 0;
+        while at < self.end {
+            let n = (self.end - at).min(CATCH_UP_BYTES) as usize;
+            read_exact_at(&*self.file, &mut buf[..n], at).map_err(|e| StoreError::io(&self.path, e))?;
+            segments.update(&buf[..n]);
+            at += n as u64;
+        }
+        self.sums.segments = Some(segments);
+        Ok(())
+    }
+
+    /// The shard's segment CRC32Cs over the durable bytes (`None` for a file that is not
+    /// a shard); [`SegmentCrcs::finish`] makes the sidecar once the file is verified.
+    pub fn segments(&self) -> Option<SegmentCrcs> {
+        self.sums.segments.clone()
     }
 
     /// Bytes durable on disk (and covered by the hash).
@@ -101,7 +158,7 @@ impl PartialFile {
 
     /// The hash as it stands at the durable end, to hash the chunks after it.
     pub fn hasher(&self) -> ChunkHasher {
-        ChunkHasher { sha: self.hasher.clone(), next_index: self.next_index, end: self.end }
+        ChunkHasher { sums: self.sums.clone(), next_index: self.next_index, end: self.end }
     }
 
     /// Makes `chunks` (written at the durable end, in order, by [`write_chunk`]) durable
@@ -120,7 +177,7 @@ impl PartialFile {
             return Err(e);
         }
         self.end = last.record.end;
-        self.hasher = last.sha.clone();
+        self.sums = last.sums.clone();
         self.next_index = last.record.index + 1;
         Ok(())
     }
@@ -146,7 +203,7 @@ impl PartialFile {
     pub fn restart(&mut self) -> StoreResult<()> {
         self.file.set_len(0).map_err(|e| StoreError::io(&self.path, e))?;
         self.journal.reset(&self.header)?;
-        self.hasher = Sha256::new();
+        self.sums.restart();
         self.end = 0;
         self.next_index = 0;
         Ok(())
@@ -154,7 +211,7 @@ impl PartialFile {
 
     /// The SHA-256 of the whole file (hex), once every byte is durable.
     pub fn digest(&self) -> String {
-        hex::encode(self.hasher.clone().finalize())
+        hex::encode(self.sums.sha.clone().finalize())
     }
 
     /// Moves the verified file to `dest` durably and drops the journal. Call only after
@@ -191,7 +248,7 @@ pub fn write_chunk(data: &dyn StoredFile, chunk: &[u8], at: u64) -> std::io::Res
 /// The SHA-256 running past the durable end, moved to a hashing thread and back: each
 /// chunk's journal record (its CRC-32 and the state after it) is made here.
 pub struct ChunkHasher {
-    sha: Sha256,
+    sums: RunningSums,
     next_index: u64,
     end: u64,
 }
@@ -199,13 +256,13 @@ pub struct ChunkHasher {
 /// A chunk hashed: its journal record and the SHA-256 state after it.
 pub struct HashedChunk {
     pub record: ChunkRecord,
-    sha: Sha256,
+    sums: RunningSums,
 }
 
 impl ChunkHasher {
     /// Hashes the next chunk (the bytes at this hasher's end).
     pub fn hash(&mut self, chunk: &[u8]) -> HashedChunk {
-        self.sha.update(chunk);
+        self.sums.update(chunk);
         let start = self.end;
         self.end += chunk.len() as u64;
         let record = ChunkRecord {
@@ -213,10 +270,10 @@ impl ChunkHasher {
             start,
             end: self.end,
             crc32: crc32fast::hash(chunk),
-            state: state_hex(&self.sha),
+            state: state_hex(&self.sums.sha),
         };
         self.next_index += 1;
-        HashedChunk { record, sha: self.sha.clone() }
+        HashedChunk { record, sums: self.sums.clone() }
     }
 }
 

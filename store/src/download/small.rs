@@ -39,7 +39,7 @@ pub async fn fetch_git_file(ctx: &Context, file: &RepoFile, blob_id: &str) -> St
         if got == blob_id {
             let dest = ctx.layout.file(&file.path);
             ctx.blocking(move || write_atomic(&dest, &bytes)).await?;
-            return ctx.record_verified(file).await;
+            return ctx.record_verified(file, None).await;
         }
         if attempt == 1 {
             return Err(StoreError::HashMismatch { path: file.path.clone(), expected: blob_id.into(), got });

@@ -111,6 +111,24 @@ pub fn assert_store_complete(store: &Path, repo: &HubRepo) {
     );
 }
 
+/// Each shard of `repo` the download fetched has its segment sums beside it, equal to
+/// sums computed from the bytes on disk now; returns how many shards.
+pub fn assert_segment_sums_match(store: &Path, repo: &HubRepo) -> usize {
+    use k3_io::provenance::VerifiedRecord;
+    use k3_io::segment_sums::{SegmentCrcs, SegmentPlan, SegmentSums};
+    let mut shards = 0;
+    for f in repo.files.iter().filter(|f| f.path.ends_with(".safetensors")) {
+        let path = store.join(&f.path);
+        let mut want = SegmentCrcs::new(std::sync::Arc::new(SegmentPlan::of_file(&path).unwrap()));
+        want.update(&std::fs::read(&path).unwrap());
+        let want = want.finish(VerifiedRecord::of(&path).unwrap()).unwrap();
+        let got = SegmentSums::load(store, &path).unwrap_or_else(|| panic!("{}: no segment sums", f.path));
+        assert_eq!(got, want, "{}: the segment sums are not those of its bytes", f.path);
+        shards += 1;
+    }
+    shards
+}
+
 pub fn golden_tokens_from(store: &Path, trunk: Option<&Path>) {
     let golden: Value =
         serde_json::from_slice(&std::fs::read(fixture("tiny-mxfp4/golden/golden.json")).unwrap()).unwrap();
