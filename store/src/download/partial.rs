@@ -1,6 +1,7 @@
 //! A file being downloaded: its bytes under `.k3-desktop/partial/`, the SHA-256 of
-//! everything durable so far, and the journal that lets a new process continue from the
-//! last durable chunk without reading the file again.
+//! everything durable so far (and a shard's segment CRC32Cs, `k3_io::segment_sums`, which
+//! the pack names experts' checksums from), and the journal that lets a new process
+//! continue from the last durable chunk.
 //!
 //! Owns: [`PartialFile`], [`ChunkHasher`] and the order of a group's steps: its chunks
 //! written (and hashed, on another thread) → `fdatasync` → their journal records appended
