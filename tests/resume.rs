@@ -62,6 +62,16 @@ fn saved(name: &str, path: &Path) -> Engine {
     e
 }
 
+/// Loads tiny-mxfp4 from `opts`, answers its golden prompt with 2 tokens and saves the
+/// session at `path`.
+fn save_one_turn(opts: &EngineOptions, path: &Path) {
+    let e = Engine::load(opts).unwrap();
+    let mut s = e.new_session();
+    e.generate(&mut s, &golden("tiny-mxfp4").prompt, &params(2), &CancelToken::new(), &mut Recorder::default())
+        .unwrap();
+    e.save_session(&s, path, serde_json::Value::Null).unwrap();
+}
+
 fn refusal(e: &Engine, path: &Path) -> String {
     match e.resume_session(path) {
         Err(err @ Error::StateFile { .. }) => {
@@ -84,12 +94,8 @@ fn a_state_of_another_checkpoint_or_a_changed_shard_is_refused() {
     // The same config over a shard rewritten since (size kept, time changed).
     let dir = copy_checkpoint("tiny-mxfp4", "resume-shard");
     let opts = EngineOptions::resident(&dir, Some(1));
-    let e = Engine::load(&opts).unwrap();
-    let mut s = e.new_session();
-    e.generate(&mut s, &golden("tiny-mxfp4").prompt, &params(2), &CancelToken::new(), &mut Recorder::default())
-        .unwrap();
     let path = state_file("resume-shard-state");
-    e.save_session(&s, &path, serde_json::Value::Null).unwrap();
+    save_one_turn(&opts, &path);
     let shard = std::fs::read_dir(&dir)
         .unwrap()
         .map(|d| d.unwrap().path())
@@ -219,12 +225,8 @@ fn a_state_is_tied_to_the_hashes_the_checkpoint_records() {
     }
     let (link, blob, bytes) = shard_link.unwrap();
     let opts = EngineOptions::resident(&snapshot, Some(1));
-    let e = Engine::load(&opts).unwrap();
-    let mut s = e.new_session();
-    e.generate(&mut s, &golden("tiny-mxfp4").prompt, &params(2), &CancelToken::new(), &mut Recorder::default())
-        .unwrap();
     let path = state_file("resume-hf-state");
-    e.save_session(&s, &path, serde_json::Value::Null).unwrap();
+    save_one_turn(&opts, &path);
 
     let saved_time = std::fs::metadata(&blob).unwrap().modified().unwrap();
     // The cache copied elsewhere: every time changed, every hash the same.
