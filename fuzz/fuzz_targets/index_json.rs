@@ -1,5 +1,6 @@
 //! `model.safetensors.index.json` checked against the shard headers
-//! (`TensorIndex::from_heads` with the micro checkpoint's headers, `data/micro.ckpt`).
+//! (`TensorIndex::check_index_file_text`, the last check of `TensorIndex::from_heads`, over
+//! the micro checkpoint's headers, `data/micro.ckpt`, parsed once).
 //!
 //! Invariants of an accepted index, checked with serde_json and this target's own
 //! duplicate-key scan: no object repeats a key; `weight_map` names every tensor of the
@@ -9,16 +10,28 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::OnceLock;
 
 use k3_io::format::TensorIndex;
 use k3_fuzz::{json_has_duplicate_keys, sections, Checkpoint, MICRO_CKPT, MODEL_DIR};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
+/// The micro checkpoint's headers as an index without an index file, parsed once.
+fn headers() -> &'static TensorIndex {
+    static HEADERS: OnceLock<TensorIndex> = OnceLock::new();
+    HEADERS.get_or_init(|| {
+        let parts = sections(MICRO_CKPT);
+        let ckpt = Checkpoint::from_sections(&parts).expect("data/micro.ckpt has sections");
+        TensorIndex::from_heads(Path::new(MODEL_DIR), &ckpt.heads(), None).expect("data/micro.ckpt is valid")
+    })
+}
+
 fuzz_target!(|data: &[u8]| {
-    let parts = sections(MICRO_CKPT);
-    let ckpt = Checkpoint::from_sections(&parts).expect("data/micro.ckpt has sections");
-    let Ok(index) = TensorIndex::from_heads(Path::new(MODEL_DIR), &ckpt.heads(), Some(data)) else { return };
+    let index = headers();
+    if index.check_index_file_text(data).is_err() {
+        return;
+    }
     assert!(!json_has_duplicate_keys(data), "an index with a repeated key was accepted");
     let root: Value = serde_json::from_slice(data).expect("an accepted index is JSON");
     let map = root.get("weight_map").and_then(Value::as_object).expect("an accepted index has a weight_map object");

@@ -117,10 +117,24 @@ impl TensorIndex {
             add_shard(&mut tensors, &shard_paths, shard_idx, tensor_infos(shard_idx, data_start(header_len), entries))?;
         }
         check_case(model_dir, &shard_paths, &tensors)?;
+        let index = TensorIndex { dir: model_dir.to_path_buf(), shard_paths, shards: Vec::new(), tensors };
         if let Some(bytes) = index_file {
-            check_index_text(&model_dir.join(INDEX_FILE_NAME), bytes, &tensors, &utf8_names)?;
+            index.check_index_text(bytes, &utf8_names)?;
         }
-        Ok(TensorIndex { dir: model_dir.to_path_buf(), shard_paths, shards: Vec::new(), tensors })
+        Ok(index)
+    }
+
+    /// Checks `bytes` as this checkpoint's `model.safetensors.index.json` (what
+    /// [`Self::from_heads`] checks last, for the `index_json` fuzz target: the headers are
+    /// parsed once, the index text many times).
+    pub fn check_index_file_text(&self, bytes: &[u8]) -> Result<()> {
+        let names: Vec<Option<String>> =
+            self.shard_paths.iter().map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_owned)).collect();
+        self.check_index_text(bytes, &names)
+    }
+
+    fn check_index_text(&self, bytes: &[u8], utf8_names: &[Option<String>]) -> Result<()> {
+        check_index_text(&self.dir.join(INDEX_FILE_NAME), bytes, &self.tensors, utf8_names)
     }
 
     /// The tensor called `name`, if any shard holds it.
