@@ -260,6 +260,43 @@ impl DetectedIsa {
         }
     }
 
+    /// `mxfp4_rows_tokens4` on this body: adds every group of `totals.len() / 4` MXFP4 rows
+    /// (row `r`'s `row_groups` groups at `packed[16 * r * row_groups..]` and
+    /// `scales[r * row_groups..]`) to the running totals of four tokens (`totals` is
+    /// `[rows][4]`), token `k`'s activations at `xs[k * x_stride..]`. Each (row, token)
+    /// total is the one [`DetectedIsa::mxfp4_accumulate_tokens`] reaches; the AVX-512 body
+    /// decodes each group once for the four tokens held in registers, the others run
+    /// `mxfp4_accumulate_tokens` row by row. Panics unless the lengths fit.
+    pub fn mxfp4_rows_tokens4(
+        self,
+        packed: &[u8],
+        scales: &[u8],
+        row_groups: usize,
+        xs: &[f64],
+        x_stride: usize,
+        totals: &mut [f64],
+    ) {
+        let rows = totals.len() / 4;
+        assert!(totals.len() == 4 * rows && scales.len() == rows * row_groups, "mxfp4_rows_tokens4 sizes");
+        assert!(packed.len() == 16 * scales.len(), "mxfp4_rows_tokens4 packed length");
+        assert!(rows == 0 || 3 * x_stride + 32 * row_groups <= xs.len(), "mxfp4_rows_tokens4 activations");
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx512` only when the CPU has AVX-512F/BW (its
+            // invariant); lengths checked above.
+            Isa::Avx512 => unsafe {
+                mxfp4_avx512::mxfp4_rows_tokens4(packed, scales, row_groups, xs, x_stride, totals)
+            },
+            _ => {
+                for (r, row_totals) in totals.chunks_exact_mut(4).enumerate() {
+                    let (p, s) =
+                        (&packed[16 * r * row_groups..][..16 * row_groups], &scales[r * row_groups..][..row_groups]);
+                    self.mxfp4_accumulate_tokens(p, s, xs, x_stride, row_totals);
+                }
+            }
+        }
+    }
+
     /// `dot_mxfp4_batch` on this body: one MXFP4 row against several tokens (`xs` is
     /// `[out.len()][cols]`), each token's result bit-identical to
     /// [`DetectedIsa::dot_mxfp4`]: the whole-row form of

@@ -270,3 +270,93 @@ pub(super) unsafe fn mxfp4_accumulate_tokens(
         unsafe { accumulate_row(packed, scales, &xs[k * x_stride..], total) };
     }
 }
+
+/// Adds groups `0..row_groups` of `totals.len() / 4` rows (row `r`'s `row_groups` groups
+/// at `packed[16 * r * row_groups..]` and `scales[r * row_groups..]`) to the running totals
+/// of four tokens, token `k`'s activations at `xs[k * x_stride..]`; `totals` is
+/// `[rows][4]`. The matrix × matrix body: per group, the four tokens' 32 activations stay
+/// in registers while every row's group is decoded once and meets all four, two rows'
+/// eight (row, token) lane vectors reduced together by [`reduce8`]. Each (row, token) total
+/// receives exactly [`accumulate_row`]'s operations in its order: lanes from zero over the
+/// four chunks, the tree, times the scale, added group after group; a scale of 255 adds
+/// nothing. An odd last row goes through [`mxfp4_accumulate_tokens`].
+///
+/// # Safety
+/// The CPU must support AVX-512F and AVX-512BW; `packed.len() == 16 * scales.len()`,
+/// `scales.len() == rows * row_groups`, `totals.len() == 4 * rows`, and
+/// `3 * x_stride + 32 * row_groups <= xs.len()`.
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(super) unsafe fn mxfp4_rows_tokens4(
+    packed: &[u8],
+    scales: &[u8],
+    row_groups: usize,
+    xs: &[f64],
+    x_stride: usize,
+    totals: &mut [f64],
+) {
+    let t = tables();
+    let rows = totals.len() / 4;
+    let pairs = rows / 2;
+    for g in 0..row_groups {
+        // SAFETY: token k's group g is xs[k * x_stride + 32g ..][..32], in bounds per the caller.
+        let x: [[__m512d; 4]; 4] = std::array::from_fn(|k| {
+            std::array::from_fn(|q| unsafe { _mm512_loadu_pd(xs.as_ptr().add(k * x_stride + 32 * g + 8 * q)) })
+        });
+        for p in 0..pairs {
+            let (a, b) = ((2 * p) * row_groups + g, (2 * p + 1) * row_groups + g);
+            let (sa, sb) = (scales[a], scales[b]);
+            if sa == 255 && sb == 255 {
+                continue;
+            }
+            // SAFETY: groups a and b own packed[16a..][..16] and packed[16b..][..16].
+            let lanes: [__m512d; 8] = unsafe {
+                let wa = decode_group(packed.as_ptr().add(16 * a), &t);
+                let la: [__m512d; 4] = std::array::from_fn(|k| lanes_in_registers(&wa, &x[k]));
+                let wb = decode_group(packed.as_ptr().add(16 * b), &t);
+                let lb: [__m512d; 4] = std::array::from_fn(|k| lanes_in_registers(&wb, &x[k]));
+                [la[0], la[1], la[2], la[3], lb[0], lb[1], lb[2], lb[3]]
+            };
+            // Row a's scale in lanes 0..4, row b's in 4..8: two broadcasts and one insert.
+            let scale = _mm512_insertf64x4::<1>(_mm512_set1_pd(e8m0_scale(sa)), _mm256_set1_pd(e8m0_scale(sb)));
+            let present: __mmask8 = if sa == 255 {
+                0xF0
+            } else if sb == 255 {
+                0x0F
+            } else {
+                0xFF
+            };
+            // SAFETY: totals[8p..8p + 8] are rows 2p and 2p + 1's four tokens (in bounds).
+            unsafe {
+                let at = totals.as_mut_ptr().add(8 * p);
+                let sums = _mm512_loadu_pd(at);
+                let added = _mm512_mask_add_pd(sums, present, sums, _mm512_mul_pd(reduce8(&lanes), scale));
+                _mm512_storeu_pd(at, added);
+            }
+        }
+    }
+    if rows % 2 == 1 {
+        let r = rows - 1;
+        let groups = &scales[r * row_groups..][..row_groups];
+        // SAFETY: features and lengths per the caller (the last row's bytes and 4 tokens).
+        unsafe {
+            mxfp4_accumulate_tokens(
+                &packed[16 * r * row_groups..][..16 * row_groups],
+                groups,
+                xs,
+                x_stride,
+                &mut totals[4 * r..],
+            )
+        };
+    }
+}
+
+/// [`group_lanes`] with the activations already in registers.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn lanes_in_registers(v: &[__m512d; 4], x: &[__m512d; 4]) -> __m512d {
+    let mut acc = _mm512_setzero_pd();
+    for (vk, xk) in v.iter().zip(x) {
+        acc = _mm512_fmadd_pd(*vk, *xk, acc);
+    }
+    acc
+}

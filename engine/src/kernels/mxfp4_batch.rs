@@ -10,7 +10,7 @@
 //! Easy to break: the strides — `xs` is `[n_tokens][cols]`, the rows' bytes are contiguous
 //! `[n_rows][cols / 2]` and `[n_rows][cols / 32]`, `out` is `[n_rows][n_tokens]`.
 
-use crate::kernels::dispatch::mxfp4_accumulate_tokens;
+use crate::kernels::dispatch::{current, mxfp4_accumulate_tokens, Isa};
 
 /// Tokens per tile: each group's decode serves this many tokens (the AVX2 body reduces
 /// them in pairs, the AVX-512 body in eights). Measured on the 2-core Zen 1 host, a
@@ -33,7 +33,18 @@ pub fn mxfp4_rows_batch(packed: &[u8], scales: &[u8], cols: usize, xs: &[f64], o
     assert!(packed.len() == n_rows * cols / 2 && scales.len() == n_rows * groups, "MXFP4 block sizes");
     assert!(xs.len() == n_tokens * cols && out.len() == n_rows * n_tokens, "MXFP4 batch sizes");
     let mut totals = vec![0.0f64; n_rows * n_tokens];
-    for t0 in (0..n_tokens).step_by(TILE_TOKENS) {
+    let body = current();
+    // The AVX-512 body multiplies matrices: four tokens in registers against every row.
+    let in_fours = if body.isa() == Isa::Avx512 { n_tokens / 4 * 4 } else { 0 };
+    let mut four = vec![0.0f64; 4 * n_rows];
+    for t0 in (0..in_fours).step_by(4) {
+        four.fill(0.0);
+        body.mxfp4_rows_tokens4(packed, scales, groups, &xs[t0 * cols..], cols, &mut four);
+        for (r, row) in four.chunks_exact(4).enumerate() {
+            totals[r * n_tokens + t0..][..4].copy_from_slice(row);
+        }
+    }
+    for t0 in (in_fours..n_tokens).step_by(TILE_TOKENS) {
         let tile = (n_tokens - t0).min(TILE_TOKENS);
         for g0 in (0..groups).step_by(BLOCK_GROUPS) {
             let g1 = (g0 + BLOCK_GROUPS).min(groups);

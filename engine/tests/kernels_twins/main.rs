@@ -201,13 +201,23 @@ fn a_row_summed_in_group_ranges_with_strided_tokens_equals_the_whole_row_on_ever
 
 #[test]
 fn the_cache_blocked_mxfp4_product_equals_the_reference_per_row_and_token() {
-    // 13 groups (one block of 12 and a leftover), 11 tokens (a tile of 8 and 3), 6 rows.
+    // 13 groups (one block of 12 and a leftover), 11 tokens (a tile of 8 and 3; two of 4 and
+    // 3 on the AVX-512 body), 6 rows and 7 (pairs of rows, and one left over).
+    for rows in [6usize, 7] {
+        cache_blocked_mxfp4_product_case(rows);
+    }
+}
+
+fn cache_blocked_mxfp4_product_case(rows: usize) {
     let mut rng = Lcg(13);
-    let (rows, groups, n_tokens) = (6usize, 13usize, 11usize);
+    let (groups, n_tokens) = (13usize, 11usize);
     let cols = groups * 32;
     let packed: Vec<u8> = (0..rows * cols / 2).map(|_| rng.next_u32() as u8).collect();
     let mut scales: Vec<u8> = (0..rows * groups).map(|_| 110 + (rng.next_u32() % 24) as u8).collect();
-    scales[groups + 12] = 255;
+    // A missing scale (255) in the first row of a pair, in the second, in both at once.
+    for (row, group) in [(1, 12), (2, 3), (3, 5), (4, 7), (5, 7)] {
+        scales[row * groups + group] = 255;
+    }
     let mut xs32 = rng.vec(cols * n_tokens, 2.0);
     plant_cancelling_pairs(&mut rng, &mut xs32, 9, |_| {});
     let xs = widen(&xs32);
