@@ -12,7 +12,7 @@
 //! is `[n_rows][n_tokens]`; a column block must be a multiple of 16 so that lane `i % 16`
 //! of the block is lane `i % 16` of the row.
 
-use crate::kernels::dispatch::bf16_accumulate_tokens;
+use crate::kernels::dispatch::{bf16_accumulate_tokens, current, Isa};
 use crate::kernels::dot::finish_dense_bf16;
 
 /// Columns per block (a multiple of 16).
@@ -31,9 +31,29 @@ pub fn bf16_rows_batch(w: &[u16], cols: usize, xs: &[f64], out: &mut [f32]) {
     assert!(xs.len() == n_tokens * cols && out.len() == n_rows * n_tokens, "BF16 batch sizes");
     let full = cols / 16 * 16;
     let mut lanes = vec![[0.0f64; 16]; n_rows * n_tokens];
+    let body = current();
+    // The AVX-512 body multiplies matrices: two rows against four tokens per call.
+    let (in_fours, in_pairs) = if body.isa() == Isa::Avx512 { (n_tokens / 4 * 4, n_rows / 2 * 2) } else { (0, 0) };
     for c0 in (0..full).step_by(BLOCK_COLS) {
         let c1 = (c0 + BLOCK_COLS).min(full);
-        for t0 in (0..n_tokens).step_by(TILE_TOKENS) {
+        for t0 in (0..in_fours).step_by(4) {
+            let x_tile = &xs[t0 * cols + c0..];
+            for r in (0..in_pairs).step_by(2) {
+                let spans = [&w[r * cols + c0..r * cols + c1], &w[(r + 1) * cols + c0..(r + 1) * cols + c1]];
+                let (upto, next) = lanes.split_at_mut((r + 1) * n_tokens);
+                let first = &mut upto[r * n_tokens + t0..][..4];
+                body.bf16_rows2_tokens4(spans, x_tile, cols, [first, &mut next[t0..t0 + 4]]);
+            }
+            for r in in_pairs..n_rows {
+                bf16_accumulate_tokens(
+                    &w[r * cols + c0..r * cols + c1],
+                    x_tile,
+                    cols,
+                    &mut lanes[r * n_tokens + t0..][..4],
+                );
+            }
+        }
+        for t0 in (in_fours..n_tokens).step_by(TILE_TOKENS) {
             let tile = (n_tokens - t0).min(TILE_TOKENS);
             let x_tile = &xs[t0 * cols + c0..];
             for r in 0..n_rows {

@@ -311,6 +311,29 @@ impl DetectedIsa {
         }
     }
 
+    /// `bf16_rows2_tokens4` on this body: [`DetectedIsa::bf16_accumulate_tokens`] for two
+    /// row spans of the same length and four tokens, the AVX-512 body sharing each token's
+    /// activation loads between the rows (the others take the rows one at a time); each
+    /// (row, token)'s lanes are the same bits either way. Panics unless the spans have the
+    /// same length, a multiple of 16, each `lanes` holds four tokens and the last token's
+    /// span lies within `xs`.
+    pub fn bf16_rows2_tokens4(self, w: [&[u16]; 2], xs: &[f64], x_stride: usize, lanes: [&mut [[f64; 16]]; 2]) {
+        assert!(w[0].len() == w[1].len() && w[0].len().is_multiple_of(16), "bf16_rows2_tokens4 spans");
+        assert!(lanes[0].len() == 4 && lanes[1].len() == 4, "bf16_rows2_tokens4 tokens");
+        assert!(3 * x_stride + w[0].len() <= xs.len(), "bf16_rows2_tokens4 activations");
+        match self.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a `DetectedIsa` holds `Avx512` only when the CPU has AVX-512F (its
+            // invariant); lengths checked above.
+            Isa::Avx512 => unsafe { simd_x86::bf16_rows2_tokens4(w, xs, x_stride, lanes) },
+            _ => {
+                let [first, second] = lanes;
+                self.bf16_accumulate_tokens(w[0], xs, x_stride, first);
+                self.bf16_accumulate_tokens(w[1], xs, x_stride, second);
+            }
+        }
+    }
+
     /// `bf16_accumulate_tokens` on this body: adds the 16-element blocks of one BF16 row
     /// span `w` to the 16 contract lanes of `lanes.len()` tokens, token `k`'s activations
     /// for the span starting at `xs[k * x_stride]`; a row summed span after span in column

@@ -418,3 +418,53 @@ pub(super) unsafe fn accumulate_weighted_rows_f32(
         }
     }
 }
+
+/// Two BF16 row spans against four tokens: the matrix × matrix form of
+/// [`bf16_accumulate_tokens`]. Per 16 columns the four tokens' activations are loaded once
+/// for both rows and each row's weights widened once for all four tokens, so the 16
+/// accumulation chains need 10 loads where one row at a time needs 16. Each (row, token)
+/// keeps its 16 contract lanes, fed in column order: the same bits as one row at a time.
+///
+/// # Safety
+/// The CPU must support AVX-512F; both spans have the same length, a multiple of 16;
+/// every token's span `xs[k * x_stride..][..w[0].len()]` (`k < 4`) is in bounds; each
+/// `lanes` holds four tokens' lanes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+pub(super) unsafe fn bf16_rows2_tokens4(w: [&[u16]; 2], xs: &[f64], x_stride: usize, lanes: [&mut [[f64; 16]]; 2]) {
+    let mut acc = [[[_mm512_setzero_pd(); 2]; 4]; 2];
+    for (row_acc, row_lanes) in acc.iter_mut().zip(lanes.iter()) {
+        for (a, l) in row_acc.iter_mut().zip(row_lanes.iter()) {
+            // SAFETY: each token's lanes are 16 f64; unaligned loads of 8 at 0 and 8.
+            *a = unsafe { [_mm512_loadu_pd(l.as_ptr()), _mm512_loadu_pd(l.as_ptr().add(8))] };
+        }
+    }
+    let mut i = 0;
+    while i < w[0].len() {
+        // SAFETY: token k's span holds w[0].len() >= i + 16 elements from k * x_stride.
+        let x: [[__m512d; 2]; 4] = std::array::from_fn(|k| unsafe {
+            let p = xs.as_ptr().add(k * x_stride + i);
+            [_mm512_loadu_pd(p), _mm512_loadu_pd(p.add(8))]
+        });
+        for (row, row_acc) in w.iter().zip(acc.iter_mut()) {
+            // SAFETY: i + 16 <= the span's length.
+            let wv = unsafe { bf16x16(row.as_ptr().add(i)) };
+            let w_lo = _mm512_cvtps_pd(_mm512_castps512_ps256(wv));
+            let w_hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(wv))));
+            for (a, xk) in row_acc.iter_mut().zip(&x) {
+                a[0] = _mm512_fmadd_pd(w_lo, xk[0], a[0]);
+                a[1] = _mm512_fmadd_pd(w_hi, xk[1], a[1]);
+            }
+        }
+        i += 16;
+    }
+    for (row_acc, row_lanes) in acc.iter().zip(lanes) {
+        for (a, l) in row_acc.iter().zip(row_lanes.iter_mut()) {
+            // SAFETY: each token's lanes are 16 f64; unaligned stores of 8 at 0 and 8.
+            unsafe {
+                _mm512_storeu_pd(l.as_mut_ptr(), a[0]);
+                _mm512_storeu_pd(l.as_mut_ptr().add(8), a[1]);
+            }
+        }
+    }
+}

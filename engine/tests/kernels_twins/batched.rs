@@ -58,10 +58,14 @@ fn a_bf16_row_summed_in_spans_with_strided_tokens_equals_the_whole_row_on_every_
 #[test]
 fn the_cache_blocked_bf16_product_equals_the_twin_per_row_and_token() {
     // Columns past one block of 256 with a ragged tail; tokens past one tile of 12 (a
-    // triple, a pair and one left over); rows 1, 5 and 9.
+    // triple, a pair and one left over); rows 1, 5 and 9. On AVX-512, rows in pairs and
+    // tokens in fours over several column blocks of 1024 (4 × 2100 against 9, 6 × 1040
+    // against 8), with an odd row and tokens left over in the others.
     let mut rng = Lcg(23);
     let _body = KERNEL_BODY.lock().unwrap_or_else(|e| e.into_inner());
-    for (rows, cols, n_tokens) in [(1usize, 7usize, 3usize), (5, 300, 13), (9, 1031, 26), (5, 16, 1), (3, 512, 14)] {
+    let shapes =
+        [(1usize, 7usize, 3usize), (5, 300, 13), (9, 1031, 26), (5, 16, 1), (3, 512, 14), (4, 2100, 9), (6, 1040, 8)];
+    for (rows, cols, n_tokens) in shapes {
         let w = bf16_bits(&mut rng, rows * cols);
         let mut xs32 = rng.vec(cols * n_tokens, 2.0);
         plant_cancelling_pairs(&mut rng, &mut xs32, 5.min(cols / 2), |_| {});
