@@ -87,14 +87,13 @@ impl Connection {
             return Err(spawn_error("its standard input or output could not be opened".into()));
         };
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        if let Some(pipe) = child.stderr().take() {
-            tokio::spawn(keep_stderr(server.name.clone(), pipe, stderr.clone()));
-        }
+        let reader =
+            child.stderr().take().map(|pipe| tokio::spawn(keep_stderr(server.name.clone(), pipe, stderr.clone())));
         let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, ().serve((stdout, stdin))).await;
         let service = match handshake {
             Ok(Ok(service)) => service,
             Ok(Err(e)) => {
-                let report = exit_report(&mut *child, &stderr).await;
+                let report = exit_report(&mut *child, reader, &stderr).await;
                 return Err(ToolError::Handshake { server: server.name.clone(), reason: format!("{e}{report}") });
             }
             Err(_) => {
@@ -265,9 +264,18 @@ fn stderr_report(tail: &Mutex<VecDeque<String>>) -> String {
     }
 }
 
-async fn exit_report(child: &mut dyn ChildWrapper, stderr: &Mutex<VecDeque<String>>) -> String {
-    // Give a crashing program a moment to finish writing and exit.
+async fn exit_report(
+    child: &mut dyn ChildWrapper,
+    reader: Option<tokio::task::JoinHandle<()>>,
+    stderr: &Mutex<VecDeque<String>>,
+) -> String {
+    // Give a crashing program a moment to finish writing and exit, and its stderr's reader
+    // a moment to take the last lines (it ends at the pipe's end; without the wait a line
+    // written just before the exit was sometimes missing from the report, under load).
     let status = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+    if let Some(reader) = reader {
+        let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+    }
     let lines = stderr_report(stderr);
     match status {
         Ok(Ok(s)) => format!(" ({s}){lines}"),
