@@ -16,7 +16,7 @@
 //! durable at once (the writers under test `fsync` the folder right after, and the model
 //! does not check that they do).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -172,7 +172,7 @@ pub enum WriteFault {
 /// failed `fsync` lost (dirty at that failure, not written since).
 #[derive(Debug, Default)]
 struct Files {
-    paths: HashMap<PathBuf, usize>,
+    paths: BTreeMap<PathBuf, usize>,
     durable: Vec<Option<Vec<u8>>>,
     lost: Vec<BTreeSet<usize>>,
 }
@@ -227,8 +227,11 @@ fn torn(durable: &[u8], lost: &BTreeSet<usize>, current: &[u8], rng: &mut u64) -
     let len = if coin() { current.len() } else { durable.len() };
     let mut out = vec![0u8; len];
     for i in 0..len.div_ceil(SECTOR) {
+        // A coin for every sector, equal or not: the seed then tears the same sectors
+        // whatever bytes a run's clock or SQLite's random salts put in them.
+        let heads = coin();
         let lands =
-            block(current, SECTOR, i) != block(durable, SECTOR, i) && !lost.contains(&(i * SECTOR / PAGE)) && coin();
+            heads && block(current, SECTOR, i) != block(durable, SECTOR, i) && !lost.contains(&(i * SECTOR / PAGE));
         copy_block(&mut out, if lands { current } else { durable }, SECTOR, i);
     }
     out

@@ -145,11 +145,12 @@ fn header_damage(meta: &Metadata, h: &[u8], wal_has_pages: bool) -> Option<Damag
     let pages = be32(h, 28);
     let counted = pages != 0 && be32(h, 24) == be32(h, 92);
     let expected = u64::from(pages) * u64::from(page_size);
-    // A part page past the pages the header counts is a write that never finished (a
-    // checkpoint stopped by a full disk or a power cut): SQLite reads no further than the
-    // count and trims the file at its next checkpoint.
+    // A part page is a write that never finished: a checkpoint stopped by a full disk or
+    // a power cut. Past the pages the header counts, SQLite reads no further than the
+    // count and trims the file at its next checkpoint. Within them, a sound WAL still holds
+    // the page and SQLite's next checkpoint writes it whole; `integrity_check` decides.
     let whole = len - len % u64::from(page_size);
-    if whole != len && !(counted && expected <= whole) {
+    if whole != len && !(counted && expected <= whole) && !wal_has_pages {
         return Some(Damage::PartialPage { len, page_size });
     }
     (counted && !wal_has_pages && expected > len).then_some(Damage::Truncated { len, expected })

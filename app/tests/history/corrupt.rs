@@ -338,3 +338,32 @@ fn a_valid_wal_from_a_crash_is_replayed_without_a_notice() {
     assert!(opened.notice.is_none(), "{:?}", opened.notice);
     assert_eq!(opened.store.messages(c.id).unwrap()[0].content, "only in the WAL");
 }
+
+/// A checkpoint stopped mid-page by a full disk or a power cut (found by
+/// `app/tests/history_power.rs`): page 1 already counts the new pages and the file ends in
+/// a part page, but the WAL still holds every page the checkpoint was writing. SQLite
+/// writes them whole at its next checkpoint, so this is a crash, not damage.
+#[test]
+fn a_checkpoint_cut_mid_page_with_its_wal_intact_opens_without_a_notice() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chats.sqlite");
+    valid_history(&path);
+    let before = std::fs::metadata(&path).unwrap().len() as usize;
+    let mut store = HistoryStore::open(&path).unwrap();
+    let c = store.create(&SamplingSettings::default()).unwrap();
+    let long = "a page and more. ".repeat(2000);
+    store.add_user_message(c.id, &long).unwrap();
+    let w = std::fs::read(wal(&path)).unwrap();
+    drop(store); // checkpoints: the file now holds the new pages
+    let checkpointed = std::fs::read(&path).unwrap();
+    let cut = before + PAGE + PAGE / 2;
+    assert!(checkpointed.len() > cut + PAGE, "the message added pages ({} → {})", before, checkpointed.len());
+    std::fs::write(&path, &checkpointed[..cut]).unwrap();
+    std::fs::write(wal(&path), w).unwrap();
+    let opened = open_for_app(&path).unwrap();
+    assert!(opened.notice.is_none(), "{:?}", opened.notice);
+    assert_eq!(opened.store.messages(c.id).unwrap()[0].content, long);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+}
