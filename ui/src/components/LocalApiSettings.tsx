@@ -1,62 +1,19 @@
 // Settings › Local API: an OpenAI-compatible server on this computer over the same engine as the
 // chat (off by default, port 8000, optional key, LAN only by explicit opt-in with a key and a warning).
 // Owns: drawing the form, the state line, the problem with its way out ("Use port 8001") and the
-// request log; polling the status every 2 s while shown. Checks and words are state/localApi.ts's.
-import { useEffect, useState } from "preact/hooks";
-import * as engine from "../api/engine";
+// request log. The status, the form and the actions are controllers/localApi.ts's; checks and words
+// state/localApi.ts's.
+import { useLocalApi } from "../controllers/localApi";
 import type { ApiStatus } from "../generated/ipc";
-import { type ApiForm, formChanged, parseApiForm, randomKey, statusLine, toApiForm } from "../state/localApi";
+import { statusLine } from "../state/localApi";
 
-const POLL_MS = 2000;
 const LOG_SHOWN = 20;
 
-function useApiStatus() {
-  const [status, setStatus] = useState<ApiStatus | null>(null);
-  useEffect(() => {
-    let live = true;
-    const poll = () => void engine.apiStatus().then((s) => live && setStatus(s)).catch(() => undefined);
-    poll();
-    const timer = setInterval(poll, POLL_MS);
-    return () => {
-      live = false;
-      clearInterval(timer);
-    };
-  }, []);
-  return [status, setStatus] as const;
-}
-
 export function LocalApiSettings() {
-  const [status, setStatus] = useApiStatus();
-  const [form, setForm] = useState<ApiForm | null>(null);
-  const [message, setMessage] = useState<string | null>(null);
-  const [working, setWorking] = useState(false);
-  useEffect(() => {
-    if (status && form === null) setForm(toApiForm(status.settings));
-  }, [status]);
+  const api = useLocalApi();
+  const { status, form, message, working, changed } = api;
   if (!status || !form) return <p class="muted">Reading the local API's state…</p>;
-  const set = (patch: Partial<ApiForm>) => setForm({ ...form, ...patch });
-
-  const act = async (f: () => Promise<ApiStatus>) => {
-    setWorking(true);
-    setMessage(null);
-    try {
-      const s = await f();
-      setStatus(s);
-      setForm(toApiForm(s.settings));
-    } catch (e) {
-      setMessage(engine.toIpcError(e).message);
-    } finally {
-      setWorking(false);
-    }
-  };
-  const start = (f: ApiForm) => {
-    const parsed = parseApiForm(f);
-    if (typeof parsed === "string") return setMessage(parsed);
-    void act(() => engine.apiStart(parsed));
-  };
-  const toggle = () => (status.running ? void act(engine.apiStop) : start(form));
   const problem = status.problem;
-  const changed = status.running && formChanged(form, status.settings);
 
   return (
     <section class="settings-section" aria-labelledby="local-api-title">
@@ -66,14 +23,14 @@ export function LocalApiSettings() {
         your chats share one engine and take turns.
       </p>
       <label class="switch">
-        <input type="checkbox" role="switch" data-testid="api-toggle" checked={status.running} disabled={working} onChange={toggle} />
+        <input type="checkbox" role="switch" data-testid="api-toggle" checked={status.running} disabled={working} onChange={api.toggle} />
         Serve the local API
       </label>
       <p class={`api-state ${status.running ? "on" : problem ? "problem" : ""}`} data-testid="api-state" role="status">
         {statusLine(status)}
       </p>
       {problem?.kind === "portTaken" && problem.nextFree !== null && (
-        <button type="button" data-testid="api-use-free-port" onClick={() => start({ ...form, port: String(problem.nextFree) })}>
+        <button type="button" data-testid="api-use-free-port" onClick={() => problem.nextFree !== null && api.startOnPort(problem.nextFree)}>
           Use port {problem.nextFree}
         </button>
       )}
@@ -81,19 +38,19 @@ export function LocalApiSettings() {
       <div class="settings-grid">
         <label>
           Port
-          <input type="text" inputMode="numeric" data-testid="api-port" value={form.port} onInput={(e) => set({ port: e.currentTarget.value })} />
+          <input type="text" inputMode="numeric" data-testid="api-port" value={form.port} onInput={(e) => api.edit({ port: e.currentTarget.value })} />
         </label>
         <label>
           API key (optional on this computer)
           <span class="row">
-            <input type="text" spellcheck={false} autoComplete="off" data-testid="api-key" value={form.apiKey} placeholder="none: any key is accepted" onInput={(e) => set({ apiKey: e.currentTarget.value })} />
-            <button type="button" onClick={() => set({ apiKey: randomKey() })}>
+            <input type="text" spellcheck={false} autoComplete="off" data-testid="api-key" value={form.apiKey} placeholder="none: any key is accepted" onInput={(e) => api.edit({ apiKey: e.currentTarget.value })} />
+            <button type="button" onClick={api.generateKey}>
               Generate
             </button>
           </span>
         </label>
         <label class="switch">
-          <input type="checkbox" checked={form.lan} onChange={(e) => set({ lan: e.currentTarget.checked })} />
+          <input type="checkbox" checked={form.lan} onChange={(e) => api.edit({ lan: e.currentTarget.checked })} />
           Serve other devices on my network
         </label>
         {form.lan && (
@@ -104,13 +61,13 @@ export function LocalApiSettings() {
             </p>
             <label>
               This computer's address on the network
-              <input type="text" value={form.lanAddress} placeholder="192.168.1.20" onInput={(e) => set({ lanAddress: e.currentTarget.value })} />
+              <input type="text" value={form.lanAddress} placeholder="192.168.1.20" onInput={(e) => api.edit({ lanAddress: e.currentTarget.value })} />
             </label>
           </>
         )}
       </div>
       {changed && (
-        <button type="button" class="primary" disabled={working} onClick={() => start(form)}>
+        <button type="button" class="primary" disabled={working} onClick={api.restart}>
           Restart with these settings
         </button>
       )}

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { setTransport, type Transport } from "../api/engine";
 import type { MemoryChoice, MemoryView, Placement, PlanPreview, ReplanProgressEvent } from "../generated/ipc";
 import { mount, settle, unmount } from "../test/dom";
-import { MemorySettings, parseSize } from "./MemorySettings";
+import { parseSize } from "../state/memory";
+import { MemorySettings } from "./MemorySettings";
 
 describe("parseSize", () => {
   it("reads decimal units as the engine prints them, GB when none is given", () => {
