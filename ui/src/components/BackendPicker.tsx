@@ -1,10 +1,9 @@
 // Who answers the open conversation — this computer or a remote backend — and, for a remote one, the
 // marker that says its prompts leave this machine and for which host.
-// Owns: the "Answered by" choice (the list re-read each time it is opened, so a backend added in
-// Settings appears) and the marker's words. Changing it is the user's explicit choice per conversation.
-import { useEffect, useState } from "preact/hooks";
-import * as engine from "../api/engine";
-import type { BackendView, Conversation } from "../generated/ipc";
+// Owns: the "Answered by" choice (the list, controllers/backends.ts's, re-read each time it is
+// opened, so a backend added in Settings appears) and the marker's words. Changing it is the user's explicit choice per conversation.
+import { useBackendChoices, useBackendHost } from "../controllers/backends";
+import type { Conversation } from "../generated/ipc";
 
 const LOCAL = "";
 
@@ -17,9 +16,7 @@ export function BackendPicker({
   busy: boolean;
   onChoose(backend: string | null): void;
 }) {
-  const [backends, setBackends] = useState<BackendView[]>([]);
-  const refresh = () => void engine.listBackends().then(setBackends).catch(() => undefined);
-  useEffect(refresh, [conversation?.id]);
+  const { backends, refresh } = useBackendChoices(conversation?.id);
   const chosen = conversation?.backend ?? null;
   if (!conversation || (backends.length === 0 && chosen === null)) return null;
   return (
@@ -47,21 +44,9 @@ export function BackendPicker({
 
 /** The marker over a remote conversation; nothing for one answered here. */
 export function RemoteMarker({ conversation }: { conversation: Conversation | null }) {
-  // undefined while the list is read; null when the backend is no longer in it.
-  const [host, setHost] = useState<string | null | undefined>(undefined);
   const id = conversation?.backend ?? null;
-  useEffect(() => {
-    setHost(undefined);
-    if (id === null) return;
-    let live = true;
-    void engine
-      .listBackends()
-      .then((list) => live && setHost(list.find((b) => b.id === id)?.host ?? null))
-      .catch(() => live && setHost(null));
-    return () => {
-      live = false;
-    };
-  }, [id]);
+  // undefined while the list is read; null when the backend is no longer in it.
+  const host = useBackendHost(id);
   if (id === null) return null;
   return (
     <p class="remote-marker" role="note" data-testid="remote-marker">

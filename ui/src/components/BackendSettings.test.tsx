@@ -10,7 +10,7 @@ import { typeInto } from "../test/dom";
 import { message, stats } from "../test/fixtures";
 import type { BackendView, NewBackend } from "../generated/ipc";
 import { AppSettings } from "./AppSettings";
-import { backendFormProblem } from "./BackendSettings";
+import { backendFormProblem } from "../state/backends";
 import { MessageView } from "./MessageView";
 
 class Scripted implements Transport {

@@ -5,7 +5,7 @@
 // target=_blank in a new window itself (found by ui/tests/browser.mjs).
 // Must not: insert any HTML that did not come out of renderMarkdown.
 import { useMemo } from "preact/hooks";
-import { openLink } from "../api/engine";
+import { openInBrowser } from "../controllers/links";
 import { renderMarkdown } from "../markdown/render";
 
 async function copyCode(button: HTMLElement): Promise<void> {
@@ -25,7 +25,7 @@ function openLinkOf(e: MouseEvent): void {
   const link = (e.target as HTMLElement | null)?.closest?.("a[href]");
   if (!(link instanceof HTMLAnchorElement)) return;
   e.preventDefault();
-  openLink(link.href).catch(() => undefined);
+  openInBrowser(link.href);
 }
 
 export function Markdown({ source }: { source: string }) {

@@ -7,8 +7,7 @@ import { setTransport, type Transport } from "../api/engine";
 import { mount, settle, typeInto, unmount } from "../test/dom";
 import type { LogTail, PerformanceView, Threads } from "../generated/ipc";
 import { AppSettings } from "./AppSettings";
-import { parseThreads } from "./PerformanceSettings";
-import { parseDraft } from "./SpeculationSetting";
+import { parseDraft, parseThreads } from "../state/performance";
 import { filterLines } from "./LogViewer";
 
 const view: PerformanceView = {

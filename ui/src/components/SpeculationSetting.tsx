@@ -1,15 +1,12 @@
 // Settings › Performance: speculative decoding (how many tokens a reply may draft from its own
 // context and verify in one pass; the same reply word for word, applied from the next reply)
 // and how many conversations keep their engine state to resume after a restart.
-// Owns: parseDraft and the two settings' words.
+// Owns: the two settings' words; saving is controllers/performance.ts's, the draft's check
+// state/performance.ts's.
+import { saveResume, saveSpeculation } from "../controllers/performance";
 import type { ResumeChoice, SavedStates, SpeculationChoice } from "../generated/ipc";
-import * as engine from "../api/engine";
+import { parseDraft } from "../state/performance";
 import { CountSetting, parseCount } from "./CountSetting";
-
-/** The draft length to save (0 = off), or the problem in words. */
-export function parseDraft(text: string, max: number): number | string {
-  return parseCount(text, max, 0, "Draft tokens");
-}
 
 export function SpeculationSetting({ saved, max }: { saved: SpeculationChoice; max: number }) {
   return (
@@ -20,7 +17,7 @@ export function SpeculationSetting({ saved, max }: { saved: SpeculationChoice; m
       placeholder="0 (off)"
       initial={saved.maxDraft === 0 ? "" : String(saved.maxDraft)}
       parse={(t) => parseDraft(t, max)}
-      save={(maxDraft) => engine.setSpeculation({ maxDraft })}
+      save={saveSpeculation}
       saved={(n) => (n === 0 ? "Saved: replies decode one token per pass." : `Saved: from the next reply, up to ${n} drafted tokens are checked per pass.`)}
     >
       Drafts the next tokens from text the conversation already holds and checks them in one pass: the same reply, word for word, sooner when the reply
@@ -40,7 +37,7 @@ export function ResumeSetting({ saved, max, usage }: { saved: ResumeChoice; max:
       placeholder={String(saved.keep)}
       initial={String(saved.keep)}
       parse={(t) => parseCount(t, max, saved.keep, "Conversations kept")}
-      save={(keep) => engine.setResume({ keep })}
+      save={saveResume}
       saved={(n) => (n === 0 ? "Saved: no engine state is kept; a restart replays each conversation." : `Saved: the ${n} most recent conversations keep their engine state.`)}
     >
       After each reply the engine&apos;s state of the conversation is saved, so the next message after a restart is read alone instead of the whole history.
