@@ -2,38 +2,18 @@
 // which of their tools it turns off, and whether a reply to the user must call one.
 // Owns: the selectors `.conversation-tools`, `[data-server]`, `[data-tool-switch]`.
 // Must not: start a server by itself: a server's tools are listed only when the user asks.
-import { useEffect, useState } from "preact/hooks";
-import * as engine from "../api/engine";
-import type { ServerToolInfo, ToolServer, ToolUse } from "../generated/ipc";
-
-export interface ToolsForm {
-  toolServers: string[];
-  toolsOff: string[];
-  toolChoice: ToolUse;
-}
+import { useConversationServers } from "../controllers/tools";
+import type { ToolsForm } from "../state/chatSettings";
 
 const key = (server: string, tool: string) => `${server}/${tool}`;
 
 export function ConversationTools({ form, onChange }: { form: ToolsForm; onChange(f: ToolsForm): void }) {
-  const [servers, setServers] = useState<ToolServer[] | null>(null);
-  const [tools, setTools] = useState<Record<string, ServerToolInfo[] | string>>({});
-  useEffect(() => {
-    void engine.toolServers().then(setServers).catch(() => setServers([]));
-  }, []);
+  const { servers, listed: tools, list } = useConversationServers();
   const toggleServer = (id: string, on: boolean) =>
     onChange({ ...form, toolServers: on ? [...form.toolServers, id] : form.toolServers.filter((s) => s !== id) });
   const toggleTool = (server: string, tool: string, on: boolean) => {
     const k = key(server, tool);
     onChange({ ...form, toolsOff: on ? form.toolsOff.filter((t) => t !== k) : [...form.toolsOff, k] });
-  };
-  const list = async (id: string) => {
-    setTools((t) => ({ ...t, [id]: "Listing…" }));
-    try {
-      const listed = await engine.listServerTools(id);
-      setTools((t) => ({ ...t, [id]: listed }));
-    } catch (e) {
-      setTools((t) => ({ ...t, [id]: engine.toIpcError(e).message }));
-    }
   };
   if (servers === null) return null;
   return (

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { parseDefaults } from "./NewChatSettings";
+import { parseDefaults } from "../state/chatSettings";
 import { FONT_SIZES, applyFontSize, loadFontSize } from "../theme";
 
 const form = { temperature: "0.6", topP: "0.95", maxTokens: "512", thinking: false, systemPrompt: "Be brief.", backend: "" };

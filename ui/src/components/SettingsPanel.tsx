@@ -1,10 +1,12 @@
 // Per-conversation settings: title, system prompt, sampling (temperature, 0 = greedy; top-p; seed;
 // max tokens; thinking and its effort) and tools, saved through update_conversation.
-// Owns: parsing the form into SamplingSettings; a value out of range is reported, never clamped silently.
+// Owns: drawing the form; parsing it into SamplingSettings is state/chatSettings.ts's (a value out of
+// range is reported, never clamped silently).
 import { useEffect, useState } from "preact/hooks";
-import type { Conversation, SamplingSettings, ThinkingEffort } from "../generated/ipc";
+import type { Conversation, ThinkingEffort } from "../generated/ipc";
+import { type ChatSettingsForm, parseSettings, toChatSettingsForm as toForm } from "../state/chatSettings";
 import type { SettingsUpdate } from "../state/controller";
-import { ConversationTools, type ToolsForm } from "./ConversationTools";
+import { ConversationTools } from "./ConversationTools";
 
 interface Props {
   conversation: Conversation;
@@ -13,17 +15,7 @@ interface Props {
   onClose(): void;
 }
 
-interface Form extends ToolsForm {
-  title: string;
-  systemPrompt: string;
-  temperature: string;
-  topP: string;
-  seed: string;
-  maxTokens: string;
-  thinking: boolean;
-  /** "" is the model's default. */
-  thinkingEffort: ThinkingEffort | "";
-}
+type Form = ChatSettingsForm;
 
 const EFFORTS: { value: ThinkingEffort | ""; label: string }[] = [
   { value: "", label: "Default" },
@@ -31,40 +23,6 @@ const EFFORTS: { value: ThinkingEffort | ""; label: string }[] = [
   { value: "high", label: "High" },
   { value: "max", label: "Max" },
 ];
-
-function toForm(c: Conversation): Form {
-  const s = c.settings;
-  return {
-    title: c.title,
-    systemPrompt: c.systemPrompt,
-    temperature: String(s.temperature),
-    topP: String(s.topP),
-    seed: String(s.seed),
-    maxTokens: String(s.maxTokens),
-    thinking: s.thinking,
-    thinkingEffort: s.thinkingEffort ?? "",
-    toolServers: s.toolServers,
-    toolsOff: s.toolsOff,
-    toolChoice: s.toolChoice,
-  };
-}
-
-/** The settings, or the first problem in words. */
-export function parseSettings(f: Form): SamplingSettings | string {
-  const num = (v: string) => (v.trim() === "" ? NaN : Number(v));
-  const temperature = num(f.temperature);
-  const topP = num(f.topP);
-  const seed = num(f.seed);
-  const maxTokens = num(f.maxTokens);
-  if (!(temperature >= 0 && temperature <= 2)) return "Temperature must be between 0 and 2 (0 = greedy).";
-  if (!(topP > 0 && topP <= 1)) return "Top-p must be above 0 and at most 1.";
-  if (!Number.isSafeInteger(seed) || seed < 0) return "Seed must be a whole number, 0 or more.";
-  if (!Number.isSafeInteger(maxTokens) || maxTokens < 1) return "Max tokens must be a whole number, 1 or more.";
-  return {
-    temperature, topP, seed, maxTokens, thinking: f.thinking, thinkingEffort: f.thinkingEffort || null,
-    toolServers: f.toolServers, toolsOff: f.toolsOff, toolChoice: f.toolChoice,
-  };
-}
 
 export function SettingsPanel({ conversation, onSave, onInvalid, onClose }: Props) {
   const [form, setForm] = useState(() => toForm(conversation));

@@ -1,6 +1,6 @@
 // Settings › Tools' form: what it sends for a program and for an address, and the problems it names.
 import { describe, expect, it } from "vitest";
-import { parseToolForm } from "./ToolSettings";
+import { parseToolForm } from "../state/tools";
 
 const base = { id: "", name: " Files ", kind: "stdio" as const, command: " npx ", args: "-y\n\n pkg \n/home/me", env: "PATH=/usr/bin\nTOKEN=a=b", url: "", key: "", enabled: true, timeout: "30" };
 

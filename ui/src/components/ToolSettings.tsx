@@ -1,108 +1,18 @@
 // Settings › Tools: the MCP servers K3 may call in chats. Each is a program this app starts (its
 // whole environment is what the form lists) or a Streamable HTTP address (http:// on this machine,
 // https:// elsewhere, with an optional key).
-// Owns: the list (how each is reached, the tools it always allows, each revocable), the form that
-// adds or edits one, "List tools" (its tools and their argument schemas), Remove.
-// Must not: show a kept key; start a server except on "List tools".
-import { useEffect, useState } from "preact/hooks";
-import * as engine from "../api/engine";
-import type { ServerToolInfo, ToolServer, ToolServerInput } from "../generated/ipc";
+// Owns: drawing the list (how each is reached, the tools it always allows, each revocable), the
+// form that adds or edits one, "List tools" (its tools and their argument schemas), Remove. The
+// calls are controllers/tools.ts's, the form's checks state/tools.ts's.
+// Must not: show a kept key.
+import { useToolServers } from "../controllers/tools";
+import type { ServerToolInfo } from "../generated/ipc";
+import { reachedBy, type ToolServerForm as Form } from "../state/tools";
 import { PlainText } from "./PlainText";
 
-interface Form {
-  id: string;
-  name: string;
-  kind: "stdio" | "http";
-  command: string;
-  /** One argument per line. */
-  args: string;
-  /** NAME=value, one per line. */
-  env: string;
-  url: string;
-  key: string;
-  enabled: boolean;
-  timeout: string;
-}
-
-const EMPTY: Form = { id: "", name: "", kind: "stdio", command: "", args: "", env: "", url: "", key: "", enabled: true, timeout: "60" };
-
-function toForm(s: ToolServer): Form {
-  const t = s.transport;
-  return t.kind === "stdio"
-    ? { ...EMPTY, id: s.id, name: s.name, command: t.command, args: t.args.join("\n"), env: t.env.map((v) => `${v.name}=${v.value}`).join("\n"), enabled: s.enabled, timeout: String(s.timeoutSeconds) }
-    : { ...EMPTY, id: s.id, name: s.name, kind: "http", url: t.url, enabled: s.enabled, timeout: String(s.timeoutSeconds) };
-}
-
-const lines = (text: string) => text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
-
-/** The server the form describes, or its first problem in words. */
-export function parseToolForm(f: Form): ToolServerInput | string {
-  if (!f.name.trim()) return "Give the server a name.";
-  const timeout = Number(f.timeout);
-  if (!Number.isInteger(timeout) || timeout < 1 || timeout > 3600) return "The timeout is a whole number of seconds, 1 to 3600.";
-  const base = { id: f.id, name: f.name.trim(), enabled: f.enabled, timeoutSeconds: timeout, key: null, clearKey: false };
-  if (f.kind === "http") {
-    if (!/^https?:\/\/\S+$/i.test(f.url.trim())) return "The address starts with http:// (this machine) or https://.";
-    return { ...base, transport: { kind: "http", url: f.url.trim(), hasKey: false }, key: f.key.trim() || null };
-  }
-  if (!f.command.trim()) return "Enter the program to start (for example npx).";
-  const env = [];
-  for (const line of lines(f.env)) {
-    const at = line.indexOf("=");
-    if (at <= 0) return `“${line}” is not NAME=value.`;
-    env.push({ name: line.slice(0, at).trim(), value: line.slice(at + 1) });
-  }
-  return { ...base, transport: { kind: "stdio", command: f.command.trim(), args: lines(f.args), env, workingDir: null } };
-}
-
-function reachedBy(s: ToolServer): string {
-  const t = s.transport;
-  if (t.kind === "http") return `${t.url}${t.hasKey ? " · key kept" : ""}`;
-  const env = t.env.length === 0 ? "no environment" : `environment: ${t.env.map((v) => v.name).join(", ")}`;
-  return `${[t.command, ...t.args].join(" ")} · ${env}`;
-}
-
 export function ToolSettings() {
-  const [list, setList] = useState<ToolServer[] | null>(null);
-  const [form, setForm] = useState<Form>(EMPTY);
-  const [message, setMessage] = useState<string | null>(null);
-  const [listed, setListed] = useState<Record<string, ServerToolInfo[] | string>>({});
-  useEffect(() => {
-    void engine.toolServers().then(setList).catch((e) => setMessage(engine.toIpcError(e).message));
-  }, []);
-  const set = (patch: Partial<Form>) => setForm({ ...form, ...patch });
-  const replace = (s: ToolServer) => setList([...(list ?? []).filter((x) => x.id !== s.id), s]);
-
-  const save = async (e: Event) => {
-    e.preventDefault();
-    const parsed = parseToolForm(form);
-    if (typeof parsed === "string") return setMessage(parsed);
-    try {
-      replace(await engine.saveToolServer(parsed));
-      setListed(({ [parsed.id]: _, ...rest }) => rest);
-      setForm(EMPTY);
-      setMessage(null);
-    } catch (err) {
-      setMessage(engine.toIpcError(err).message);
-    }
-  };
-  const listTools = async (id: string) => {
-    setListed((l) => ({ ...l, [id]: "Starting the server and listing its tools…" }));
-    try {
-      const tools = await engine.listServerTools(id);
-      setListed((l) => ({ ...l, [id]: tools }));
-    } catch (err) {
-      setListed((l) => ({ ...l, [id]: engine.toIpcError(err).message }));
-    }
-  };
-  const act = async (f: () => Promise<unknown>) => {
-    try {
-      await f();
-      setMessage(null);
-    } catch (err) {
-      setMessage(engine.toIpcError(err).message);
-    }
-  };
+  const ctl = useToolServers();
+  const { list, form, message, listed } = ctl;
 
   return (
     <section class="settings-section" aria-labelledby="tools-title" data-testid="tool-settings">
@@ -124,13 +34,13 @@ export function ToolSettings() {
                 {" "}· {s.enabled ? "offered to new chats" : "not offered to new chats"} · calls time out after {s.timeoutSeconds} s
               </span>
               <span class="row">
-                <button type="button" data-testid="tool-list" onClick={() => void listTools(s.id)}>
+                <button type="button" data-testid="tool-list" onClick={() => void ctl.listTools(s.id)}>
                   List tools
                 </button>
-                <button type="button" onClick={() => setForm(toForm(s))}>
+                <button type="button" onClick={() => ctl.editServer(s)}>
                   Edit
                 </button>
-                <button type="button" onClick={() => void act(async () => (await engine.removeToolServer(s.id), setList((list ?? []).filter((x) => x.id !== s.id))))}>
+                <button type="button" onClick={() => void ctl.remove(s.id)}>
                   Remove
                 </button>
               </span>
@@ -140,7 +50,7 @@ export function ToolSettings() {
                   {s.alwaysAllowed.map((t) => (
                     <span class="chip" key={t}>
                       <code>{t}</code>
-                      <button type="button" aria-label={`Ask again before ${t}`} onClick={() => void act(async () => replace(await engine.revokeToolPermission(s.id, t)))}>
+                      <button type="button" aria-label={`Ask again before ${t}`} onClick={() => void ctl.revoke(s.id, t)}>
                         Revoke
                       </button>
                     </span>
@@ -152,7 +62,15 @@ export function ToolSettings() {
           ))}
         </ul>
       )}
-      <ServerForm form={form} set={set} onSubmit={save} onCancel={() => setForm(EMPTY)} />
+      <ServerForm
+        form={form}
+        set={ctl.edit}
+        onSubmit={(e) => {
+          e.preventDefault();
+          void ctl.save();
+        }}
+        onCancel={ctl.cancelEdit}
+      />
       {message && <p class="field-error" role="alert">{message}</p>}
     </section>
   );

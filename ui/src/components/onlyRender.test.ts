@@ -10,15 +10,12 @@ const here = new URL("./", import.meta.url);
 /** Components not moved behind a controller yet; the list only shrinks. */
 const NOT_YET = new Set<string>([
   "App.tsx",
-  "ConversationTools.tsx",
   "DashboardWindow.tsx",
   "Dashboards.tsx",
   "DiagnosticsSettings.tsx",
   "LogViewer.tsx",
   "ModelFolderSettings.tsx",
-  "NewChatSettings.tsx",
   "QueueView.tsx",
-  "ToolSettings.tsx",
   "wizard/Jobs.tsx",
   "wizard/Presets.tsx",
   "wizard/ProblemScreen.tsx",
