@@ -1,7 +1,7 @@
 // The chat window's layout and its global shortcuts (Ctrl/⌘+N or Ctrl/⌘+Shift+O new chat, Esc stop or
 // cancel an edit). Everything it shows comes from ChatState; everything it does goes through ChatActions.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { type ChatActions, useChat } from "../state/controller";
+import { type ChatActions, useChat } from "../controllers/chat";
 import type { ChatState } from "../state/chat";
 import { isRunning } from "../state/stream";
 import { APPEARANCE_EVENT, type ThemeChoice, applyTheme, loadTheme, nextTheme } from "../theme";
@@ -15,12 +15,11 @@ import { SettingsPanel } from "./SettingsPanel";
 import { Sidebar } from "./Sidebar";
 import { DriveSpeed } from "./StatsLine";
 import { Wizard } from "./wizard/Wizard";
-import { driveBestBytesPerS } from "../state/setup";
-import { DiskTab, MemoryTab, useDashboard } from "./Dashboards";
+import { useDashboard } from "../controllers/dashboard";
+import { useSetupWindow } from "../controllers/setup";
+import { DiskTab, MemoryTab } from "./Dashboards";
 import { PressureBanner } from "./PressureBanner";
 import { QueueView } from "./QueueView";
-import * as engine from "../api/engine";
-import type { SetupSettings } from "../generated/ipc";
 
 export type Tab = "chat" | "memory" | "disk" | "queue";
 const TABS: { id: Tab; label: string; key: string }[] = [
@@ -75,38 +74,10 @@ function ThemeToggle() {
   );
 }
 
-/** The setup wizard's saved state when it should show (first launch, or "Set up Kimi K3…"), and
- * the drive's best read rate from its speed test (bytes/s), when it ran. */
-function useSetup() {
-  const [setup, setSetup] = useState<SetupSettings | null>(null);
-  const [driveSpeed, setDriveSpeed] = useState<number | null>(null);
-  const learn = (s: SetupSettings) =>
-    setDriveSpeed(driveBestBytesPerS(s.speed));
-  useEffect(() => {
-    void engine
-      .setupStatus()
-      .then((s) => {
-        learn(s.settings);
-        if (s.wizard) setSetup(s.settings);
-      })
-      .catch(() => undefined);
-  }, []);
-  const reopen = async () => {
-    const s = await engine.setupDismiss(false);
-    setSetup(s.settings);
-  };
-  const close = () => {
-    // The wizard may have measured the drive meanwhile.
-    void engine.setupStatus().then((s) => learn(s.settings), () => undefined);
-    setSetup(null);
-  };
-  return [setup, close, reopen, driveSpeed] as const;
-}
-
 export function App() {
   const [state, actions] = useChat();
   const [settingsOpen, setSettingsOpen] = useState(false);
-  const [setup, closeSetup, reopenSetup, driveSpeed] = useSetup();
+  const [setup, closeSetup, reopenSetup, driveSpeed] = useSetupWindow();
   const [appSettingsOpen, setAppSettingsOpen] = useState(false);
   const toggleAppSettings = useCallback(() => setAppSettingsOpen((o) => !o), []);
   const closeAppSettings = useCallback(() => setAppSettingsOpen(false), []);

@@ -3,9 +3,9 @@
 // Must not: decide which messages exist (state/chat.ts `shownMessages`, `liveStream` do).
 import { useEffect, useMemo, useRef } from "preact/hooks";
 import { type ChatState, liveStream, shownMessages } from "../state/chat";
-import type { ChatActions } from "../state/controller";
+import type { ChatActions } from "../controllers/chat";
 import { isRunning } from "../state/stream";
-import { useToolLoop } from "../state/toolLoop";
+import { useToolLoop } from "../controllers/toolLoop";
 import { type MessageActions, MessageView } from "./MessageView";
 import { StreamingMessage } from "./StreamingMessage";
 import { ToolCalls } from "./ToolCalls";

@@ -1,10 +1,9 @@
 // The dashboards' own window (index.html?view=memory|disk, opened by "Open in own window"):
 // one tab, read while the window is visible, with the drive's speed-test figure for the Disk tab.
-import { useEffect, useState } from "preact/hooks";
-import * as engine from "../api/engine";
-import { DiskTab, MemoryTab, useDashboard } from "./Dashboards";
+import { useState } from "preact/hooks";
+import { useDashboard, useDriveSpeed } from "../controllers/dashboard";
+import { DiskTab, MemoryTab } from "./Dashboards";
 import { DriveSpeed } from "./StatsLine";
-import { driveBestBytesPerS } from "../state/setup";
 
 export type DashboardView = "memory" | "disk";
 
@@ -17,13 +16,7 @@ export function dashboardView(search: string): DashboardView | null {
 export function DashboardWindow({ initial }: { initial: DashboardView }) {
   const [view, setView] = useState(initial);
   const [series, error] = useDashboard(true);
-  const [drive, setDrive] = useState<number | null>(null);
-  useEffect(() => {
-    engine.setupStatus().then(
-      (s) => setDrive(driveBestBytesPerS(s.settings.speed)),
-      () => undefined,
-    );
-  }, []);
+  const drive = useDriveSpeed();
   return (
     <div class="dashboard-window">
       <nav class="tabs" role="tablist" aria-label="Dashboards">

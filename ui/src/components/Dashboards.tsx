@@ -1,51 +1,15 @@
 // The Memory and Disk tabs (Ctrl/⌘+2, Ctrl/⌘+3): live charts of where memory and time go.
-// Owns: reading the `dashboard` command while a tab is on screen and the window visible (every
-// READ_EVERY_MS, so no chart redraws more than twice a second; nothing is read otherwise), the
-// Disk tab's space per drive (every DISK_EVERY_MS), and how each figure is drawn.
+// Owns: how each figure is drawn. Reading the dashboard while a tab is on screen and the drives'
+// space are controllers/dashboard.ts's.
 // Must not: compute figures: series and advice come from state/dashboard.ts, plans from the backend.
-import { useContext, useEffect, useMemo, useState } from "preact/hooks";
+import { useContext, useMemo } from "preact/hooks";
 import type uPlot from "uplot";
 import type { Dashboard, DriveUsage, MemoryPart } from "../generated/ipc";
-import * as engine from "../api/engine";
-import { type DashboardSeries, advice, averages, emptySeries, fold, recentRate } from "../state/dashboard";
+import { openDashboardWindow, useDiskUsage } from "../controllers/dashboard";
+import { type DashboardSeries, advice, averages, recentRate } from "../state/dashboard";
 import { formatBytesExact, formatCount, formatGB, formatPercent } from "../state/format";
 import { Chart, type ChartOptions, bars } from "./Chart";
 import { DriveSpeed } from "./StatsLine";
-
-export const READ_EVERY_MS = 500;
-export const DISK_EVERY_MS = 5000;
-
-/** Reads the dashboard while `active` and the window is visible. */
-export function useDashboard(active: boolean): [DashboardSeries, string | null] {
-  const [series, setSeries] = useState<DashboardSeries>(emptySeries);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    if (!active) return;
-    let stopped = false;
-    let after = 0;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const tick = async () => {
-      if (document.visibilityState === "visible") {
-        try {
-          const d = await engine.dashboard(after);
-          if (stopped) return;
-          after = d.lastSeq;
-          setSeries((s) => fold(s, d));
-          setError(null);
-        } catch (e) {
-          setError((e as { message?: string }).message ?? String(e));
-        }
-      }
-      if (!stopped) timer = setTimeout(() => void tick(), READ_EVERY_MS);
-    };
-    void tick();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [active]);
-  return [series, error];
-}
 
 const css = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
 const gbAxis = (_: uPlot, vals: number[]) => vals.map((v) => `${(v / 1e9).toPrecision(3)} GB`);
@@ -100,7 +64,7 @@ function DashHead({ id, title, view }: { id: string; title: string; view: "memor
     <div class="dash-head">
       <h2 id={id}>{title}</h2>
       {!own && (
-        <button type="button" data-testid="own-window" onClick={() => void engine.openDashboardWindow(view).catch(() => undefined)}>
+        <button type="button" data-testid="own-window" onClick={() => openDashboardWindow(view)}>
           Open in own window
         </button>
       )}
@@ -182,22 +146,6 @@ export function MemoryTab({ series, error }: { series: DashboardSeries; error: s
       {d && <SystemBar d={d} />}
     </section>
   );
-}
-
-function useDiskUsage(active: boolean) {
-  const [drives, setDrives] = useState<DriveUsage[] | null>(null);
-  useEffect(() => {
-    if (!active) return;
-    let stopped = false;
-    const read = () => engine.diskUsage().then((d) => !stopped && setDrives(d), () => undefined);
-    void read();
-    const t = setInterval(() => document.visibilityState === "visible" && void read(), DISK_EVERY_MS);
-    return () => {
-      stopped = true;
-      clearInterval(t);
-    };
-  }, [active]);
-  return drives;
 }
 
 const PART_NAMES: Record<string, string> = { store: "model store", trunk: "packed trunk", partial: "partial downloads", appData: "app data" };

@@ -1,12 +1,10 @@
 // Settings › Diagnostics' log viewer: the last entries of the app's log file (models opened, plans
 // applied, replies finished with their figures, the local API, downloads), newest at the bottom,
-// filtered by level. The log holds no prompt or reply text (src-tauri/src/logging.rs).
-import { useEffect, useState } from "preact/hooks";
-import type { LogLine, LogTail } from "../generated/ipc";
-import * as engine from "../api/engine";
-
-/** Entries the viewer asks for. */
-export const LOG_LINES = 500;
+// filtered by level. The log holds no prompt or reply text (src-tauri/src/logging.rs). Reading it is
+// controllers/diagnostics.ts's; the filter is this view's.
+import { useState } from "preact/hooks";
+import { useLogTail } from "../controllers/diagnostics";
+import type { LogLine } from "../generated/ipc";
 
 export type LevelFilter = "all" | "warnings";
 
@@ -16,18 +14,8 @@ export function filterLines(lines: LogLine[], filter: LevelFilter): LogLine[] {
 }
 
 export function LogViewer() {
-  const [tail, setTail] = useState<LogTail | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const { tail, error, refresh } = useLogTail();
   const [filter, setFilter] = useState<LevelFilter>("all");
-  const refresh = () =>
-    engine.readLog(LOG_LINES).then(
-      (t) => {
-        setTail(t);
-        setError(null);
-      },
-      (e) => setError(e.message),
-    );
-  useEffect(() => void refresh(), []);
   const shown = tail ? filterLines(tail.lines, filter) : [];
   return (
     <div class="log-viewer" data-testid="log-viewer">

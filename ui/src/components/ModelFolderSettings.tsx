@@ -1,35 +1,11 @@
 // Settings › Model folder: the model in use (path, repository and commit, verified files,
 // packed trunk), "Verify now" (every file hashed again against its pinned hash, with progress
-// and Stop) and "Use another folder…".
-import { useEffect, useState } from "preact/hooks";
-import type { ModelFolderView, VerifyOutcome, VerifyProgress } from "../generated/ipc";
-import * as engine from "../api/engine";
+// and Stop) and "Use another folder…". The view and the calls are controllers/diagnostics.ts's.
+import { useModelFolder } from "../controllers/diagnostics";
 import { formatGB } from "../state/format";
 
 export function ModelFolderSettings({ onOpenFolder }: { onOpenFolder?(): void }) {
-  const [view, setView] = useState<ModelFolderView | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [progress, setProgress] = useState<VerifyProgress | null>(null);
-  const [running, setRunning] = useState(false);
-  const [outcome, setOutcome] = useState<VerifyOutcome | null>(null);
-  useEffect(() => {
-    engine.modelFolder().then(setView, (e) => setError(e.message));
-  }, []);
-  const verify = async () => {
-    setRunning(true);
-    setOutcome(null);
-    setError(null);
-    try {
-      const r = await engine.verifyModelFolder(setProgress);
-      setOutcome(r);
-      setView(r.view);
-    } catch (e) {
-      setError((e as { message: string }).message);
-    } finally {
-      setRunning(false);
-      setProgress(null);
-    }
-  };
+  const { view, error, progress, running, outcome, verify, stop } = useModelFolder();
   if (!view) return <section class="settings-section"><h2>Model folder</h2><p>{error ?? "Reading…"}</p></section>;
   return (
     <section class="settings-section" aria-labelledby="model-folder-title" data-testid="model-folder">
@@ -58,7 +34,7 @@ export function ModelFolderSettings({ onOpenFolder }: { onOpenFolder?(): void })
           Verify now
         </button>
         {running && (
-          <button type="button" onClick={() => void engine.stopVerify()}>
+          <button type="button" onClick={stop}>
             Stop
           </button>
         )}

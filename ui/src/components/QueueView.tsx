@@ -1,62 +1,19 @@
 // The Queue tab: prompts typed or imported (JSONL, CSV) answered one after another on this computer's
 // model, overnight if need be. Owns: drawing the add box, the controls (pause/resume, cancel all,
 // clear finished, export), the banners of a stopped queue, and one row per prompt with its progress
-// and answer; polling the queue every second while shown (every half second while a prompt runs).
-// The words are state/queue.ts's; the queue itself (journal, seeds, ETA) lives in the app core.
-import { useEffect, useRef, useState } from "preact/hooks";
-import * as engine from "../api/engine";
-import type { QueueEntry, QueueExportFormat, QueueState } from "../generated/ipc";
-import { etaText, hasFinished, importFormatOf, progressOf, progressText, stoppedText, summaryText } from "../state/queue";
-
-const POLL_MS = 1000;
-const POLL_RUNNING_MS = 500;
-
-function useQueue() {
-  const [queue, setQueue] = useState<QueueState | null>(null);
-  const running = (queue?.running ?? 0) > 0;
-  useEffect(() => {
-    let live = true;
-    const poll = () => void engine.queueState().then((q) => live && setQueue(q)).catch(() => undefined);
-    poll();
-    const timer = setInterval(() => document.visibilityState === "visible" && poll(), running ? POLL_RUNNING_MS : POLL_MS);
-    return () => {
-      live = false;
-      clearInterval(timer);
-    };
-  }, [running]);
-  return [queue, setQueue] as const;
-}
+// and answer. Polling and the actions are controllers/queue.ts's, the words state/queue.ts's; the
+// queue itself (journal, seeds, ETA) lives in the app core.
+import { useRef } from "preact/hooks";
+import { useQueue } from "../controllers/queue";
+import type { QueueEntry } from "../generated/ipc";
+import { etaText, hasFinished, progressOf, progressText, stoppedText, summaryText } from "../state/queue";
 
 export function QueueView() {
-  const [queue, setQueue] = useQueue();
-  const [typed, setTyped] = useState("");
-  const [message, setMessage] = useState<string | null>(null);
-  const [working, setWorking] = useState(false);
+  const q = useQueue();
+  const { queue, typed, message, working, setTyped } = q;
   const file = useRef<HTMLInputElement>(null);
   if (!queue) return <p class="muted">Reading the queue…</p>;
-
-  const act = async (f: () => Promise<QueueState | string | null>, done?: (r: string | null) => void) => {
-    setWorking(true);
-    setMessage(null);
-    try {
-      const r = await f();
-      if (r !== null && typeof r === "object") setQueue(r);
-      done?.(typeof r === "string" ? r : null);
-    } catch (e) {
-      setMessage(engine.toIpcError(e).message);
-    } finally {
-      setWorking(false);
-    }
-  };
-  const addTyped = () => void act(() => engine.queueAdd(typed, "lines"), () => setTyped(""));
-  const importFile = async (f: File) => {
-    const format = importFormatOf(f.name);
-    if (format === null) return setMessage(`${f.name}: import a .jsonl, .csv or .txt file (one prompt per line).`);
-    const text = await f.text();
-    void act(() => engine.queueAdd(text, format));
-  };
-  const exportAs = (format: QueueExportFormat) =>
-    void act(() => engine.queueSaveExport(format), (path) => path && setMessage(`Saved the answers to ${path}`));
+  const { addTyped, importFile, exportAs } = q;
   const stopped = stoppedText(queue);
   const eta = etaText(queue);
   const canResume = queue.paused || queue.halted !== null;
@@ -118,18 +75,18 @@ export function QueueView() {
         </span>
         <span class="queue-controls">
           {canResume ? (
-            <button type="button" data-testid="queue-resume" disabled={working} onClick={() => void act(engine.queueResume)}>
+            <button type="button" data-testid="queue-resume" disabled={working} onClick={q.resume}>
               Resume
             </button>
           ) : (
-            <button type="button" data-testid="queue-pause" disabled={working || queue.waiting + queue.running === 0} onClick={() => void act(engine.queuePause)}>
+            <button type="button" data-testid="queue-pause" disabled={working || queue.waiting + queue.running === 0} onClick={q.pause}>
               Pause
             </button>
           )}
-          <button type="button" data-testid="queue-cancel-all" disabled={working || queue.waiting + queue.running === 0} onClick={() => void act(engine.queueCancelAll)}>
+          <button type="button" data-testid="queue-cancel-all" disabled={working || queue.waiting + queue.running === 0} onClick={q.cancelAll}>
             Cancel all
           </button>
-          <button type="button" data-testid="queue-clear" disabled={working || !hasFinished(queue)} onClick={() => void act(engine.queueClearFinished)}>
+          <button type="button" data-testid="queue-clear" disabled={working || !hasFinished(queue)} onClick={q.clearFinished}>
             Clear finished
           </button>
           <button type="button" data-testid="queue-export-jsonl" disabled={working || !hasFinished(queue)} onClick={() => exportAs("jsonl")}>
@@ -142,7 +99,7 @@ export function QueueView() {
       </div>
       <ol class="queue-items" data-testid="queue-items">
         {queue.items.map((e) => (
-          <QueueRow key={e.id} entry={e} onCancel={() => void act(() => engine.queueCancel(e.id))} />
+          <QueueRow key={e.id} entry={e} onCancel={() => q.cancel(e.id)} />
         ))}
       </ol>
     </section>

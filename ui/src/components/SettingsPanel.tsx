@@ -5,7 +5,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { Conversation, ThinkingEffort } from "../generated/ipc";
 import { type ChatSettingsForm, parseSettings, toChatSettingsForm as toForm } from "../state/chatSettings";
-import type { SettingsUpdate } from "../state/controller";
+import type { SettingsUpdate } from "../controllers/chat";
 import { ConversationTools } from "./ConversationTools";
 
 interface Props {

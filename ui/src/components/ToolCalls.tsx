@@ -1,7 +1,7 @@
 // The calls of the last reply that wait for the user: each shows its tool, its server and its
 // arguments (as text), with Allow, Always allow and Deny; the running one shows Stop.
 // Owns: the selectors `.pending-call[data-tool][data-call]`, `.tool-loop-note`.
-// Must not: run anything itself (state/toolLoop.ts decides through the app).
+// Must not: run anything itself (controllers/toolLoop.ts decides through the app).
 import type { PendingToolCall } from "../generated/ipc";
 import type { ToolLoop } from "../state/toolLoop";
 import { prettyArguments } from "./MessageView";

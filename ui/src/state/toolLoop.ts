@@ -1,19 +1,8 @@
-// The tool loop of the open conversation: the calls of its last reply that wait for the user, the
-// one running, and the next step once each has its result.
-// Owns: asking which calls wait (after every change to the conversation's last message), running
-// the ones Settings › Tools always allows without asking, and starting the reply to the results
-// once none waits, unless a result was stopped, the last reply was stopped, or the loop has made
-// MAX_LOOP_STEPS replies since the user's message.
-// Must not: run a call the user has not allowed: "auto" is refused by the app for a tool that is
-// not always allowed, and every other decision comes from a click.
-// Easy to break: the pending list belongs to one last message (`forMessage`); acting on a list
-// fetched for an older one would decide a call twice.
-import { useCallback, useEffect, useState } from "preact/hooks";
-import * as engine from "../api/engine";
+// The tool loop of the open conversation, the pure half: what the loop does once no call waits
+// (reply to the results, or why it waits), and the loop's shape. The controller that asks which
+// calls wait, runs the always-allowed ones and starts the next reply is controllers/toolLoop.ts.
+// Tested in toolLoop.test.ts.
 import type { Message, PendingToolCall, ToolDecision } from "../generated/ipc";
-import type { ChatState } from "./chat";
-import type { ChatActions } from "./controller";
-import { isRunning } from "./stream";
 
 /** Replies one user message may lead to before the loop waits for the user. */
 export const MAX_LOOP_STEPS = 16;
@@ -42,72 +31,4 @@ export function nextStep(messages: Message[]): { kind: "continue" } | { kind: "w
     return { kind: "wait", note: `K3 has made ${steps} tool-calling replies to your message; send a message to let it go on.` };
   }
   return { kind: "continue" };
-}
-
-export function useToolLoop(state: ChatState, actions: ChatActions): ToolLoop {
-  const conv = state.current;
-  const busy = isRunning(state.stream);
-  const last = conv?.messages[conv.messages.length - 1] ?? null;
-  const lastKey = conv && last ? `${conv.id}:${last.id}:${last.status}` : null;
-  const [fetched, setFetched] = useState<{ forMessage: string | null; pending: PendingToolCall[] }>({ forMessage: null, pending: [] });
-  const [running, setRunning] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  useEffect(() => {
-    // A new last message starts afresh: an earlier refusal no longer holds the loop.
-    setError(null);
-    if (!conv || busy || !last || last.role === "user" || last.status === "stopped" && last.role === "assistant") {
-      setFetched({ forMessage: lastKey, pending: [] });
-      return;
-    }
-    let live = true;
-    engine
-      .pendingToolCalls(conv.id)
-      .then((pending) => live && setFetched({ forMessage: lastKey, pending }))
-      .catch((e) => live && setError(engine.toIpcError(e).message));
-    return () => {
-      live = false;
-    };
-  }, [lastKey, busy]);
-
-  const decide = useCallback(
-    async (callId: string, decision: ToolDecision) => {
-      if (!conv || running) return;
-      setRunning(callId);
-      setError(null);
-      try {
-        await engine.decideToolCall(conv.id, callId, decision);
-      } catch (e) {
-        setError(engine.toIpcError(e).message);
-      }
-      // The decided call leaves the list at once, and nothing else is decided until the
-      // conversation is read again (with its result) and its calls asked for anew.
-      setFetched((f) => ({ ...f, pending: f.pending.filter((p) => p.callId !== callId) }));
-      await actions.reload();
-      setRunning(null);
-    },
-    [conv?.id, running, actions],
-  );
-
-  const current = fetched.forMessage === lastKey && !busy;
-  const pending = current ? fetched.pending : [];
-  const step = conv && current && pending.length === 0 ? nextStep(conv.messages) : null;
-  useEffect(() => {
-    if (!current || running || error) return;
-    const auto = pending.find((p) => p.alwaysAllowed);
-    if (auto) void decide(auto.callId, "auto");
-    else if (step?.kind === "continue") void actions.continueReply();
-  }, [current, running, error, pending, step?.kind]);
-
-  const stop = useCallback(async () => {
-    if (!conv) return;
-    try {
-      await engine.stopToolCall(conv.id);
-    } catch (e) {
-      setError(engine.toIpcError(e).message);
-    }
-  }, [conv?.id]);
-
-  const note = error ?? (step?.kind === "wait" ? step.note : null);
-  return { pending, running, note, decide, stop };
 }

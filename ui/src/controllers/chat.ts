@@ -6,9 +6,9 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import * as engine from "../api/engine";
 import type { ExportFormat, GenerationEvent, ModelInfo, SamplingSettings } from "../generated/ipc";
-import { createBatcher } from "./batcher";
-import { type ChatAction, type ChatState, chatReducer, initialChatState } from "./chat";
-import { type GenerationMode, isRunning } from "./stream";
+import { createBatcher } from "../state/batcher";
+import { type ChatAction, type ChatState, chatReducer, initialChatState } from "../state/chat";
+import { type GenerationMode, isRunning } from "../state/stream";
 
 export interface SettingsUpdate {
   title: string;
