@@ -2,12 +2,13 @@
 // and the trunk (saved with Check again or Next).
 import { useState } from "preact/hooks";
 import { ofTotal } from "../../state/wizard";
-import { type StepProps, useMachine } from "./stepProps";
+import { useMachine } from "../../controllers/wizard";
+import type { StepProps } from "./stepProps";
 
-export function Drives({ settings, next, choose, guard }: StepProps) {
+export function Drives({ settings, next, choose, calls }: StepProps) {
   const [store, setStore] = useState(settings.storeDir ?? "");
   const [trunk, setTrunk] = useState(settings.trunkDir ?? "");
-  const [view, again] = useMachine(settings.storeDir, guard);
+  const [view, again] = useMachine(settings.storeDir, calls);
   const save = async () => {
     await choose({ storeDir: store.trim(), trunkDir: trunk.trim() });
   };

@@ -1,9 +1,10 @@
 // The Hardware step: this machine's CPU and memory cards with the Rust side's verdict on each, and
 // Check again.
-import { type StepProps, useMachine } from "./stepProps";
+import { useMachine } from "../../controllers/wizard";
+import type { StepProps } from "./stepProps";
 
-export function Hardware({ next, guard }: StepProps) {
-  const [view, again] = useMachine(null, guard);
+export function Hardware({ next, calls }: StepProps) {
+  const [view, again] = useMachine(null, calls);
   return (
     <div>
       <h2>This machine</h2>

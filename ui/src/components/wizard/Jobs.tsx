@@ -2,7 +2,6 @@
 // events, the download's bar and file grid, pack and load progress, Pause / Resume, and Cancel
 // (stop, keep the bytes, return to the drive choice with a note).
 import { useEffect, useReducer, useRef, useState } from "preact/hooks";
-import * as engine from "../../api/engine";
 import { emptyJob, foldSetup } from "../../state/setup";
 import {
   awakeText, bar, cancelNote, cellTitle, chosenPreset, downloadLine, jobHeading, jobStep, legendText, offersResume, packLine, resumeLabel,
@@ -12,7 +11,7 @@ import { FirstLoad } from "./FirstLoad";
 import { ProblemScreen } from "./ProblemScreen";
 import type { JobsProps } from "./stepProps";
 
-export function Jobs({ settings, guard, setSettings, choose, onReady, onCancelled }: JobsProps) {
+export function Jobs({ settings, calls, setSettings, choose, onReady, onCancelled }: JobsProps) {
   const [job, fold] = useReducer(foldSetup, emptyJob);
   const [running, setRunning] = useState(false);
   const started = useRef(false);
@@ -20,9 +19,9 @@ export function Jobs({ settings, guard, setSettings, choose, onReady, onCancelle
   const run = () => {
     const go = async () => {
       setRunning(true);
-      const model = await guard(() => engine.setupRun(fold));
+      const model = await calls.run(fold);
       setRunning(false);
-      const st = await guard(engine.setupStatus);
+      const st = await calls.status();
       if (st) setSettings(st.settings);
       if (model) onReady(model);
     };
@@ -32,7 +31,7 @@ export function Jobs({ settings, guard, setSettings, choose, onReady, onCancelle
   // Cancel = stop (everything durable is kept) and go back to choosing the drive; starting
   // again resumes from the kept bytes.
   const cancel = async () => {
-    await guard(engine.setupPause);
+    await calls.pause();
     await current.current;
     await choose({ backTo: "drives" });
     onCancelled(cancelNote(job, settings.storeDir));
@@ -81,10 +80,10 @@ export function Jobs({ settings, guard, setSettings, choose, onReady, onCancelle
         </ul>
       )}
       {job.phase === "paused" && <p>Paused. Everything downloaded so far is kept.</p>}
-      {job.problem && <ProblemScreen problem={job.problem} guard={guard} retry={() => void run()} />}
+      {job.problem && <ProblemScreen problem={job.problem} calls={calls} retry={() => void run()} />}
       <div class="wizard-actions">
         {running ? (
-          <button type="button" onClick={() => void guard(engine.setupPause)}>
+          <button type="button" onClick={() => void calls.pause()}>
             Pause
           </button>
         ) : (

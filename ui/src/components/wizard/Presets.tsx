@@ -1,15 +1,14 @@
 // The Preset step: each memory preset planned for this machine (layers in RAM, peak memory, headroom,
 // default context, seconds per token), the chosen one, and a warning when it does not fit.
 import { useEffect, useState } from "preact/hooks";
-import * as engine from "../../api/engine";
 import type { PresetRow } from "../../generated/ipc";
 import { chosenPreset, presetCells, presetToSave, presetWarning } from "../../state/wizard";
 import type { StepProps } from "./stepProps";
 
-export function Presets({ settings, next, choose, guard }: StepProps) {
+export function Presets({ settings, next, choose, calls }: StepProps) {
   const [rows, setRows] = useState<PresetRow[] | null>(null);
   useEffect(() => {
-    void guard(engine.setupForecast).then((r) => r && setRows(r));
+    void calls.forecast().then((r) => r && setRows(r));
   }, []);
   const chosen = chosenPreset(settings);
   const pick = (name: string) => void choose({ preset: name });

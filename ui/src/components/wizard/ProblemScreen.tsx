@@ -1,16 +1,15 @@
 // The failures with a screen of their own: a token field for Hugging Face's 401/403 (or, when HF_TOKEN
 // was refused, where to change it), and the files that failed their hash with Download again.
 import { useState } from "preact/hooks";
-import * as engine from "../../api/engine";
 import type { SetupProblem } from "../../generated/ipc";
 import { badFilesHeadline, downloadAgainLabel, shortHash } from "../../state/wizard";
 import type { StepProps } from "./stepProps";
 
-export function ProblemScreen({ problem, guard, retry }: { problem: SetupProblem; guard: StepProps["guard"]; retry(): void }) {
+export function ProblemScreen({ problem, calls, retry }: { problem: SetupProblem; calls: StepProps["calls"]; retry(): void }) {
   const [token, setToken] = useState("");
   if (problem.kind === "denied") {
     const save = async () => {
-      const ok = await guard(() => engine.setupToken(token));
+      const ok = await calls.token(token);
       if (ok !== undefined) retry();
     };
     return (

@@ -1,18 +1,17 @@
 // The Speed test step: the test folder, the running test's progress, and the measured random-read
 // rates (one and 16 at a time, the best pattern) against reference NVMe drives.
 import { useReducer, useState } from "preact/hooks";
-import * as engine from "../../api/engine";
 import { emptyJob, foldSetup } from "../../state/setup";
 import { bar, speedProgressText, speedRows, speedRunLabel } from "../../state/wizard";
 import type { StepProps } from "./stepProps";
 
-export function SpeedTest({ settings, next, guard, setSettings }: StepProps) {
+export function SpeedTest({ settings, next, calls, setSettings }: StepProps) {
   const [dir, setDir] = useState(settings.storeDir ?? "");
   const [job, fold] = useReducer(foldSetup, emptyJob);
   const [running, setRunning] = useState(false);
   const run = async () => {
     setRunning(true);
-    const r = await guard(() => engine.setupSpeedTest(dir.trim(), fold));
+    const r = await calls.speedTest(dir.trim(), fold);
     setRunning(false);
     if (r) setSettings({ ...settings, speed: r });
   };

@@ -1,14 +1,13 @@
 // The Welcome step: what running Kimi K3 here takes, Start, and "I already have the files" (a folder
 // whose checkpoint is hashed in place and adopted instead of downloaded).
 import { useState } from "preact/hooks";
-import * as engine from "../../api/engine";
 import type { StepProps } from "./stepProps";
 
-export function Welcome({ next, guard, setSettings }: StepProps) {
+export function Welcome({ next, calls, setSettings }: StepProps) {
   const [adopting, setAdopting] = useState(false);
   const [path, setPath] = useState("");
   const adopt = async () => {
-    const s = await guard(() => engine.setupAdopt(path.trim()));
+    const s = await calls.adopt(path.trim());
     if (s) setSettings(s);
   };
   return (

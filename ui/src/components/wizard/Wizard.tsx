@@ -1,16 +1,14 @@
 // The guided first-time setup (PRODUCT.md §1.1), the shell: the step list, Next / choose / close
-// forwarded to the Rust side (app/src/setup owns the steps, what blocks each and the saved state),
-// and which step's screen renders; each screen is its own file in this folder.
-import { useState } from "preact/hooks";
-import * as engine from "../../api/engine";
-import type { Blocker, IpcError, ModelInfo, SetupSettings, SetupStep } from "../../generated/ipc";
+// forwarded to the Rust side through controllers/wizard.ts (app/src/setup owns the steps, what blocks
+// each and the saved state), and which step's screen renders; each screen is its own file here.
+import { useWizard } from "../../controllers/wizard";
+import type { ModelInfo, SetupSettings, SetupStep } from "../../generated/ipc";
 import { Blockers } from "./Blockers";
 import { Drives } from "./Drives";
 import { Hardware } from "./Hardware";
 import { Jobs } from "./Jobs";
 import { Presets } from "./Presets";
 import { SpeedTest } from "./SpeedTest";
-import type { StepChoice } from "./stepProps";
 import { Welcome } from "./Welcome";
 
 const STEPS: { step: SetupStep; label: string }[] = [
@@ -34,42 +32,10 @@ export interface WizardProps {
 }
 
 export function Wizard({ initial, onReady, onClose }: WizardProps) {
-  const [settings, setSettings] = useState(initial);
-  const [blockers, setBlockers] = useState<Blocker[]>([]);
-  const [error, setError] = useState<IpcError | null>(null);
-  const [note, setNote] = useState<string | null>(null);
-  const step = settings.step;
-
-  const guard = async <T,>(f: () => Promise<T>): Promise<T | undefined> => {
-    setError(null);
-    try {
-      return await f();
-    } catch (e) {
-      setError(engine.toIpcError(e));
-      return undefined;
-    }
-  };
-  const next = async () => {
-    setNote(null);
-    const r = await guard(engine.setupNext);
-    if (r) {
-      setSettings(r.settings);
-      setBlockers(r.blockers);
-    }
-  };
-  const choose = async (choice: StepChoice) => {
-    const s = await guard(() => engine.setupChoose(choice));
-    if (s) {
-      setSettings(s);
-      setBlockers([]);
-    }
-  };
-  const close = async () => {
-    await guard(() => engine.setupPause());
-    await guard(() => engine.setupDismiss(true));
-    onClose();
-  };
-  const common = { settings, next, choose, guard, setSettings };
+  const w = useWizard(initial, onClose);
+  const { blockers, error, note } = w;
+  const step = w.settings.step;
+  const common = w.step;
 
   return (
     <div class="wizard" role="dialog" aria-label="Set up Kimi K3" data-step={step}>
@@ -92,9 +58,9 @@ export function Wizard({ initial, onReady, onClose }: WizardProps) {
         {step === "speedTest" && <SpeedTest {...common} />}
         {step === "preset" && <Presets {...common} />}
         {(step === "download" || step === "pack" || step === "firstLoad" || step === "ready") && (
-          <Jobs {...common} onReady={onReady} onCancelled={setNote} />
+          <Jobs {...common} onReady={onReady} onCancelled={w.setNote} />
         )}
-        <Blockers blockers={blockers} onConfirm={(key) => void choose({ confirm: key }).then(next)} />
+        <Blockers blockers={blockers} onConfirm={w.confirm} />
         {error && (
           <p class="wizard-error" role="alert">
             {error.message}
@@ -102,7 +68,7 @@ export function Wizard({ initial, onReady, onClose }: WizardProps) {
         )}
       </section>
       <footer class="wizard-foot">
-        <button type="button" class="link" data-testid="try-demo" onClick={() => void close()}>
+        <button type="button" class="link" data-testid="try-demo" onClick={() => void w.close()}>
           Try the demo model
         </button>
       </footer>
