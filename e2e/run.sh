@@ -9,7 +9,7 @@
 # Then the queue journey on the demo model (queue.e2e.mjs: import, SIGKILL mid-queue, pause).
 # Then tools in the window (tools.e2e.mjs: an MCP server added, a call allowed, SIGKILL while a
 # call waits, denied).
-# Usage: bash e2e/run.sh target/debug/k3-desktop
+# Usage: bash e2e/run.sh target/release/k3-desktop (CI: the release bundle's binary; a dev build works too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 app=$(realpath "$1")

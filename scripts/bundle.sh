@@ -2,15 +2,14 @@
 # Builds the desktop app's .deb (release build through the Tauri CLI pinned in ui/) and checks
 # that it holds the binary, the desktop entry, an icon and the bundled demo model.
 # Prints the path of the .deb. Needs scripts/deps.sh run first.
+# CI bundles the release build and runs the e2e journeys on its binary (issue 44: 430 s to build
+# from nothing on the 2-core AMD EPYC; it was ~13 min on the Zen 1 machines before).
 # `--debug` bundles the dev-profile build instead (target/debug/k3-desktop: opt-level 2 with
-# debug assertions, the profile every Rust test runs in). CI does that: the release build of
-# the whole app is ~13 min on a 2-core machine, a quarter of CI's budget, while the package's
-# layout and the app in it are the same; the kernels, where release codegen differs, are
-# tested in the release profile on their own (scripts/test.sh). The debug binary is built with
-# the workspace's feature set (`cargo build --workspace`, as `cargo test --workspace` resolves
-# it: Tauri's custom-protocol is on in Cargo.toml), so after the tests it only links, and
-# `tauri bundle` packages it; `tauri build -p k3-desktop` alone resolved other features and
-# rebuilt Tauri, zbus and rustix (~4 min). The examples (the e2e's fake hub) come with it.
+# debug assertions, the profile every Rust test runs in), for a quick look at the package. The
+# debug binary is built with the workspace's feature set (`cargo build --workspace`, as
+# `cargo test --workspace` resolves it: Tauri's custom-protocol is on in Cargo.toml), so after
+# the tests it only links, and `tauri bundle` packages it; `tauri build -p k3-desktop` alone
+# resolved other features and rebuilt Tauri, zbus and rustix (~4 min).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profile=release

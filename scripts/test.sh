@@ -6,10 +6,9 @@
 # contract); the keyring test against a real Secret Service; the kernel twins again in the release profile; every fuzz target for 8 s
 # (scripts/fuzz.sh: nightly, cargo-fuzz installed when missing); the other systems
 # (scripts/other-systems.sh: the engine under qemu-aarch64, the CLI and engine under Wine,
-# the macOS check); the .deb bundle (the
-# dev-profile build, contents checked; `bash scripts/bundle.sh` makes the release one); and
+# the macOS check); the .deb bundle (the release build users install, contents checked); and
 # the end-to-end journeys of the binary in that bundle in a real window under Xvfb (chat,
-# setup, adopt, dashboards, a remote backend).
+# setup, adopt, dashboards, a remote backend, the queue, tools).
 # Fixtures are in the repository and ../shared/fixtures/released beside the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +42,11 @@ rust_tests() { cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"; }
 # Remote backends' keys in a real Secret Service (gnome-keyring on a private session bus).
 keyring_test() { dbus-run-session -- bash scripts/keyring-test.sh 2>&1 | grep -v 'Failed to set fd limit' | tee "$logs/keyring.log"; }
 release_twins() { cargo test --release --locked -p k3-engine --test kernels_twins 2>&1 | tee "$logs/kernels-release.log"; }
-e2e_journeys() { xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/debug/k3-desktop 2>&1 | tee "$logs/e2e.log"; }
+# The journeys drive the release build users install (issue 44): the .deb's binary, built by
+# `tauri build`. Their helpers (the k3 CLI for synth and pack, the fake Hugging Face hub) are the
+# dev-profile builds `cargo test` made, which `e2e_helpers` only links.
+e2e_helpers() { cargo build --workspace --locked --bins --examples; }
+e2e_journeys() { xvfb-run -a -s "-screen 0 1280x800x24" bash e2e/run.sh target/release/k3-desktop 2>&1 | tee "$logs/e2e.log"; }
 # Every fuzz target over its committed corpus (K3_FUZZ_SECONDS each: 8 here, so the whole
 # run stays well inside CI's budget; the campaign runs them longer); any crash fails.
 # The other systems: aarch64 under qemu, Windows under Wine, macOS checked (issue 42).
@@ -61,11 +64,13 @@ timed "keyring (Secret Service)" keyring_test
 timed "kernel twins (release)" release_twins
 timed "fuzz (13 targets)" fuzz_targets
 timed "other systems (aarch64 qemu, Windows Wine, macOS check)" other_systems
-# The bundle builds the app and the examples (the e2e's fake hub) with --workspace, so the
-# features resolve as they did for `cargo test`, which built them already: it only links
-# (-p alone would rebuild Tauri, zbus, rustix … with a narrower feature set, ~4 min).
-timed "bundle (.deb, dev profile)" bash scripts/bundle.sh --debug
-timed "e2e (7 journeys)" e2e_journeys
+# The helpers build with --workspace, so the features resolve as they did for `cargo test`,
+# which built them already: it only links (-p alone would rebuild Tauri, zbus, rustix … with a
+# narrower feature set, ~4 min). The release bundle is the one build CI makes of the whole app in
+# the release profile (430 s from nothing on this machine kind, docs/decisions/2026-12-06-tests-and-ci.md).
+timed "e2e helpers (dev profile)" e2e_helpers
+timed "bundle (.deb, release)" bash scripts/bundle.sh
+timed "e2e (7 journeys, release build)" e2e_journeys
 
 printf 'part timings: %s\n' "${timings[@]}"
 echo "test wall time: $(( $(date +%s) - start )) s"

@@ -9,7 +9,8 @@ import { PlainText } from "./PlainText";
 
 function PendingCall({ call, loop }: { call: PendingToolCall; loop: ToolLoop }) {
   const runs = loop.running === call.callId;
-  const blocked = loop.running !== null;
+  // A decision waits for the one running, and for the fresh list after it.
+  const blocked = loop.running !== null || loop.settling;
   return (
     <div class="pending-call" data-tool={call.tool} data-call={call.callId} aria-label={`Call of ${call.tool}`}>
       <header class="pending-head">

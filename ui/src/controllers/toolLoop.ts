@@ -8,12 +8,12 @@
 // not always allowed, and every other decision comes from a click.
 // Easy to break: the pending list belongs to one last message (`forMessage`); acting on a list
 // fetched for an older one would decide a call twice.
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import * as engine from "../api/engine";
 import type { PendingToolCall, ToolDecision } from "../generated/ipc";
 import type { ChatState } from "../state/chat";
 import { isRunning } from "../state/stream";
-import { nextStep, type ToolLoop } from "../state/toolLoop";
+import { nextStep, stillWaiting, type ToolLoop } from "../state/toolLoop";
 import type { ChatActions } from "./chat";
 
 export function useToolLoop(state: ChatState, actions: ChatActions): ToolLoop {
@@ -42,9 +42,16 @@ export function useToolLoop(state: ChatState, actions: ChatActions): ToolLoop {
     };
   }, [lastKey, busy]);
 
+  const current = fetched.forMessage === lastKey && !busy;
+  // Between a decision and the fresh list, the calls still waiting stay shown (and undecidable).
+  const settling = !current && !busy && !error && !!conv && stillWaiting(conv.messages, fetched.pending);
+  const settlingNow = useRef(settling);
+  settlingNow.current = settling;
+  const pending = current || settling ? fetched.pending : [];
+
   const decide = useCallback(
     async (callId: string, decision: ToolDecision) => {
-      if (!conv || running) return;
+      if (!conv || running || settlingNow.current) return;
       setRunning(callId);
       setError(null);
       try {
@@ -61,8 +68,6 @@ export function useToolLoop(state: ChatState, actions: ChatActions): ToolLoop {
     [conv?.id, running, actions],
   );
 
-  const current = fetched.forMessage === lastKey && !busy;
-  const pending = current ? fetched.pending : [];
   const step = conv && current && pending.length === 0 ? nextStep(conv.messages) : null;
   useEffect(() => {
     if (!current || running || error) return;
@@ -81,5 +86,5 @@ export function useToolLoop(state: ChatState, actions: ChatActions): ToolLoop {
   }, [conv?.id]);
 
   const note = error ?? (step?.kind === "wait" ? step.note : null);
-  return { pending, running, note, decide, stop };
+  return { pending, running, note, settling, decide, stop };
 }

@@ -2,7 +2,8 @@
 import { describe, expect, it } from "vitest";
 import type { Message } from "../generated/ipc";
 import { message } from "../test/fixtures";
-import { MAX_LOOP_STEPS, nextStep } from "./toolLoop";
+import type { PendingToolCall } from "../generated/ipc";
+import { MAX_LOOP_STEPS, nextStep, stillWaiting } from "./toolLoop";
 
 const call = { id: "c1", tool: "read", index: 1, arguments: "{}" };
 const user = message({ id: 1, role: "user", content: "read it" });
@@ -27,5 +28,23 @@ describe("nextStep", () => {
     const tired = nextStep(long);
     expect(tired.kind === "wait" && tired.note).toContain(`${MAX_LOOP_STEPS} tool-calling replies`);
     expect(nextStep([...long.slice(2), user, asked(99), result(100)])).toEqual({ kind: "continue" });
+  });
+});
+
+describe("stillWaiting", () => {
+  const waiting = (messageId: number): PendingToolCall => ({
+    messageId, callId: "c2", tool: "read", arguments: "{}", serverId: "files", serverName: "Files", alwaysAllowed: false,
+  });
+
+  it("keeps the calls of the last assistant message while only its results follow it", () => {
+    expect(stillWaiting([user, asked(2)], [waiting(2)])).toBe(true);
+    expect(stillWaiting([user, asked(2), result(3), result(4, "failed")], [waiting(2)])).toBe(true);
+  });
+
+  it("drops them once anything else follows, the message is gone, or there are none", () => {
+    expect(stillWaiting([user, asked(2), result(3), message({ id: 5, role: "user", content: "next" })], [waiting(2)])).toBe(false);
+    expect(stillWaiting([user, asked(2), result(3), asked(6)], [waiting(2)])).toBe(false);
+    expect(stillWaiting([user, asked(7)], [waiting(2)])).toBe(false);
+    expect(stillWaiting([user, asked(2)], [])).toBe(false);
   });
 });

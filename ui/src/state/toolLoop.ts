@@ -13,6 +13,9 @@ export interface ToolLoop {
   running: string | null;
   /** Why the loop waits when it cannot go on by itself. */
   note: string | null;
+  /** The conversation is being read again after a decision: the calls shown are the last list
+   * fetched, still waiting, and decisions wait for the fresh list. */
+  settling: boolean;
   decide(callId: string, decision: ToolDecision): Promise<void>;
   stop(): Promise<void>;
 }
@@ -31,4 +34,15 @@ export function nextStep(messages: Message[]): { kind: "continue" } | { kind: "w
     return { kind: "wait", note: `K3 has made ${steps} tool-calling replies to your message; send a message to let it go on.` };
   }
   return { kind: "continue" };
+}
+
+/** Whether the calls of `pending` (one assistant message's) still wait in `messages`: that message
+ * is there and nothing but tool results follows it. While the conversation is read again after a
+ * decision, such calls stay on screen instead of blinking out (found by the e2e tools journey on
+ * the release build, whose faster reload let the journey see no card between two denials). */
+export function stillWaiting(messages: Message[], pending: PendingToolCall[]): boolean {
+  const owner = pending[0]?.messageId;
+  if (owner === undefined) return false;
+  const at = messages.findIndex((m) => m.id === owner);
+  return at >= 0 && messages.slice(at + 1).every((m) => m.role === "tool");
 }
