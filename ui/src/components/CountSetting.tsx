@@ -1,16 +1,8 @@
 // One whole-number setting saved on its own (no reopen): a heading, what it does, the field,
 // Save, and what saving did. Settings › Performance uses it for speculative decoding and for
 // the conversations whose engine state is kept.
-// Owns: parseCount (0 to max; empty is `empty`) and the form's status line.
+// Owns: the form's status line (the counts' check, parseCount, is in state/counts.ts).
 import { useState } from "preact/hooks";
-
-/** The count in `text` (empty means `empty`), or the problem in words. */
-export function parseCount(text: string, max: number, empty: number, what: string): number | string {
-  const t = text.trim();
-  const n = t === "" ? empty : Number(t);
-  if (!Number.isInteger(n) || n < 0 || n > max) return `${what}: a whole number from 0 to ${max}.`;
-  return n;
-}
 
 export interface CountSettingProps {
   testId: string;

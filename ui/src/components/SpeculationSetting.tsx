@@ -6,7 +6,8 @@
 import { saveResume, saveSpeculation } from "../controllers/performance";
 import type { ResumeChoice, SavedStates, SpeculationChoice } from "../generated/ipc";
 import { parseDraft } from "../state/performance";
-import { CountSetting, parseCount } from "./CountSetting";
+import { parseCount } from "../state/counts";
+import { CountSetting } from "./CountSetting";
 
 export function SpeculationSetting({ saved, max }: { saved: SpeculationChoice; max: number }) {
   return (

@@ -2,7 +2,7 @@
 // Components only render, and state/ only computes (issue 41): the engine client
 // (api/engine.ts) is called from the feature controllers in src/controllers/, never from a
 // component or from the pure rules in src/state/. Either may import its types (`import type`),
-// nothing else.
+// nothing else. Dependencies run one way: components → controllers → state/.
 import { readFile, readdir } from "node:fs/promises";
 import { expect, test } from "vitest";
 
@@ -32,4 +32,17 @@ test("the rules in state/ call no engine", async () => {
     if (VALUE_IMPORT.test(await readFile(new URL(file, state), "utf8"))) calling.push(file);
   }
   expect(calling, "move these engine calls into src/controllers/").toEqual([]);
+});
+
+/** Any import from the components (state/ and controllers/ sit below them). */
+const FROM_COMPONENTS = /^import\s[^;]*from\s+"\.\.\/components\//m;
+
+test("state/ and controllers/ import nothing from the components", async () => {
+  const upward: string[] = [];
+  for (const [dir, name] of [[state, "state"], [new URL("../controllers/", import.meta.url), "controllers"]] as const) {
+    for (const file of await sources(dir)) {
+      if (FROM_COMPONENTS.test(await readFile(new URL(file, dir), "utf8"))) upward.push(`${name}/${file}`);
+    }
+  }
+  expect(upward, "these import a component's module: move what they need into state/").toEqual([]);
 });

@@ -2,7 +2,7 @@
 // and the drive speed in words. Tested in components/PerformanceSettings.test.tsx; the controller
 // (controllers/performance.ts) applies, the components draw.
 import type { SpeedSummary, Threads } from "../generated/ipc";
-import { parseCount } from "../components/CountSetting";
+import { parseCount } from "./counts";
 
 export interface ThreadForm {
   /** "" = the default (every core, or what OMP_NUM_THREADS says). */
