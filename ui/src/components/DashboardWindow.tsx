@@ -1,7 +1,8 @@
 // The dashboards' own window (index.html?view=memory|disk, opened by "Open in own window"):
 // one tab, read while the window is visible, with the drive's speed-test figure for the Disk tab.
 import { useState } from "preact/hooks";
-import { useDashboard, useDriveSpeed } from "../controllers/dashboard";
+import { useDashboard } from "../controllers/dashboard";
+import { useDriveSpeed } from "../controllers/setup";
 import { DiskTab, MemoryTab } from "./Dashboards";
 import { DriveSpeed } from "./StatsLine";
 

@@ -1,14 +1,13 @@
 // The Memory and Disk dashboards, the controller: reading the `dashboard` command while a tab is on
 // screen and the window visible (every READ_EVERY_MS, so no chart redraws more than twice a second;
-// nothing is read otherwise), the drives' space (every DISK_EVERY_MS), the drive's measured speed,
-// and opening a dashboard in its own window.
+// nothing is read otherwise), the drives' space (every DISK_EVERY_MS) and opening a dashboard in
+// its own window (the drive's measured speed is controllers/setup.ts's useDriveSpeed).
 // Owns: those engine calls and their timers. Must not: compute figures (state/dashboard.ts folds
 // the readings) or render (components/Dashboards.tsx and DashboardWindow.tsx draw).
 import { useEffect, useState } from "preact/hooks";
 import * as engine from "../api/engine";
 import type { DriveUsage } from "../generated/ipc";
 import { type DashboardSeries, emptySeries, fold } from "../state/dashboard";
-import { driveBestBytesPerS } from "../state/setup";
 
 export const READ_EVERY_MS = 500;
 export const DISK_EVERY_MS = 5000;
@@ -60,18 +59,6 @@ export function useDiskUsage(active: boolean): DriveUsage[] | null {
     };
   }, [active]);
   return drives;
-}
-
-/** The model drive's best measured read speed in bytes/s (null: not measured, or unreadable). */
-export function useDriveSpeed(): number | null {
-  const [drive, setDrive] = useState<number | null>(null);
-  useEffect(() => {
-    engine.setupStatus().then(
-      (s) => setDrive(driveBestBytesPerS(s.settings.speed)),
-      () => undefined,
-    );
-  }, []);
-  return drive;
 }
 
 export function openDashboardWindow(view: "memory" | "disk"): void {
