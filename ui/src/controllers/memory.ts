@@ -25,6 +25,8 @@ export interface MemoryShown {
   cache: number | null;
   context: number | null;
   contextOk: boolean;
+  /** The context length to apply: the one typed, when it is valid and not the current one. */
+  newContext: number | null;
   /** The presets' plans at the context and placement being edited. */
   presets: PlanPreview[];
   /** A figure every preset shares, said once in the legend. */
@@ -129,7 +131,6 @@ export function useMemory(onApplied?: (model: ModelInfo) => void): Memory {
   const apply = async () => {
     if (!shown?.selected) return;
     const selected = shown.selected;
-    const contextChanged = shown.contextOk && shown.context !== shown.view.contextLength;
     setApplying("Waiting for the reply in progress…");
     setDone(null);
     setError(null);
@@ -139,7 +140,7 @@ export function useMemory(onApplied?: (model: ModelInfo) => void): Memory {
         (e) => {
           if (e.layersTotal > 0) setApplying(`Pinning trunk layers: ${e.layersDone}/${e.layersTotal}`);
         },
-        contextChanged ? shown.context : null,
+        shown.newContext,
         placement,
       );
       learn(r.view);
@@ -200,8 +201,8 @@ function derive(i: Inputs): MemoryShown {
   };
   const customPreview = inPage ? inPage.custom : i.custom;
   const preview = planning ? null : choice.kind === "custom" ? customPreview : (presets.find((p) => sameChoice(p.choice, choice)) ?? null);
-  const contextChanged = contextOk && context !== view.contextLength;
-  const changed = !!selected && (!sameChoice(selected, view.current) || contextChanged || placement !== view.placement);
+  const newContext = contextOk && context !== view.contextLength ? context : null;
+  const changed = !!selected && (!sameChoice(selected, view.current) || newContext !== null || placement !== view.placement);
   return {
     view,
     choice,
@@ -210,6 +211,7 @@ function derive(i: Inputs): MemoryShown {
     cache,
     context,
     contextOk,
+    newContext,
     presets,
     sharedContext: shared((p) => p.defaultContext),
     sharedBatch: shared((p) => (p.largestBatch !== null && p.largestBatch > 1 ? p.largestBatch : null)),
