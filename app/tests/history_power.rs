@@ -24,7 +24,8 @@
 //! byte: the same seed gives a few operations more or fewer per round from run to run
 //! (measured: a deleted reply took 11 operations in one run, 9 in the next; not traced to
 //! its cause — neither SQLite's random salts nor the list order). A failure's seed brings
-//! back the same kind of round; run at 3,000 faults to see a rare one again. Results: benches/results/history-crash.md.
+//! back the same kind of round; run at 3,000 faults to see a rare one again. Results:
+//! benches/results/history-crash.md.
 
 #![cfg(unix)]
 
