@@ -3,14 +3,14 @@
 //! two packed trunks (e.g. raw and `--codec huffman`) alternated in one run, with the ratio;
 //! with `--versus-residency RULE`, the same trunk under two residency rules (`prefix`,
 //! `cost`: the cost rule's rates measured once, before the first run). [`measure`] measures
-//! a run and compares two variants; [`report`] holds the typed results (`--json` is derived
-//! from them) and prints them.
+//! a run; the figures and the comparison are k3-bench's typed results (`--json` is derived
+//! from them); [`report`] prints them.
 
 mod measure;
 mod report;
 
-use measure::{compare, measure};
-use report::VersusRun;
+use k3_bench::stream::{Comparison, VersusRun};
+use measure::measure;
 
 use super::{input_error, Failure};
 use crate::args::{BenchStreamArgs, ModelArgs};
@@ -64,7 +64,7 @@ pub fn stream(mut args: BenchStreamArgs) -> Result<(), Failure> {
             runs[which].push(VersusRun { run, variant, page_cache_dropped: dropped });
         }
     }
-    let comparison = compare([variants[0].label(), variants[1].label()], runs);
+    let comparison = Comparison::of([variants[0].label(), variants[1].label()], runs);
     report::print_comparison(&comparison, args.json);
     Ok(())
 }

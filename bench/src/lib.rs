@@ -1,0 +1,10 @@
+//! The benchmarks' results (issue 41: bench statistics are typed results in a library, with
+//! their JSON derived from them). Each module is one `k3 bench` subcommand's figures: the
+//! samples its rounds collect go in, the figures it reports come out, computed once here
+//! with [`k3_plan::stats`] (so "the median of the rounds" means one thing everywhere).
+//!
+//! Owns: the result types and the arithmetic from samples to figures. Must not: run the
+//! engine, read a drive, or write text — the CLI (`cli/src/commands/bench*.rs`) runs the
+//! rounds and prints; `--json` is `serde_json` of these types (field order is key order).
+
+pub mod stream;
