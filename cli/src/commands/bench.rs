@@ -1,38 +1,14 @@
 //! `k3 bench kernels`: production kernels at K3 dimensions against the memory floor and
-//! the f64 FMA peak, both measured in the same run: a table, or `--json` derived from the
-//! typed [`KernelsReport`].
+//! the f64 FMA peak, both measured in the same run: a table, or `--json` derived from
+//! k3-bench's typed [`KernelsReport`].
 
-use k3_engine::advanced::bench::{kernel_suite, KernelResult, Limits};
+use k3_bench::kernels::KernelsReport;
+use k3_engine::advanced::bench::kernel_suite;
 use k3_engine::advanced::kernels::dispatch;
-use serde::Serialize;
 
 use super::Failure;
 use crate::args::BenchKernelsArgs;
 use crate::out::Json;
-
-/// `k3 bench kernels --json`: the CPU, its kernel bodies and every case at each thread count.
-#[derive(Serialize)]
-struct KernelsReport<'a> {
-    cpu: String,
-    isa: &'a str,
-    available_isas: Vec<&'a str>,
-    cases: Vec<KernelCase<'a>>,
-}
-
-/// One kernel case at one thread count, against that thread count's limits.
-#[derive(Serialize)]
-struct KernelCase<'a> {
-    name: &'a str,
-    threads: usize,
-    median_ms: f64,
-    gflops: f64,
-    weight_gbps: f64,
-    memory_read_gbps: f64,
-    fma_peak_gflops: f64,
-    ratio_to_fma_peak: f64,
-    ratio_to_memory_floor: f64,
-    per_token_speedup_vs_one_token: Option<f64>,
-}
 
 pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
     if let Some(isa) = args.isa {
@@ -50,8 +26,7 @@ pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
         runs.push(kernel_suite(all, args.reps.max(1))?);
     }
     if args.json {
-        let cases = runs.iter().flat_map(|(limits, rs)| rs.iter().map(move |r| KernelCase::of(r, limits))).collect();
-        outln!("{}", Json(&KernelsReport { cpu: cpu_name(), isa: isa.name(), available_isas: available, cases }));
+        outln!("{}", Json(&KernelsReport::of(cpu_name(), isa.name(), &available, &runs)));
         return Ok(());
     }
     outln!("{}", cpu_name());
@@ -78,23 +53,6 @@ pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-impl<'a> KernelCase<'a> {
-    fn of(r: &'a KernelResult, limits: &Limits) -> Self {
-        KernelCase {
-            name: &r.name,
-            threads: r.threads,
-            median_ms: r.median.as_secs_f64() * 1e3,
-            gflops: r.gflops,
-            weight_gbps: r.weight_gbps,
-            memory_read_gbps: limits.memory_gbps,
-            fma_peak_gflops: limits.fma_peak_gflops,
-            ratio_to_fma_peak: r.peak_ratio,
-            ratio_to_memory_floor: r.memory_ratio,
-            per_token_speedup_vs_one_token: r.speedup_vs_one_token,
-        }
-    }
 }
 
 pub(super) fn cpu_name() -> String {

@@ -4,38 +4,17 @@
 //! real, then its positions repeated up to the context: `Engine::session_repeated_to`,
 //! because prefilling 32 K positions of a real-size model for real takes hours at today's
 //! prefill speed), the rounds (the contexts' order alternating, so no context always runs
-//! on the warmer cache), the median of each context's per-round seconds per token, and
-//! each context's ratio to the first one's.
-//! `--json` is derived from the typed [`ContextReport`].
+//! on the warmer cache), and each round's seconds per token; k3-bench's [`ContextReport`]
+//! takes each context's median and its ratio to the first one's (`--json` is derived from it).
 //! Must not: time the prompt's prefill or the repeat as decoding; report a context the
 //! engine could not hold (a context past `--context-length` is an error, never a figure).
 
+use k3_bench::context::{ContextReport, ContextRounds};
 use k3_engine::{CancelToken, DecodeMode, Engine, GenerateParams, NullSink, Sampling};
-use serde::Serialize;
 
 use super::{input_error, load_engine, Failure};
 use crate::args::BenchContextArgs;
 use crate::out::Json;
-use k3_plan::stats::median;
-
-/// `k3 bench context --json`: the run's settings and each context's figures.
-#[derive(Serialize)]
-struct ContextReport {
-    tokens: usize,
-    rounds: usize,
-    contexts: Vec<ContextFigures>,
-}
-
-/// One context: its rounds' seconds per token, their median, its ratio to the first
-/// context's and the KV cache it holds.
-#[derive(Serialize)]
-struct ContextFigures {
-    context: usize,
-    seconds_per_token_rounds: Vec<f64>,
-    seconds_per_token_median: f64,
-    ratio_to_first: f64,
-    kv_bytes: u64,
-}
 
 /// Tokens of the prompt prefilled for real, whose positions are then repeated.
 const PROMPT_TOKENS: usize = 16;
@@ -85,25 +64,22 @@ pub fn context(mut args: BenchContextArgs) -> Result<(), Failure> {
             per_round[i].push(decode_seconds_per_token(&engine, args.contexts[i], args.tokens)?);
         }
     }
-    let medians: Vec<f64> = per_round.iter().map(|r| median(r)).collect();
-    let contexts: Vec<ContextFigures> = args
+    let measured = args
         .contexts
         .iter()
         .zip(per_round)
-        .zip(&medians)
-        .map(|((&c, rounds), &m)| ContextFigures {
+        .map(|(&c, seconds_per_token)| ContextRounds {
             context: c,
-            seconds_per_token_rounds: rounds,
-            seconds_per_token_median: m,
-            ratio_to_first: if medians[0] > 0.0 { m / medians[0] } else { 0.0 },
             kv_bytes: engine.footprint().kv_bytes(c as u64),
+            seconds_per_token,
         })
         .collect();
+    let report = ContextReport::of(args.tokens, args.rounds, measured);
     if args.json {
-        outln!("{}", Json(&ContextReport { tokens: args.tokens, rounds: args.rounds, contexts }));
+        outln!("{}", Json(&report));
         return Ok(());
     }
-    for f in &contexts {
+    for f in &report.contexts {
         // The context unpadded: `{:>7}` never padded the JSON number it used to print.
         outln!(
             "context {}: {:.3} s/token (median of {:?}) · {:.2}× the first · KV {:.1} MB",
