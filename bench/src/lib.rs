@@ -7,6 +7,8 @@
 //! engine, read a drive, or write text — the CLI (`cli/src/commands/bench*.rs`) runs the
 //! rounds and prints; `--json` is `serde_json` of these types (field order is key order).
 
+pub mod agent;
+pub mod batch;
 pub mod codec;
 pub mod context;
 pub mod kernels;

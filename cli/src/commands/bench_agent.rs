@@ -17,17 +17,16 @@
 //! is printed), or time the replay on a warmer cache than the kept turn (each turn runs
 //! the replay first, then the kept session).
 
-mod figures;
 mod prompt;
 mod report;
 
+use k3_bench::agent::TurnFigures;
 use k3_engine::chat::{ChatMessage, ChatMode, ChatOptions, ChatSession, ChatTemplate, Role, TurnInput};
 use k3_engine::tokenizer::Tokenizer;
 use k3_engine::{CancelToken, DecodeMode, Engine, GenerateParams, Generation, NullSink, Sampling};
 
 use super::{input_error, load_engine, load_tokenizer, Failure};
 use crate::args::BenchAgentArgs;
-use figures::TurnFigures;
 use prompt::{filler, read_file_tool, PlainWords, SYSTEM};
 use report::{print_header, print_turn, report};
 

@@ -5,18 +5,16 @@
 //! (`bench_batch_threads`: a thread per conversation through the engine's step gate).
 //! [`report`] prints the rows, or `--json` derived from typed results.
 
-pub(super) mod figures;
 mod report;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use k3_bench::batch::SizeFigures;
 use k3_engine::sampling::Sampler;
 use k3_engine::{CancelToken, Engine, Sampling, Session};
 
 use super::{input_error, load_engine, runtime_error, Failure};
 use crate::args::BenchBatchArgs;
-pub(super) use figures::SizeFigures;
-use k3_plan::stats::median;
 
 pub fn batch(args: BenchBatchArgs) -> Result<(), Failure> {
     if args.sizes.is_empty() || args.sizes.contains(&0) || args.tokens == 0 || args.prompt_tokens == 0 {
@@ -97,14 +95,7 @@ fn measure(engine: &Engine, size: usize, args: &BenchBatchArgs) -> Result<SizeFi
             }
         }
     }
-    let measured = steps.len().max(1) * size;
-    Ok(SizeFigures {
-        size,
-        prefill: prefill.unwrap_or_default(),
-        step: Duration::from_secs_f64(median(&steps)),
-        bytes_per_token: bytes as f64 / measured as f64,
-        tokens,
-    })
+    Ok(SizeFigures::from_steps(size, prefill.unwrap_or_default(), &steps, bytes, tokens))
 }
 
 /// Conversation `i` gets the same tokens at every size that holds it.

@@ -12,10 +12,10 @@ use std::time::Instant;
 use k3_engine::StreamMetrics;
 use k3_engine::{CancelToken, DecodeMode, Engine, EventSink, GenerateParams, Sampling, TokenEvent};
 
-use super::bench_batch::figures::SizeFigures;
 use super::runtime_error;
 use super::Failure;
 use crate::args::BenchBatchArgs;
+use k3_bench::batch::SizeFigures;
 
 /// When every generation had its first token, and the engine's counters then.
 type Start = OnceLock<(Instant, StreamMetrics)>;
