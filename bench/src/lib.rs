@@ -10,6 +10,7 @@
 pub mod agent;
 pub mod batch;
 pub mod codec;
+pub mod constrain;
 pub mod context;
 pub mod kernels;
 pub mod stream;

@@ -15,6 +15,7 @@ mod report;
 use std::path::Path;
 use std::time::Instant;
 
+use k3_bench::constrain::{ConstrainReport, ConstrainRounds};
 use k3_constrain::{Constrainer, ReplyShape};
 use k3_engine::chat::{ChatMode, ChatOptions, ChatSession, ChatTemplate, ToolChoice, ToolSpec, TurnInput};
 use k3_engine::constraint::TokenConstraint;
@@ -24,8 +25,6 @@ use serde_json::json;
 
 use super::{input_error, load_engine, load_tokenizer, runtime_error, Failure};
 use crate::args::BenchConstrainArgs;
-use k3_plan::stats::median;
-use report::ConstrainFigures;
 
 /// A tool with a nested schema (strings, an enum, an object of an integer and a boolean).
 fn weather() -> ToolSpec {
@@ -94,7 +93,7 @@ pub fn constrain(args: BenchConstrainArgs) -> Result<(), Failure> {
     let k3 = Constrainer::new(&k3_tok).map_err(|e| runtime_error(e.to_string()))?;
     let k3_build = built.elapsed();
 
-    let (mut step, mut demo_mask, mut k3_mask) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rounds = ConstrainRounds::default();
     let mut reply_ids = Vec::new();
     for _ in 0..args.rounds {
         let mut chat = ChatSession::new(&engine, ChatTemplate::builtin(), ChatMode::Instruct, None);
@@ -114,20 +113,14 @@ pub fn constrain(args: BenchConstrainArgs) -> Result<(), Failure> {
         let g = &reply.generation;
         let decoded = g.generated.len().saturating_sub(1).max(1);
         let (masks, mask_time) = constraint.mask_cost();
-        step.push((g.total_time - g.prefill_time).as_secs_f64() / decoded as f64);
-        demo_mask.push(mask_time.as_secs_f64() / masks.max(1) as f64);
+        rounds.step.push((g.total_time - g.prefill_time).as_secs_f64() / decoded as f64);
+        rounds.model_mask.push(mask_time.as_secs_f64() / masks.max(1) as f64);
         reply_ids = g.generated.clone();
         let text = tok.decode(&reply_ids)?;
-        k3_mask.push(replay(&k3, &shape, &k3_tok.encode(&text))?);
+        rounds.k3_mask.push(replay(&k3, &shape, &k3_tok.encode(&text))?);
     }
-    let figures = ConstrainFigures {
-        rounds: args.rounds,
-        reply_tokens: reply_ids.len(),
-        step: median(&step),
-        masks: (median(&demo_mask), median(&k3_mask)),
-        vocabularies: (tok.vocab_size(), k3_tok.vocab_size()),
-        builds: (demo_build, k3_build),
-    };
-    report::print(&figures, args.json);
+    let vocabularies = (tok.vocab_size(), k3_tok.vocab_size());
+    let report = ConstrainReport::of(&rounds, reply_ids.len(), vocabularies, (demo_build, k3_build));
+    report::print(&report, args.json);
     Ok(())
 }
