@@ -13,4 +13,5 @@ pub mod codec;
 pub mod constrain;
 pub mod context;
 pub mod kernels;
+pub mod speculate;
 pub mod stream;

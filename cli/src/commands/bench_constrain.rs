@@ -5,7 +5,8 @@
 //! (greedy, constrained), timed whole and mask by mask; the same reply's text encoded with
 //! Moonshot's released Kimi ranks (163,584) plus the four XTML markers as added tokens, the
 //! vocabulary K3 decodes over, replayed through a constraint of that vocabulary mask by
-//! mask; the median of the rounds; each mask's share of the model's decode step.
+//! mask; each round's times (k3-bench's ConstrainReport takes their medians and each
+//! mask's share of the model's decode step).
 //! [`report`] prints the figures, or `--json` derived from typed results.
 //! Must not: time the parser factory's construction as a mask (it is built once per model
 //! and printed apart).

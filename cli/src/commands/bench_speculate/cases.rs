@@ -2,6 +2,7 @@
 //! (drafts by prompt lookup, or replayed from serial decoding's reply, right or wrong), their
 //! ids checked equal, and each case's sums over the rounds.
 
+use k3_bench::speculate::CaseTotals;
 use k3_engine::speculate::{DraftSource, Speculation, SpeculationStats};
 use k3_engine::{CancelToken, DecodeMode, Engine, GenerateParams, NullSink, Sampling};
 
@@ -67,20 +68,11 @@ fn run(
     Ok(Run { generated: out.generated, decode_seconds, speculation: out.speculation })
 }
 
-/// Sums of one case's runs in each mode.
-#[derive(Default)]
-pub(super) struct Totals {
-    pub serial_seconds: f64,
-    pub speculative_seconds: f64,
-    pub decoded: usize,
-    pub stats: SpeculationStats,
-}
-
 /// One case: a prompt, where its drafts come from, and its sums.
 pub(super) struct Case {
     pub prompt: &'static str,
     pub drafts: Drafts,
-    pub totals: Totals,
+    pub totals: CaseTotals,
 }
 
 /// Runs one case for `args.rounds` rounds; `expected` is the prompt and its serial reply
@@ -93,7 +85,7 @@ pub(super) fn run_case(
     expected: &mut Option<Vec<u32>>,
 ) -> Result<Case, Failure> {
     let max_draft = usize::from(args.speculate);
-    let mut t = Totals::default();
+    let mut t = CaseTotals::default();
     for round in 0..args.rounds {
         // Alternate which mode runs first (the cache is warmer for the second); replayed
         // drafts need serial decoding's reply first.
