@@ -12,6 +12,7 @@ pub mod batch;
 pub mod codec;
 pub mod constrain;
 pub mod context;
+pub mod disk;
 pub mod kernels;
 pub mod speculate;
 pub mod stream;

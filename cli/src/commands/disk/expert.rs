@@ -10,9 +10,9 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use k3_bench::disk::ExpertReport;
 use k3_store::{measure_expert_reads, ExpertReadProgress, ExpertReadRequest};
 
-use super::expert_json::ExpertReport;
 use super::expert_report::{print_table, BUFFERED_NOTE};
 use super::flags::{csv_list, targets};
 use crate::args::BenchDiskArgs;

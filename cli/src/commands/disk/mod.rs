@@ -4,7 +4,6 @@
 //! (`--read-pattern`, `--read-size`, `--read-depth`).
 
 mod expert;
-mod expert_json;
 mod expert_report;
 mod flags;
 mod sweep;

@@ -1,12 +1,11 @@
 //! `k3 bench disk --sweep`: O_DIRECT bandwidth over request size × requests in flight, and
-//! `--save`, the best point for the engine's `--read-pattern`; `--json` derived from the typed
-//! [`SweepReport`].
+//! `--save`, the best point for the engine's `--read-pattern`; `--json` derived from k3-bench's
+//! typed [`SweepReport`].
 
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-use k3_store::{sweep as measure, DiskPoint, DiskSweep, SavedPattern, SweepRequest};
-use serde::Serialize;
+use k3_bench::disk::SweepReport;
+use k3_store::{sweep as measure, DiskSweep, SavedPattern, SweepRequest};
 
 use super::flags::{csv_list, size_flag, targets};
 use crate::args::BenchDiskArgs;
@@ -23,16 +22,16 @@ pub fn sweep(args: BenchDiskArgs) -> Result<(), Failure> {
         req.depths = csv_list("--depths", csv)?;
     }
     let result = measure(&req)?;
-    let Some(best) = result.best() else {
+    let Some(report) = SweepReport::of(&result) else {
         return Err(input_error(
             "bench disk: no file is at least two requests long; give larger files or a folder".into(),
         ));
     };
     if let Some(path) = &args.save {
         let saved = SavedPattern {
-            request_bytes: best.request_bytes,
-            depth: best.depth,
-            gbps: best.gbps,
+            request_bytes: report.best.request_bytes,
+            depth: report.best.depth,
+            gbps: report.best.gbps,
             direct: result.direct,
             measured_on: result.files.clone(),
         };
@@ -40,21 +39,11 @@ pub fn sweep(args: BenchDiskArgs) -> Result<(), Failure> {
         std::fs::write(path, text).map_err(|e| runtime_error(format!("writing {}: {e}", path.display())))?;
     }
     if args.json {
-        let report = SweepReport { points: &result.points, best, direct: result.direct, files: &result.files };
         outln!("{}", crate::out::Json(&report));
     } else {
         print_table(&result);
     }
     Ok(())
-}
-
-/// `k3 bench disk --sweep --json`: every point, the best one, and what was read.
-#[derive(Serialize)]
-struct SweepReport<'a> {
-    points: &'a [DiskPoint],
-    best: DiskPoint,
-    direct: bool,
-    files: &'a [PathBuf],
 }
 
 fn print_table(result: &DiskSweep) {

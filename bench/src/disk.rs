@@ -1,15 +1,16 @@
-//! `k3 bench disk --json` (default mode): the typed [`ExpertReport`] its JSON is derived
-//! from — `qd<N>` for each depth measured, then `block_bytes`, `direct`, `files`,
-//! `seconds_per_pass`.
+//! `k3 bench disk`: the drive's figures as reported — whole experts read at each queue depth
+//! ([`ExpertReport`]: `qd<N>` for each depth measured, then `block_bytes`, `direct`, `files`,
+//! `seconds_per_pass`) and the sweep of request sizes and depths ([`SweepReport`]), from
+//! k3-store's measurements.
 
 use std::path::PathBuf;
 
-use k3_store::{ExpertReadReport, PassFigures};
+use k3_store::{DiskPoint, DiskSweep, ExpertReadReport, PassFigures};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// `k3 bench disk --json`: each queue depth's pass, then the read's settings.
 #[derive(serde::Serialize)]
-pub(super) struct ExpertReport<'a> {
+pub struct ExpertReport<'a> {
     #[serde(flatten)]
     passes: Passes,
     block_bytes: usize,
@@ -45,7 +46,7 @@ impl Serialize for Passes {
 }
 
 impl<'a> ExpertReport<'a> {
-    pub(super) fn of(report: &'a ExpertReadReport, seconds: f64) -> Self {
+    pub fn of(report: &'a ExpertReadReport, seconds: f64) -> Self {
         let mut passes: Vec<(String, PassJson)> = Vec::new();
         for p in &report.passes {
             let key = format!("qd{}", p.depth);
@@ -80,6 +81,23 @@ impl PassJson {
 fn round(x: f64, places: i32) -> f64 {
     let scale = 10f64.powi(places);
     (x * scale).round() / scale
+}
+
+/// `k3 bench disk --sweep --json`: every point, the best one, and what was read.
+#[derive(serde::Serialize)]
+pub struct SweepReport<'a> {
+    pub points: &'a [DiskPoint],
+    pub best: DiskPoint,
+    pub direct: bool,
+    pub files: &'a [PathBuf],
+}
+
+impl<'a> SweepReport<'a> {
+    /// The sweep's report (None: no point was measured).
+    pub fn of(sweep: &'a DiskSweep) -> Option<Self> {
+        let best = sweep.best()?;
+        Some(SweepReport { points: &sweep.points, best, direct: sweep.direct, files: &sweep.files })
+    }
 }
 
 #[cfg(test)]
