@@ -53,7 +53,7 @@ windows() {
 }
 
 # ring (rustls's crypto) compiles C that includes Apple's SDK headers, so the crates that
-# reach it (k3-store, k3-remote, k3-app, k3, k3-tests, k3-desktop; k3-server's tests) are
+# reach it (k3-store, k3-bench, k3-remote, k3-app, k3, k3-tests, k3-desktop; k3-server's tests) are
 # not checked here; k3-server's library is.
 macos() {
   local t=aarch64-apple-darwin
