@@ -46,8 +46,11 @@ failed=()
 summary=()
 for t in $targets; do
     mkdir -p "$work/corpus/$t" "$work/artifacts/$t"
+    # The target's words (fuzz/make_dicts.py), where its input has any.
+    dict=()
+    [ -f "fuzz/dict/$t.dict" ] && dict=(-dict="fuzz/dict/$t.dict")
     # The first corpus dir receives new inputs: the temp one. The committed one is read.
-    if "$target_dir/$triple/release/$t" "$work/corpus/$t" "fuzz/corpus/$t" \
+    if "$target_dir/$triple/release/$t" "$work/corpus/$t" "fuzz/corpus/$t" "${dict[@]}" \
         -max_total_time="$seconds" -rss_limit_mb=2048 -timeout="$(unit_timeout "$t")" -print_final_stats=1 \
         -artifact_prefix="$work/artifacts/$t/" >"$work/$t.log" 2>&1; then
         status=ok
