@@ -22,10 +22,12 @@ for t in $targets; do
     mkdir -p "$out/corpus/$t" "$out/artifacts/$t"
     timeout=1
     [ "$t" = chat_template ] && timeout=10 # as scripts/fuzz.sh's unit_timeout
+    max_len=0
+    [ "$t" = trunk_codec ] && max_len=1024 # as scripts/fuzz.sh's max_len
     dict=()
     [ -f "fuzz/dict/$t.dict" ] && dict=(-dict="fuzz/dict/$t.dict") # as scripts/fuzz.sh
     began=$(date +%s)
-    if "$bin/$t" "$out/corpus/$t" "fuzz/corpus/$t" "${dict[@]}" -max_total_time="$seconds" $runs -rss_limit_mb=2048 -timeout=$timeout \
+    if "$bin/$t" "$out/corpus/$t" "fuzz/corpus/$t" "${dict[@]}" -max_total_time="$seconds" $runs -rss_limit_mb=2048 -timeout=$timeout -max_len=$max_len \
         -print_final_stats=1 -artifact_prefix="$out/artifacts/$t/" >"$out/$t.log" 2>&1; then
         found=none
     else
