@@ -8,6 +8,8 @@ use std::time::Duration;
 use k3_plan::stats::median;
 use serde::Serialize;
 
+use crate::ratio;
+
 /// Each round's figures, in seconds.
 #[derive(Default)]
 pub struct ConstrainRounds {
@@ -60,7 +62,7 @@ impl ConstrainReport {
     ) -> Self {
         let step = median(&rounds.step);
         let (model_mask, k3_mask) = (median(&rounds.model_mask), median(&rounds.k3_mask));
-        let share = |mask: f64| if step > 0.0 { mask / step } else { 0.0 };
+        let share = |mask: f64| ratio(mask, step);
         ConstrainReport {
             rounds: rounds.step.len(),
             reply_tokens,

@@ -5,6 +5,8 @@
 use k3_plan::stats::median;
 use serde::Serialize;
 
+use crate::ratio;
+
 /// `k3 bench context --json`: the run's settings and each context's figures.
 #[derive(Serialize)]
 pub struct ContextReport {
@@ -44,7 +46,7 @@ impl ContextReport {
                     context: m.context,
                     seconds_per_token_median: median,
                     seconds_per_token_rounds: m.seconds_per_token,
-                    ratio_to_first: if first > 0.0 { median / first } else { 0.0 },
+                    ratio_to_first: ratio(median, first),
                     kv_bytes: m.kv_bytes,
                 }
             })

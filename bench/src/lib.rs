@@ -16,3 +16,12 @@ pub mod disk;
 pub mod kernels;
 pub mod speculate;
 pub mod stream;
+
+/// `a / b`, or 0 when `b` is not positive (nothing measured).
+pub(crate) fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}

@@ -5,6 +5,8 @@
 use k3_engine::speculate::SpeculationStats;
 use serde::Serialize;
 
+use crate::ratio;
+
 /// Sums of one case's runs in each mode.
 #[derive(Default)]
 pub struct CaseTotals {
@@ -37,15 +39,6 @@ pub struct CaseFigures {
     pub acceptance: f64,
     /// Always true: a difference is an error, never a figure.
     pub tokens_identical: bool,
-}
-
-/// `a / b`, or 0 when `b` is not positive (nothing measured).
-fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 {
-        a / b
-    } else {
-        0.0
-    }
 }
 
 impl CaseFigures {

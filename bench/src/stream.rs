@@ -7,6 +7,8 @@ use k3_plan::stats::{mean, median};
 use k3_store::{Access, DiskPoint};
 use serde::Serialize;
 
+use crate::ratio;
+
 /// Per-token figures of the decode steps, collected from the engine's token events (the
 /// prompt's prefill, event 0, is not a step).
 #[derive(Default)]
@@ -90,15 +92,6 @@ pub struct StreamRun {
     pub residency: Option<String>,
     pub ring_slots: Option<usize>,
     pub cache_slots: Option<u64>,
-}
-
-/// `a / b`, or 0 when `b` is not positive (nothing measured).
-fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 {
-        a / b
-    } else {
-        0.0
-    }
 }
 
 impl StreamRun {
