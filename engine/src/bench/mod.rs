@@ -149,6 +149,7 @@ pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(Limits, Vec<K
     let t = time_median(reps, || pool.install(|| m.matvec(&x, &mut y)));
     out.push(result("bf16 matvec 12288x7168", threads, t, (rows * cols) as f64, (rows * cols * 2) as f64, limits));
     out.extend(bf16_batched_cases(&pool, threads, reps, limits));
+    out.extend(mxfp4_batched_cases(&pool, threads, reps, limits));
     out.extend(expert_cases(&pool, threads, reps, limits)?);
     Ok((limits, out))
 }
@@ -166,6 +167,24 @@ fn bf16_batched_cases(pool: &rayon::ThreadPool, threads: usize, reps: usize, lim
         let name = format!("bf16 4096x7168 x{n_tokens} token{}", if n_tokens == 1 { "" } else { "s" });
         let madds = (rows * cols * n_tokens) as f64;
         out.push(result(&name, threads, t, madds, (rows * cols * 2) as f64, limits));
+    }
+    with_speedups(out)
+}
+
+/// One MXFP4 expert matrix (3072×3584, a routed expert's gate or up) against 1, 16 and 64
+/// tokens: the batched MXFP4 kernel alone, as the BF16 cases measure theirs (the expert
+/// cases below add the other two matrices and the activation between them).
+fn mxfp4_batched_cases(pool: &rayon::ThreadPool, threads: usize, reps: usize, limits: Limits) -> Vec<KernelResult> {
+    let (rows, cols) = (3072, 3584);
+    let m = random_mxfp4(rows, cols, 6);
+    let mut out = Vec::new();
+    for n_tokens in BATCHES {
+        let xs: Vec<f32> = (0..n_tokens * cols).map(|i| ((i % 89) as f32 - 44.0) / 44.0).collect();
+        let mut ys = vec![0.0f32; n_tokens * rows];
+        let t = time_median(reps, || pool.install(|| m.matmul(&xs, &mut ys)));
+        let name = format!("mxfp4 3072x3584 x{n_tokens} token{}", if n_tokens == 1 { "" } else { "s" });
+        let madds = (rows * cols * n_tokens) as f64;
+        out.push(result(&name, threads, t, madds, (rows * cols) as f64 * 0.53125, limits));
     }
     with_speedups(out)
 }

@@ -14,9 +14,17 @@ use crate::kernels::dot::widen;
 const PARALLEL_MIN_ELEMS: usize = 1 << 15;
 /// Target weight elements per parallel task.
 const TASK_ELEMS: usize = 1 << 14;
-/// Rows per parallel task of a batched product: enough rows to reuse each cached tile of
-/// activations, still dozens of tasks for a 3072-row expert matrix.
+/// Fewest rows per parallel task of a batched product: enough rows to reuse each cached
+/// tile of activations.
 const BATCH_ROWS_PER_TASK: usize = 32;
+/// Most rows per parallel task of a batched product, and tasks per thread: each task streams
+/// the tokens' activations through the cache once, so tasks are as large as balance allows,
+/// up to 256 rows. A 3072×3584 MXFP4 matrix against 64 tokens ran 4 % faster, and a
+/// 4096×7168 BF16 one 1–2 %, in 256-row tasks than in 32-row ones; in 1,024-row tasks the BF16
+/// one ran 2 % slower (one thread, medians of 3 alternated runs,
+/// docs/decisions/2026-12-06-batched-compute.md).
+const BATCH_ROWS_MAX: usize = 256;
+const BATCH_TASKS_PER_THREAD: usize = 4;
 /// Tokens of a batched product computed together: 64 tokens of K3's 7168-wide activation
 /// are 3.7 MB as f64, within the last-level cache.
 const MATMUL_TOKEN_GROUP: usize = 64;
@@ -117,7 +125,8 @@ fn matmul_group(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
     if rows * cols * n_tokens < PARALLEL_MIN_ELEMS {
         m.rows_dot_batch(0, xs, &mut staged);
     } else {
-        let chunk = rows_per_task(m).max(BATCH_ROWS_PER_TASK);
+        let balanced = rows.div_ceil(rayon::current_num_threads() * BATCH_TASKS_PER_THREAD).min(BATCH_ROWS_MAX);
+        let chunk = rows_per_task(m).max(BATCH_ROWS_PER_TASK).max(balanced);
         staged
             .par_chunks_mut(chunk * n_tokens)
             .enumerate()

@@ -119,6 +119,20 @@ fn norms_and_activations_equal_reference_twins() {
     }
 }
 
+#[test]
+fn situ_glu_split_over_threads_equals_its_reference_twin() {
+    // Past the length from which the activation is spread over the threads, at an odd length
+    // (a short last task), on four threads.
+    let n = 100_003;
+    let mut rng = Lcg(5);
+    let (g, u) = (rng.vec(n, 60.0), rng.vec(n, 200.0));
+    let mut out = vec![0.0f32; n];
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    pool.install(|| kernels::situ_glu(&g, &u, 4.0, 25.0, &mut out));
+    let want: Vec<f32> = g.iter().zip(&u).map(|(&a, &b)| reference::situ_glu_ref(a, b, 4.0, 25.0)).collect();
+    assert_eq!(out, want, "situ_glu n={n}");
+}
+
 /// A dense f32 matrix for driving the row-parallel products.
 struct Dense {
     rows: usize,
