@@ -6,9 +6,10 @@
 //!
 //! The front door is this root (the engine, sessions, params, options, sampling, `Error`,
 //! what streaming reports) and the modules a front end speaks: [`chat`], [`tokenizer`],
-//! [`constraint`], [`resume`], [`speculate`], [`events`]. The insides (kernels, model,
-//! streaming, synth, the kernel-rate benches) are [`advanced`], for benches, tools and
-//! tests; the checkpoint's config, format and drive I/O are `k3-io`'s.
+//! [`constraint`], [`resume`], [`speculate`], [`events`], and [`tools`] for the commands that
+//! plan, forecast and pack without running a model. The insides (kernels, model, streaming,
+//! the kernel-rate benches) are [`advanced`], for benches and tests; the checkpoint's config,
+//! format and drive I/O are `k3-io`'s.
 //!
 //! Invariants:
 //! * One forward pass ([`advanced::model::Model::forward`]) serves the CLI, the app and the tests.
@@ -29,6 +30,7 @@ pub mod resume;
 pub mod sampling;
 pub mod speculate;
 pub mod tokenizer;
+pub mod tools;
 
 // The insides keep their crate paths (`crate::stream::…`); outside they are `advanced::…`.
 pub(crate) use advanced::{kernels, model, stream};

@@ -5,8 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use k3_engine::advanced::bench::decode_rates::{measure_decode_rates, DecodeRates};
-use k3_engine::advanced::stream::footprint::footprint;
+use k3_engine::tools::{footprint_of, measure_decode_rates, open_packed_trunk, DecodeRates};
 use k3_engine::ModelConfig;
 use k3_io::format::TensorIndex;
 use k3_plan::{released_footprint, Footprint};
@@ -33,16 +32,12 @@ pub fn subject(args: &ForecastArgs) -> Result<Subject, Failure> {
     require_dir("--model", dir)?;
     let cfg = ModelConfig::load(&dir.join("config.json"))?;
     let index = TensorIndex::open(dir)?;
-    k3_engine::advanced::model::Model::validate(&cfg, &index)?;
+    let footprint = footprint_of(&cfg, &index)?;
     if let Some(trunk) = &args.trunk {
         require_dir("--trunk", trunk)?;
-        k3_engine::advanced::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?;
+        open_packed_trunk(trunk, &cfg, &index)?;
     }
-    Ok(Subject {
-        footprint: footprint(&cfg, &index)?,
-        model_dir: Some(dir.clone()),
-        trunk_streamed: args.trunk.is_some(),
-    })
+    Ok(Subject { footprint, model_dir: Some(dir.clone()), trunk_streamed: args.trunk.is_some() })
 }
 
 /// `--threads`, checked against the bound every other command has (probe finding: 5,000
@@ -73,7 +68,7 @@ pub fn coding(args: &ForecastArgs) -> Result<Option<Coding>, Failure> {
     let (Some(dir), Some(trunk)) = (&args.model, &args.trunk) else { return Ok(None) };
     let cfg = ModelConfig::load(&dir.join("config.json"))?;
     let index = TensorIndex::open(dir)?;
-    let packed = k3_engine::advanced::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?;
+    let packed = open_packed_trunk(trunk, &cfg, &index)?;
     if packed.layers.iter().all(|l| l.coding.is_none()) {
         return Ok(None);
     }

@@ -84,7 +84,7 @@ pub fn json(r: &Report) -> Value {
         "context_length": r.context_length,
         "machine": {
             "cpu": super::bench::cpu_name(),
-            "isa": k3_engine::advanced::kernels::dispatch::current().isa().name(),
+            "isa": k3_engine::tools::kernel_isa(),
             "mem_total_bytes": r.machine.usable_total_bytes(),
             "mem_available_bytes": r.machine.usable_available_bytes(),
         },

@@ -4,7 +4,7 @@
 //!
 //! Owns: [`Entry`], [`Planned`], [`Report`].
 
-use k3_engine::advanced::bench::decode_rates::DecodeRates;
+use k3_engine::tools::DecodeRates;
 use k3_plan::{Budget, Forecast, MachineMemory, MemoryPlan, PlanError};
 
 use super::forecast_disk::Disk;

@@ -2,8 +2,7 @@
 
 use std::time::Instant;
 
-use k3_engine::advanced::stream::trunk_codec::TrunkCodec;
-use k3_engine::advanced::stream::trunk_pack::{pack_trunk_coded, PackProgress, PackStage};
+use k3_engine::tools::{pack_trunk_coded, PackProgress, PackStage, TrunkCodec};
 use k3_plan::format_bytes;
 use serde_json::json;
 

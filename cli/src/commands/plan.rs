@@ -11,8 +11,7 @@ mod report;
 mod residency;
 mod subject;
 
-use k3_engine::advanced::stream::plan::make_plan;
-use k3_engine::advanced::stream::trunk_manifest::CodedLayout;
+use k3_engine::tools::{make_plan, CodedLayout};
 use k3_plan::{auto_budget_for, BudgetChoice, ResidencyRule};
 use k3_plan_wasm::api::check_ranges;
 use k3_plan_wasm::dto::{ErrorJson, FootprintJson, PlanContext, PlanJson};

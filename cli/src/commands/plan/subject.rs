@@ -4,8 +4,7 @@
 
 use std::path::Path;
 
-use k3_engine::advanced::stream::footprint::footprint;
-use k3_engine::advanced::stream::trunk_manifest::CodedLayout;
+use k3_engine::tools::{footprint_of, open_packed_trunk, CodedLayout};
 use k3_engine::ModelConfig;
 use k3_io::format::TensorIndex;
 use k3_io::sysinfo::machine_memory;
@@ -36,12 +35,11 @@ pub(super) fn subject(args: &PlanArgs) -> Result<(Footprint, bool, Option<CodedL
     let cfg = ModelConfig::load(&dir.join("config.json"))?;
     let index = TensorIndex::open(dir)?;
     // The same checks as `run`: a checkpoint run refuses has no plan.
-    k3_engine::advanced::model::Model::validate(&cfg, &index)?;
-    let fp = footprint(&cfg, &index)?;
+    let fp = footprint_of(&cfg, &index)?;
     let coded = match &args.memory.trunk {
         Some(trunk) => {
             require_dir("--trunk", trunk)?;
-            k3_engine::advanced::stream::trunk_manifest::open_packed_trunk(trunk, &cfg, &index)?.coded_layout()
+            open_packed_trunk(trunk, &cfg, &index)?.coded_layout()
         }
         None => None,
     };
