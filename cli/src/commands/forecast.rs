@@ -39,7 +39,7 @@ pub fn forecast(args: ForecastArgs) -> Result<(), Failure> {
         report.entries.push(entry);
     }
     if args.json {
-        outln!("{}", super::forecast_json::json(&report));
+        outln!("{}", crate::out::Json(&super::forecast_json::json(&report)));
     } else {
         super::forecast_out::table(&report);
     }

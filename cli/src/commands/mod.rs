@@ -22,6 +22,7 @@ mod forecast;
 mod forecast_disk;
 mod forecast_inputs;
 mod forecast_json;
+mod forecast_json_parts;
 mod forecast_notes;
 mod forecast_out;
 mod forecast_report;
