@@ -148,43 +148,31 @@ pub fn kernel_suite(threads: usize, reps: usize) -> crate::Result<(Limits, Vec<K
     let mut y = vec![0.0f32; rows];
     let t = time_median(reps, || pool.install(|| m.matvec(&x, &mut y)));
     out.push(result("bf16 matvec 12288x7168", threads, t, (rows * cols) as f64, (rows * cols * 2) as f64, limits));
-    out.extend(bf16_batched_cases(&pool, threads, reps, limits));
-    out.extend(mxfp4_batched_cases(&pool, threads, reps, limits));
+    let run = (&pool, threads, reps, limits);
+    // A BF16 projection (an attention or shared-expert matrix): the trunk's share of a
+    // prefill chunk or a batch.
+    out.extend(batched_cases(run, &random_bf16(4096, 7168, 5), "bf16 4096x7168"));
+    // One MXFP4 expert matrix (a routed expert's gate or up): the batched MXFP4 kernel alone;
+    // the expert cases add the other two matrices and the activation between them.
+    out.extend(batched_cases(run, &random_mxfp4(3072, 3584, 6), "mxfp4 3072x3584"));
     out.extend(expert_cases(&pool, threads, reps, limits)?);
     Ok((limits, out))
 }
 
-/// A 4096×7168 BF16 projection (an attention or shared-expert matrix) against 1, 16 and 64
-/// tokens: the trunk's share of a prefill chunk or a batch.
-fn bf16_batched_cases(pool: &rayon::ThreadPool, threads: usize, reps: usize, limits: Limits) -> Vec<KernelResult> {
-    let (rows, cols) = (4096, 7168);
-    let m = random_bf16(rows, cols, 5);
+/// One matrix against 1, 16 and 64 tokens, named `"{label} x{n} token(s)"`.
+fn batched_cases(
+    (pool, threads, reps, limits): (&rayon::ThreadPool, usize, usize, Limits),
+    m: &Matrix,
+    label: &str,
+) -> Vec<KernelResult> {
+    let (rows, cols) = (m.rows(), m.cols());
     let mut out = Vec::new();
     for n_tokens in BATCHES {
         let xs: Vec<f32> = (0..n_tokens * cols).map(|i| ((i % 89) as f32 - 44.0) / 44.0).collect();
         let mut ys = vec![0.0f32; n_tokens * rows];
         let t = time_median(reps, || pool.install(|| m.matmul(&xs, &mut ys)));
-        let name = format!("bf16 4096x7168 x{n_tokens} token{}", if n_tokens == 1 { "" } else { "s" });
-        let madds = (rows * cols * n_tokens) as f64;
-        out.push(result(&name, threads, t, madds, (rows * cols * 2) as f64, limits));
-    }
-    with_speedups(out)
-}
-
-/// One MXFP4 expert matrix (3072×3584, a routed expert's gate or up) against 1, 16 and 64
-/// tokens: the batched MXFP4 kernel alone, as the BF16 cases measure theirs (the expert
-/// cases below add the other two matrices and the activation between them).
-fn mxfp4_batched_cases(pool: &rayon::ThreadPool, threads: usize, reps: usize, limits: Limits) -> Vec<KernelResult> {
-    let (rows, cols) = (3072, 3584);
-    let m = random_mxfp4(rows, cols, 6);
-    let mut out = Vec::new();
-    for n_tokens in BATCHES {
-        let xs: Vec<f32> = (0..n_tokens * cols).map(|i| ((i % 89) as f32 - 44.0) / 44.0).collect();
-        let mut ys = vec![0.0f32; n_tokens * rows];
-        let t = time_median(reps, || pool.install(|| m.matmul(&xs, &mut ys)));
-        let name = format!("mxfp4 3072x3584 x{n_tokens} token{}", if n_tokens == 1 { "" } else { "s" });
-        let madds = (rows * cols * n_tokens) as f64;
-        out.push(result(&name, threads, t, madds, (rows * cols) as f64 * 0.53125, limits));
+        let name = format!("{label} x{n_tokens} token{}", if n_tokens == 1 { "" } else { "s" });
+        out.push(result(&name, threads, t, (rows * cols * n_tokens) as f64, m.nbytes() as f64, limits));
     }
     with_speedups(out)
 }
