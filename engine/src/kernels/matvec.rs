@@ -19,12 +19,15 @@ const TASK_ELEMS: usize = 1 << 14;
 const BATCH_ROWS_PER_TASK: usize = 32;
 /// Most rows per parallel task of a batched product, and tasks per thread: each task streams
 /// the tokens' activations through the cache once, so tasks are as large as balance allows,
-/// up to 256 rows. A 3072×3584 MXFP4 matrix against 64 tokens ran 4 % faster, and a
-/// 4096×7168 BF16 one 1–2 %, in 256-row tasks than in 32-row ones; in 1,024-row tasks the BF16
-/// one ran 2 % slower (one thread, medians of 3 alternated runs,
-/// docs/decisions/2026-12-06-batched-compute.md).
+/// up to 256 rows and [`BATCH_STATE_MAX`] of accumulators. A 3072×3584 MXFP4 matrix against
+/// 64 tokens ran 4 % faster in 256-row tasks than in 32-row ones (one thread, medians of 3
+/// alternated runs, docs/decisions/2026-12-06-batched-compute.md).
 const BATCH_ROWS_MAX: usize = 256;
 const BATCH_TASKS_PER_THREAD: usize = 4;
+/// Most bytes of accumulators a task may hold (`RowDot::batch_state_bytes` per row and
+/// token): a BF16 row keeps 16 f64 lanes per token, so 256-row tasks of 64 tokens held 2 MiB
+/// each and raised the soak's peak RSS by 2.8 MB; 32 rows, as before, hold 256 KiB.
+const BATCH_STATE_MAX: usize = 256 << 10;
 /// Tokens of a batched product computed together: 64 tokens of K3's 7168-wide activation
 /// are 3.7 MB as f64, within the last-level cache.
 const MATMUL_TOKEN_GROUP: usize = 64;
@@ -49,6 +52,12 @@ pub trait RowDot: Sync {
     /// bit for bit. Formats override it to block the product for the cache.
     fn rows_dot_batch(&self, first: usize, xs: &[f64], out: &mut [f32]) {
         rows_dot_batch_by_row(self, first, xs, out);
+    }
+
+    /// Bytes of accumulators [`RowDot::rows_dot_batch`] keeps per (row, token) while it
+    /// runs: what a task of a batched product holds beside the inputs and outputs.
+    fn batch_state_bytes(&self) -> usize {
+        0
     }
 }
 
@@ -125,7 +134,9 @@ fn matmul_group(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
     if rows * cols * n_tokens < PARALLEL_MIN_ELEMS {
         m.rows_dot_batch(0, xs, &mut staged);
     } else {
-        let balanced = rows.div_ceil(rayon::current_num_threads() * BATCH_TASKS_PER_THREAD).min(BATCH_ROWS_MAX);
+        let state_rows = BATCH_STATE_MAX / (m.batch_state_bytes() * n_tokens).max(1);
+        let balanced =
+            rows.div_ceil(rayon::current_num_threads() * BATCH_TASKS_PER_THREAD).min(BATCH_ROWS_MAX).min(state_rows);
         let chunk = rows_per_task(m).max(BATCH_ROWS_PER_TASK).max(balanced);
         staged
             .par_chunks_mut(chunk * n_tokens)

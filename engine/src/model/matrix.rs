@@ -171,6 +171,15 @@ impl RowDot for Matrix {
         }
     }
 
+    fn batch_state_bytes(&self) -> usize {
+        match &self.data {
+            // The MXFP4 body's f64 total per (row, token); BF16 keeps 16 f64 lanes.
+            MatrixData::Mxfp4 { .. } => 8,
+            MatrixData::Bf16(_) => 128,
+            MatrixData::F32(_) => 0,
+        }
+    }
+
     fn rows(&self) -> usize {
         self.rows
     }
