@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 
+use k3_store::download::chunk_buf::ChunkBuf;
 use k3_store::download::layout::StoreLayout;
 use k3_store::download::partial::PartialFile;
 use k3_store::download::writer::ChunkWriter;
@@ -97,7 +98,7 @@ fn grouped_session(src: &Source, p: PartialFile) -> u64 {
         let mut failed = false;
         while at < src.bytes.len() {
             let end = (at + CHUNK).min(src.bytes.len());
-            if w.write(src.bytes[at..end].to_vec()).await.is_err() {
+            if w.write(ChunkBuf::copy_of(&src.bytes[at..end])).await.is_err() {
                 failed = true;
                 break;
             }

@@ -38,6 +38,14 @@ pub fn create_uncached(path: &Path) -> io::Result<(File, CacheBypass)> {
     imp::create_uncached(path)
 }
 
+/// A second handle on the already open `file` for writes that bypass the page cache (Linux:
+/// `O_DIRECT` through `/proc/self/fd`, the same inode whatever its name is now), or `None`
+/// and the reason where the system or the file system does not allow it. The caller writes
+/// only aligned buffers at aligned offsets through it, and syncs through `file`.
+pub fn reopen_uncached_for_write(file: &File) -> io::Result<(Option<File>, CacheBypass)> {
+    imp::reopen_uncached_for_write(file)
+}
+
 /// After a buffered read of `[offset, offset + len)`, asks the system to drop those pages
 /// (Linux `POSIX_FADV_DONTNEED`; elsewhere nothing is needed or possible).
 pub fn drop_cached(file: &File, offset: u64, len: u64) {

@@ -37,6 +37,31 @@ pub(super) fn create_uncached(path: &Path) -> io::Result<(File, CacheBypass)> {
     }
 }
 
+/// A second handle on `file`'s own inode (through `/proc/self/fd`, so never a different
+/// file planted at its name since) whose writes bypass the page cache.
+#[cfg(target_os = "linux")]
+pub(super) fn reopen_uncached_for_write(file: &File) -> io::Result<(Option<File>, CacheBypass)> {
+    use std::os::fd::AsRawFd;
+    let own = format!("/proc/self/fd/{}", file.as_raw_fd());
+    match OpenOptions::new().write(true).custom_flags(libc::O_DIRECT).open(&own) {
+        Ok(direct) => Ok((Some(direct), CacheBypass::Direct)),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            Ok((None, CacheBypass::Buffered { why: "the file system refuses O_DIRECT" }))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((
+            None,
+            CacheBypass::Buffered { why: "/proc is not mounted, so the file cannot be reopened for O_DIRECT" },
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// macOS: writes stay buffered (`F_NOCACHE` on a second handle would need the file's name).
+#[cfg(not(target_os = "linux"))]
+pub(super) fn reopen_uncached_for_write(_file: &File) -> io::Result<(Option<File>, CacheBypass)> {
+    Ok((None, CacheBypass::Buffered { why: "writes bypass the page cache only on Linux" }))
+}
+
 #[cfg(not(target_os = "linux"))]
 pub(super) fn create_uncached(path: &Path) -> io::Result<(File, CacheBypass)> {
     let file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;

@@ -45,6 +45,12 @@ pub(super) fn create_uncached(path: &Path) -> io::Result<(File, CacheBypass)> {
     }
 }
 
+/// Windows: writes stay buffered (`FILE_FLAG_NO_BUFFERING` would need the file reopened by
+/// name, which a download's partial must not be).
+pub(super) fn reopen_uncached_for_write(_file: &File) -> io::Result<(Option<File>, CacheBypass)> {
+    Ok((None, CacheBypass::Buffered { why: "writes bypass the page cache only on Linux" }))
+}
+
 pub(super) fn drop_cached(_file: &File, _offset: u64, _len: u64) {}
 
 pub(super) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {

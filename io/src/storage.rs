@@ -16,7 +16,10 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use crate::direct::ALIGN;
+use crate::os::CacheBypass;
 
 /// One positioned read, like `pread(2)`: fills a prefix of `buf` from `offset` of `file`
 /// (opened from `path`) and returns its length — fewer bytes than asked is allowed, `Ok(0)`
@@ -56,6 +59,16 @@ pub enum OpenMode {
 pub trait StoredFile: Send + Sync {
     /// One positioned write, like `pwrite(2)`: may write fewer bytes than given.
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize>;
+    /// [`Self::write_at`] keeping the page cache out of the way where it can: bytes written
+    /// once and not read back soon (a download's chunks). The same durability: a later
+    /// [`Self::sync_data`] covers them. By default, and for a test storage, `write_at`.
+    fn write_uncached_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        self.write_at(buf, offset)
+    }
+    /// How [`Self::write_uncached_at`] keeps the page cache out of the way, or why it cannot.
+    fn write_bypass(&self) -> CacheBypass {
+        CacheBypass::Buffered { why: "this storage has no uncached writes" }
+    }
     /// One positioned read, like `pread(2)`.
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
     /// The file's size in bytes.
@@ -80,27 +93,81 @@ pub trait WriteStorage: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct OsStorage;
 
-/// An OS file behind [`StoredFile`].
-struct OsFile(File);
+/// An OS file behind [`StoredFile`], and (opened at its first uncached write) a second handle
+/// on it whose writes bypass the page cache.
+struct OsFile {
+    file: File,
+    uncached: OnceLock<(Option<File>, CacheBypass)>,
+}
+
+impl OsFile {
+    fn new(file: File) -> OsFile {
+        OsFile { file, uncached: OnceLock::new() }
+    }
+
+    /// The bypassing handle, opened once; `None` (logged once, naming why) where the system
+    /// or the file system refuses, and writes stay buffered.
+    fn uncached(&self) -> &(Option<File>, CacheBypass) {
+        self.uncached.get_or_init(|| {
+            let opened = crate::os::reopen_uncached_for_write(&self.file).unwrap_or_else(|e| {
+                log::warn!("reopening a file for O_DIRECT writes failed: {e}");
+                (None, CacheBypass::Buffered { why: "reopening the file for O_DIRECT failed" })
+            });
+            // Named once per process (a download opens a partial per file).
+            static NAMED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            if let CacheBypass::Buffered { why } = opened.1 {
+                if !NAMED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    log::warn!("writes go through the page cache: {why}");
+                }
+            }
+            opened
+        })
+    }
+}
+
+/// How many leading bytes of `buf` at `offset` an aligned (O_DIRECT) write may take: whole
+/// [`ALIGN`] blocks from an aligned address at an aligned offset, else none.
+fn aligned_prefix(buf: &[u8], offset: u64) -> usize {
+    let aligned = offset % ALIGN == 0 && (buf.as_ptr() as usize) % ALIGN as usize == 0;
+    if aligned {
+        buf.len() - buf.len() % ALIGN as usize
+    } else {
+        0
+    }
+}
 
 impl StoredFile for OsFile {
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
-        crate::os::write_at(&self.0, buf, offset)
+        crate::os::write_at(&self.file, buf, offset)
+    }
+    fn write_uncached_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        let prefix = aligned_prefix(buf, offset);
+        match &self.uncached().0 {
+            // The aligned blocks bypass the cache; an unaligned tail (a file's last bytes) is
+            // written buffered by the caller's next call.
+            Some(direct) if prefix > 0 => crate::os::write_at(direct, &buf[..prefix], offset),
+            _ => crate::os::write_at(&self.file, buf, offset),
+        }
+    }
+    fn write_bypass(&self) -> CacheBypass {
+        self.uncached().1
     }
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        crate::os::read_at(&self.0, buf, offset)
+        crate::os::read_at(&self.file, buf, offset)
     }
     fn size(&self) -> io::Result<u64> {
-        self.0.metadata().map(|m| m.len())
+        self.file.metadata().map(|m| m.len())
     }
     fn set_len(&self, len: u64) -> io::Result<()> {
-        self.0.set_len(len)
+        self.file.set_len(len)
     }
+    // `fdatasync` is per file, not per handle: it covers the bypassing handle's writes too
+    // (and flushes the drive's cache they may sit in).
     fn sync_data(&self) -> io::Result<()> {
-        self.0.sync_data()
+        self.file.sync_data()
     }
     fn sync_all(&self) -> io::Result<()> {
-        self.0.sync_all()
+        self.file.sync_all()
     }
 }
 
@@ -121,7 +188,7 @@ impl WriteStorage for OsStorage {
                 o.read(true).write(true).create_new(true)
             }
         };
-        Ok(Box::new(OsFile(o.open(path)?)))
+        Ok(Box::new(OsFile::new(o.open(path)?)))
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         std::fs::rename(from, to)
@@ -136,9 +203,23 @@ impl WriteStorage for OsStorage {
 
 /// Writes all of `buf` at `offset`, continuing short writes and retrying `EINTR`; a call
 /// that writes nothing is `WriteZero` (a full drive reports `ENOSPC` itself).
-pub fn write_all_at(file: &dyn StoredFile, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+pub fn write_all_at(file: &dyn StoredFile, buf: &[u8], offset: u64) -> io::Result<()> {
+    write_all_by(buf, offset, |b, o| file.write_at(b, o))
+}
+
+/// [`write_all_at`] through [`StoredFile::write_uncached_at`]: the page cache is bypassed for
+/// the aligned blocks where the system allows it.
+pub fn write_all_uncached_at(file: &dyn StoredFile, buf: &[u8], offset: u64) -> io::Result<()> {
+    write_all_by(buf, offset, |b, o| file.write_uncached_at(b, o))
+}
+
+fn write_all_by(
+    mut buf: &[u8],
+    mut offset: u64,
+    mut write: impl FnMut(&[u8], u64) -> io::Result<usize>,
+) -> io::Result<()> {
     while !buf.is_empty() {
-        match file.write_at(buf, offset) {
+        match write(buf, offset) {
             Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "the write stored no byte")),
             Ok(n) if n > buf.len() => {
                 let msg = format!("the storage reports {n} bytes written of {}", buf.len());
@@ -182,4 +263,68 @@ pub fn write_file_synced(storage: &dyn WriteStorage, path: &Path, bytes: &[u8]) 
     let f = storage.open(path, OpenMode::ReadWrite { truncate: true })?;
     write_all_at(&*f, bytes, 0)?;
     f.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Blob;
+
+    #[test]
+    fn only_whole_blocks_from_an_aligned_address_at_an_aligned_offset_bypass_the_cache() {
+        let blob = Blob::zeroed(3 * 4096 + 100);
+        assert_eq!(aligned_prefix(blob.bytes(), 0), 3 * 4096);
+        assert_eq!(aligned_prefix(blob.bytes(), 8192), 3 * 4096);
+        assert_eq!(aligned_prefix(blob.bytes(), 100), 0, "an unaligned offset");
+        assert_eq!(aligned_prefix(&blob.bytes()[1..], 0), 0, "an unaligned address");
+        assert_eq!(aligned_prefix(&blob.bytes()[..100], 0), 0, "less than a block");
+    }
+
+    /// The pages of `path` resident in the page cache, by `mincore(2)` on a mapping of it.
+    #[cfg(target_os = "linux")]
+    fn resident_pages(path: &Path) -> usize {
+        use std::os::fd::AsRawFd;
+        let file = File::open(path).unwrap();
+        let len = file.metadata().unwrap().len() as usize;
+        let mut resident = vec![0u8; len.div_ceil(4096)];
+        // SAFETY: a read-only shared mapping of `len` bytes of an open file, only passed to
+        // mincore (never read through) and unmapped before the file closes; `resident` has
+        // one byte per page of it, as mincore(2) requires.
+        unsafe {
+            let map = libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0);
+            assert_ne!(map, libc::MAP_FAILED);
+            assert_eq!(libc::mincore(map, len, resident.as_mut_ptr()), 0);
+            libc::munmap(map, len);
+        }
+        resident.iter().filter(|&&b| b & 1 == 1).count()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn uncached_writes_store_the_same_bytes_and_leave_the_aligned_blocks_out_of_the_page_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let (direct_path, buffered_path) = (dir.path().join("direct"), dir.path().join("buffered"));
+        let mut blob = Blob::zeroed(64 * 4096 + 1000);
+        for (i, b) in blob.bytes_mut().iter_mut().enumerate() {
+            *b = (i * 31 % 251) as u8;
+        }
+        let mode = OpenMode::ReadWrite { truncate: true };
+        let direct = OsStorage.open(&direct_path, mode).unwrap();
+        write_all_uncached_at(&*direct, blob.bytes(), 0).unwrap();
+        direct.sync_data().unwrap();
+        let buffered = OsStorage.open(&buffered_path, mode).unwrap();
+        write_all_at(&*buffered, blob.bytes(), 0).unwrap();
+        buffered.sync_data().unwrap();
+        assert_eq!(std::fs::read(&direct_path).unwrap(), blob.bytes(), "the same bytes");
+        if direct.write_bypass() != CacheBypass::Direct {
+            // A file system without O_DIRECT (tmpfs before Linux 6.6): named, and buffered.
+            assert!(matches!(direct.write_bypass(), CacheBypass::Buffered { .. }));
+            return;
+        }
+        // The read above filled the cache again: write once more, then count.
+        write_all_uncached_at(&*direct, blob.bytes(), 0).unwrap();
+        // The 64 aligned blocks bypassed the cache; the tail's page went through it.
+        assert!(resident_pages(&direct_path) <= 1, "{} pages resident", resident_pages(&direct_path));
+        assert_eq!(resident_pages(&buffered_path), 65);
+    }
 }

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use k3_io::segment_sums::SegmentPlan;
 
+use super::chunk_buf::{chunk_end_target, ChunkBuf};
 use super::context::Context;
 use super::events::{DownloadEvent, FileState};
 use super::partial::PartialFile;
@@ -206,7 +207,8 @@ async fn stream_body(
     w: &mut ChunkWriter,
 ) -> StoreResult<AttemptEnd> {
     let chunk = ctx.opts.chunk_bytes;
-    let mut buf = Vec::with_capacity(chunk);
+    let mut buf = ChunkBuf::new(chunk);
+    buf.reset(chunk_end_target(start, chunk));
     let mut at = start;
     let (mut window_start, mut window_bytes) = (Instant::now(), 0u64);
     let end = loop {
@@ -225,17 +227,22 @@ async fn stream_body(
         };
         let room = usize::try_from(file.size - at).unwrap_or(usize::MAX);
         let take = bytes.len().min(room);
-        buf.extend_from_slice(&bytes[..take]);
-        at += take as u64;
+        let mut rest = &bytes[..take];
+        while !rest.is_empty() {
+            let pushed = buf.push(rest);
+            rest = &rest[pushed..];
+            at += pushed as u64;
+            if buf.is_full() {
+                match w.write(buf).await {
+                    Ok(next) => buf = next,
+                    Err(e) => return write_failed(ctx, file, e),
+                }
+                buf.reset(chunk_end_target(at, chunk));
+            }
+        }
         window_bytes += take as u64;
         ctx.tracker.add_received(take as u64);
         ctx.tracker.set_have(idx, at);
-        if buf.len() >= chunk {
-            match w.write(std::mem::take(&mut buf)).await {
-                Ok(next) => buf = next,
-                Err(e) => return write_failed(ctx, file, e),
-            }
-        }
         if take < bytes.len() {
             ctx.notice(
                 &file.path,

@@ -11,6 +11,7 @@
 //! Must not: fetch anything from another commit than the pinned one, or start before the
 //! space check passed.
 
+pub mod chunk_buf;
 pub mod context;
 pub mod events;
 pub mod failpoint;

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use tokio::task::JoinHandle;
 
+use super::chunk_buf::ChunkBuf;
 use super::partial::{write_chunk, ChunkHasher, HashedChunk, PartialFile};
 
 /// What the writing thread hands back: the partial when a group's commit rode along, and
@@ -27,7 +28,7 @@ struct Written {
 struct InFlight {
     write: JoinHandle<Written>,
     hash: JoinHandle<(ChunkHasher, HashedChunk)>,
-    buf: Arc<Vec<u8>>,
+    buf: Arc<ChunkBuf>,
 }
 
 pub struct ChunkWriter {
@@ -38,7 +39,7 @@ pub struct ChunkWriter {
     /// Written and hashed, not yet durable (journaled by the next commit).
     unsynced: Vec<HashedChunk>,
     in_flight: Option<InFlight>,
-    spare: Vec<u8>,
+    spare: Option<ChunkBuf>,
     chunk_bytes: usize,
     sync_bytes: u64,
     /// The end of the bytes written (durable or not), not counting the chunk in flight.
@@ -64,7 +65,7 @@ impl ChunkWriter {
             hasher: Some(hasher),
             unsynced: Vec::new(),
             in_flight: None,
-            spare: Vec::new(),
+            spare: None,
             chunk_bytes,
             sync_bytes,
             written,
@@ -95,10 +96,7 @@ impl ChunkWriter {
         if let Some(part) = written.part {
             self.part = Some(part);
         }
-        if let Ok(mut b) = Arc::try_unwrap(buf) {
-            b.clear();
-            self.spare = b;
-        }
+        self.spare = Arc::try_unwrap(buf).ok();
         match written.result {
             Ok(()) => {
                 self.hasher = Some(hasher);
@@ -167,8 +165,8 @@ impl ChunkWriter {
     }
 
     /// Starts writing `buf` after the previous chunk (and hashing it beside), with the
-    /// group's commit when it is due; returns an empty buffer to fill next.
-    pub async fn write(&mut self, buf: Vec<u8>) -> std::io::Result<Vec<u8>> {
+    /// group's commit when it is due; returns an empty buffer of `chunk_bytes` to fill next.
+    pub async fn write(&mut self, buf: ChunkBuf) -> std::io::Result<ChunkBuf> {
         self.land().await?;
         let part = self.part.as_ref().ok_or_else(lost)?;
         let data = part.data();
@@ -178,11 +176,11 @@ impl ChunkWriter {
             None
         };
         let mut hasher = self.hasher.take().ok_or_else(lost)?;
-        let (at, len) = (self.written, buf.len() as u64);
+        let (at, len) = (self.written, buf.bytes().len() as u64);
         let buf = Arc::new(buf);
         let (to_write, to_hash) = (buf.clone(), buf.clone());
         let write = tokio::task::spawn_blocking(move || {
-            let wrote = write_chunk(&*data, &to_write, at);
+            let wrote = write_chunk(&*data, to_write.bytes(), at);
             match commit {
                 // The sync covers the new chunk too; only the group is journaled.
                 Some((mut part, group)) => {
@@ -194,13 +192,16 @@ impl ChunkWriter {
             }
         });
         let hash = tokio::task::spawn_blocking(move || {
-            let chunk = hasher.hash(&to_hash);
+            let chunk = hasher.hash(to_hash.bytes());
             (hasher, chunk)
         });
         self.in_flight = Some(InFlight { write, hash, buf });
         self.in_flight_len = len;
-        let mut next = std::mem::take(&mut self.spare);
-        next.reserve(self.chunk_bytes);
+        let mut next = match self.spare.take() {
+            Some(b) if b.capacity() >= self.chunk_bytes => b,
+            _ => ChunkBuf::new(self.chunk_bytes),
+        };
+        next.reset(self.chunk_bytes);
         Ok(next)
     }
 
