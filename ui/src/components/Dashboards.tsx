@@ -6,15 +6,15 @@ import { useContext, useMemo } from "preact/hooks";
 import type uPlot from "uplot";
 import type { Dashboard, DriveUsage, MemoryPart } from "../generated/ipc";
 import { openDashboardWindow, useDiskUsage } from "../controllers/dashboard";
-import { type DashboardSeries, advice, averages, recentRate } from "../state/dashboard";
+import { type DashboardSeries, advice, averages, recentRate, recentWindow } from "../state/dashboard";
 import { formatBytesExact, formatCount, formatGB, formatPercent } from "../state/format";
 import { Chart, type ChartOptions, bars } from "./Chart";
 import { DriveSpeed } from "./StatsLine";
 
 const css = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
 const gbAxis = (_: uPlot, vals: number[]) => vals.map((v) => `${(v / 1e9).toPrecision(3)} GB`);
-/** Time axes span at least the last 30 s (one reading alone would otherwise span years). */
-const recent = (_u: uPlot, min: number, max: number): uPlot.Range.MinMax => (max - min < 30 ? [max - 30, max] : [min, max]);
+/** Time axes span at least the last 30 s, and the last 30 s before now with no reading yet. */
+const recent = (_u: uPlot, min: number | null, max: number | null): uPlot.Range.MinMax => recentWindow(min, max, Date.now() / 1000);
 
 function memoryChartOptions(): ChartOptions {
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Dashboard, TokenPoint } from "../generated/ipc";
-import { SERIES_POINTS, TIMELINE_TOKENS, advice, averages, emptySeries, fold, recentRate } from "./dashboard";
+import { SERIES_POINTS, TIMELINE_TOKENS, advice, averages, emptySeries, fold, recentRate, recentWindow } from "./dashboard";
 
 const token = (seq: number, over: Partial<TokenPoint> = {}): TokenPoint => ({
   seq, job: 1, index: seq - 1, prefill: seq === 1, wallMs: 1000, trunkWaitMs: 500, expertWaitMs: 200, computeMs: 300,
@@ -41,6 +41,16 @@ describe("recentRate", () => {
     expect(recentRate([null])).toBeNull();
     expect(recentRate([9e9, 1e9, null, 2e9, 3e9, 6e9])).toBe((2e9 + 3e9 + 6e9) / 3);
     expect(recentRate([8e9, 1e9, 1e9, 1e9, 1e9])).toBe(1e9);
+  });
+});
+
+describe("recentWindow", () => {
+  it("shows the last 30 s before now with no reading, and at least 30 s ending at the newest one", () => {
+    const now = 1_800_000_000;
+    expect(recentWindow(null, null, now)).toEqual([now - 30, now]);
+    expect(recentWindow(Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, now)).toEqual([now - 30, now]);
+    expect(recentWindow(now - 5, now - 5, now)).toEqual([now - 35, now - 5]);
+    expect(recentWindow(now - 100, now - 2, now)).toEqual([now - 100, now - 2]);
   });
 });
 

@@ -68,6 +68,17 @@ export function recentRate(rates: (number | null)[]): number | null {
   return last.length ? last.reduce((a, r) => a + r, 0) / last.length : null;
 }
 
+/** The shortest span a time axis shows, in seconds. */
+export const RECENT_SECONDS = 30;
+
+/** A time axis's range: at least the last RECENT_SECONDS, ending at the newest reading. With no
+ * reading (min and max null or not finite) it is the RECENT_SECONDS before now, so an idle
+ * chart shows the last half minute rather than a span uPlot makes up (seen: 2027–2029). */
+export function recentWindow(min: number | null, max: number | null, nowSeconds: number): [number, number] {
+  if (min == null || max == null || !Number.isFinite(min) || !Number.isFinite(max)) return [nowSeconds - RECENT_SECONDS, nowSeconds];
+  return max - min < RECENT_SECONDS ? [max - RECENT_SECONDS, max] : [min, max];
+}
+
 /** Means over the last decode tokens (prefill left out). */
 export interface TokenAverages {
   tokens: number;
