@@ -128,7 +128,7 @@ impl OsFile {
 /// How many leading bytes of `buf` at `offset` an aligned (O_DIRECT) write may take: whole
 /// [`ALIGN`] blocks from an aligned address at an aligned offset, else none.
 fn aligned_prefix(buf: &[u8], offset: u64) -> usize {
-    let aligned = offset % ALIGN == 0 && (buf.as_ptr() as usize) % ALIGN as usize == 0;
+    let aligned = offset.is_multiple_of(ALIGN) && (buf.as_ptr() as usize).is_multiple_of(ALIGN as usize);
     if aligned {
         buf.len() - buf.len() % ALIGN as usize
     } else {
