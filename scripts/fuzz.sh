@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fuzz step of CI (RELIABILITY §3–4; ARCHITECTURE "Fuzzing"): installs cargo-fuzz when
 # missing, builds every target of fuzz/ once (nightly, libFuzzer + ASan, debug assertions
-# and overflow checks), then runs each target for K3_FUZZ_SECONDS (default 30) over its
+# and overflow checks), then runs each target for K3_FUZZ_SECONDS (default 30; K3_FUZZ_JOBS at a time, one per core by default) over its
 # committed corpus fuzz/corpus/<target>, failing on any crash, timeout (> 1 s per input;
 # chat_template 10 s, see unit_timeout) or out-of-memory (> 2 GB). Prints each target's executions and coverage.
 # New corpus entries and crash artifacts go to a temp dir, never into the repository; on a
@@ -47,22 +47,34 @@ work=$(mktemp -d)
 keep=0
 trap '[ "$keep" = 1 ] || rm -rf "$work"' EXIT
 targets=${K3_FUZZ_TARGETS:-$("${fuzz[@]}" list --fuzz-dir fuzz)}
+# Runs one target; its status (ok or FAILED) goes to $work/$t.status, its output to $work/$t.log.
+run_target() {
+    local t=$1 status=ok
+    mkdir -p "$work/corpus/$t" "$work/artifacts/$t"
+    # The target's words (fuzz/make_dicts.py), where its input has any.
+    local dict=()
+    [ -f "fuzz/dict/$t.dict" ] && dict=(-dict="fuzz/dict/$t.dict")
+    # The first corpus dir receives new inputs: the temp one. The committed one is read.
+    "$target_dir/$triple/release/$t" "$work/corpus/$t" "fuzz/corpus/$t" "${dict[@]}" \
+        -max_total_time="$seconds" -rss_limit_mb=2048 -timeout="$(unit_timeout "$t")" -max_len="$(max_len "$t")" -print_final_stats=1 \
+        -artifact_prefix="$work/artifacts/$t/" >"$work/$t.log" 2>&1 || status=FAILED
+    echo "$status" >"$work/$t.status"
+}
+
+# Each libFuzzer run is one process on one core: K3_FUZZ_JOBS of them at a time (default: one
+# per core), so the step takes the targets' seconds divided by the cores, not their sum.
+jobs=${K3_FUZZ_JOBS:-$(nproc)}
+for t in $targets; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    run_target "$t" &
+done
+wait
+
 failed=()
 summary=()
 for t in $targets; do
-    mkdir -p "$work/corpus/$t" "$work/artifacts/$t"
-    # The target's words (fuzz/make_dicts.py), where its input has any.
-    dict=()
-    [ -f "fuzz/dict/$t.dict" ] && dict=(-dict="fuzz/dict/$t.dict")
-    # The first corpus dir receives new inputs: the temp one. The committed one is read.
-    if "$target_dir/$triple/release/$t" "$work/corpus/$t" "fuzz/corpus/$t" "${dict[@]}" \
-        -max_total_time="$seconds" -rss_limit_mb=2048 -timeout="$(unit_timeout "$t")" -max_len="$(max_len "$t")" -print_final_stats=1 \
-        -artifact_prefix="$work/artifacts/$t/" >"$work/$t.log" 2>&1; then
-        status=ok
-    else
-        status=FAILED
-        failed+=("$t")
-    fi
+    status=$(cat "$work/$t.status" 2>/dev/null || echo FAILED)
+    [ "$status" = ok ] || failed+=("$t")
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$t.log" | tail -1)
     cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$work/$t.log" | tail -1 || true)
     line=$(printf '%-18s %-6s %12s execs  %s' "$t" "$status" "${execs:-?}" "${cov:-}")
@@ -73,7 +85,7 @@ for t in $targets; do
     fi
 done
 
-echo "fuzz wall time: $(($(date +%s) - start)) s (build $((built - start)) s, ${seconds} s per target)"
+echo "fuzz wall time: $(($(date +%s) - start)) s (build $((built - start)) s, ${seconds} s per target, $jobs at a time)"
 printf '%s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
     keep=1
