@@ -94,7 +94,7 @@ fn grouped_session(src: &Source, p: PartialFile) -> u64 {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let mut at = p.durable_end() as usize;
-        let mut w = ChunkWriter::new(p, CHUNK, 2 * CHUNK as u64);
+        let mut w = ChunkWriter::new(p, 2 * CHUNK as u64);
         let mut failed = false;
         while at < src.bytes.len() {
             let end = (at + CHUNK).min(src.bytes.len());

@@ -32,10 +32,13 @@ impl ChunkBuf {
         c
     }
 
-    /// Emptied, to take at most `limit` bytes (at most its capacity) next.
+    /// Emptied, to take at most `limit` bytes next (grown to hold them if it cannot).
     pub fn reset(&mut self, limit: usize) {
+        if limit > self.blob.len() {
+            self.blob = Blob::zeroed(limit);
+        }
         self.len = 0;
-        self.limit = limit.min(self.blob.len());
+        self.limit = limit;
     }
 
     /// Copies as much of `bytes` as fits; returns how many bytes it took.
@@ -65,16 +68,15 @@ impl ChunkBuf {
     }
 }
 
-/// How many bytes the chunk starting at `at` takes: `chunk_bytes`, less what brings its end
-/// back to a multiple of 4096 when it starts unaligned (chunks of under two blocks, as tests
-/// use, are never shortened).
-pub fn chunk_end_target(at: u64, chunk_bytes: usize) -> usize {
+/// How many bytes the chunk starting at `at` of a file of `size` bytes takes: `chunk_bytes`,
+/// less what brings its end back to a multiple of 4096 when it starts unaligned (chunks of
+/// under two blocks, as tests use, are never shortened), and never past the file's end (a
+/// small file's buffer is its size).
+pub fn chunk_end_target(at: u64, size: u64, chunk_bytes: usize) -> usize {
     let misaligned = (at % ALIGN) as usize;
-    if chunk_bytes >= 2 * ALIGN as usize {
-        chunk_bytes - misaligned
-    } else {
-        chunk_bytes
-    }
+    let target = if chunk_bytes >= 2 * ALIGN as usize { chunk_bytes - misaligned } else { chunk_bytes };
+    let left = usize::try_from(size.saturating_sub(at)).unwrap_or(usize::MAX);
+    target.min(left).max(1)
 }
 
 #[cfg(test)]
@@ -93,15 +95,25 @@ mod tests {
         c.reset(100);
         assert!(c.is_empty());
         assert_eq!(c.push(&[1; 200]), 100);
+        c.reset(20_000);
+        assert_eq!((c.capacity(), c.push(&[2; 30_000])), (20_000, 20_000), "grown to the new limit");
     }
 
     #[test]
     fn a_chunk_that_starts_unaligned_ends_aligned() {
         let chunk = 64 << 20;
-        assert_eq!(chunk_end_target(0, chunk), chunk);
-        assert_eq!(chunk_end_target(5 * chunk as u64, chunk), chunk);
+        let size = 1 << 40;
+        assert_eq!(chunk_end_target(0, size, chunk), chunk);
+        assert_eq!(chunk_end_target(5 * chunk as u64, size, chunk), chunk);
         let at = 3 * chunk as u64 + 1000;
-        assert_eq!((at + chunk_end_target(at, chunk) as u64) % 4096, 0);
-        assert_eq!(chunk_end_target(1000, 1024), 1024, "small test chunks are kept");
+        assert_eq!((at + chunk_end_target(at, size, chunk) as u64) % 4096, 0);
+        assert_eq!(chunk_end_target(1000, size, 1024), 1024, "small test chunks are kept");
+    }
+
+    #[test]
+    fn a_chunk_never_reaches_past_the_files_end() {
+        let chunk = 64 << 20;
+        assert_eq!(chunk_end_target(0, 2_000, chunk), 2_000, "a small file's buffer is its size");
+        assert_eq!(chunk_end_target(chunk as u64, chunk as u64 + 5, chunk), 5);
     }
 }

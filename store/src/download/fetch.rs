@@ -66,8 +66,7 @@ pub async fn fetch_lfs(
         }
         ctx.tracker.set_have(idx, part.durable_end());
         ctx.file_state(&file.path, FileState::Downloading, None);
-        let part =
-            download_body(ctx, idx, file, ChunkWriter::new(part, ctx.opts.chunk_bytes, ctx.opts.sync_bytes)).await?;
+        let part = download_body(ctx, idx, file, ChunkWriter::new(part, ctx.opts.sync_bytes)).await?;
         ctx.file_state(&file.path, FileState::Verifying, None);
         let got = part.digest();
         if got == sha256 {
@@ -207,8 +206,7 @@ async fn stream_body(
     w: &mut ChunkWriter,
 ) -> StoreResult<AttemptEnd> {
     let chunk = ctx.opts.chunk_bytes;
-    let mut buf = ChunkBuf::new(chunk);
-    buf.reset(chunk_end_target(start, chunk));
+    let mut buf = ChunkBuf::new(chunk_end_target(start, file.size, chunk));
     let mut at = start;
     let (mut window_start, mut window_bytes) = (Instant::now(), 0u64);
     let end = loop {
@@ -237,7 +235,7 @@ async fn stream_body(
                     Ok(next) => buf = next,
                     Err(e) => return write_failed(ctx, file, e),
                 }
-                buf.reset(chunk_end_target(at, chunk));
+                buf.reset(chunk_end_target(at, file.size, chunk));
             }
         }
         window_bytes += take as u64;

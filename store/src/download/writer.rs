@@ -40,7 +40,6 @@ pub struct ChunkWriter {
     unsynced: Vec<HashedChunk>,
     in_flight: Option<InFlight>,
     spare: Option<ChunkBuf>,
-    chunk_bytes: usize,
     sync_bytes: u64,
     /// The end of the bytes written (durable or not), not counting the chunk in flight.
     written: u64,
@@ -56,9 +55,9 @@ fn lost() -> std::io::Error {
 }
 
 impl ChunkWriter {
-    /// A writer after `part`'s durable end; chunks of `chunk_bytes`, made durable every
+    /// A writer after `part`'s durable end; the chunks it is given are made durable every
     /// `sync_bytes` (at least every chunk).
-    pub fn new(part: PartialFile, chunk_bytes: usize, sync_bytes: u64) -> ChunkWriter {
+    pub fn new(part: PartialFile, sync_bytes: u64) -> ChunkWriter {
         let (hasher, written) = (part.hasher(), part.durable_end());
         ChunkWriter {
             part: Some(part),
@@ -66,7 +65,6 @@ impl ChunkWriter {
             unsynced: Vec::new(),
             in_flight: None,
             spare: None,
-            chunk_bytes,
             sync_bytes,
             written,
             in_flight_len: 0,
@@ -165,7 +163,8 @@ impl ChunkWriter {
     }
 
     /// Starts writing `buf` after the previous chunk (and hashing it beside), with the
-    /// group's commit when it is due; returns an empty buffer of `chunk_bytes` to fill next.
+    /// group's commit when it is due; returns an empty buffer to fill next (the caller sets
+    /// its limit: [`ChunkBuf::reset`]).
     pub async fn write(&mut self, buf: ChunkBuf) -> std::io::Result<ChunkBuf> {
         self.land().await?;
         let part = self.part.as_ref().ok_or_else(lost)?;
@@ -197,12 +196,7 @@ impl ChunkWriter {
         });
         self.in_flight = Some(InFlight { write, hash, buf });
         self.in_flight_len = len;
-        let mut next = match self.spare.take() {
-            Some(b) if b.capacity() >= self.chunk_bytes => b,
-            _ => ChunkBuf::new(self.chunk_bytes),
-        };
-        next.reset(self.chunk_bytes);
-        Ok(next)
+        Ok(self.spare.take().unwrap_or_else(|| ChunkBuf::new(0)))
     }
 
     /// Starts the file again from byte 0 (the server ignored a Range request): settled
