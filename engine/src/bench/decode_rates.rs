@@ -142,7 +142,12 @@ mod tests {
         let r = measure_decode_rates(1, Duration::from_millis(200)).unwrap();
         assert!(r.rates.bf16_bytes_per_second > 1e8, "{r:?}");
         assert!(r.rates.expert_bytes_per_second > 1e7, "{r:?}");
-        assert!(r.seconds < 10.0, "{r:?}");
+        // Natively the whole measurement takes well under a second; under an emulator (the
+        // aarch64 tests run in qemu, K3_EMULATED set by .cargo/config.toml's runner) 9.5–12.3 s
+        // were measured, the emulator's speed, not the measurement's budget.
+        if std::env::var_os("K3_EMULATED").is_none() {
+            assert!(r.seconds < 10.0, "{r:?}");
+        }
     }
 
     #[test]
