@@ -16,6 +16,7 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::direct::ALIGN;
@@ -98,11 +99,14 @@ pub struct OsStorage;
 struct OsFile {
     file: File,
     uncached: OnceLock<(Option<File>, CacheBypass)>,
+    /// Set when a direct write was refused after the handle opened (some FUSE and network
+    /// file systems accept `O_DIRECT` at open and refuse the writes): buffered from then on.
+    refused: AtomicBool,
 }
 
 impl OsFile {
     fn new(file: File) -> OsFile {
-        OsFile { file, uncached: OnceLock::new() }
+        OsFile { file, uncached: OnceLock::new(), refused: AtomicBool::new(false) }
     }
 
     /// The bypassing handle, opened once; `None` (logged once, naming why) where the system
@@ -114,9 +118,9 @@ impl OsFile {
                 (None, CacheBypass::Buffered { why: "reopening the file for O_DIRECT failed" })
             });
             // Named once per process (a download opens a partial per file).
-            static NAMED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            static NAMED: AtomicBool = AtomicBool::new(false);
             if let CacheBypass::Buffered { why } = opened.1 {
-                if !NAMED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                if !NAMED.swap(true, Ordering::Relaxed) {
                     log::warn!("writes go through the page cache: {why}");
                 }
             }
@@ -136,20 +140,47 @@ fn aligned_prefix(buf: &[u8], offset: u64) -> usize {
     }
 }
 
+/// One uncached write: `direct` when there is one and it was never refused, else `buffered`.
+/// A direct write refused with `EINVAL` (`InvalidInput`) sets `refused`, is logged, and is
+/// written `buffered` instead: nothing fails for want of a cache bypass.
+fn direct_or_buffered(
+    direct: Option<impl FnOnce() -> io::Result<usize>>,
+    buffered: impl FnOnce() -> io::Result<usize>,
+    refused: &AtomicBool,
+) -> io::Result<usize> {
+    match direct {
+        Some(direct) if !refused.load(Ordering::Relaxed) => match direct() {
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                if !refused.swap(true, Ordering::Relaxed) {
+                    log::warn!("writes go through the page cache: the file system refused an O_DIRECT write ({e})");
+                }
+                buffered()
+            }
+            done => done,
+        },
+        _ => buffered(),
+    }
+}
+
 impl StoredFile for OsFile {
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
         crate::os::write_at(&self.file, buf, offset)
     }
     fn write_uncached_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
         let prefix = aligned_prefix(buf, offset);
-        match &self.uncached().0 {
-            // The aligned blocks bypass the cache; an unaligned tail (a file's last bytes) is
-            // written buffered by the caller's next call.
-            Some(direct) if prefix > 0 => crate::os::write_at(direct, &buf[..prefix], offset),
-            _ => crate::os::write_at(&self.file, buf, offset),
-        }
+        // The aligned blocks bypass the cache; an unaligned tail (a file's last bytes) is
+        // written buffered by the caller's next call.
+        let direct = self.uncached().0.as_ref().filter(|_| prefix > 0);
+        direct_or_buffered(
+            direct.map(|d| move || crate::os::write_at(d, &buf[..prefix], offset)),
+            || crate::os::write_at(&self.file, buf, offset),
+            &self.refused,
+        )
     }
     fn write_bypass(&self) -> CacheBypass {
+        if self.refused.load(Ordering::Relaxed) {
+            return CacheBypass::Buffered { why: "the file system refused an O_DIRECT write" };
+        }
         self.uncached().1
     }
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
@@ -278,6 +309,31 @@ mod tests {
         assert_eq!(aligned_prefix(blob.bytes(), 100), 0, "an unaligned offset");
         assert_eq!(aligned_prefix(&blob.bytes()[1..], 0), 0, "an unaligned address");
         assert_eq!(aligned_prefix(&blob.bytes()[..100], 0), 0, "less than a block");
+    }
+
+    #[test]
+    fn a_refused_direct_write_is_written_buffered_and_later_ones_skip_the_direct_handle() {
+        let refused = AtomicBool::new(false);
+        let einval = || Err(io::Error::from(io::ErrorKind::InvalidInput));
+        let direct_calls = std::cell::Cell::new(0);
+        let direct = || {
+            direct_calls.set(direct_calls.get() + 1);
+            einval()
+        };
+        assert_eq!(direct_or_buffered(Some(direct), || Ok(7), &refused).unwrap(), 7);
+        assert!(refused.load(Ordering::Relaxed));
+        let direct = || {
+            direct_calls.set(direct_calls.get() + 1);
+            Ok(4096)
+        };
+        assert_eq!(direct_or_buffered(Some(direct), || Ok(7), &refused).unwrap(), 7, "buffered from then on");
+        assert_eq!(direct_calls.get(), 1);
+        // Any other error of a direct write is the write's error, not a fallback.
+        let fresh = AtomicBool::new(false);
+        let eio = || Err(io::Error::other("EIO"));
+        assert!(direct_or_buffered(Some(eio), || Ok(7), &fresh).is_err());
+        assert!(!fresh.load(Ordering::Relaxed));
+        assert_eq!(direct_or_buffered(Some(|| Ok(4096)), || Ok(7), &fresh).unwrap(), 4096);
     }
 
     /// The pages of `path` resident in the page cache, by `mincore(2)` on a mapping of it.
