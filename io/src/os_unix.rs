@@ -56,7 +56,9 @@ pub(super) fn reopen_uncached_for_write(file: &File) -> io::Result<(Option<File>
     }
 }
 
-/// macOS: writes stay buffered (`F_NOCACHE` on a second handle would need the file's name).
+/// macOS: writes stay buffered. `F_NOCACHE` belongs to the open file description, which a
+/// second handle (`dup`, `/dev/fd/N`) shares, so it would reach every read of the partial too;
+/// not built, as nothing here can run it.
 #[cfg(not(target_os = "linux"))]
 pub(super) fn reopen_uncached_for_write(_file: &File) -> io::Result<(Option<File>, CacheBypass)> {
     Ok((None, CacheBypass::Buffered { why: "writes bypass the page cache only on Linux" }))

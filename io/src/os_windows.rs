@@ -45,8 +45,8 @@ pub(super) fn create_uncached(path: &Path) -> io::Result<(File, CacheBypass)> {
     }
 }
 
-/// Windows: writes stay buffered (`FILE_FLAG_NO_BUFFERING` would need the file reopened by
-/// name, which a download's partial must not be).
+/// Windows: writes stay buffered. `ReOpenFile` with `FILE_FLAG_NO_BUFFERING` would give the
+/// second handle without the name; not built, as Wine cannot show that it bypasses anything.
 pub(super) fn reopen_uncached_for_write(_file: &File) -> io::Result<(Option<File>, CacheBypass)> {
     Ok((None, CacheBypass::Buffered { why: "writes bypass the page cache only on Linux" }))
 }
