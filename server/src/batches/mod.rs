@@ -154,8 +154,7 @@ impl BatchApi {
                 log::info!("resuming batch {}", batch.id);
                 self.spawn(state, batch.id);
             } else if batch.status == BatchStatus::Cancelling {
-                let ended = self.update(&batch.id, |b| finish(b, BatchStatus::Cancelled));
-                if let Err(e) = ended.and_then(|_| self.register_results(&batch.id)) {
+                if let Err(e) = self.end(&batch.id, BatchStatus::Cancelled) {
                     log::warn!("ending the cancelled batch {}: {}", batch.id, e.body());
                 }
             }
@@ -200,8 +199,7 @@ impl BatchApi {
                 BatchStatus::Failed
             }
         };
-        let ended = self.update(&id, |b| finish(b, end));
-        if let Err(e) = ended.and_then(|_| self.register_results(&id)) {
+        if let Err(e) = self.end(&id, end) {
             log::warn!("ending batch {id}: {}", e.body());
         }
     }
@@ -274,9 +272,11 @@ impl BatchApi {
         Ok(())
     }
 
-    /// Names the output and error files of a finished batch (those it wrote) as files of
-    /// the Files API.
-    fn register_results(&self, id: &str) -> Result<(), ApiError> {
+    /// Ends batch `id` as `status`: names the output and error files it wrote as files of the
+    /// Files API, then stores the status and those files' ids in one update, so a client
+    /// never sees an ended batch without its result files (found in CI: a client polling
+    /// between two separate updates read `completed` with `output_file_id: null`).
+    fn end(&self, id: &str, status: BatchStatus) -> Result<(), ApiError> {
         let written = |file: &str| self.store.file_path(file).is_some_and(|p| p.exists());
         let (out, err) = (output_id(id), error_id(id));
         for file in [&out, &err].into_iter().filter(|f| written(f)) {
@@ -293,6 +293,7 @@ impl BatchApi {
         self.update(id, |b| {
             b.output_file_id = written(&out).then(|| out.clone());
             b.error_file_id = written(&err).then(|| err.clone());
+            finish(b, status);
         })?;
         Ok(())
     }
@@ -383,6 +384,37 @@ mod tests {
         assert_eq!(done.len(), 3);
         let counts = api.store.batch("batch_kill").unwrap().request_counts;
         assert_eq!((counts.completed, counts.failed), (2, 1), "the line written before the kill was not counted");
+    }
+
+    /// A client polling while a batch ends never reads it ended without its output file
+    /// (the stored object changes once, status and file ids together).
+    #[test]
+    fn an_ended_batch_is_never_seen_without_its_output_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let api = BatchApi::open(dir.path()).unwrap();
+        let endpoint = (BATCH_ENDPOINT.into(), "24h".into());
+        let batch = BatchObject::in_progress("batch_end".into(), "file-in".into(), endpoint, 1, 0);
+        api.store.append_line(&output_id("batch_end"), br#"{"custom_id":"a"}"#).unwrap();
+        let stop = AtomicBool::new(false);
+        let seen_bare = std::thread::scope(|scope| {
+            let poller = scope.spawn(|| {
+                let mut bare = 0;
+                while !stop.load(Ordering::Acquire) {
+                    let b = api.store.batch("batch_end");
+                    bare += usize::from(b.is_some_and(|b| !b.status.is_running() && b.output_file_id.is_none()));
+                }
+                bare
+            });
+            for _ in 0..20 {
+                api.store.put_batch(&batch).unwrap();
+                api.end("batch_end", BatchStatus::Completed).unwrap();
+            }
+            stop.store(true, Ordering::Release);
+            poller.join().unwrap()
+        });
+        assert_eq!(seen_bare, 0, "a poller read the batch completed with no output_file_id");
+        let ended = api.store.batch("batch_end").unwrap();
+        assert_eq!(ended.output_file_id.as_deref(), Some(output_id("batch_end").as_str()));
     }
 
     #[test]
