@@ -26,7 +26,17 @@ function usableLocale() {
 let loading: Promise<UPlot> | null = null;
 const loadUPlot = () => (loading ??= (usableLocale(), import("uplot").then((m) => m.default)));
 
-export function Chart({ options, data, height, label }: { options: (U: UPlot) => ChartOptions; data: uPlot.AlignedData; height: number; label: string }) {
+/** The x range a chart with no points shows: uPlot never asks the x scale's range function
+ * when there is no data, so an empty time chart would keep whatever span it was made with. */
+export type EmptyRange = () => [number, number];
+
+function showEmpty(p: uPlot, data: uPlot.AlignedData, emptyX: EmptyRange | undefined) {
+  if (!emptyX || data[0].length > 0) return;
+  const [min, max] = emptyX();
+  p.setScale("x", { min, max });
+}
+
+export function Chart({ options, data, height, label, emptyX }: { options: (U: UPlot) => ChartOptions; data: uPlot.AlignedData; height: number; label: string; emptyX?: EmptyRange }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   // The options are fixed for a chart's life: a new series set means a new chart (key it).
@@ -54,6 +64,7 @@ export function Chart({ options, data, height, label }: { options: (U: UPlot) =>
     const counted = { ...opts.hooks, draw: [...(opts.hooks?.draw ?? []), () => void (el.dataset.draws = String(++draws))] };
     const p = new U({ ...opts, hooks: counted, width: Math.max(200, el.clientWidth), height }, latest.current, el);
     plot.current = p;
+    showEmpty(p, latest.current, emptyX);
     const resize = new ResizeObserver(() => p.setSize({ width: Math.max(200, el.clientWidth), height }));
     resize.observe(el);
     return () => {
@@ -63,7 +74,10 @@ export function Chart({ options, data, height, label }: { options: (U: UPlot) =>
     };
   };
   useEffect(() => {
-    plot.current?.setData(data);
+    const p = plot.current;
+    if (!p) return;
+    p.setData(data);
+    showEmpty(p, data, emptyX);
   }, [data]);
   return <div class="chart" ref={box} role="img" aria-label={label} />;
 }

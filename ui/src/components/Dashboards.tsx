@@ -6,19 +6,23 @@ import { useContext, useMemo } from "preact/hooks";
 import type uPlot from "uplot";
 import type { Dashboard, DriveUsage, MemoryPart } from "../generated/ipc";
 import { openDashboardWindow, useDiskUsage } from "../controllers/dashboard";
-import { type DashboardSeries, advice, averages, recentRate, recentWindow } from "../state/dashboard";
+import { type DashboardSeries, advice, averages, recentRate, recentWindow, upTo } from "../state/dashboard";
 import { formatBytesExact, formatCount, formatGB, formatPercent } from "../state/format";
 import { Chart, type ChartOptions, bars } from "./Chart";
 import { DriveSpeed } from "./StatsLine";
 
 const css = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
+const GB = 1e9;
+const MB = 1e6;
 const gbAxis = (_: uPlot, vals: number[]) => vals.map((v) => `${(v / 1e9).toPrecision(3)} GB`);
 /** Time axes span at least the last 30 s, and the last 30 s before now with no reading yet. */
 const recent = (_u: uPlot, min: number | null, max: number | null): uPlot.Range.MinMax => recentWindow(min, max, Date.now() / 1000);
+/** A time chart with no reading yet shows the last 30 s. */
+const lastHalfMinute = () => recentWindow(null, null, Date.now() / 1000);
 
 function memoryChartOptions(): ChartOptions {
   return {
-    scales: { x: { time: true, range: recent }, y: { range: (_u, _min, max) => [0, Math.max(max * 1.1, 1)] } },
+    scales: { x: { time: true, range: recent }, y: { range: (_u, _min, max) => upTo(max, GB) } },
     axes: [{}, { values: gbAxis, size: 70 }],
     series: [
       {},
@@ -32,7 +36,7 @@ function timelineOptions(U: typeof uPlot): ChartOptions {
   const ms = (_u: uPlot, v: number | null) => (v == null ? "—" : `${Math.round(v)} ms`);
   return {
     legend: { show: false },
-    scales: { x: { time: false }, y: { range: (_u, _min, max) => [0, Math.max(max * 1.1, 1)] }, pct: { range: [0, 100] } },
+    scales: { x: { time: false }, y: { range: (_u, _min, max) => upTo(max, 10) }, pct: { range: [0, 100] } },
     axes: [{ label: "token", incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500], values: (_u, vals) => vals.map((v) => String(v)) }, { values: (_u, vals) => vals.map((v) => `${Math.round(v)} ms`), size: 70 }, { scale: "pct", side: 1, values: (_u, vals) => vals.map((v) => `${v}%`), grid: { show: false } }],
     series: [
       {},
@@ -47,7 +51,7 @@ function timelineOptions(U: typeof uPlot): ChartOptions {
 
 function readChartOptions(drive: number | null): ChartOptions {
   return {
-    scales: { x: { time: true, range: recent }, y: { range: (_u, _min, max) => [0, Math.max(max * 1.1, (drive ?? 0) * 1.1, 1)] } },
+    scales: { x: { time: true, range: recent }, y: { range: (_u, _min, max) => upTo(Math.max(max ?? 0, drive ?? 0), 100 * MB) } },
     axes: [{}, { values: (_u, vals) => vals.map((v) => `${(v / 1e6).toFixed(0)} MB/s`), size: 80 }],
     series: [
       {},
@@ -141,7 +145,7 @@ export function MemoryTab({ series, error }: { series: DashboardSeries; error: s
           <span data-fig="pinned">{d.pinnedLayers}/{d.layers} layers</span>
         </p>
       )}
-      <Chart options={memoryChartOptions} data={data} height={180} label="Resident memory and the plan over time" />
+      <Chart options={memoryChartOptions} data={data} emptyX={lastHalfMinute} height={180} label="Resident memory and the plan over time" />
       {d && <Breakdown parts={d.breakdown} total={d.planBytes ?? d.breakdown.reduce((a, p) => a + p.bytes, 0)} />}
       {d && <SystemBar d={d} />}
     </section>
@@ -226,7 +230,7 @@ export function DiskTab({ series, error, active }: { series: DashboardSeries; er
           {d.readsInFlight ?? "—"} · read since load {formatGB(d.trunkBytesRead)} trunk + {formatGB(d.expertBytesRead)} experts
         </p>
       )}
-      <Chart key={String(drive)} options={() => readChartOptions(drive)} data={reads} height={150} label="Read rate against the drive's speed test" />
+      <Chart key={String(drive)} options={() => readChartOptions(drive)} data={reads} emptyX={lastHalfMinute} height={150} label="Read rate against the drive's speed test" />
       <h3>Space per drive</h3>
       <Drives drives={drives} />
     </section>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Dashboard, TokenPoint } from "../generated/ipc";
-import { SERIES_POINTS, TIMELINE_TOKENS, advice, averages, emptySeries, fold, recentRate, recentWindow } from "./dashboard";
+import { SERIES_POINTS, TIMELINE_TOKENS, advice, averages, emptySeries, fold, recentRate, recentWindow, upTo } from "./dashboard";
 
 const token = (seq: number, over: Partial<TokenPoint> = {}): TokenPoint => ({
   seq, job: 1, index: seq - 1, prefill: seq === 1, wallMs: 1000, trunkWaitMs: 500, expertWaitMs: 200, computeMs: 300,
@@ -51,6 +51,15 @@ describe("recentWindow", () => {
     expect(recentWindow(Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, now)).toEqual([now - 30, now]);
     expect(recentWindow(now - 5, now - 5, now)).toEqual([now - 35, now - 5]);
     expect(recentWindow(now - 100, now - 2, now)).toEqual([now - 100, now - 2]);
+  });
+});
+
+describe("upTo", () => {
+  it("runs a tenth above the largest value and never below the floor, with or without readings", () => {
+    expect(upTo(null, 1e9)).toEqual([0, 1e9]);
+    expect(upTo(Number.NEGATIVE_INFINITY, 1e9)).toEqual([0, 1e9]);
+    expect(upTo(0, 1e9)).toEqual([0, 1e9]);
+    expect(upTo(5e9, 1e9)).toEqual([0, 5e9 * 1.1]);
   });
 });
 

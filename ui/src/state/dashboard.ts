@@ -79,6 +79,14 @@ export function recentWindow(min: number | null, max: number | null, nowSeconds:
   return max - min < RECENT_SECONDS ? [max - RECENT_SECONDS, max] : [min, max];
 }
 
+/** A value axis from 0 to a tenth above the largest value, and at least to `floor` (a chart
+ * with no reading, or only zeros, keeps a readable scale: 1 GB, not 1 byte shown as
+ * "1.00e-9 GB"). */
+export function upTo(max: number | null, floor: number): [number, number] {
+  const top = max != null && Number.isFinite(max) ? max * 1.1 : 0;
+  return [0, Math.max(top, floor)];
+}
+
 /** Means over the last decode tokens (prefill left out). */
 export interface TokenAverages {
   tokens: number;
