@@ -61,11 +61,6 @@ impl ChunkBuf {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
-
-    /// The most it can ever take.
-    pub fn capacity(&self) -> usize {
-        self.blob.len()
-    }
 }
 
 /// How many bytes the chunk starting at `at` of a file of `size` bytes takes: `chunk_bytes`,
@@ -96,7 +91,8 @@ mod tests {
         assert!(c.is_empty());
         assert_eq!(c.push(&[1; 200]), 100);
         c.reset(20_000);
-        assert_eq!((c.capacity(), c.push(&[2; 30_000])), (20_000, 20_000), "grown to the new limit");
+        assert_eq!(c.push(&[2; 30_000]), 20_000, "grown to the new limit");
+        assert!(c.is_full() && c.bytes().len() == 20_000);
     }
 
     #[test]
