@@ -99,19 +99,21 @@ fn print_drives(drives: &[Drive]) {
     let mount_w = drives.iter().map(|d| d.mount_point.display().to_string().len()).max().unwrap_or(5).max(5);
     let fs_w = drives.iter().map(|d| d.fs_type.len()).max().unwrap_or(2).max(2);
     let flags_w = drives.iter().map(|d| flags(d).len()).max().unwrap_or(5).max(5);
-    let header = ["MOUNT", "FS", "KIND", "TOTAL", "FREE", "FLAGS", "READS"];
-    let [m, f, k, t, fr, fl, r] = header;
-    outln!("  {m:<mount_w$}  {f:<fs_w$}  {k:<7}  {t:>10}  {fr:>10}  {fl:<flags_w$}  {r}");
+    let reads_w = drives.iter().map(|d| d.reads.as_deref().unwrap_or("-").len()).max().unwrap_or(5).max(5);
+    let header = ["MOUNT", "FS", "KIND", "TOTAL", "FREE", "FLAGS", "READS", "WRITES"];
+    let [m, f, k, t, fr, fl, r, w] = header;
+    outln!("  {m:<mount_w$}  {f:<fs_w$}  {k:<7}  {t:>10}  {fr:>10}  {fl:<flags_w$}  {r:<reads_w$}  {w}");
     for d in drives {
         outln!(
-            "  {:<mount_w$}  {:<fs_w$}  {:<7}  {:>10}  {:>10}  {:<flags_w$}  {}",
+            "  {:<mount_w$}  {:<fs_w$}  {:<7}  {:>10}  {:>10}  {:<flags_w$}  {:<reads_w$}  {}",
             d.mount_point.display(),
             d.fs_type,
             kind(d),
             format_bytes(d.total_bytes),
             format_bytes(d.free_bytes),
             flags(d),
-            d.reads.as_deref().unwrap_or("-")
+            d.reads.as_deref().unwrap_or("-"),
+            d.writes.as_deref().unwrap_or("-")
         );
     }
 }

@@ -449,6 +449,15 @@ fn doctor_json_names_the_machine_and_the_folders_drive() {
     let (total, free) = (d["total_bytes"].as_u64().unwrap(), d["free_bytes"].as_u64().unwrap());
     assert!(total >= free && free > 0, "{d}");
     assert!(!d["fs_type"].as_str().unwrap().is_empty(), "{d}");
+    // How a download writes there, tried with a probe file the doctor removes again.
+    let writes = d["writes"].as_str().unwrap_or_else(|| panic!("writes: {d}"));
+    let bypassing_fs = ["ext4", "xfs", "btrfs"].contains(&d["fs_type"].as_str().unwrap());
+    if cfg!(target_os = "linux") && bypassing_fs {
+        assert_eq!(writes, "O_DIRECT", "{d}");
+    } else {
+        assert!(writes == "O_DIRECT" || writes.starts_with("buffered ("), "{d}");
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "the probe file is removed");
     let verdicts = out["verdicts"].as_array().unwrap();
     let item = format!("drive {}", d["mount_point"].as_str().unwrap());
     assert!(verdicts.iter().any(|v| v["item"] == item.as_str()), "a verdict for the drive: {out}");

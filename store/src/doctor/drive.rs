@@ -38,4 +38,8 @@ pub struct Drive {
     /// `FILE_FLAG_NO_BUFFERING`, or `buffered (why)`), tried on a file in a folder asked
     /// about; `None` when no folder asked about holds a file to try.
     pub reads: Option<String>,
+    /// How a download writes into a folder asked about here (`O_DIRECT`, or `buffered
+    /// (why)`): the store's own write path tried on a one-block probe file, removed at once;
+    /// `None` when no folder asked about takes a file (read-only, no permission).
+    pub writes: Option<String>,
 }

@@ -48,8 +48,9 @@ pub fn list_drives(paths: &[PathBuf]) -> Result<Vec<Drive>, DoctorError> {
                 drives.push(d);
             }
         }
-        if let Some(d) = drives.iter_mut().find(|d| d.mount_point == mount.mount_point && d.reads.is_none()) {
-            d.reads = read_mode(&canonical);
+        if let Some(d) = drives.iter_mut().find(|d| d.mount_point == mount.mount_point) {
+            d.reads = d.reads.take().or_else(|| read_mode(&canonical));
+            d.writes = d.writes.take().or_else(|| write_mode(&canonical));
         }
     }
     Ok(drives)
@@ -62,6 +63,21 @@ fn read_mode(dir: &Path) -> Option<String> {
     let file = entries.filter_map(Result::ok).map(|e| e.path()).find(|p| p.is_file())?;
     let (_, bypass) = k3_io::os::open_uncached(&file).ok()?;
     Some(bypass.describe())
+}
+
+/// How a download's chunks are written into `dir` (`k3_io::storage::write_all_uncached_at`,
+/// the download's own path): one aligned block written to a probe file named for this
+/// process, which is removed at once; `None` when `dir` takes no file.
+fn write_mode(dir: &Path) -> Option<String> {
+    use k3_io::storage::{write_all_uncached_at, OpenMode, OsStorage, WriteStorage};
+    let probe = dir.join(format!(".k3-doctor-write-probe-{}", std::process::id()));
+    let file = OsStorage.open(&probe, OpenMode::CreateNew { owner_only: true }).ok()?;
+    let block = k3_io::Blob::zeroed(4096);
+    let written = write_all_uncached_at(file.as_ref(), block.bytes(), 0);
+    let mode = file.write_bypass().describe();
+    drop(file);
+    let removed = std::fs::remove_file(&probe);
+    written.and(removed).ok().map(|()| mode)
 }
 
 /// The mount the existing folder `dir` lives on, from this machine's mount table.

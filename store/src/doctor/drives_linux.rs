@@ -44,6 +44,7 @@ pub(super) fn measure(mount: &Mount, at: &Path) -> Result<Drive, DoctorError> {
         network,
         paths: Vec::new(),
         reads: None,
+        writes: None,
     })
 }
 

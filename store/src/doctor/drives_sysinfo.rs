@@ -92,5 +92,6 @@ pub(super) fn measure(mount: &Mount, at: &Path) -> Result<Drive, DoctorError> {
         network,
         paths: Vec::new(),
         reads: None,
+        writes: None,
     })
 }

@@ -200,6 +200,7 @@ mod tests {
             network: false,
             paths: vec![],
             reads: Some("O_DIRECT".into()),
+            writes: Some("O_DIRECT".into()),
         }
     }
 
