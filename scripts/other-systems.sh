@@ -27,8 +27,8 @@ timed() {
 
 aarch64_linux() {
   local t=aarch64-unknown-linux-gnu
-  cargo test --locked --target $t -p k3-io -p k3-engine -p k3-codec
-  cargo test --locked --release --target $t -p k3-engine --test kernels_twins
+  cargo test --locked --target $t -p k3-io -p k3-kernels -p k3-engine -p k3-codec
+  cargo test --locked --release --target $t -p k3-kernels --test twins
   cargo test --locked --target $t -p k3-tests --test k3 -- gates:: determinism:: streaming::
 }
 
@@ -47,7 +47,7 @@ windows() {
   local t=x86_64-pc-windows-gnu
   cargo clippy --locked --target $t --workspace --exclude k3-desktop --all-targets -- -D warnings
   wine_prefix
-  cargo test --locked --target $t -p k3-io -p k3-engine
+  cargo test --locked --target $t -p k3-io -p k3-kernels -p k3-engine
   cargo test --locked --target $t -p k3 --test integration
   cargo test --locked --target $t -p k3-tests --test k3 -- reader:: checkpoint_format:: io_faults:: resume:: streaming:: expert_crc::
 }
@@ -57,7 +57,7 @@ windows() {
 # not checked here; k3-server's library is.
 macos() {
   local t=aarch64-apple-darwin
-  cargo clippy --locked --target $t -p k3-plan -p k3-plan-wasm -p k3-codec -p k3-io -p k3-engine -p k3-constrain -p k3-runtime \
+  cargo clippy --locked --target $t -p k3-plan -p k3-plan-wasm -p k3-codec -p k3-io -p k3-kernels -p k3-engine -p k3-constrain -p k3-runtime \
     --all-targets -- -D warnings
   cargo clippy --locked --target $t -p k3-server -- -D warnings
 }

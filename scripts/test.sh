@@ -41,7 +41,7 @@ rust_tests() { cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"; }
 # They live in the engine's own test binary so this build needs the engine alone.
 # Remote backends' keys in a real Secret Service (gnome-keyring on a private session bus).
 keyring_test() { dbus-run-session -- bash scripts/keyring-test.sh 2>&1 | grep -v 'Failed to set fd limit' | tee "$logs/keyring.log"; }
-release_twins() { cargo test --release --locked -p k3-engine --test kernels_twins 2>&1 | tee "$logs/kernels-release.log"; }
+release_twins() { cargo test --release --locked -p k3-kernels --test twins 2>&1 | tee "$logs/kernels-release.log"; }
 # The journeys drive the release build users install (issue 44): the .deb's binary, built by
 # `tauri build`. Their helpers (the k3 CLI for synth and pack, the fake Hugging Face hub) are the
 # dev-profile builds `cargo test` made, which `e2e_helpers` only links.

@@ -4,12 +4,12 @@
 //! (`Engine`, sessions, params, chat, options, `Error`).
 //!
 //! Must not: grow an item a front end needs to answer a user; that belongs at the root.
-//! The files stay where they are (`src/kernels/`, …): this module only names them.
+//! The files stay where they are (`src/model/`, …): this module only names them. The
+//! kernels are their own crate (`k3-kernels`), named here as they were before.
 
 #[path = "bench/mod.rs"]
 pub mod bench;
-#[path = "kernels/mod.rs"]
-pub mod kernels;
+pub use k3_kernels as kernels;
 #[path = "model/mod.rs"]
 pub mod model;
 #[path = "stream/mod.rs"]

@@ -225,6 +225,13 @@ impl Error {
     }
 }
 
+impl From<k3_kernels::dispatch::UnsupportedIsa> for Error {
+    /// A kernel level this CPU does not run is an unusable `isa` option.
+    fn from(e: k3_kernels::dispatch::UnsupportedIsa) -> Self {
+        Error::Option { option: "isa", reason: e.to_string() }
+    }
+}
+
 impl From<k3_io::Error> for Error {
     /// Each case of `k3-io` is the engine's case of the same name, unchanged.
     fn from(e: k3_io::Error) -> Self {

@@ -13,7 +13,7 @@ use crate::out::Json;
 pub fn kernels(args: BenchKernelsArgs) -> Result<(), Failure> {
     if let Some(isa) = args.isa {
         // Detection refuses a body this CPU lacks, naming the ones it has.
-        dispatch::select(dispatch::DetectedIsa::detect(isa)?);
+        dispatch::select(dispatch::DetectedIsa::detect(isa).map_err(k3_engine::Error::from)?);
     }
     let isa = dispatch::current().isa();
     let available: Vec<&str> = dispatch::available().iter().map(|body| body.isa().name()).collect();

@@ -200,3 +200,29 @@ impl RowDot for Matrix {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// A matrix gives each token of a batch what it gives the token alone, bit for bit, on
+    /// the parallel path (row blocks on several threads); the kernels' own twins are
+    /// `k3-kernels`' `twins` test.
+    #[test]
+    fn a_bf16_matrix_gives_each_token_of_a_batch_what_it_gives_the_token_alone() {
+        let m = crate::advanced::bench::random_bf16(300, 1031, 24);
+        let mut rng = ChaCha8Rng::seed_from_u64(25);
+        for n_tokens in [2usize, 7, 64] {
+            let xs: Vec<f32> = (0..n_tokens * 1031).map(|_| rng.random_range(-2.0f32..2.0)).collect();
+            let mut batched = vec![0.0f32; n_tokens * 300];
+            m.matmul(&xs, &mut batched);
+            for t in 0..n_tokens {
+                let mut single = vec![0.0f32; 300];
+                m.matvec(&xs[t * 1031..(t + 1) * 1031], &mut single);
+                let same = batched[t * 300..(t + 1) * 300].iter().zip(&single).all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "token {t} of {n_tokens}");
+            }
+        }
+    }
+}

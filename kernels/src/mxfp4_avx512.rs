@@ -25,7 +25,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::kernels::dot::{e8m0_scale, E2M1_F64_HIGH_WORDS};
+use crate::dot::{e8m0_scale, E2M1_F64_HIGH_WORDS};
 
 /// Constants of the MXFP4 decode, built at the top of each body that decodes (a few loads
 /// from read-only data) and only lent to helpers that inline, so they live in registers.

@@ -2,8 +2,8 @@
 //! passes, batches of sequences) equals the one-token kernel and its twin bit for bit, on
 //! every body, at odd shapes: spans, token tiles and column blocks with ragged ends.
 
-use k3_engine::advanced::kernels::dispatch::{available, best, select};
-use k3_engine::advanced::kernels::{bf16_batch, dot, reference, widen};
+use k3_kernels::dispatch::{available, best, select};
+use k3_kernels::{bf16_batch, dot, reference, widen};
 
 use super::{bf16_bits, dot_lengths, plant_cancelling_pairs, same_or_both_nan, Lcg, KERNEL_BODY};
 
@@ -85,22 +85,4 @@ fn the_cache_blocked_bf16_product_equals_the_twin_per_row_and_token() {
         }
     }
     select(best());
-}
-
-#[test]
-fn a_bf16_matrix_gives_each_token_of_a_batch_what_it_gives_the_token_alone() {
-    // Large enough for the parallel path (row blocks on several threads).
-    let m = k3_engine::advanced::bench::random_bf16(300, 1031, 24);
-    let mut rng = Lcg(25);
-    for n_tokens in [2usize, 7, 64] {
-        let xs = rng.vec(n_tokens * 1031, 2.0);
-        let mut batched = vec![0.0f32; n_tokens * 300];
-        m.matmul(&xs, &mut batched);
-        for t in 0..n_tokens {
-            let mut single = vec![0.0f32; 300];
-            m.matvec(&xs[t * 1031..(t + 1) * 1031], &mut single);
-            let same = batched[t * 300..(t + 1) * 300].iter().zip(&single).all(|(a, b)| a.to_bits() == b.to_bits());
-            assert!(same, "token {t} of {n_tokens}");
-        }
-    }
 }

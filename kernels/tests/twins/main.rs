@@ -3,8 +3,9 @@
 //! methods run that body), at odd lengths, and the batched product equals the
 //! single-vector one. A `DetectedIsa` exists only for a level this CPU has.
 
-use k3_engine::advanced::kernels::dispatch::{available, best, current, read_sum, select, DetectedIsa, Isa};
-use k3_engine::advanced::kernels::{self, reference, widen, RowDot};
+use k3_kernels as kernels;
+use k3_kernels::dispatch::{available, best, current, read_sum, select, DetectedIsa, Isa};
+use k3_kernels::{reference, widen, RowDot};
 use rand_like::Lcg;
 
 mod batched;

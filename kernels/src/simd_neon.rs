@@ -23,7 +23,7 @@
 
 use std::arch::aarch64::*;
 
-use crate::kernels::dot::{bf16_to_f64, reduce16};
+use crate::dot::{bf16_to_f64, reduce16};
 
 /// The 16 dense contract lanes of one row (and token): `acc[k]` holds lanes `2k..2k+2`.
 type Lanes16 = [float64x2_t; 8];

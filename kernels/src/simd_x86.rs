@@ -18,7 +18,7 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
-use crate::kernels::dot::{bf16_to_f64, reduce16};
+use crate::dot::{bf16_to_f64, reduce16};
 
 /// Dense 16-lane dot product; `load16(i)` returns weights `i..i+16` as 16 f32.
 ///

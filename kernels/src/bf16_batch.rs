@@ -12,8 +12,8 @@
 //! is `[n_rows][n_tokens]`; a column block must be a multiple of 16 so that lane `i % 16`
 //! of the block is lane `i % 16` of the row.
 
-use crate::kernels::dispatch::{bf16_accumulate_tokens, current, Isa};
-use crate::kernels::dot::finish_dense_bf16;
+use crate::dispatch::{bf16_accumulate_tokens, current, Isa};
+use crate::dot::finish_dense_bf16;
 
 /// Columns per block (a multiple of 16).
 const BLOCK_COLS: usize = 1024;

@@ -10,7 +10,7 @@
 //! Easy to break: the strides — `xs` is `[n_tokens][cols]`, the rows' bytes are contiguous
 //! `[n_rows][cols / 2]` and `[n_rows][cols / 32]`, `out` is `[n_rows][n_tokens]`.
 
-use crate::kernels::dispatch::{current, mxfp4_accumulate_tokens, Isa};
+use crate::dispatch::{current, mxfp4_accumulate_tokens, Isa};
 
 /// Tokens per tile: each group's decode serves this many tokens (the AVX2 body reduces
 /// them in pairs, the AVX-512 body in eights). Measured on the 2-core Zen 1 host, a

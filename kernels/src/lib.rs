@@ -1,4 +1,4 @@
-//! Numeric kernels and the engine's floating-point contract.
+//! k3-kernels: the numeric kernels and the engine's floating-point contract.
 //!
 //! Owns: every dot product, matrix-vector and batched product, norm and activation the
 //! model uses, each with a plain `_ref` twin in [`reference`] that tests compare against
@@ -18,11 +18,11 @@
 //!   contributes nothing.
 //! * Norms: sequential f64 sum of squares, reciprocal square root in f64 cast to f32,
 //!   products in f32.
-//! * MLA attention in latent space (`model::mla`): a score is `dot_f32` of a cached
+//! * MLA attention in latent space (the engine's `model::mla`): a score is `dot_f32` of a cached
 //!   `[latent | k_rope]` row with an absorbed query (`dot_f32_queries` does a block of
 //!   rows against a group of heads, each pair exactly `dot_f32`); the softmax weights mix
 //!   rows element by element in row order, an f32 product then an f32 sum, never fused
-//!   (`accumulate_weighted_rows_f32`); a transposed product (`Matrix::transposed_rows_matvec`)
+//!   (`accumulate_weighted_rows_f32`); a transposed product (the engine's `Matrix::transposed_rows_matvec`)
 //!   sums each output's rows in order in f64 (`accumulate_scaled_row_*`) and rounds once.
 //! * Threads split only independent outputs (rows). A batched product computes every
 //!   (row, token) pair with exactly the single-vector arithmetic.
@@ -41,9 +41,9 @@
 //! `dispatch::DetectedIsa::<op>_<dtype>` runs an explicit, detected body (twin tests,
 //! benchmarks); `dot::<op>_<dtype>_portable` is the portable body,
 //! `reference::<op>_<dtype>_ref` the plain twin, and each SIMD module's
-//! body of the same name is private to `kernels`. `dot` (portable bodies and element
-//! helpers) imports nothing from `kernels`; the `simd_*`, `mxfp4_avx512` and `mxfp4_neon`
-//! bodies import only `dot`; `dispatch` imports both; `mxfp4_batch`, `bf16_batch` and `Matrix` call `dispatch`. Only a
+//! body of the same name is private to this crate. `dot` (portable bodies and element
+//! helpers) imports nothing else of this crate; the `simd_*`, `mxfp4_avx512` and `mxfp4_neon`
+//! bodies import only `dot`; `dispatch` imports both; `mxfp4_batch`, `bf16_batch` and the engine's `Matrix` call `dispatch`. Only a
 //! `dispatch::DetectedIsa`, which runtime detection alone constructs, reaches a SIMD body.
 //!
 //! Must not: split one reduction across threads, or use fast-math style reassociation.

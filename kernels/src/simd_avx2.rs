@@ -27,7 +27,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::kernels::dot::{bf16_to_f64, e8m0_scale, reduce16, E2M1_F64_HIGH_WORDS};
+use crate::dot::{bf16_to_f64, e8m0_scale, reduce16, E2M1_F64_HIGH_WORDS};
 
 /// Reduces four 4-lane accumulators (`acc[k]` = lanes `4k..4k+4`) with the contract's
 /// 16-lane tree.

@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 
-use crate::kernels::dot::widen;
+use crate::dot::widen;
 
 /// Below this many weight elements a product runs on the calling thread.
 const PARALLEL_MIN_ELEMS: usize = 1 << 15;

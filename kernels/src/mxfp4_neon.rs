@@ -25,7 +25,7 @@
 
 use std::arch::aarch64::*;
 
-use crate::kernels::dot::{e8m0_scale, E2M1_F64_HIGH_WORDS};
+use crate::dot::{e8m0_scale, E2M1_F64_HIGH_WORDS};
 
 /// For each 4-bit code, bytes 7 and 6 (bits 56..64 and 48..56) of its E2M1 value as f64:
 /// `[top, next]`, every other byte of the f64 being zero (checked here at compile time).

@@ -23,11 +23,11 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
-use crate::kernels::dot;
+use crate::dot;
 #[cfg(target_arch = "x86_64")]
-use crate::kernels::{mxfp4_avx512, simd_avx2, simd_x86};
+use crate::{mxfp4_avx512, simd_avx2, simd_x86};
 #[cfg(target_arch = "aarch64")]
-use crate::kernels::{mxfp4_neon, simd_neon};
+use crate::{mxfp4_neon, simd_neon};
 
 /// The name of an instruction-set level with its own kernel bodies. A name only: running
 /// a body needs a [`DetectedIsa`].
@@ -99,6 +99,16 @@ fn cpu_runs(isa: Isa) -> bool {
     }
 }
 
+/// A level asked for ([`DetectedIsa::detect`]) that this CPU does not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("this CPU cannot run the {isa} kernels (it runs: {runs})")]
+pub struct UnsupportedIsa {
+    /// The level asked for.
+    pub isa: Isa,
+    /// The levels this CPU runs, by name, comma-separated.
+    pub runs: String,
+}
+
 /// Proof that this CPU runs the kernel bodies of one [`Isa`]: the only key to a SIMD body.
 ///
 /// **Invariant:** a `DetectedIsa` holding `Avx2` exists only if runtime detection found
@@ -109,7 +119,7 @@ fn cpu_runs(isa: Isa) -> bool {
 /// not compile:
 ///
 /// ```compile_fail,E0451
-/// use k3_engine::kernels::dispatch::{DetectedIsa, Isa};
+/// use k3_kernels::dispatch::{DetectedIsa, Isa};
 /// let forged = DetectedIsa { isa: Isa::Avx512 };
 /// ```
 ///
@@ -122,15 +132,12 @@ pub struct DetectedIsa {
 impl DetectedIsa {
     /// `isa`'s bodies, if this CPU runs them; else an error naming `isa` and the levels the
     /// CPU has.
-    pub fn detect(isa: Isa) -> crate::Result<DetectedIsa> {
+    pub fn detect(isa: Isa) -> Result<DetectedIsa, UnsupportedIsa> {
         if cpu_runs(isa) {
             return Ok(DetectedIsa { isa });
         }
-        let names: Vec<&str> = available().iter().map(|body| body.isa.name()).collect();
-        Err(crate::Error::Option {
-            option: "isa",
-            reason: format!("this CPU cannot run the {isa} kernels (it runs: {})", names.join(", ")),
-        })
+        let runs = available().iter().map(|body| body.isa.name()).collect::<Vec<_>>().join(", ");
+        Err(UnsupportedIsa { isa, runs })
     }
 
     /// The portable bodies, which every CPU runs.
