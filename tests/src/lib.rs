@@ -4,9 +4,11 @@
 //! Must not: hide a failure: every comparison prints index, got, want, absolute and
 //! relative error, and how many elements missed.
 
+#[cfg(feature = "full")]
 pub mod fake_hub;
 pub mod faults;
 pub mod http;
+#[cfg(feature = "full")]
 pub mod sqlite_vfs;
 
 use std::path::{Path, PathBuf};
