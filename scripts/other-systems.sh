@@ -29,7 +29,7 @@ aarch64_linux() {
   local t=aarch64-unknown-linux-gnu
   cargo test --locked --target $t -p k3-io -p k3-kernels -p k3-engine -p k3-codec
   cargo test --locked --release --target $t -p k3-kernels --test twins
-  # The exactness suites alone: without `full`, k3-tests builds no network, TLS or SQLite stack.
+  # Without `full`, k3-tests builds the engine's suites alone: no network, TLS or SQLite stack.
   cargo test --locked --target $t -p k3-tests --no-default-features --test k3 -- gates:: determinism:: streaming::
 }
 
@@ -50,17 +50,19 @@ windows() {
   wine_prefix
   cargo test --locked --target $t -p k3-io -p k3-kernels -p k3-engine
   cargo test --locked --target $t -p k3 --test integration
-  cargo test --locked --target $t -p k3-tests --test k3 -- reader:: checkpoint_format:: io_faults:: resume:: streaming:: expert_crc::
+  cargo test --locked --target $t -p k3-tests --no-default-features --test k3 -- reader:: checkpoint_format:: io_faults:: resume:: streaming:: expert_crc::
 }
 
 # ring (rustls's crypto) compiles C that includes Apple's SDK headers, so the crates that
-# reach it (k3-store, k3-bench, k3-remote, k3-app, k3, k3-tests, k3-desktop; k3-server's tests) are
-# not checked here; k3-server's library is.
+# reach it (k3-store, k3-bench, k3-remote, k3-app, k3, k3-desktop; k3-server's tests; k3-tests
+# with `full`) are not checked here; k3-server's library and k3-tests without `full` are.
 macos() {
   local t=aarch64-apple-darwin
   cargo clippy --locked --target $t -p k3-plan -p k3-plan-wasm -p k3-codec -p k3-io -p k3-kernels -p k3-engine -p k3-constrain -p k3-runtime \
     --all-targets -- -D warnings
   cargo clippy --locked --target $t -p k3-server -- -D warnings
+  # The engine's suites alone (no `full`) reach no ring: gates, streaming, the reader, faults.
+  cargo clippy --locked --target $t -p k3-tests --no-default-features --all-targets -- -D warnings
 }
 
 # Parts by name (default: all): aarch64_linux windows macos.

@@ -57,8 +57,8 @@ timed "ui (build + vitest)" ui_tests
 timed "ui in Chromium (hostile replies)" ui_browser
 timed "cargo fmt" cargo fmt --all --check
 timed "cargo clippy" cargo clippy --workspace --all-targets --locked -- -D warnings
-# The suite as qemu-aarch64 builds it (scripts/other-systems.sh): the exactness suites alone.
-timed "cargo clippy (k3-tests, exactness suites alone)" cargo clippy -p k3-tests --no-default-features --all-targets --locked -- -D warnings
+# The suite as qemu-aarch64 and Wine build it (scripts/other-systems.sh): the engine's suites alone.
+timed "cargo clippy (k3-tests, the engine's suites alone)" cargo clippy -p k3-tests --no-default-features --all-targets --locked -- -D warnings
 # The wasm planner's exports exist only on wasm32: lint them there too.
 timed "cargo clippy (wasm32)" cargo clippy --locked -p k3-plan-wasm --target wasm32-unknown-unknown -- -D warnings
 timed "cargo test" rust_tests

@@ -7,23 +7,19 @@ mod batching;
 mod chat;
 #[cfg(feature = "full")]
 mod checkpoint_binding;
-#[cfg(feature = "full")]
 mod checkpoint_format;
 #[cfg(feature = "full")]
 mod config_errors;
 #[cfg(feature = "full")]
 mod constrained;
 mod determinism;
-#[cfg(feature = "full")]
 mod expert_crc;
 #[cfg(feature = "full")]
 mod fuzz_findings;
 mod gates;
 #[cfg(feature = "full")]
 mod generation;
-#[cfg(feature = "full")]
 mod hardening;
-#[cfg(feature = "full")]
 mod io_faults;
 #[cfg(feature = "full")]
 mod journal_faults;
@@ -37,13 +33,11 @@ mod mxfp4_released;
 mod ops;
 #[cfg(feature = "full")]
 mod pack_faults;
-#[cfg(feature = "full")]
 mod reader;
 #[cfg(feature = "full")]
 mod replan;
 #[cfg(feature = "full")]
 mod residency_cost;
-#[cfg(feature = "full")]
 mod resume;
 #[cfg(feature = "full")]
 mod soak;
