@@ -26,17 +26,19 @@ function usableLocale() {
 let loading: Promise<UPlot> | null = null;
 const loadUPlot = () => (loading ??= (usableLocale(), import("uplot").then((m) => m.default)));
 
-/** The x range a chart with no points shows: uPlot never asks the x scale's range function
- * when there is no data, so an empty time chart would keep whatever span it was made with. */
-export type EmptyRange = () => [number, number];
+/** The x range of a chart with fewer than two points, given its one x value (or null). uPlot
+ * never asks the x scale's range function with no data, and with one point on a time scale it
+ * spans 86400 / ms units: 2.7 years of seconds (the e2e screenshot of an idle Memory window
+ * ran from Mar 2027 to Sep 2029). */
+export type SparseRange = (only: number | null) => [number, number];
 
-function showEmpty(p: uPlot, data: uPlot.AlignedData, emptyX: EmptyRange | undefined) {
-  if (!emptyX || data[0].length > 0) return;
-  const [min, max] = emptyX();
+function showSparse(p: uPlot, data: uPlot.AlignedData, sparseX: SparseRange | undefined) {
+  if (!sparseX || data[0].length > 1) return;
+  const [min, max] = sparseX(data[0][0] ?? null);
   p.setScale("x", { min, max });
 }
 
-export function Chart({ options, data, height, label, emptyX }: { options: (U: UPlot) => ChartOptions; data: uPlot.AlignedData; height: number; label: string; emptyX?: EmptyRange }) {
+export function Chart({ options, data, height, label, sparseX }: { options: (U: UPlot) => ChartOptions; data: uPlot.AlignedData; height: number; label: string; sparseX?: SparseRange }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   // The options are fixed for a chart's life: a new series set means a new chart (key it).
@@ -64,7 +66,7 @@ export function Chart({ options, data, height, label, emptyX }: { options: (U: U
     const counted = { ...opts.hooks, draw: [...(opts.hooks?.draw ?? []), () => void (el.dataset.draws = String(++draws))] };
     const p = new U({ ...opts, hooks: counted, width: Math.max(200, el.clientWidth), height }, latest.current, el);
     plot.current = p;
-    showEmpty(p, latest.current, emptyX);
+    showSparse(p, latest.current, sparseX);
     const resize = new ResizeObserver(() => p.setSize({ width: Math.max(200, el.clientWidth), height }));
     resize.observe(el);
     return () => {
@@ -77,7 +79,7 @@ export function Chart({ options, data, height, label, emptyX }: { options: (U: U
     const p = plot.current;
     if (!p) return;
     p.setData(data);
-    showEmpty(p, data, emptyX);
+    showSparse(p, data, sparseX);
   }, [data]);
   return <div class="chart" ref={box} role="img" aria-label={label} />;
 }

@@ -17,13 +17,13 @@ const MB = 1e6;
 const gbAxis = (_: uPlot, vals: number[]) => vals.map((v) => `${(v / 1e9).toPrecision(3)} GB`);
 /** Time axes span at least the last 30 s, and the last 30 s before now with no reading yet. */
 const recent = (_u: uPlot, min: number | null, max: number | null): uPlot.Range.MinMax => recentWindow(min, max, Date.now() / 1000);
-/** A time chart with no reading yet shows the last 30 s. */
-const lastHalfMinute = () => recentWindow(null, null, Date.now() / 1000);
+/** A time chart with no reading yet shows the last 30 s; with one, the 30 s up to it. */
+const lastHalfMinute = (only: number | null) => recentWindow(only, only, Date.now() / 1000);
 
 function memoryChartOptions(): ChartOptions {
   return {
     scales: { x: { time: true, range: recent }, y: { range: (_u, _min, max) => upTo(max, GB) } },
-    axes: [{}, { values: gbAxis, size: 70 }],
+    axes: [{}, { values: gbAxis, size: 80 }],
     series: [
       {},
       { label: "RSS", stroke: css("--chart-rss"), width: 2, points: { show: false }, value: (_u, v) => (v == null ? "—" : formatGB(v)) },
@@ -145,7 +145,7 @@ export function MemoryTab({ series, error }: { series: DashboardSeries; error: s
           <span data-fig="pinned">{d.pinnedLayers}/{d.layers} layers</span>
         </p>
       )}
-      <Chart options={memoryChartOptions} data={data} emptyX={lastHalfMinute} height={180} label="Resident memory and the plan over time" />
+      <Chart options={memoryChartOptions} data={data} sparseX={lastHalfMinute} height={180} label="Resident memory and the plan over time" />
       {d && <Breakdown parts={d.breakdown} total={d.planBytes ?? d.breakdown.reduce((a, p) => a + p.bytes, 0)} />}
       {d && <SystemBar d={d} />}
     </section>
@@ -230,7 +230,7 @@ export function DiskTab({ series, error, active }: { series: DashboardSeries; er
           {d.readsInFlight ?? "—"} · read since load {formatGB(d.trunkBytesRead)} trunk + {formatGB(d.expertBytesRead)} experts
         </p>
       )}
-      <Chart key={String(drive)} options={() => readChartOptions(drive)} data={reads} emptyX={lastHalfMinute} height={150} label="Read rate against the drive's speed test" />
+      <Chart key={String(drive)} options={() => readChartOptions(drive)} data={reads} sparseX={lastHalfMinute} height={150} label="Read rate against the drive's speed test" />
       <h3>Space per drive</h3>
       <Drives drives={drives} />
     </section>
