@@ -140,12 +140,16 @@ mod tests {
     #[test]
     fn the_rates_are_positive_and_the_measurement_short() {
         let r = measure_decode_rates(1, Duration::from_millis(200)).unwrap();
-        assert!(r.rates.bf16_bytes_per_second > 1e8, "{r:?}");
-        assert!(r.rates.expert_bytes_per_second > 1e7, "{r:?}");
-        // Natively the whole measurement takes well under a second; under an emulator (the
-        // aarch64 tests run in qemu, K3_EMULATED set by .cargo/config.toml's runner) 9.5–12.3 s
-        // were measured, the emulator's speed, not the measurement's budget.
+        let rates = [r.rates.bf16_bytes_per_second, r.rates.expert_bytes_per_second];
+        assert!(rates.iter().all(|v| v.is_finite() && *v > 0.0), "{r:?}");
+        // The floors and the 10 s bound are native promises (natively the whole measurement
+        // takes well under a second). Under an emulator (the aarch64 tests run in qemu,
+        // K3_EMULATED set by .cargo/config.toml's runner) the figures are the emulator's
+        // speed: here 9.5-12.3 s and 1.37-1.40e8 B/s BF16, on CI's machine 14.7 s and
+        // 8.1e7 B/s, below the native floor, so only their sign is checked there.
         if std::env::var_os("K3_EMULATED").is_none() {
+            assert!(r.rates.bf16_bytes_per_second > 1e8, "{r:?}");
+            assert!(r.rates.expert_bytes_per_second > 1e7, "{r:?}");
             assert!(r.seconds < 10.0, "{r:?}");
         }
     }
