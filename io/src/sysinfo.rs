@@ -3,9 +3,10 @@
 //! Owns, on Linux: `MemTotal` / `MemAvailable` from `/proc/meminfo`, the cgroup v2 limit
 //! and usage of this process's cgroup (`memory.max`, `memory.current`), swap, the
 //! process's current and peak resident set (`VmRSS`, `VmHWM`), and memory pressure (PSI
-//! `some avg10`). On macOS and Windows the same figures come from `sysinfo_other.rs` (the
-//! `sysinfo` crate, and each system's own call for the peak resident set and for memory
-//! pressure: macOS's pressure level, Windows' commit charge); there is no cgroup.
+//! `some avg10`), and the RAM compressed memory occupies (zswap's pool, `Zswap`). On macOS
+//! and Windows the same figures come from `sysinfo_other.rs` (the `sysinfo` crate, and each
+//! system's own call for the peak resident set, memory pressure — macOS's pressure level,
+//! Windows' commit charge — and the macOS compressor); there is no cgroup.
 //! Must not: decide anything: the planner gets [`MachineMemory`] and decides.
 //! Easy to break: `memory.max` is the word `max` when there is no limit; a missing file
 //! (cgroup v1, another OS) means "unknown", never zero.
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 use k3_plan::{CgroupMemory, MachineMemory};
 
 #[cfg(not(target_os = "linux"))]
-pub use other::{current_rss_bytes, machine_memory, memory_pressure, peak_rss_bytes, swap_bytes};
+pub use other::{compressed_bytes, current_rss_bytes, machine_memory, memory_pressure, peak_rss_bytes, swap_bytes};
 
 #[cfg(not(target_os = "linux"))]
 #[path = "sysinfo_other.rs"]
@@ -43,6 +44,13 @@ fn meminfo_bytes(key: &str) -> Option<u64> {
 #[cfg(target_os = "linux")]
 pub fn swap_bytes() -> Option<(u64, u64)> {
     Some((meminfo_bytes("SwapTotal:")?, meminfo_bytes("SwapFree:")?))
+}
+
+/// The RAM compressed memory occupies: zswap's pool (`Zswap` in `/proc/meminfo`, the
+/// compressed size; kernels from 5.19 on). `None` where the kernel does not say.
+#[cfg(target_os = "linux")]
+pub fn compressed_bytes() -> Option<u64> {
+    meminfo_bytes("Zswap:")
 }
 
 /// Current resident set of this process (`VmRSS`), in bytes.
@@ -115,5 +123,8 @@ mod tests {
         assert_eq!(kb_field(text, "MemTotal:"), Some(24_000_000 * 1024));
         assert_eq!(kb_field(text, "MemAvailable:"), Some(1_024_000));
         assert_eq!(kb_field(text, "SwapTotal:"), None);
+        // zswap's pool is `Zswap`, not the `Zswapped` pages it holds.
+        let zswap = "Zswapped:     4096 kB\nZswap:        1024 kB\n";
+        assert_eq!(kb_field(zswap, "Zswap:"), Some(1024 * 1024));
     }
 }

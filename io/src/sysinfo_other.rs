@@ -5,7 +5,8 @@
 //!
 //! Memory pressure is each system's own measure (`io::pressure`): macOS's pressure level
 //! (`sysctlbyname`), Windows' commit charge (`GlobalMemoryStatusEx`), which `sysinfo`
-//! gives neither of.
+//! gives neither of. The RAM the macOS compressor occupies is `vm.compressor_bytes_used`;
+//! Windows has no documented call for its compression store's size, so it is unknown there.
 //! Owns: the `unsafe` FFI of those calls, each with its `SAFETY:` note.
 //! Must not: invent a figure: what a system does not say is `None` (or 0 in
 //! [`MachineMemory`], which the planner reads as unknown).
@@ -66,6 +67,34 @@ pub fn memory_pressure() -> Option<MemoryPressure> {
         .then(|| pressure::level_of(value))
         .flatten()
         .map(MemoryPressure::Level)
+}
+
+/// The RAM the macOS compressor occupies (`sysctl vm.compressor_bytes_used`, a 64-bit
+/// count of bytes).
+#[cfg(target_os = "macos")]
+pub fn compressed_bytes() -> Option<u64> {
+    let mut value: u64 = 0;
+    let mut size = std::mem::size_of::<u64>();
+    // SAFETY: the name is a NUL-terminated C string; `sysctlbyname` writes at most `size`
+    // bytes into `value`, an aligned `u64` of exactly that size that lives across the
+    // call, and sets `size` to what it wrote; no new value is given (null, 0).
+    let rc = unsafe {
+        libc::sysctlbyname(
+            c"vm.compressor_bytes_used".as_ptr(),
+            (&mut value as *mut u64).cast(),
+            &mut size,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    (rc == 0 && size == std::mem::size_of::<u64>()).then_some(value)
+}
+
+/// The RAM compressed memory occupies: unknown on this system (Windows' compression store
+/// has no documented size query).
+#[cfg(not(target_os = "macos"))]
+pub fn compressed_bytes() -> Option<u64> {
+    None
 }
 
 /// Windows' commit charge against its limit (`GlobalMemoryStatusEx`: the page-file

@@ -149,10 +149,15 @@ pub fn examine(store: Option<&str>, repo: &str, context_length: usize) -> Result
         memory: card(&mem_v, "Memory"),
         cpu_text: format!("{} · {} · {} cores · {}", cpu.model, cpu.arch, cpu.logical_cores, cpu.isa.names().join(" ")),
         memory_text: format!(
-            "{:.1} GB total · {:.1} GB available · swap {:.1} GB{}",
+            "{:.1} GB total · {:.1} GB available · swap {:.1} GB{}{}",
             m.total_bytes as f64 / 1e9,
             m.available_bytes as f64 / 1e9,
             m.swap_total_bytes as f64 / 1e9,
+            // The compressor's RAM (macOS; zswap on Linux), when there is any.
+            m.compressed_bytes
+                .filter(|c| *c > 0)
+                .map(|c| format!(" · compressed {:.1} GB", c as f64 / 1e9))
+                .unwrap_or_default(),
             m.cgroup_limit_bytes.map(|c| format!(" · limit {:.1} GB", c as f64 / 1e9)).unwrap_or_default()
         ),
         drives: rows,

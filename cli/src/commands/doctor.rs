@@ -68,7 +68,10 @@ fn print_memory(m: &MemoryInfo) {
         format_bytes(m.available_bytes),
         format_bytes(m.usable_available_bytes)
     );
-    outln!("{:<8}{} ({} free)", "Swap", format_bytes(m.swap_total_bytes), format_bytes(m.swap_free_bytes));
+    // The compressor (macOS) or zswap's pool (Linux) is RAM holding what would be swapped.
+    let compressed =
+        m.compressed_bytes.map(|c| format!(" · compressed memory {}", format_bytes(c))).unwrap_or_default();
+    outln!("{:<8}{} ({} free){compressed}", "Swap", format_bytes(m.swap_total_bytes), format_bytes(m.swap_free_bytes));
 }
 
 fn kind(d: &Drive) -> &'static str {

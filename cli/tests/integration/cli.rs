@@ -442,6 +442,14 @@ fn doctor_json_names_the_machine_and_the_folders_drive() {
     assert_eq!(out["recommended_preset"].is_null(), out["recommended_context"].is_null(), "{out}");
     assert!(out["cpu"]["logical_cores"].as_u64() >= Some(1), "{out}");
     assert!(out["memory"]["total_bytes"].as_u64() >= out["memory"]["available_bytes"].as_u64(), "{out}");
+    // Compressed memory is a count of bytes where the system says (zswap's pool on a Linux
+    // kernel that shows it, the macOS compressor) and null where it does not (Windows).
+    let compressed = &out["memory"]["compressed_bytes"];
+    let says = cfg!(target_os = "macos")
+        || (cfg!(target_os = "linux")
+            && std::fs::read_to_string("/proc/meminfo").unwrap().lines().any(|l| l.starts_with("Zswap:")));
+    assert_eq!(compressed.is_u64(), says, "{out}");
+    assert_eq!(compressed.is_null(), !says, "{out}");
     let drives = out["drives"].as_array().unwrap();
     assert_eq!(drives.len(), 1, "one folder, one drive: {out}");
     let d = &drives[0];

@@ -1,9 +1,10 @@
-//! The machine's memory as the planner sees it, plus swap, for the doctor.
+//! The machine's memory as the planner sees it, plus swap and compressed memory, for the
+//! doctor.
 //!
-//! Owns: [`MemoryInfo`]: the engine's own reading of the machine's memory, cgroup and swap
-//! (`k3_io::sysinfo`, not a second parser).
+//! Owns: [`MemoryInfo`]: the engine's own reading of the machine's memory, cgroup, swap and
+//! compressor (`k3_io::sysinfo`, not a second parser).
 
-use k3_io::sysinfo::{machine_memory, swap_bytes};
+use k3_io::sysinfo::{compressed_bytes, machine_memory, swap_bytes};
 use k3_plan::MachineMemory;
 use serde::Serialize;
 
@@ -14,6 +15,9 @@ pub struct MemoryInfo {
     pub available_bytes: u64,
     pub swap_total_bytes: u64,
     pub swap_free_bytes: u64,
+    /// The RAM compressed memory occupies: the macOS compressor, zswap's pool on Linux
+    /// (`None`: the system does not say, as on Windows).
+    pub compressed_bytes: Option<u64>,
     /// The cgroup v2 `memory.max` (`None`: no limit).
     pub cgroup_limit_bytes: Option<u64>,
     /// `MemAvailable` capped by what the cgroup has left: what the planner may use.
@@ -29,6 +33,7 @@ impl MemoryInfo {
             available_bytes: machine.available_bytes,
             swap_total_bytes,
             swap_free_bytes,
+            compressed_bytes: compressed_bytes(),
             cgroup_limit_bytes: machine.cgroup.map(|c| c.limit_bytes),
             usable_available_bytes: machine.usable_available_bytes(),
         };

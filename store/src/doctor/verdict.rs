@@ -289,6 +289,7 @@ mod tests {
             available_bytes: usable,
             swap_total_bytes: 0,
             swap_free_bytes: 0,
+            compressed_bytes: None,
             cgroup_limit_bytes: None,
             usable_available_bytes: usable,
         }
