@@ -69,8 +69,12 @@
 //! layer (24.0 %). The remaining gap to MIN is MIN choosing *which* experts of the kept
 //! layers to hold, which needs the future.
 
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::fmt;
+
+// Fx hashing: the keys are small integers the simulator made, not input an attacker picks
+// (SipHash's defence), and SipHash was the replay's largest cost.
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// One routed-expert request: `layer` as recorded in the trace, `expert` within the layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -197,7 +201,8 @@ pub fn simulate(trace: &[Request], capacity: usize, kind: PolicyKind) -> Result<
 /// Replays `trace` against `capacity` slots under `policy` (which is reset first).
 pub fn simulate_with(trace: &[Request], capacity: usize, policy: &mut dyn Policy) -> Result<SimResult, SimError> {
     policy.prepare(trace);
-    let mut resident: HashSet<Request> = HashSet::with_capacity(capacity.min(trace.len()));
+    let mut resident: HashSet<Request> =
+        HashSet::with_capacity_and_hasher(capacity.min(trace.len()), Default::default());
     let mut result = SimResult { requests: trace.len() as u64, ..SimResult::default() };
     for (at, &req) in trace.iter().enumerate() {
         policy.observe(at, req);
@@ -293,7 +298,7 @@ const NEVER: usize = usize::MAX;
 /// For each request, the index of the next request for the same expert, or [`NEVER`].
 pub fn next_uses(trace: &[Request]) -> Vec<usize> {
     let mut next = vec![NEVER; trace.len()];
-    let mut seen: HashMap<Request, usize> = HashMap::new();
+    let mut seen: HashMap<Request, usize> = HashMap::default();
     for (at, &req) in trace.iter().enumerate().rev() {
         if let Some(later) = seen.insert(req, at) {
             next[at] = later;
