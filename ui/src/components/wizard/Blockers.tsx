@@ -1,6 +1,7 @@
 // What blocks the current step, in words (blockerText), with "Continue anyway" on the warnings the
 // user may override (a CPU without AVX2, a network drive, a slow drive).
 import type { Blocker } from "../../generated/ipc";
+import { CodeSpans } from "../CodeSpans";
 
 /** The override key `setup_choose({ confirm })` takes for each blocker that can be overridden. */
 const OVERRIDE_KEY: Partial<Record<Blocker["kind"], string>> = { cpuLacksAvx2: "cpu", networkDrive: "networkDrive", slowDrive: "slowDrive" };
@@ -38,7 +39,7 @@ export function Blockers({ blockers, onConfirm }: { blockers: Blocker[]; onConfi
         const key = OVERRIDE_KEY[b.kind];
         return (
           <li key={b.kind} class="card red">
-            {blockerText(b)}
+            <CodeSpans text={blockerText(b)} />
             {key && (
               <button type="button" onClick={() => onConfirm(key)}>
                 Continue anyway

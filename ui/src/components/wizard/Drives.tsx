@@ -3,6 +3,7 @@
 import { useState } from "preact/hooks";
 import { ofTotal } from "../../state/wizard";
 import { useMachine } from "../../controllers/wizard";
+import { CodeSpans } from "../CodeSpans";
 import type { StepProps } from "./stepProps";
 
 export function Drives({ settings, next, choose, calls }: StepProps) {
@@ -33,7 +34,9 @@ export function Drives({ settings, next, choose, calls }: StepProps) {
                 <td>{d.fs}</td>
                 <td>{d.kind}</td>
                 <td>{ofTotal(d.freeBytes, d.totalBytes)}</td>
-                <td>{d.message}</td>
+                <td>
+                  <CodeSpans text={d.message} />
+                </td>
               </tr>
             ))}
           </tbody>

@@ -1,6 +1,7 @@
 // The Hardware step: this machine's CPU and memory cards with the Rust side's verdict on each, and
 // Check again.
 import { useMachine } from "../../controllers/wizard";
+import { CodeSpans } from "../CodeSpans";
 import type { StepProps } from "./stepProps";
 
 export function Hardware({ next, calls }: StepProps) {
@@ -14,12 +15,16 @@ export function Hardware({ next, calls }: StepProps) {
           <div class={`card ${view.cpu.level}`} data-item="cpu">
             <h3>{view.cpu.title}</h3>
             <p>{view.cpuText}</p>
-            <p>{view.cpu.message}</p>
+            <p>
+              <CodeSpans text={view.cpu.message} />
+            </p>
           </div>
           <div class={`card ${view.memory.level}`} data-item="memory">
             <h3>{view.memory.title}</h3>
             <p>{view.memoryText}</p>
-            <p>{view.memory.message}</p>
+            <p>
+              <CodeSpans text={view.memory.message} />
+            </p>
           </div>
         </div>
       )}
