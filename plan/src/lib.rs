@@ -53,5 +53,5 @@ pub use memory::{
 pub use pieces::{is_piece_shape, piece_ring, LayerPieces};
 pub use presets::{parse_size, Budget, BudgetChoice, Preset};
 pub use released::released_footprint;
-pub use size::{format_bytes, GB};
+pub use size::{format_bytes, format_count, GB};
 pub use vocab::{model_level_bytes, vocab_bytes, VocabPlacement, EMBEDDING_CACHE_ROWS, HEAD_CHUNK_BYTES};

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use k3_engine::{EngineOptions, MemoryOptions, ResidencyRule, DEFAULT_CONTEXT_LENGTH};
 use k3_io::ReadPattern;
-use k3_plan::{format_bytes, BudgetChoice, Preset};
+use k3_plan::{format_bytes, format_count, BudgetChoice, Preset};
 use k3_runtime::{ModelRequest, ModelSummary};
 
 use crate::performance::Threads;
@@ -101,9 +101,9 @@ pub fn model_info(s: &ModelSummary) -> ModelInfo {
             placed(s.residency, p),
             p.cache_slots,
             format_bytes(p.total_bytes),
-            s.context_length
+            format_count(s.context_length as u64)
         ),
-        None => format!("all weights in RAM, context {} tokens", s.context_length),
+        None => format!("all weights in RAM, context {} tokens", format_count(s.context_length as u64)),
     };
     ModelInfo {
         path: s.path.display().to_string(),

@@ -1,6 +1,7 @@
 //! How `k3 bench disk` (default mode) prints without `--json`: a short table of each queue
 //! depth against the NVMe drives of the published speeds.
 
+use k3_plan::format_count;
 use k3_store::ExpertReadReport;
 
 /// The NVMe drives of the published speeds (spec §11): the memory ladder's and the headline's.
@@ -11,24 +12,11 @@ pub(super) const BUFFERED_NOTE: &str =
     "this file system refused O_DIRECT: reads were buffered, each file's cached pages \
      dropped before each pass and after each read (as the engine reads there); `direct: false`";
 
-/// `17547264` → `17,547,264`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 pub(super) fn print_table(report: &ExpertReadReport, seconds: f64) {
     let how = if report.direct { "O_DIRECT" } else { "BUFFERED (O_DIRECT refused)" };
     outln!(
         "Expert reads: {} B each, {how}, random 4 KiB-aligned offsets, ~{seconds} s per queue depth",
-        thousands(report.block_bytes as u64)
+        format_count(report.block_bytes as u64)
     );
     match report.files.as_slice() {
         [one] => outln!("on {}", one.display()),
@@ -65,15 +53,5 @@ pub(super) fn print_table(report: &ExpertReadReport, seconds: f64) {
     if !report.direct {
         outln!();
         outln!("WARNING: {BUFFERED_NOTE}");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn thousands_are_separated() {
-        assert_eq!(super::thousands(17_547_264), "17,547,264");
-        assert_eq!(super::thousands(999), "999");
-        assert_eq!(super::thousands(1000), "1,000");
     }
 }
