@@ -128,21 +128,34 @@ pub fn matmul_rows(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
 fn matmul_group(m: &impl RowDot, xs: &[f32], ys: &mut [f32]) {
     let (rows, cols) = (m.rows(), m.cols());
     let n_tokens = xs.len() / cols;
-    let xs = &widen(xs)[..];
+    if rows * cols * n_tokens < PARALLEL_MIN_ELEMS {
+        // Row-major [rows][n_tokens] staging, as below.
+        let mut staged = vec![0.0f32; rows * n_tokens];
+        m.rows_dot_batch(0, &widen(xs), &mut staged);
+        transpose_into(&staged, n_tokens, ys);
+        return;
+    }
+    // The widening and the transpose run on the pool too: on the calling thread alone they
+    // held the second thread idle for a share of each group.
+    let xs: Vec<f64> = xs.par_iter().map(|&v| f64::from(v)).collect();
+    let xs = &xs[..];
     // Row-major [rows][n_tokens] staging so tasks own disjoint output chunks.
     let mut staged = vec![0.0f32; rows * n_tokens];
-    if rows * cols * n_tokens < PARALLEL_MIN_ELEMS {
-        m.rows_dot_batch(0, xs, &mut staged);
-    } else {
-        let state_rows = BATCH_STATE_MAX / (m.batch_state_bytes() * n_tokens).max(1);
-        let balanced =
-            rows.div_ceil(rayon::current_num_threads() * BATCH_TASKS_PER_THREAD).min(BATCH_ROWS_MAX).min(state_rows);
-        let chunk = rows_per_task(m).max(BATCH_ROWS_PER_TASK).max(balanced);
-        staged
-            .par_chunks_mut(chunk * n_tokens)
-            .enumerate()
-            .for_each(|(c, block)| m.rows_dot_batch(c * chunk, xs, block));
-    }
+    let state_rows = BATCH_STATE_MAX / (m.batch_state_bytes() * n_tokens).max(1);
+    let balanced =
+        rows.div_ceil(rayon::current_num_threads() * BATCH_TASKS_PER_THREAD).min(BATCH_ROWS_MAX).min(state_rows);
+    let chunk = rows_per_task(m).max(BATCH_ROWS_PER_TASK).max(balanced);
+    staged.par_chunks_mut(chunk * n_tokens).enumerate().for_each(|(c, block)| m.rows_dot_batch(c * chunk, xs, block));
+    ys.par_chunks_mut(rows).enumerate().for_each(|(t, out)| {
+        for (r, o) in out.iter_mut().enumerate() {
+            *o = staged[r * n_tokens + t];
+        }
+    });
+}
+
+/// `staged` (`[rows][n_tokens]`) into `ys` (`[n_tokens][rows]`).
+fn transpose_into(staged: &[f32], n_tokens: usize, ys: &mut [f32]) {
+    let rows = staged.len() / n_tokens;
     for (r, per_token) in staged.chunks(n_tokens).enumerate() {
         for (t, &v) in per_token.iter().enumerate() {
             ys[t * rows + r] = v;
